@@ -1,0 +1,74 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "gamelog",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "gamelog", targets: ["gamelog"]),
+        .library(name: "EventStore", targets: ["EventStore"]),
+        .library(name: "MessagesModel", targets: ["MessagesModel"]),
+        .library(name: "MessagesHost", targets: ["MessagesHost"]),
+        .library(name: "GameRules", targets: ["GameRules"]),
+        .library(name: "SeedExtensions", targets: ["SeedExtensions"]),
+        .library(name: "RecordedEvents", targets: ["RecordedEvents"]),
+        .library(name: "Recorder", targets: ["Recorder"]),
+        .library(name: "Simulation", targets: ["Simulation"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+    ],
+    targets: [
+        // MARK: Edges: zlib, SQLite
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "ZlibCodec", dependencies: ["CZlib"], swiftSettings: strict),
+        .executableTarget(name: "MigrationEmbedder", swiftSettings: strict),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
+        .target(
+            name: "EventStore",
+            dependencies: [
+                "ZlibCodec",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict,
+            plugins: ["EmbedMigrations"]),
+
+        // MARK: Functional core
+        .target(name: "MessagesModel", swiftSettings: strict),
+        .target(name: "MessagesHost", dependencies: ["MessagesModel"], swiftSettings: strict),
+        .target(name: "GameRules", swiftSettings: strict),
+        .target(name: "SeedExtensions", dependencies: ["MessagesModel", "GameRules"], swiftSettings: strict),
+        .target(name: "RecordedEvents", dependencies: ["MessagesModel"], swiftSettings: strict),
+
+        // MARK: Shell
+        .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "EventStore"], swiftSettings: strict),
+        .target(name: "Simulation", dependencies: ["MessagesHost", "SeedExtensions", "Recorder"], swiftSettings: strict),
+        .executableTarget(
+            name: "gamelog",
+            dependencies: [
+                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+
+        // MARK: Tests
+        .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
+        .testTarget(
+            name: "EventStoreTests",
+            dependencies: ["EventStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .testTarget(name: "MessagesHostTests", dependencies: ["MessagesHost", "SeedExtensions"], swiftSettings: strict),
+        .testTarget(name: "GameRulesTests", dependencies: ["GameRules"], swiftSettings: strict),
+        .testTarget(name: "SeedExtensionsTests", dependencies: ["SeedExtensions", "MessagesHost"], swiftSettings: strict),
+        .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["EventStore"], swiftSettings: strict),
+    ]
+)

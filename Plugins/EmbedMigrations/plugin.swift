@@ -1,0 +1,25 @@
+import Foundation
+import PackagePlugin
+
+/// Embeds the package's `Migrations/*.sql` files into the target as Swift string
+/// literals, so the binary carries its schema and the .sql files stay the single
+/// source of truth.
+@main
+struct EmbedMigrations: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
+        let folder = context.package.directoryURL.appending(path: "Migrations")
+        let files = try FileManager.default
+            .contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "sql" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedMigrations.swift")
+        return [
+            .buildCommand(
+                displayName: "Embedding \(files.count) SQL migrations",
+                executable: try context.tool(named: "MigrationEmbedder").url,
+                arguments: [output.path] + files.map(\.path),
+                inputFiles: files,
+                outputFiles: [output])
+        ]
+    }
+}

@@ -1,0 +1,67 @@
+import Crypto
+import Foundation
+
+/// The tamper-evidence chain: `hash(n) = SHA-256(hash(n-1) || envelope(n))`, with
+/// `hash(0)` 32 zero bytes. The envelope covers every field but the storage form
+/// (codec, dictionary), so re-compressing never breaks the chain. docs/FORMAT.md
+/// gives the byte layout; keep the two in step.
+public enum ChainHash {
+    /// The predecessor hash of position 1.
+    public static let genesis = [UInt8](repeating: 0, count: 32)
+
+    /// The canonical, uncompressed envelope bytes of an event.
+    public static func envelope(position: Int64, id: UUID, stream: UUID, streamVersion: Int64,
+                                type: String, typeVersion: Int, recordedAt: Timestamp,
+                                payload: [UInt8]) -> [UInt8] {
+        let typeBytes = Array(type.utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(8 + 16 + 16 + 8 + 2 + typeBytes.count + 4 + 8 + 4 + payload.count)
+        append(UInt64(bitPattern: position), to: &out)
+        appendUUID(id, to: &out)
+        appendUUID(stream, to: &out)
+        append(UInt64(bitPattern: streamVersion), to: &out)
+        append(UInt16(typeBytes.count), to: &out)
+        out += typeBytes
+        append(UInt32(typeVersion), to: &out)
+        append(UInt64(bitPattern: recordedAt.microsecondsSince1970), to: &out)
+        append(UInt32(payload.count), to: &out)
+        out += payload
+        return out
+    }
+
+    /// The chain hash of an event given its predecessor's.
+    public static func hash(previous: [UInt8], envelope: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: previous)
+        hasher.update(data: envelope)
+        return Array(hasher.finalize())
+    }
+
+    static func hash(previous: [UInt8], event e: StoredEvent) -> [UInt8] {
+        hash(previous: previous, envelope: envelope(
+            position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion,
+            type: e.type, typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload))
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+
+    private static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { out += $0 }
+    }
+
+    private static func appendUUID(_ id: UUID, to out: inout [UInt8]) {
+        withUnsafeBytes(of: id.uuid) { out += $0 }
+    }
+}
+
+extension UUID {
+    /// The 16 bytes in RFC 4122 order.
+    var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+
+    init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 16 else { return nil }
+        let b = Array(bytes)
+        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                         b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+
+extension EventStore {
+    /// Appends a batch of events in one transaction: all are stored, or none.
+    ///
+    /// - An event whose id is already stored is skipped and reports its stored
+    ///   position, so a retried batch is safe.
+    /// - `expecting` gives, per stream, the version the caller believes the stream is
+    ///   at before this batch. A mismatch throws
+    ///   ``EventStoreError/versionConflict(stream:expected:actual:)`` and writes
+    ///   nothing. A stream whose events in the batch are all already stored is not
+    ///   checked (that is a retry of a batch that succeeded).
+    /// - Returns: for each event, in order, its position and stream version.
+    @discardableResult
+    public func append(_ events: [NewEvent], expecting: [UUID: ExpectedVersion] = [:]) throws -> [AppendedEvent] {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        guard !events.isEmpty else { return [] }
+        for event in events {
+            if event.type.isEmpty || event.type.utf8.count > 200 {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "the type must have 1 to 200 bytes")
+            }
+            if event.typeVersion < 1 || event.typeVersion > Int(UInt32.max) {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "the type version must be at least 1")
+            }
+            if event.payload.count > Self.maximumPayloadSize {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "the payload exceeds \(Self.maximumPayloadSize) bytes")
+            }
+        }
+        var results: [AppendedEvent] = []
+        var newTypes: [String: Int64] = [:]
+        try Self.translating(path) {
+            try queue.inTransaction(.immediate) { db in
+                results = try appendInTransaction(db, events, expecting: expecting, newTypes: &newTypes)
+                return .commit
+            }
+        }
+        // Only now are the new type ids known to exist.
+        typeIDs.merge(newTypes) { old, _ in old }
+        return results
+    }
+
+    private struct StreamState {
+        var rowID: Int64
+        var version: Int64
+        var startVersion: Int64
+    }
+
+    private func appendInTransaction(_ db: Database, _ events: [NewEvent], expecting: [UUID: ExpectedVersion],
+                                     newTypes: inout [String: Int64]) throws -> [AppendedEvent] {
+        let compressor = try currentCompressor(db)
+        let tail = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
+        var position: Int64 = tail?[0] ?? 0
+        var previousHash: [UInt8] = tail.map { Array($0[1] as Data) } ?? ChainHash.genesis
+
+        let findEvent = try db.cachedStatement(sql: """
+            SELECT e.position, e.stream_version FROM events e WHERE e.event_id = ?
+            """)
+        let findStream = try db.cachedStatement(sql: "SELECT id, version FROM streams WHERE uuid = ?")
+        let insertStream = try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)")
+        let insertEvent = try db.cachedStatement(sql: """
+            INSERT INTO events (position, event_id, stream_id, stream_version, type_id, type_version,
+                                recorded_at, codec, dictionary_id, raw_size, payload, hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+
+        var streams: [UUID: StreamState] = [:]
+        var seenInBatch: [UUID: AppendedEvent] = [:]
+        var results: [AppendedEvent] = []
+        results.reserveCapacity(events.count)
+
+        for event in events {
+            if let earlier = seenInBatch[event.id] {
+                results.append(AppendedEvent(position: earlier.position, streamVersion: earlier.streamVersion, isNew: false))
+                continue
+            }
+            let idBytes = Data(event.id.bytes)
+            if let row = try Row.fetchOne(findEvent, arguments: [idBytes]) {
+                results.append(AppendedEvent(position: row[0], streamVersion: row[1], isNew: false))
+                continue
+            }
+            var stream: StreamState
+            if let known = streams[event.stream] {
+                stream = known
+            } else {
+                let uuidBytes = Data(event.stream.bytes)
+                if let row = try Row.fetchOne(findStream, arguments: [uuidBytes]) {
+                    stream = StreamState(rowID: row[0], version: row[1], startVersion: row[1])
+                } else {
+                    try insertStream.execute(arguments: [uuidBytes])
+                    stream = StreamState(rowID: db.lastInsertedRowID, version: 0, startVersion: 0)
+                }
+                if let expected = expecting[event.stream], !expected.matches(stream.version) {
+                    throw EventStoreError.versionConflict(stream: event.stream, expected: expected, actual: stream.version)
+                }
+            }
+            position += 1
+            stream.version += 1
+            streams[event.stream] = stream
+
+            let typeID = try typeID(db, for: event.type, newTypes: &newTypes)
+            let envelope = ChainHash.envelope(
+                position: position, id: event.id, stream: event.stream, streamVersion: stream.version,
+                type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)
+            let hash = ChainHash.hash(previous: previousHash, envelope: envelope)
+            let stored = try encodePayload(event.payload, with: compressor)
+            try insertEvent.execute(arguments: [
+                position, idBytes, stream.rowID, stream.version, typeID, event.typeVersion,
+                event.recordedAt.microsecondsSince1970, stored.codec.rawValue, stored.dictionaryID,
+                event.payload.count, Data(stored.bytes), Data(hash),
+            ])
+            previousHash = hash
+            let appended = AppendedEvent(position: position, streamVersion: stream.version, isNew: true)
+            seenInBatch[event.id] = appended
+            results.append(appended)
+        }
+        let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ? WHERE id = ?")
+        for stream in streams.values where stream.version != stream.startVersion {
+            try updateStream.execute(arguments: [stream.version, stream.rowID])
+        }
+        return results
+    }
+
+    private func typeID(_ db: Database, for name: String, newTypes: inout [String: Int64]) throws -> Int64 {
+        if let id = typeIDs[name] ?? newTypes[name] { return id }
+        if let id = try Int64.fetchOne(db, sql: "SELECT id FROM event_types WHERE name = ?", arguments: [name]) {
+            newTypes[name] = id
+            return id
+        }
+        try db.execute(sql: "INSERT INTO event_types (name) VALUES (?)", arguments: [name])
+        newTypes[name] = db.lastInsertedRowID
+        return db.lastInsertedRowID
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+
+extension EventStore {
+    /// Calls `body` with each event matching `query`, in position order, holding one
+    /// event in memory at a time however long the log is.
+    ///
+    /// With `verify` (the default) every event's chain hash is recomputed from its
+    /// predecessor's, and a gap in positions is reported, so a changed or deleted row
+    /// throws an ``EventStoreError`` naming its position. Reading never writes.
+    public func scan(_ query: EventQuery = .all, verify: Bool = true,
+                     _ body: (StoredEvent) throws -> Void) throws {
+        var (sql, arguments) = Self.selectSQL(for: query, withPredecessorHash: verify && !query.isContiguous)
+        if let limit = query.limit { sql += " LIMIT \(limit)" }
+        try Self.translating(path) {
+            try queue.read { db in
+                // A contiguous range is checked as a chain: each hash from the one before.
+                var previousHash: [UInt8]? = nil
+                var expectedPosition: Int64? = nil
+                if verify && query.isContiguous {
+                    let first = query.positions?.lowerBound ?? 1
+                    expectedPosition = max(first, 1)
+                    if first > 1 {
+                        previousHash = try Data.fetchOne(db, sql: "SELECT hash FROM events WHERE position = ?",
+                                                         arguments: [first - 1]).map(Array.init)
+                        if previousHash == nil, try Int64.fetchOne(db, sql: "SELECT max(position) FROM events") ?? 0 >= first {
+                            throw EventStoreError.missingEvent(position: first - 1)
+                        }
+                    } else {
+                        previousHash = ChainHash.genesis
+                    }
+                }
+                let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+                while let row = try cursor.next() {
+                    let event = try decodeRow(db, row)
+                    if verify {
+                        if let expected = expectedPosition {
+                            if event.position != expected { throw EventStoreError.missingEvent(position: expected) }
+                            expectedPosition = expected + 1
+                        }
+                        let predecessor: [UInt8]
+                        if let previousHash {
+                            predecessor = previousHash
+                        } else if event.position == 1 {
+                            predecessor = ChainHash.genesis
+                        } else if let stored = try row.bytes(at: 12) {
+                            predecessor = stored
+                        } else {
+                            throw EventStoreError.missingEvent(position: event.position - 1)
+                        }
+                        guard ChainHash.hash(previous: predecessor, event: event) == event.hash else {
+                            throw EventStoreError.hashMismatch(position: event.position)
+                        }
+                        if query.isContiguous { previousHash = event.hash }
+                    }
+                    try body(event)
+                }
+            }
+        }
+    }
+
+    /// The events matching `query`, in position order. Prefer ``scan(_:verify:_:)``
+    /// for long logs.
+    public func events(_ query: EventQuery = .all, verify: Bool = true) throws -> [StoredEvent] {
+        var out: [StoredEvent] = []
+        try scan(query, verify: verify) { out.append($0) }
+        return out
+    }
+
+    /// The event at `position`, or nil.
+    public func event(at position: Int64, verify: Bool = true) throws -> StoredEvent? {
+        try events(EventQuery(positions: position...position), verify: verify).first
+    }
+
+    /// The streams in the log, with their current versions, in order of first event.
+    public func streams() throws -> [(stream: UUID, version: Int64)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT uuid, version FROM streams ORDER BY id").compactMap { row in
+                guard let id = UUID(bytes: row[0] as Data) else { return nil }
+                return (id, row[1])
+            }
+        }
+    }
+
+    static func selectSQL(for query: EventQuery, withPredecessorHash: Bool) -> (String, StatementArguments) {
+        var sql = """
+            SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version,
+                   e.recorded_at, e.codec, e.dictionary_id, e.raw_size, e.payload, e.hash
+            """
+        if withPredecessorHash {
+            sql += ", (SELECT p.hash FROM events p WHERE p.position = e.position - 1)"
+        }
+        sql += """
+
+            FROM events e JOIN streams s ON s.id = e.stream_id JOIN event_types t ON t.id = e.type_id
+            """
+        var conditions: [String] = []
+        var arguments = StatementArguments()
+        if let range = query.positions {
+            conditions.append("e.position BETWEEN ? AND ?")
+            arguments += [range.lowerBound, range.upperBound]
+        }
+        if let stream = query.stream {
+            conditions.append("s.uuid = ?")
+            arguments += [Data(stream.bytes)]
+            if let from = query.fromStreamVersion {
+                conditions.append("e.stream_version >= ?")
+                arguments += [from]
+            }
+        }
+        if let types = query.types {
+            conditions.append("t.name IN (\(types.map { _ in "?" }.joined(separator: ",")))")
+            for type in types.sorted() { arguments += [type] }
+        }
+        if let since = query.since {
+            conditions.append("e.recorded_at >= ?")
+            arguments += [since.microsecondsSince1970]
+        }
+        if let until = query.until {
+            conditions.append("e.recorded_at <= ?")
+            arguments += [until.microsecondsSince1970]
+        }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY e.position"
+        return (sql, arguments)
+    }
+
+    func decodeRow(_ db: Database, _ row: Row) throws -> StoredEvent {
+        let position: Int64 = row[0]
+        guard let id = try row.bytes(at: 1).flatMap(UUID.init(bytes:)),
+              let stream = try row.bytes(at: 2).flatMap(UUID.init(bytes:)) else {
+            throw EventStoreError.corruptPayload(position: position, detail: "malformed event or stream id")
+        }
+        guard let type = row[4] as String? else {
+            throw EventStoreError.corruptPayload(position: position, detail: "its stream or type row is missing")
+        }
+        let stored = try row.bytes(at: 10) ?? []
+        let hash = try row.bytes(at: 11) ?? []
+        let payload = try decodePayload(db, position: position, codec: row[7], dictionaryID: row[8],
+                                        rawSize: row[9], stored: stored)
+        return StoredEvent(position: position, id: id, stream: stream, streamVersion: row[3], type: type,
+                           typeVersion: row[5], recordedAt: Timestamp(microsecondsSince1970: row[6]),
+                           payload: payload, hash: hash)
+    }
+}
+
+extension EventQuery {
+    /// True when the query selects a gapless run of positions, which can be checked
+    /// as a chain without fetching each predecessor.
+    var isContiguous: Bool {
+        stream == nil && types == nil && since == nil && until == nil
+    }
+}
+
+extension Row {
+    /// The blob at `index` copied out as bytes, or nil for NULL.
+    func bytes(at index: Int) throws -> [UInt8]? {
+        try withUnsafeData(atIndex: index) { $0.map(Array.init) }
+    }
+}

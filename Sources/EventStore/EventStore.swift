@@ -1,0 +1,252 @@
+import Foundation
+import GRDB
+import ZlibCodec
+
+/// A durable, append-only, hash-chained log of compressed events in one SQLite file.
+///
+/// Open one per process and use it from one thread at a time. Several processes may
+/// append to the same file at once: appends take SQLite's write lock, wait up to
+/// ``busyTimeout`` for it, and are serialised.
+public final class EventStore {
+    /// How the store may use the file.
+    public enum Access: Sendable {
+        /// Create the file if missing, apply migrations, append.
+        case readWrite
+        /// Never create, migrate or write; the file is left byte-for-byte unchanged.
+        case readOnly
+    }
+
+    /// The largest canonical payload accepted, so one bad event cannot bloat the log.
+    public static let maximumPayloadSize = 1 << 20
+    /// How long an append waits for another process's write lock.
+    public static let busyTimeout: TimeInterval = 15
+
+    public let path: String
+    public let access: Access
+    let queue: DatabaseQueue
+    let clock: @Sendable () -> Timestamp
+
+    private var compressor: Compressor?
+    private var inflaters: [Int64: RawInflater] = [:]
+    private var plainInflater: RawInflater?
+    var typeIDs: [String: Int64] = [:]
+
+    /// Opens (and for `.readWrite`, creates and migrates) the database at `path`.
+    /// - Throws: ``EventStoreError`` naming the problem: not found, not SQLite, not a
+    ///   gamelog database, a newer schema, damaged, read-only.
+    public init(path: String, access: Access = .readWrite,
+                clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) throws {
+        self.path = path
+        self.access = access
+        self.clock = clock
+        let exists = FileManager.default.fileExists(atPath: path)
+        if !exists && access == .readOnly { throw EventStoreError.databaseNotFound(path: path) }
+        if exists { try Self.checkHeader(path: path, access: access) }
+
+        var config = Configuration()
+        config.readonly = access == .readOnly
+        config.busyMode = .timeout(Self.busyTimeout)
+        config.foreignKeysEnabled = true
+        config.label = "gamelog"
+        // Keep the file untouched until we know it is ours: GRDB must not switch the
+        // journal mode of a foreign or newer database.
+        config.journalMode = .default
+        let queue = try Self.translating(path) { try DatabaseQueue(path: path, configuration: config) }
+        self.queue = queue
+
+        let version = try Self.translating(path) { try queue.read { try Schema.check($0, path: path) } }
+        switch access {
+        case .readOnly:
+            if version == 0 { throw EventStoreError.databaseNotFound(path: path) }
+            if version < Schema.currentVersion {
+                throw EventStoreError.olderSchema(path: path, found: version, current: Schema.currentVersion)
+            }
+        case .readWrite:
+            try Self.translating(path) {
+                try queue.writeWithoutTransaction { db in
+                    // WAL lets readers in other processes proceed during appends; NORMAL
+                    // sync keeps every committed event through a process crash.
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                }
+                if version < Schema.currentVersion {
+                    try Schema.migrate(queue, from: version, now: clock())
+                }
+            }
+        }
+    }
+
+    /// The schema version of the open database.
+    public func schemaVersion() throws -> Int {
+        try read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+    }
+
+    /// The number of events and the last position (equal in an untampered log).
+    public func count() throws -> (events: Int64, lastPosition: Int64) {
+        try read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(max(position), 0) FROM events")!
+            return (row[0], row[1])
+        }
+    }
+
+    /// The hash of the last event: publish it to anchor the whole log.
+    public func headHash() throws -> [UInt8] {
+        try read { db in
+            try Data.fetchOne(db, sql: "SELECT hash FROM events ORDER BY position DESC LIMIT 1").map(Array.init)
+                ?? ChainHash.genesis
+        }
+    }
+
+    /// The current version of each stream (its last event's version).
+    public func streamVersion(_ stream: UUID) throws -> Int64 {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT version FROM streams WHERE uuid = ?", arguments: [Data(stream.bytes)]) ?? 0
+        }
+    }
+
+    // MARK: - Plumbing
+
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try Self.translating(path) { try queue.read(body) }
+    }
+
+    static func checkHeader(path: String, access: Access) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw EventStoreError.readOnly(path: path, detail: "the file cannot be opened for reading")
+        }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 100)) ?? Data()
+        if header.isEmpty { return } // An empty file: SQLite treats it as a new database.
+        let magic = Data("SQLite format 3\u{0}".utf8)
+        guard header.count >= 16, header.prefix(16) == magic else {
+            throw EventStoreError.notADatabase(path: path, reason: "it does not start with the SQLite file header")
+        }
+        guard header.count == 100 else {
+            throw EventStoreError.notADatabase(path: path, reason: "it is truncated inside the 100-byte SQLite header")
+        }
+    }
+
+    /// Runs `body`, turning SQLite's errors into ``EventStoreError``s that name the file.
+    static func translating<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            throw translate(error, path: path)
+        }
+    }
+
+    static func translate(_ error: DatabaseError, path: String) -> Error {
+        let detail = error.message ?? "\(error.resultCode)"
+        switch error.resultCode {
+        case .SQLITE_NOTADB:
+            return EventStoreError.notADatabase(path: path, reason: detail)
+        case .SQLITE_CORRUPT:
+            return EventStoreError.damagedDatabase(path: path, detail: detail)
+        case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH:
+            return EventStoreError.readOnly(path: path, detail: detail)
+        case .SQLITE_FULL:
+            return EventStoreError.storageFull(path: path, detail: detail)
+        case .SQLITE_IOERR:
+            if error.extendedResultCode == .SQLITE_IOERR_SHORT_READ {
+                return EventStoreError.damagedDatabase(path: path, detail: "the file is truncated")
+            }
+            return EventStoreError.damagedDatabase(path: path, detail: detail)
+        default:
+            return error
+        }
+    }
+
+    // MARK: - Compression
+
+    final class Compressor {
+        let dictionaryID: Int64?
+        let deflater: RawDeflater
+        init(dictionaryID: Int64?, dictionary: [UInt8]) throws {
+            self.dictionaryID = dictionaryID
+            self.deflater = try RawDeflater(level: 9, dictionary: dictionary)
+        }
+    }
+
+    /// The compressor for new events: primed with the newest dictionary.
+    func currentCompressor(_ db: Database) throws -> Compressor {
+        let newestID = try Int64.fetchOne(db, sql: "SELECT max(id) FROM dictionaries")
+        if let compressor, compressor.dictionaryID == newestID { return compressor }
+        var bytes: [UInt8] = []
+        if let newestID {
+            bytes = Array(try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [newestID]) ?? Data())
+        }
+        let made = try Compressor(dictionaryID: newestID, dictionary: bytes)
+        compressor = made
+        return made
+    }
+
+    func encodePayload(_ payload: [UInt8], with compressor: Compressor) throws -> (codec: PayloadCodec, dictionaryID: Int64?, bytes: [UInt8]) {
+        let compressed = try compressor.deflater.compress(payload)
+        guard compressed.count < payload.count else { return (.raw, nil, payload) }
+        if let id = compressor.dictionaryID { return (.deflateWithDictionary, id, compressed) }
+        return (.deflate, nil, compressed)
+    }
+
+    func decodePayload(_ db: Database, position: Int64, codec: Int64, dictionaryID: Int64?,
+                       rawSize: Int, stored: [UInt8]) throws -> [UInt8] {
+        do {
+            switch PayloadCodec(rawValue: codec) {
+            case .raw?:
+                guard stored.count == rawSize else {
+                    throw EventStoreError.corruptPayload(position: position, detail: "stored \(stored.count) bytes, expected \(rawSize)")
+                }
+                return stored
+            case .deflate?:
+                if plainInflater == nil { plainInflater = try RawInflater() }
+                return try plainInflater!.decompress(stored, expectedSize: rawSize, limit: Self.maximumPayloadSize)
+            case .deflateWithDictionary?:
+                guard let dictionaryID else {
+                    throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
+                }
+                return try inflater(db, dictionaryID: dictionaryID, position: position)
+                    .decompress(stored, expectedSize: rawSize, limit: Self.maximumPayloadSize)
+            case nil:
+                throw EventStoreError.unknownCodec(position: position, codec: codec)
+            }
+        } catch let error as ZlibError {
+            throw EventStoreError.corruptPayload(position: position, detail: error.description)
+        }
+    }
+
+    private func inflater(_ db: Database, dictionaryID: Int64, position: Int64) throws -> RawInflater {
+        if let cached = inflaters[dictionaryID] { return cached }
+        guard let bytes = try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [dictionaryID]) else {
+            throw EventStoreError.unknownDictionary(position: position, dictionaryID: dictionaryID)
+        }
+        let made = try RawInflater(dictionary: Array(bytes))
+        inflaters[dictionaryID] = made
+        return made
+    }
+
+    // MARK: - Dictionaries
+
+    /// Adds a preset dictionary; new events are compressed with the newest one.
+    /// Old events keep naming theirs, so they stay readable.
+    @discardableResult
+    public func addDictionary(name: String, bytes: [UInt8]) throws -> Int64 {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        guard (1...32768).contains(bytes.count) else {
+            throw EventStoreError.invalidDictionary(reason: "a dictionary must hold 1 to 32768 bytes, not \(bytes.count)")
+        }
+        return try Self.translating(path) {
+            try queue.write { db in
+                try db.execute(
+                    sql: "INSERT INTO dictionaries (name, bytes, sha256, created_at) VALUES (?, ?, ?, ?)",
+                    arguments: [name, Data(bytes), Data(ChainHash.sha256(bytes)), clock().microsecondsSince1970])
+                return db.lastInsertedRowID
+            }
+        }
+    }
+
+    /// The stored dictionaries, oldest first.
+    public func dictionaries() throws -> [(id: Int64, name: String, size: Int)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT id, name, length(bytes) FROM dictionaries ORDER BY id").map { ($0[0], $0[1], $0[2]) }
+        }
+    }
+}

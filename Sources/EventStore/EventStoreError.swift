@@ -1,0 +1,83 @@
+import Foundation
+
+/// Everything the event store can refuse or detect. Each case names the problem and,
+/// in ``description``, the way out.
+public enum EventStoreError: Error, Equatable, CustomStringConvertible {
+    // Opening
+    case databaseNotFound(path: String)
+    case notADatabase(path: String, reason: String)
+    case notAGamelogDatabase(path: String, applicationID: Int32)
+    case newerSchema(path: String, found: Int, supported: Int)
+    case olderSchema(path: String, found: Int, current: Int)
+    case migrationMismatch(path: String, version: Int, name: String)
+    case damagedDatabase(path: String, detail: String)
+    case readOnly(path: String, detail: String)
+    case storageFull(path: String, detail: String)
+
+    // Appending
+    case versionConflict(stream: UUID, expected: ExpectedVersion, actual: Int64)
+    case invalidEvent(id: UUID, reason: String)
+    case invalidDictionary(reason: String)
+
+    // Reading and verifying: each names the global position
+    case missingEvent(position: Int64)
+    case outOfOrder(position: Int64, detail: String)
+    case hashMismatch(position: Int64)
+    case corruptPayload(position: Int64, detail: String)
+    case unknownCodec(position: Int64, codec: Int64)
+    case unknownDictionary(position: Int64, dictionaryID: Int64)
+    case streamVersionGap(position: Int64, stream: UUID, expected: Int64, found: Int64)
+
+    /// The position the problem was found at, for errors found while reading.
+    public var position: Int64? {
+        switch self {
+        case .missingEvent(let p), .hashMismatch(let p): return p
+        case .outOfOrder(let p, _), .corruptPayload(let p, _), .unknownCodec(let p, _),
+             .unknownDictionary(let p, _), .streamVersionGap(let p, _, _, _): return p
+        default: return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .databaseNotFound(let path):
+            return "no gamelog database at \(path). Create one with `gamelog demo` or `gamelog simulate`, or pass --db PATH."
+        case .notADatabase(let path, let reason):
+            return "\(path) is not an SQLite database (\(reason)). Check the path given with --db; the file was not changed."
+        case .notAGamelogDatabase(let path, let applicationID):
+            return "\(path) is an SQLite database but not a gamelog one (application_id \(applicationID)). Pass the path of a gamelog database with --db; the file was not changed."
+        case .newerSchema(let path, let found, let supported):
+            return "\(path) uses gamelog schema version \(found), newer than the \(supported) this gamelog understands. Upgrade gamelog; the file was not changed."
+        case .olderSchema(let path, let found, let current):
+            return "\(path) uses gamelog schema version \(found); this gamelog writes version \(current). Run `gamelog migrate --db \(path)` to upgrade it (reading commands never change the file)."
+        case .migrationMismatch(let path, let version, let name):
+            return "\(path) records migration \(version) (\(name)) with different SQL than this gamelog carries. The database was made by another build of gamelog; it was not changed."
+        case .damagedDatabase(let path, let detail):
+            return "\(path) is damaged: \(detail). Restore it from a backup or re-import the devices' logs; the file was not changed."
+        case .readOnly(let path, let detail):
+            return "cannot write to \(path): \(detail). Check the file's permissions or pass another --db."
+        case .storageFull(let path, let detail):
+            return "no space left to write \(path): \(detail). Free some disk space and try again; nothing of this batch was stored."
+        case .versionConflict(let stream, let expected, let actual):
+            return "stream \(stream.uuidString.lowercased()) is at version \(actual), not \(expected); nothing was written. Re-read the stream and retry."
+        case .invalidEvent(let id, let reason):
+            return "event \(id.uuidString.lowercased()) is invalid: \(reason); nothing was written."
+        case .invalidDictionary(let reason):
+            return "invalid dictionary: \(reason); nothing was stored."
+        case .missingEvent(let position):
+            return "event at position \(position) is missing: a row was deleted."
+        case .outOfOrder(let position, let detail):
+            return "event at position \(position) is out of order: \(detail)."
+        case .hashMismatch(let position):
+            return "event at position \(position) does not match its hash: the row or its predecessor was changed."
+        case .corruptPayload(let position, let detail):
+            return "event at position \(position) has a corrupt payload: \(detail)."
+        case .unknownCodec(let position, let codec):
+            return "event at position \(position) uses unknown codec \(codec); it was written by a newer gamelog."
+        case .unknownDictionary(let position, let dictionaryID):
+            return "event at position \(position) names dictionary \(dictionaryID), which is not stored."
+        case .streamVersionGap(let position, let stream, let expected, let found):
+            return "event at position \(position) has version \(found) in stream \(stream.uuidString.lowercased()), expected \(expected)."
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+
+/// A point in time with microsecond precision, in UTC.
+public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// Microseconds since 1970-01-01T00:00:00Z.
+    public var microsecondsSince1970: Int64
+
+    public init(microsecondsSince1970: Int64) {
+        self.microsecondsSince1970 = microsecondsSince1970
+    }
+
+    public init(_ date: Date) {
+        microsecondsSince1970 = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
+    public var date: Date { Date(timeIntervalSince1970: Double(microsecondsSince1970) / 1_000_000) }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool {
+        a.microsecondsSince1970 < b.microsecondsSince1970
+    }
+
+    /// ISO 8601 with microseconds, e.g. `2026-11-22T10:04:05.123456Z`.
+    public var description: String {
+        let seconds = microsecondsSince1970 >= 0 ? microsecondsSince1970 / 1_000_000
+            : (microsecondsSince1970 - 999_999) / 1_000_000
+        let micros = microsecondsSince1970 - seconds * 1_000_000
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
+                      Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(micros))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(microsecondsSince1970)
+    }
+
+    public init(from decoder: Decoder) throws {
+        microsecondsSince1970 = try decoder.singleValueContainer().decode(Int64.self)
+    }
+}
+
+/// An event to append. The store assigns its position, stream version and hash.
+public struct NewEvent: Hashable, Sendable {
+    /// Unique id. Appending an id that is already stored is a no-op.
+    public var id: UUID
+    /// The recording this event belongs to.
+    public var stream: UUID
+    /// What happened, e.g. `callback.didReceive`.
+    public var type: String
+    /// The version of `type`'s payload layout, starting at 1.
+    public var typeVersion: Int
+    public var recordedAt: Timestamp
+    /// Canonical payload bytes. These, not the compressed form, are hashed.
+    public var payload: [UInt8]
+
+    public init(id: UUID, stream: UUID, type: String, typeVersion: Int = 1, recordedAt: Timestamp, payload: [UInt8]) {
+        self.id = id
+        self.stream = stream
+        self.type = type
+        self.typeVersion = typeVersion
+        self.recordedAt = recordedAt
+        self.payload = payload
+    }
+}
+
+/// What the caller believes a stream's version is before an append.
+public enum ExpectedVersion: Hashable, Sendable, CustomStringConvertible {
+    /// No check.
+    case any
+    /// The stream must have no event yet.
+    case noStream
+    /// The stream's last event must have exactly this version.
+    case exactly(Int64)
+
+    func matches(_ actual: Int64) -> Bool {
+        switch self {
+        case .any: return true
+        case .noStream: return actual == 0
+        case .exactly(let version): return actual == version
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .any: return "any"
+        case .noStream: return "no stream"
+        case .exactly(let version): return "version \(version)"
+        }
+    }
+}
+
+/// An event as stored, decompressed.
+public struct StoredEvent: Hashable, Sendable {
+    /// Global position, 1-based, gapless.
+    public var position: Int64
+    public var id: UUID
+    public var stream: UUID
+    /// Version within `stream`, 1-based, gapless.
+    public var streamVersion: Int64
+    public var type: String
+    public var typeVersion: Int
+    public var recordedAt: Timestamp
+    /// Canonical (decompressed) payload bytes.
+    public var payload: [UInt8]
+    /// SHA-256 chain hash (see docs/FORMAT.md).
+    public var hash: [UInt8]
+}
+
+/// How payload bytes are stored.
+public enum PayloadCodec: Int64, Sendable, CaseIterable {
+    /// Stored as they are: compression would not make them smaller.
+    case raw = 0
+    /// Raw deflate (RFC 1951) primed with the dictionary named by `dictionary_id`.
+    case deflateWithDictionary = 1
+    /// Raw deflate with no dictionary.
+    case deflate = 2
+}
+
+/// Which events to read. All filters combine; results are in position order.
+public struct EventQuery: Hashable, Sendable {
+    public var positions: ClosedRange<Int64>?
+    public var stream: UUID?
+    /// With `stream`: the first stream version to read.
+    public var fromStreamVersion: Int64?
+    public var types: Set<String>?
+    public var since: Timestamp?
+    public var until: Timestamp?
+    public var limit: Int?
+
+    public init(positions: ClosedRange<Int64>? = nil, stream: UUID? = nil, fromStreamVersion: Int64? = nil,
+                types: Set<String>? = nil, since: Timestamp? = nil, until: Timestamp? = nil, limit: Int? = nil) {
+        self.positions = positions
+        self.stream = stream
+        self.fromStreamVersion = fromStreamVersion
+        self.types = types
+        self.since = since
+        self.until = until
+        self.limit = limit
+    }
+
+    /// Every event.
+    public static let all = EventQuery()
+}
+
+/// The result of appending one event.
+public struct AppendedEvent: Hashable, Sendable {
+    public var position: Int64
+    public var streamVersion: Int64
+    /// False when the id was already stored and nothing was written.
+    public var isNew: Bool
+}

@@ -1,0 +1,87 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// One numbered step of the schema, from `Migrations/NNNN_name.sql`.
+public struct Migration: Hashable, Sendable {
+    public var version: Int
+    public var name: String
+    public var sql: String
+
+    /// SHA-256 of the SQL text, recorded when applied so that a database made by a
+    /// build with different SQL is noticed.
+    public var checksum: String {
+        SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// The schema this build of gamelog carries, embedded from `Migrations/` at build time.
+public enum Schema {
+    /// The `application_id` that marks a gamelog database ('GLOG').
+    public static let applicationID: Int32 = 0x474C_4F47
+
+    /// Every migration, in order. Versions are the file names' numbers.
+    public static let migrations: [Migration] = EmbeddedMigrations.files.map { file in
+        let number = Int(file.name.prefix { $0.isNumber }) ?? 0
+        let name = String(file.name.dropFirst(5).dropLast(4))
+        return Migration(version: number, name: name, sql: file.sql)
+    }
+
+    /// The newest schema version this build understands.
+    public static var currentVersion: Int { migrations.last?.version ?? 0 }
+
+    static let ledgerSQL = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            version    INTEGER PRIMARY KEY,
+            name       TEXT    NOT NULL,
+            sha256     TEXT    NOT NULL,
+            applied_at INTEGER NOT NULL
+        ) STRICT
+        """
+
+    /// Refuses files that are not gamelog databases or are newer than this build,
+    /// reading only. Returns the schema version found (0 for an empty database).
+    static func check(_ db: Database, path: String) throws -> Int {
+        let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        let objectCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+        if applicationID == 0 && objectCount == 0 && version == 0 { return 0 }
+        guard applicationID == Schema.applicationID else {
+            throw EventStoreError.notAGamelogDatabase(path: path, applicationID: applicationID)
+        }
+        guard version <= currentVersion else {
+            throw EventStoreError.newerSchema(path: path, found: version, supported: currentVersion)
+        }
+        if try db.tableExists("schema_migrations") {
+            let rows = try Row.fetchAll(db, sql: "SELECT version, name, sha256 FROM schema_migrations")
+            for row in rows {
+                let number: Int = row["version"]
+                guard let known = migrations.first(where: { $0.version == number }) else {
+                    throw EventStoreError.newerSchema(path: path, found: number, supported: currentVersion)
+                }
+                guard known.checksum == row["sha256"] as String else {
+                    throw EventStoreError.migrationMismatch(path: path, version: number, name: row["name"])
+                }
+            }
+        }
+        return version
+    }
+
+    /// Applies the migrations after `version`, each in its own transaction.
+    static func migrate(_ writer: DatabaseQueue, from version: Int, now: Timestamp) throws {
+        for migration in migrations where migration.version > version {
+            try writer.inTransaction(.immediate) { db in
+                // Another process may have migrated while we waited for the lock.
+                let applied = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                guard applied < migration.version else { return .commit }
+                try db.execute(sql: ledgerSQL)
+                try db.execute(sql: migration.sql)
+                try db.execute(
+                    sql: "INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES (?, ?, ?, ?)",
+                    arguments: [migration.version, migration.name, migration.checksum, now.microsecondsSince1970])
+                try db.execute(sql: "PRAGMA user_version = \(migration.version)")
+                return .commit
+            }
+        }
+    }
+}

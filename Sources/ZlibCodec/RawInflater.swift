@@ -1,0 +1,93 @@
+import CZlib
+
+/// Decompresses raw deflate streams made by ``RawDeflater`` with the same preset
+/// dictionary. Keeps its zlib state between calls; not thread-safe.
+public final class RawInflater {
+    private let stream: UnsafeMutablePointer<z_stream>
+    private let dictionary: [UInt8]
+    private var scratch: [UInt8] = []
+
+    /// Creates an inflater primed with `dictionary` (empty for none).
+    public init(dictionary: [UInt8] = []) throws {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        self.dictionary = dictionary
+        let status = inflateInit2_(stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+            throw ZlibError.initializationFailed(code: status)
+        }
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+
+    /// Decompresses one complete raw deflate stream.
+    /// - Parameters:
+    ///   - input: the compressed bytes.
+    ///   - expectedSize: the decompressed size if known; used to size the buffer and
+    ///     checked exactly.
+    ///   - limit: the most bytes the output may have.
+    public func decompress(_ input: [UInt8], expectedSize: Int? = nil, limit: Int = 16 << 20) throws -> [UInt8] {
+        var status = inflateReset(stream)
+        guard status == Z_OK else { throw ZlibError.initializationFailed(code: status) }
+        if !dictionary.isEmpty {
+            // Raw streams carry no dictionary id, so zlib lets us set it up front.
+            status = dictionary.withUnsafeBufferPointer {
+                inflateSetDictionary(stream, $0.baseAddress, uInt($0.count))
+            }
+            guard status == Z_OK else { throw ZlibError.dictionaryRejected(code: status) }
+        }
+        var capacity = min(limit, max(expectedSize.map { $0 + 1 } ?? input.count * 4, 64))
+        if scratch.count < capacity { scratch = [UInt8](repeating: 0, count: capacity) }
+        var produced = 0
+        var consumed = 0
+        while true {
+            let (result, inUsed, outUsed) = input.withUnsafeBufferPointer { inBuf in
+                scratch.withUnsafeMutableBufferPointer { outBuf -> (Int32, Int, Int) in
+                    stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress! + consumed)
+                    stream.pointee.avail_in = uInt(inBuf.count - consumed)
+                    stream.pointee.next_out = outBuf.baseAddress! + produced
+                    stream.pointee.avail_out = uInt(capacity - produced)
+                    let result = inflate(stream, Z_NO_FLUSH)
+                    let inUsed = inBuf.count - consumed - Int(stream.pointee.avail_in)
+                    let outUsed = capacity - produced - Int(stream.pointee.avail_out)
+                    stream.pointee.next_in = nil
+                    stream.pointee.next_out = nil
+                    return (result, inUsed, outUsed)
+                }
+            }
+            consumed += inUsed
+            produced += outUsed
+            switch result {
+            case Z_STREAM_END:
+                if let expectedSize, expectedSize != produced {
+                    throw ZlibError.corruptInput(message: "expected \(expectedSize) bytes, got \(produced)")
+                }
+                return Array(scratch[0..<produced])
+            case Z_OK, Z_BUF_ERROR:
+                if produced < capacity {
+                    // zlib made no progress with room to spare: the input ran out.
+                    if consumed >= input.count { throw ZlibError.truncatedInput }
+                    continue
+                }
+                guard capacity < limit else { throw ZlibError.outputTooLarge(limit: limit) }
+                capacity = min(limit, capacity * 2)
+                if scratch.count < capacity {
+                    scratch.append(contentsOf: [UInt8](repeating: 0, count: capacity - scratch.count))
+                }
+            case Z_NEED_DICT:
+                throw ZlibError.corruptInput(message: "stream asks for a dictionary")
+            case Z_DATA_ERROR:
+                let message = stream.pointee.msg.map { String(cString: $0) } ?? "invalid data"
+                throw ZlibError.corruptInput(message: message)
+            default:
+                throw ZlibError.corruptInput(message: "zlib status \(result)")
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import EventStore
+import Foundation
+import Testing
+
+@Suite struct AppendAndReadTests {
+    @Test func eventsRoundTrip() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let stream = UUID()
+        let drafts = sampleEvents(50, stream: stream)
+        let appended = try store.append(drafts, expecting: [stream: .noStream])
+        #expect(appended.map(\.position) == Array(1...50))
+        #expect(appended.map(\.streamVersion) == Array(1...50))
+
+        let read = try store.events()
+        #expect(read.count == 50)
+        for (draft, event) in zip(drafts, read) {
+            #expect(event.id == draft.id)
+            #expect(event.stream == stream)
+            #expect(event.type == draft.type)
+            #expect(event.typeVersion == draft.typeVersion)
+            #expect(event.recordedAt == draft.recordedAt)
+            #expect(event.payload == draft.payload)
+            #expect(event.hash.count == 32)
+        }
+        // A second process (a new store object) sees the same log.
+        let reopened = try EventStore(path: folder.path("log.sqlite"), access: .readOnly)
+        #expect(try reopened.events() == read)
+    }
+
+    @Test func readsByStreamPositionTypeAndTime() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let a = UUID(), b = UUID()
+        try store.append(sampleEvents(10, stream: a))
+        try store.append(sampleEvents(10, stream: b))
+        #expect(try store.events(EventQuery(stream: b)).map(\.position) == Array(11...20))
+        #expect(try store.events(EventQuery(stream: a, fromStreamVersion: 8)).map(\.streamVersion) == [8, 9, 10])
+        #expect(try store.events(EventQuery(positions: 5...7)).map(\.position) == [5, 6, 7])
+        #expect(try store.events(EventQuery(types: ["action.insert"])).count == 10)
+        let t0 = Timestamp(microsecondsSince1970: 1_700_000_000_000_003)
+        #expect(try store.events(EventQuery(stream: a, since: t0)).map(\.streamVersion) == Array(4...10))
+        #expect(try store.events(EventQuery(limit: 3)).map(\.position) == [1, 2, 3])
+    }
+
+    @Test func appendingAStoredIDIsANoOpThatReturnsItsPosition() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let drafts = sampleEvents(3)
+        let first = try store.append(drafts)
+        let retried = try store.append(drafts)
+        #expect(retried.map(\.position) == first.map(\.position))
+        #expect(retried.allSatisfy { !$0.isNew })
+        #expect(try store.count().events == 3)
+        // The same id twice inside one batch is stored once.
+        let again = sampleEvents(1)
+        let twice = try store.append(again + again)
+        #expect(twice[0].position == 4 && twice[1].position == 4 && !twice[1].isNew)
+        #expect(try store.count().events == 4)
+    }
+
+    @Test func expectedVersionMismatchIsATypedConflictAndWritesNothing() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let stream = UUID()
+        try store.append(sampleEvents(2, stream: stream), expecting: [stream: .noStream])
+        #expect(throws: EventStoreError.versionConflict(stream: stream, expected: .exactly(1), actual: 2)) {
+            try store.append(sampleEvents(1, stream: stream), expecting: [stream: .exactly(1)])
+        }
+        #expect(throws: EventStoreError.versionConflict(stream: stream, expected: .noStream, actual: 2)) {
+            try store.append(sampleEvents(1, stream: stream), expecting: [stream: .noStream])
+        }
+        #expect(try store.count().events == 2)
+        try store.append(sampleEvents(1, stream: stream), expecting: [stream: .exactly(2)])
+        #expect(try store.streamVersion(stream) == 3)
+    }
+
+    @Test func aFailingBatchLeavesNothing() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let busy = UUID(), fresh = UUID()
+        try store.append(sampleEvents(1, stream: busy))
+        let before = try store.headHash()
+        // The conflict is found only at the batch's sixth event, after five inserts.
+        let batch = sampleEvents(5, stream: fresh) + sampleEvents(3, stream: busy)
+        #expect(throws: EventStoreError.self) {
+            try store.append(batch, expecting: [busy: .noStream])
+        }
+        #expect(try store.count().events == 1)
+        #expect(try store.streamVersion(fresh) == 0)
+        #expect(try store.headHash() == before)
+        // The store is still usable and stays gapless.
+        let next = try store.append(sampleEvents(2, stream: fresh))
+        #expect(next.map(\.position) == [2, 3])
+        #expect(try store.verifyIntegrity().isSound)
+    }
+
+    @Test func oversizedPayloadIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let huge = NewEvent(id: UUID(), stream: UUID(), type: "x", recordedAt: Timestamp(microsecondsSince1970: 0),
+                            payload: [UInt8](repeating: 1, count: EventStore.maximumPayloadSize + 1))
+        #expect(throws: EventStoreError.self) { try store.append([huge]) }
+        #expect(try store.count().events == 0)
+    }
+}

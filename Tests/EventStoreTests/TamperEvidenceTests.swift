@@ -1,0 +1,110 @@
+import EventStore
+import Foundation
+import GRDB
+import Testing
+
+@Suite struct TamperEvidenceTests {
+    func makeLog(_ folder: TemporaryFolder, events: Int = 40) throws -> String {
+        let path = folder.path("log.sqlite")
+        let store = try EventStore(path: path)
+        let a = UUID(), b = UUID()
+        for n in 0..<(events / 10) { try store.append(sampleEvents(10, stream: n.isMultiple(of: 2) ? a : b)) }
+        return path
+    }
+
+    @Test func cleanLogVerifies() throws {
+        let folder = try TemporaryFolder()
+        let path = try makeLog(folder)
+        let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
+        #expect(report.isSound)
+        #expect(report.eventCount == 40)
+        #expect(report.headHash == (try EventStore(path: path).headHash()))
+    }
+
+    @Test func flippedPayloadByteIsFoundAtItsPosition() throws {
+        let folder = try TemporaryFolder()
+        let path = try makeLog(folder)
+        try flipByte(path, position: 17)
+        let store = try EventStore(path: path, access: .readOnly)
+        do {
+            _ = try store.events()
+            Issue.record("reading a tampered log succeeded")
+        } catch let error as EventStoreError {
+            #expect(error.position == 17)
+        }
+        let report = try store.verifyIntegrity()
+        #expect(report.problems.first?.position == 17)
+        // Rows before the damage still read.
+        #expect(try store.events(EventQuery(positions: 1...16)).count == 16)
+    }
+
+    @Test func flippedByteInRawPayloadIsAHashMismatch() throws {
+        let folder = try TemporaryFolder()
+        let path = try makeLog(folder)
+        try tamper(path, "UPDATE events SET codec = 0, payload = zeroblob(raw_size) WHERE position = 9")
+        let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
+        #expect(report.problems == [.hashMismatch(position: 9)])
+    }
+
+    @Test func deletedRowIsFoundAtItsPosition() throws {
+        let folder = try TemporaryFolder()
+        let path = try makeLog(folder)
+        try tamper(path, "DELETE FROM events WHERE position = 23")
+        let store = try EventStore(path: path, access: .readOnly)
+        #expect(throws: EventStoreError.missingEvent(position: 23)) { _ = try store.events() }
+        // Filtered reads see the hole too.
+        let stream = try store.events(EventQuery(positions: 21...21)).first!.stream
+        #expect(throws: EventStoreError.missingEvent(position: 23)) { _ = try store.events(EventQuery(stream: stream)) }
+        let report = try store.verifyIntegrity()
+        #expect(report.problems.first == .missingEvent(position: 23))
+    }
+
+    @Test func deletedTailIsFound() throws {
+        let folder = try TemporaryFolder()
+        let path = try makeLog(folder)
+        try tamper(path, "DELETE FROM events WHERE position = 40")
+        let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
+        #expect(!report.isSound)
+        #expect(report.problems.first?.position == 40)
+    }
+
+    @Test func rehashedRowBreaksItsSuccessor() throws {
+        let folder = try TemporaryFolder()
+        let path = try makeLog(folder)
+        // Rewrite event 12 with a new payload and a correct hash for it, leaving 13 alone.
+        let store = try EventStore(path: path)
+        let old = try store.event(at: 12)!
+        let previous = try store.event(at: 11)!.hash
+        let forged = Array(#"{"forged":true}"#.utf8)
+        let envelope = ChainHash.envelope(position: 12, id: old.id, stream: old.stream, streamVersion: old.streamVersion,
+                                          type: old.type, typeVersion: old.typeVersion, recordedAt: old.recordedAt, payload: forged)
+        let hash = ChainHash.hash(previous: previous, envelope: envelope)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = ?, payload = ?, hash = ? WHERE position = 12",
+                           arguments: [forged.count, Data(forged), Data(hash)])
+        }
+        let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
+        #expect(report.problems == [.hashMismatch(position: 13)])
+    }
+
+    @Test func swappedRowsAreFound() throws {
+        let folder = try TemporaryFolder()
+        let path = try makeLog(folder)
+        try tamper(path, """
+            UPDATE events SET position = -1 WHERE position = 5;
+            UPDATE events SET position = 5 WHERE position = 6;
+            UPDATE events SET position = 6 WHERE position = -1;
+            """)
+        let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
+        #expect(report.problems.first?.position == 5)
+    }
+
+    @Test func unknownCodecAndDictionaryAreNamed() throws {
+        let folder = try TemporaryFolder()
+        let path = try makeLog(folder)
+        try tamper(path, "UPDATE events SET codec = 9 WHERE position = 3")
+        let store = try EventStore(path: path, access: .readOnly)
+        #expect(throws: EventStoreError.unknownCodec(position: 3, codec: 9)) { _ = try store.events() }
+    }
+}
