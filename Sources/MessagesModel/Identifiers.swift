@@ -1,0 +1,70 @@
+import Foundation
+
+/// A participant as one device knows them. The same person has a different
+/// identifier on every device (Messages keeps them private).
+public struct ParticipantID: Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
+    public var uuid: UUID
+    public init(_ uuid: UUID) { self.uuid = uuid }
+    public var description: String { uuid.uuidString }
+    public static func < (a: Self, b: Self) -> Bool { a.uuid.uuidString < b.uuid.uuidString }
+    public init(from decoder: Decoder) throws { uuid = try decoder.singleValueContainer().decode(UUID.self) }
+    public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(uuid) }
+}
+
+/// An `MSSession`: it has no properties, only identity. Messages in the same session
+/// replace each other in the transcript. The identity travels with the message.
+public struct SessionID: Hashable, Codable, Sendable, CustomStringConvertible {
+    public var uuid: UUID
+    public init(_ uuid: UUID) { self.uuid = uuid }
+    public var description: String { uuid.uuidString }
+    public init(from decoder: Decoder) throws { uuid = try decoder.singleValueContainer().decode(UUID.self) }
+    public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(uuid) }
+}
+
+/// The identity of one message across devices (Messages' message GUID).
+public struct MessageID: Hashable, Codable, Sendable, CustomStringConvertible {
+    public var uuid: UUID
+    public init(_ uuid: UUID) { self.uuid = uuid }
+    public var description: String { uuid.uuidString }
+    public init(from decoder: Decoder) throws { uuid = try decoder.singleValueContainer().decode(UUID.self) }
+    public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(uuid) }
+}
+
+/// A conversation. Its identity is shared by every device taking part.
+public struct ConversationID: Hashable, Codable, Sendable, CustomStringConvertible {
+    public var uuid: UUID
+    public init(_ uuid: UUID) { self.uuid = uuid }
+    public var description: String { uuid.uuidString }
+    public init(from decoder: Decoder) throws { uuid = try decoder.singleValueContainer().decode(UUID.self) }
+    public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(uuid) }
+}
+
+/// A deterministic source of UUIDs (SplitMix64), so a seeded simulation produces the
+/// same identifiers every run.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A version-4 UUID drawn from this generator.
+    public mutating func uuid() -> UUID {
+        let a = next(), b = next()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for i in 0..<8 {
+            bytes[i] = UInt8(truncatingIfNeeded: a >> (8 * UInt64(i)))
+            bytes[8 + i] = UInt8(truncatingIfNeeded: b >> (8 * UInt64(i)))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}

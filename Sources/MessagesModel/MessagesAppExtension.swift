@@ -1,0 +1,73 @@
+/// A message extension, mirroring `MSMessagesAppViewController`: the host calls these
+/// methods in the documented order. Every callback has a default that does nothing.
+///
+/// The extension acts through the ``ExtensionHost`` it is given in ``attach(to:)``,
+/// which stands for both the view controller's inherited API
+/// (`requestPresentationStyle`, `dismiss`) and `MSConversation`'s insert methods.
+public protocol MessagesAppExtension: AnyObject {
+    /// A stable name for the kind of extension, e.g. `battleship`.
+    var kind: String { get }
+    /// Called once, before any callback.
+    func attach(to host: any ExtensionHost)
+
+    func willBecomeActive(with conversation: Conversation)
+    func didBecomeActive(with conversation: Conversation)
+    func willResignActive(with conversation: Conversation)
+    func didResignActive(with conversation: Conversation)
+    func willSelect(_ message: Message, conversation: Conversation)
+    func didSelect(_ message: Message, conversation: Conversation)
+    func didReceive(_ message: Message, conversation: Conversation)
+    func didStartSending(_ message: Message, conversation: Conversation)
+    func didCancelSending(_ message: Message, conversation: Conversation)
+    func willTransition(to style: PresentationStyle)
+    func didTransition(to style: PresentationStyle)
+
+    /// The user touched the extension's UI.
+    func handle(_ touch: Touch)
+    /// What the extension shows now.
+    var screen: Screen { get }
+}
+
+extension MessagesAppExtension {
+    public func willBecomeActive(with conversation: Conversation) {}
+    public func didBecomeActive(with conversation: Conversation) {}
+    public func willResignActive(with conversation: Conversation) {}
+    public func didResignActive(with conversation: Conversation) {}
+    public func willSelect(_ message: Message, conversation: Conversation) {}
+    public func didSelect(_ message: Message, conversation: Conversation) {}
+    public func didReceive(_ message: Message, conversation: Conversation) {}
+    public func didStartSending(_ message: Message, conversation: Conversation) {}
+    public func didCancelSending(_ message: Message, conversation: Conversation) {}
+    public func willTransition(to style: PresentationStyle) {}
+    public func didTransition(to style: PresentationStyle) {}
+    public func handle(_ touch: Touch) {}
+}
+
+/// What an extension may ask of Messages. Completions run before the call returns.
+public protocol ExtensionHost: AnyObject {
+    var presentationStyle: PresentationStyle { get }
+    var activeConversation: Conversation? { get }
+
+    /// `MSSession()`.
+    func makeSession() -> SessionID
+    /// `MSMessage(session:)`: a new message with its identity.
+    func makeMessage(session: SessionID?) -> Message
+
+    /// Asks for a style; the host decides and then calls `willTransition` and
+    /// `didTransition`. `.transcript` cannot be requested.
+    func requestPresentationStyle(_ style: PresentationStyle)
+    /// Resigns the extension (`willResignActive`, `didResignActive`). Does nothing in
+    /// transcript style.
+    func dismiss()
+
+    /// `MSConversation.insert(_:completionHandler:)`: stages the message in the input
+    /// field, replacing whatever was there. Only the user sends.
+    func insert(_ message: Message, completion: ((MessagesError?) -> Void)?)
+    func insertText(_ text: String, completion: ((MessagesError?) -> Void)?)
+    func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?)
+    /// `insertAttachment(_:withAlternateFilename:)`: file URLs only.
+    func insertAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?)
+    /// iOS 11 `send(_:completionHandler:)`: needs the extension visible and a recent touch.
+    func send(_ message: Message, completion: ((MessagesError?) -> Void)?)
+    func sendText(_ text: String, completion: ((MessagesError?) -> Void)?)
+}

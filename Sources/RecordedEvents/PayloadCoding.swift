@@ -1,0 +1,99 @@
+import Foundation
+import MessagesModel
+
+/// Why a stored payload could not be turned back into a ``RecordedEvent``.
+public enum PayloadDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unknownType(String)
+    case unsupportedTypeVersion(type: String, version: Int)
+    case malformed(type: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .unknownType(let type): return "unknown event type '\(type)'"
+        case .unsupportedTypeVersion(let type, let version):
+            return "event type '\(type)' version \(version) is newer than this gamelog understands"
+        case .malformed(let type, let detail): return "malformed '\(type)' payload: \(detail)"
+        }
+    }
+}
+
+extension RecordedEvent {
+    private struct Wrapped<Body: Codable, Context: Codable>: Codable {
+        var body: Body
+        var context: Context
+    }
+
+    private static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        // Canonical: the same event always gives the same bytes, so hashes are stable.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// The canonical payload bytes: JSON with sorted keys, no whitespace.
+    public func payload() -> [UInt8] {
+        let encoder = Self.encoder()
+        do {
+            switch self {
+            case .recordingStarted(let info): return Array(try encoder.encode(info))
+            case .recordingEnded(let c): return Array(try encoder.encode(Wrapped(body: [String: String](), context: c)))
+            case .input(let action, let c): return Array(try encoder.encode(Wrapped(body: action, context: c)))
+            case .callback(let record, let c): return Array(try encoder.encode(Wrapped(body: record, context: c)))
+            case .action(let record, let c): return Array(try encoder.encode(Wrapped(body: record, context: c)))
+            case .transcript(let change, let c): return Array(try encoder.encode(Wrapped(body: change, context: c)))
+            case .screen(let screen, let c): return Array(try encoder.encode(Wrapped(body: screen, context: c)))
+            }
+        } catch {
+            // Every case holds plain Codable values; encoding cannot fail.
+            preconditionFailure("encoding a recorded event failed: \(error)")
+        }
+    }
+
+    /// Decodes a stored payload, upcasting older type versions.
+    public static func decode(type: String, typeVersion: Int, payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
+        guard typeVersion <= currentTypeVersion else { throw .unsupportedTypeVersion(type: type, version: typeVersion) }
+        let data = Data(payload)
+        let decoder = JSONDecoder()
+        let category = type.prefix { $0 != "." }
+        let name = type.dropFirst(category.count + 1)
+        func body<T: Codable>(_: T.Type) throws -> (T, EventContext) {
+            let wrapped = try decoder.decode(Wrapped<T, EventContext>.self, from: data)
+            return (wrapped.body, wrapped.context)
+        }
+        do {
+            let event: RecordedEvent
+            switch category {
+            case "recording" where name == "started":
+                event = .recordingStarted(try decoder.decode(InstanceInfo.self, from: data))
+            case "recording" where name == "ended":
+                event = .recordingEnded(try body([String: String].self).1)
+            case "input":
+                let (action, c) = try body(UserAction.self)
+                event = .input(action, c)
+            case "callback":
+                let (record, c) = try body(CallbackRecord.self)
+                event = .callback(record, c)
+            case "action":
+                let (record, c) = try body(ActionRecord.self)
+                event = .action(record, c)
+            case "transcript":
+                let (change, c) = try body(TranscriptChange.self)
+                event = .transcript(change, c)
+            case "ui" where name == "screen":
+                let (screen, c) = try body(Screen.self)
+                event = .screen(screen, c)
+            default:
+                throw PayloadDecodingError.unknownType(type)
+            }
+            // The type column and the payload must tell the same story.
+            guard event.type == type else {
+                throw PayloadDecodingError.malformed(type: type, detail: "the payload describes a '\(event.type)' event")
+            }
+            return event
+        } catch let error as PayloadDecodingError {
+            throw error
+        } catch {
+            throw .malformed(type: type, detail: String(describing: error))
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import MessagesModel
+
+/// Where and in what state an event happened: the extension instance's device and
+/// conversation, its presentation style, whether it was active, and the selected
+/// message.
+public struct EventContext: Hashable, Codable, Sendable {
+    public var device: DeviceID
+    public var conversation: ConversationID
+    public var style: PresentationStyle
+    public var isActive: Bool
+    public var selectedMessage: MessageID?
+
+    public init(device: DeviceID, conversation: ConversationID, style: PresentationStyle, isActive: Bool,
+                selectedMessage: MessageID?) {
+        self.device = device
+        self.conversation = conversation
+        self.style = style
+        self.isActive = isActive
+        self.selectedMessage = selectedMessage
+    }
+}
+
+/// A lifecycle callback as the extension received it.
+public struct CallbackRecord: Hashable, Codable, Sendable {
+    public var callback: Callback
+    /// The conversation passed to the callback, for those that take one.
+    public var conversation: Conversation?
+    /// The message passed to select, receive, send and cancel callbacks.
+    public var message: Message?
+    /// The style passed to transition callbacks.
+    public var style: PresentationStyle?
+
+    public init(callback: Callback, conversation: Conversation? = nil, message: Message? = nil, style: PresentationStyle? = nil) {
+        self.callback = callback
+        self.conversation = conversation
+        self.message = message
+        self.style = style
+    }
+}
+
+/// Something the extension asked of Messages.
+public enum ExtensionAction: Hashable, Codable, Sendable {
+    case insert(Message)
+    case insertText(String)
+    case insertSticker(Sticker)
+    case insertAttachment(fileURL: String, alternateFilename: String?)
+    case send(Message)
+    case sendText(String)
+    case requestPresentationStyle(PresentationStyle)
+    case dismiss
+
+    /// The event type suffix, e.g. `insert`.
+    public var name: String {
+        switch self {
+        case .insert: return "insert"
+        case .insertText: return "insertText"
+        case .insertSticker: return "insertSticker"
+        case .insertAttachment: return "insertAttachment"
+        case .send: return "send"
+        case .sendText: return "sendText"
+        case .requestPresentationStyle: return "requestPresentationStyle"
+        case .dismiss: return "dismiss"
+        }
+    }
+}
+
+/// An action and what came of it.
+public struct ActionRecord: Hashable, Codable, Sendable {
+    public var action: ExtensionAction
+    /// The error passed to the completion handler, if any.
+    public var error: MessagesError?
+    /// Rules the accepted URL still breaks (e.g. no scheme), as sentences.
+    public var warnings: [String]
+
+    public init(action: ExtensionAction, error: MessagesError? = nil, warnings: [String] = []) {
+        self.action = action
+        self.error = error
+        self.warnings = warnings
+    }
+}
+
+/// Everything gamelog records: one case per kind of event. Each is stored with
+/// type `<category>.<name>` (e.g. `callback.didReceive`) and a JSON payload with
+/// sorted keys (see docs/FORMAT.md).
+public enum RecordedEvent: Hashable, Sendable {
+    /// A recording (one extension instance) begins. Always version 1 of its stream.
+    case recordingStarted(InstanceInfo)
+    /// The instance ended (Messages quit on its device).
+    case recordingEnded(EventContext)
+    /// The user did something in Messages or in the extension's UI.
+    case input(UserAction, EventContext)
+    case callback(CallbackRecord, EventContext)
+    case action(ActionRecord, EventContext)
+    /// The device's transcript changed without a callback (a send, an arrival).
+    case transcript(TranscriptChange, EventContext)
+    /// The extension's UI changed to this screen.
+    case screen(Screen, EventContext)
+
+    /// The stored event type.
+    public var type: String {
+        switch self {
+        case .recordingStarted: return "recording.started"
+        case .recordingEnded: return "recording.ended"
+        case .input(let action, _): return "input." + action.kindName
+        case .callback(let record, _): return "callback." + record.callback.rawValue
+        case .action(let record, _): return "action." + record.action.name
+        case .transcript(.sent, _): return "transcript.sent"
+        case .transcript(.arrived, _): return "transcript.arrived"
+        case .screen: return "ui.screen"
+        }
+    }
+
+    /// The payload layout version of every type; bump one when its layout changes and
+    /// teach ``decode(type:typeVersion:payload:)`` to upcast the old one.
+    public static let currentTypeVersion = 1
+
+    public var context: EventContext? {
+        switch self {
+        case .recordingStarted: return nil
+        case .recordingEnded(let c), .input(_, let c), .callback(_, let c), .action(_, let c),
+             .transcript(_, let c), .screen(_, let c):
+            return c
+        }
+    }
+}
+
+extension UserAction {
+    /// The event type suffix, e.g. `tapMessage`.
+    public var kindName: String {
+        switch self {
+        case .openConversation: return "openConversation"
+        case .leaveMessages: return "leaveMessages"
+        case .quitMessages: return "quitMessages"
+        case .openExtension: return "openExtension"
+        case .tapMessage: return "tapMessage"
+        case .viewLiveMessage: return "viewLiveMessage"
+        case .touch: return "touch"
+        case .expand: return "expand"
+        case .collapse: return "collapse"
+        case .tapSend: return "tapSend"
+        case .deleteStaged: return "deleteStaged"
+        case .dismissExtension: return "dismissExtension"
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import EventStore
+import Foundation
+import MessagesHost
+import MessagesModel
+import RecordedEvents
+
+/// Records everything that happens to extensions in a ``MessagesHost``: every
+/// callback the host delivers and every action an extension takes (by wrapping each
+/// extension), and every user action and transcript change (as the host's observer).
+///
+/// Events are buffered and written in one transaction by ``flush()``; an event is
+/// stored (acknowledged) once `flush` returns. One stream per extension instance.
+public final class Recorder: HostObserver {
+    private let store: EventStore
+    private let clock: any RecordingClock
+    private var ids: SeededGenerator?
+    private var buffer: [NewEvent] = []
+    private var expectations: [UUID: ExpectedVersion] = [:]
+    private var versions: [UUID: Int64] = [:]
+    private var wrappers: [UUID: RecordingExtension] = [:]
+
+    /// Callbacks recorded so far, by kind.
+    public private(set) var recordedCallbacks: [Callback: Int] = [:]
+    /// Events written by ``flush()`` so far (not counting retries of stored ones).
+    public private(set) var writtenEvents = 0
+
+    /// - Parameters:
+    ///   - seed: makes event ids deterministic (a seeded simulation); nil for random ids.
+    public init(store: EventStore, clock: any RecordingClock = SystemClock(), seed: UInt64? = nil) {
+        self.store = store
+        self.clock = clock
+        self.ids = seed.map { SeededGenerator(seed: $0 ^ 0x5EED_1D5) }
+    }
+
+    /// Wraps a host's extension factory so every instance is recorded.
+    public func wrapping(_ factory: @escaping MessagesHost.Factory) -> MessagesHost.Factory {
+        { [unowned self] info in
+            let wrapper = RecordingExtension(inner: factory(info), info: info, recorder: self)
+            wrappers[info.instanceID] = wrapper
+            return wrapper
+        }
+    }
+
+    /// Makes a host whose extensions are recorded by this recorder.
+    public func makeHost(seed: UInt64, urlPolicy: URLRules.Policy = .asShipped,
+                         makeExtension: @escaping MessagesHost.Factory) -> MessagesHost {
+        let host = MessagesHost(seed: seed, urlPolicy: urlPolicy, makeExtension: wrapping(makeExtension))
+        host.observer = self
+        return host
+    }
+
+    /// Writes the buffered events in one transaction.
+    @discardableResult
+    public func flush() throws -> Int {
+        guard !buffer.isEmpty else { return 0 }
+        let results = try store.append(buffer, expecting: expectations)
+        let written = results.filter(\.isNew).count
+        writtenEvents += written
+        buffer.removeAll(keepingCapacity: true)
+        expectations = [:]
+        return written
+    }
+
+    /// Events waiting for ``flush()``.
+    public var pendingCount: Int { buffer.count }
+
+    func record(_ event: RecordedEvent, stream: UUID) {
+        let version = versions[stream] ?? 0
+        if expectations[stream] == nil { expectations[stream] = version == 0 ? .noStream : .exactly(version) }
+        versions[stream] = version + 1
+        if case .callback(let record, _) = event { recordedCallbacks[record.callback, default: 0] += 1 }
+        let id = ids?.uuid() ?? UUID()
+        buffer.append(NewEvent(id: id, stream: stream, type: event.type, typeVersion: RecordedEvent.currentTypeVersion,
+                               recordedAt: clock.now(), payload: event.payload()))
+    }
+
+    // MARK: HostObserver
+
+    public func instanceStarted(_ info: InstanceInfo) {
+        record(.recordingStarted(info), stream: info.instanceID)
+    }
+
+    public func instanceEnded(_ info: InstanceInfo) {
+        guard let wrapper = wrappers.removeValue(forKey: info.instanceID) else { return }
+        record(.recordingEnded(wrapper.context), stream: info.instanceID)
+    }
+
+    public func userActed(_ action: UserAction, instance: InstanceInfo) {
+        guard let wrapper = wrappers[instance.instanceID] else { return }
+        record(.input(action, wrapper.context), stream: instance.instanceID)
+    }
+
+    public func transcriptChanged(_ change: TranscriptChange, instance: InstanceInfo) {
+        guard let wrapper = wrappers[instance.instanceID] else { return }
+        record(.transcript(change, wrapper.context), stream: instance.instanceID)
+    }
+}

@@ -1,0 +1,91 @@
+import GameRules
+import MessagesModel
+
+/// Seed 003's `MessagesViewController` with `GameBoardVC` (expanded) and
+/// `CollapsedVC` (compact, an empty placeholder).
+public final class TicTacToeExtension: MessagesAppExtension {
+    public static let kind = "tictactoe"
+    public var kind: String { Self.kind }
+
+    public enum Child: Hashable, Sendable {
+        case none
+        case placeholder
+        case board(TicTacToe.GameState, moveMade: Bool)
+        case unreadable(String)
+    }
+
+    public private(set) var child: Child = .none
+    private weak var host: (any ExtensionHost)?
+
+    public init() {}
+
+    public func attach(to host: any ExtensionHost) { self.host = host }
+
+    public func willBecomeActive(with conversation: Conversation) {
+        guard let host else { return }
+        present(for: conversation, style: host.presentationStyle)
+    }
+
+    public func willTransition(to style: PresentationStyle) {
+        // The seed removes its children during the transition.
+        child = .none
+    }
+
+    public func didTransition(to style: PresentationStyle) {
+        guard let conversation = host?.activeConversation else { return }
+        present(for: conversation, style: style)
+    }
+
+    public func didReceive(_ message: Message, conversation: Conversation) {
+        host?.requestPresentationStyle(.expanded)
+    }
+
+    /// The seed's `presentViewController(for:with:)`.
+    private func present(for conversation: Conversation, style: PresentationStyle) {
+        switch style {
+        case .compact, .transcript:
+            child = .placeholder
+        case .expanded:
+            do {
+                child = .board(try TicTacToe.GameState(url: conversation.selectedMessage?.url), moveMade: false)
+            } catch {
+                child = .unreadable(error.description)
+            }
+        }
+    }
+
+    public func handle(_ touch: Touch) {
+        guard let host, case .board(let state, let moveMade) = child, case .cell(let cell) = touch else { return }
+        // One move per opening, on an empty cell, while nobody has won.
+        guard !moveMade, let next = state.placing(at: cell) else { return }
+        child = .board(next, moveMade: true)
+        let session = host.activeConversation?.selectedMessage?.session ?? host.makeSession()
+        var message = host.makeMessage(session: session)
+        message.url = next.encode(mover: state.player)
+        message.layout = .template(TemplateLayout(caption: next.caption,
+                                                  image: MessageImage(kind: "tictactoe-board", cells: next.cellNames)))
+        host.insert(message, completion: nil)
+        host.dismiss()
+    }
+
+    public var screen: Screen {
+        switch child {
+        case .none:
+            return .blank
+        case .placeholder:
+            return Screen(name: "placeholder")
+        case .board(let state, _):
+            let status: String
+            if state.winner != 0 {
+                status = "Game Over: \(state.winner == TicTacToe.x ? "X" : "O") won"
+            } else if state.isDraw {
+                status = "Game Over: draw"
+            } else {
+                status = "\(state.player == TicTacToe.x ? "X" : "O") to move"
+            }
+            return Screen(name: "board", labels: [status], cells: state.cellNames)
+        case .unreadable(let reason):
+            return Screen(name: "unreadable", labels: ["This game message cannot be read: \(reason)"])
+        }
+    }
+}

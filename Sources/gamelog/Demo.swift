@@ -1,0 +1,121 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import MessagesHost
+import MessagesModel
+import Recorder
+import Simulation
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play one Battleship and one Tic-tac-toe game between two devices, record them, and tell the story.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Flag(help: "Pin recorded times (start 2026-01-01, 0.25 s a step) so two runs write identical logs.")
+    var fixedClock = false
+
+    func run() throws {
+        try reportingErrors {
+            let store = try options.openForWriting()
+            let before = try store.count().events
+            let clock: any RecordingClock = fixedClock ? FixedClock() : SystemClock()
+            // Ids come from the seed; with the system clock each run is a new recording.
+            let seed: UInt64 = fixedClock ? 2026 : UInt64(Date().timeIntervalSince1970 * 1_000_000)
+            let recorder = Recorder(store: store, clock: clock, seed: seed)
+            let simulator = Simulator(recorder: recorder, seed: seed)
+            simulator.flushEveryStep = true
+            simulator.didStep = narrate
+
+            print("Battleship: Alice (device A) hides two ships; Bob (device B) hunts them.\n")
+            let battleship = try simulator.play(.battleship, script: DemoScripts.battleship)
+            summarize(battleship)
+
+            print("\nTic-tac-toe: Alice (device A) plays X, Bob (device B) plays O.\n")
+            let tictactoe = try simulator.play(.tictactoe, script: DemoScripts.tictactoe)
+            summarize(tictactoe)
+
+            let after = try store.count().events
+            let report = try store.verifyIntegrity()
+            print("""
+
+                Recorded \(after - before) events in \(store.path) (\(after) in all); hash chain \(report.isSound ? "intact" : "BROKEN").
+                Next: `gamelog log --db \(store.path)` lists them; `gamelog verify --db \(store.path)` checks them.
+                """)
+        }
+    }
+
+    private func narrate(_ device: DeviceID, _ step: PlayerStep, _ host: MessagesHost) {
+        let owner = device == "A" ? "Alice" : "Bob"
+        var line = "\(device) \(owner.padding(toLength: 5, withPad: " ", startingAt: 0)) › \(describe(step, device, host))"
+        if let active = host.activeInstance(on: device) {
+            let screen = active.extension.screen
+            line += "   [\(active.style) · \(screen.name)\(screen.labels.isEmpty ? "" : " · " + screen.labels.joined(separator: " · "))]"
+            print(line)
+            if let alert = screen.alert { print("      alert: \(alert.title) \(alert.message)") }
+            if case .act(.touch(.cell)) = step { Terminal.board(screen.cells).forEach { print($0) } }
+        } else {
+            print(line)
+        }
+        if case .act(.tapSend) = step, let conversation = host.currentConversation(of: device),
+           let sent = host.latestMessage(on: device, in: conversation) {
+            print("      sent: \"\(host.display(sent.caption ?? "", on: device))\"  url: \(sent.url ?? "none")")
+        }
+        if case .deliver = step, let delivery = host.lastDelivery, case .message = delivery.item,
+           let message = host.latestMessage(on: device, in: delivery.conversation) {
+            print("      arrived: \"\(host.display(message.caption ?? "", on: device))\"")
+        }
+    }
+
+    private func describe(_ step: PlayerStep, _ device: DeviceID, _ host: MessagesHost) -> String {
+        switch step {
+        case .act(.openConversation): return "opens the conversation"
+        case .deliver: return "receives a message"
+        default: return step.description
+        }
+    }
+
+    private func summarize(_ report: GameReport) {
+        print("\n  Result: \(report.outcome)")
+        if !report.board.isEmpty {
+            print("  Final board:")
+            Terminal.board(report.board).forEach { print($0) }
+        }
+        for (device, lines) in report.transcripts.sorted(by: { $0.key < $1.key }) {
+            print("  Transcript on \(device):")
+            lines.forEach { print("    \($0)") }
+        }
+        print("  \(report.steps.count) steps, \(report.eventsWritten) events recorded.")
+    }
+}
+
+/// The demo's games, step by step.
+enum DemoScripts {
+    static func battleship(_ game: ConversationID) -> [(DeviceID, PlayerStep)] {
+        [
+            ("A", .act(.openConversation(game))), ("A", .act(.openExtension)),
+            ("A", .act(.touch(.button("Start game")))),
+            ("A", .act(.touch(.cell(2)))), ("A", .act(.touch(.cell(6)))), ("A", .act(.touch(.button("Finished")))),
+            ("A", .act(.tapSend)),
+            ("B", .act(.openConversation(game))), ("B", .deliver), ("B", .tapLatestMessage),
+            ("B", .act(.touch(.cell(4)))), ("B", .act(.touch(.cell(2)))), ("B", .act(.touch(.cell(2)))),
+            ("B", .act(.touch(.cell(0)))), ("B", .act(.touch(.cell(6)))),
+            ("B", .act(.tapSend)),
+            ("A", .deliver), ("A", .tapLatestMessage), ("A", .act(.touch(.dismissAlert))), ("A", .act(.dismissExtension)),
+        ]
+    }
+
+    static func tictactoe(_ game: ConversationID) -> [(DeviceID, PlayerStep)] {
+        var steps: [(DeviceID, PlayerStep)] = [
+            ("A", .act(.openConversation(game))), ("A", .act(.openExtension)), ("A", .act(.expand)),
+            ("A", .act(.touch(.cell(4)))), ("A", .act(.tapSend)),
+            ("B", .act(.openConversation(game))),
+        ]
+        let moves: [(DeviceID, Int)] = [("B", 0), ("A", 2), ("B", 6), ("A", 3), ("B", 1), ("A", 5)]
+        for (device, cell) in moves {
+            steps += [(device, .deliver), (device, .tapLatestMessage), (device, .act(.touch(.cell(cell)))), (device, .act(.tapSend))]
+        }
+        steps += [("B", .deliver), ("B", .tapLatestMessage), ("B", .act(.dismissExtension))]
+        return steps
+    }
+}

@@ -1,0 +1,13 @@
+import ArgumentParser
+
+@main
+struct Gamelog: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gamelog",
+        abstract: "Record, replay and audit turn-based games played through Messages extensions.",
+        discussion: """
+            Every lifecycle callback and every extension action is stored as a compressed, \
+            hash-chained event in one SQLite file (default ./gamelog.sqlite).
+            """,
+        subcommands: [Demo.self, Simulate.self, Log.self, Verify.self, Info.self])
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import MessagesModel
+import RecordedEvents
+
+struct Log: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the recorded events, one line each.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "Only events of this device (e.g. A).") var device: String?
+    @Option(help: "Only events whose type starts with this (e.g. callback, callback.didReceive, input).") var kind: String?
+    @Option(help: "Only events of the conversation whose id starts with this.") var game: String?
+    @Option(help: "Only events at or after this time (ISO 8601, or microseconds since 1970).") var since: String?
+    @Option(help: "Only events at or before this time.") var until: String?
+    @Option(help: "At most this many events.") var limit: Int?
+    @Flag(help: "Print one JSON object per line.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let store = try options.openForReading()
+            let query = EventQuery(since: try since.map(parseTime), until: try until.map(parseTime))
+            var shown = 0
+            try store.scan(query) { event in
+                if let limit, shown >= limit { return }
+                if let kind, !(event.type == kind || event.type.hasPrefix(kind + ".")) { return }
+                let decoded = try? RecordedEvent.decode(type: event.type, typeVersion: event.typeVersion, payload: event.payload)
+                let context = decoded?.context
+                let deviceName: String?
+                let conversation: ConversationID?
+                if case .recordingStarted(let info)? = decoded {
+                    deviceName = info.device.name
+                    conversation = info.conversation
+                } else {
+                    deviceName = context?.device.name
+                    conversation = context?.conversation
+                }
+                if let device, deviceName != device { return }
+                if let game, !(conversation?.uuid.uuidString.lowercased().hasPrefix(game.lowercased()) ?? false) { return }
+                shown += 1
+                if json {
+                    var object: [String: Any] = [
+                        "position": event.position, "id": event.id.uuidString.lowercased(),
+                        "stream": event.stream.uuidString.lowercased(), "streamVersion": event.streamVersion,
+                        "type": event.type, "typeVersion": event.typeVersion, "recordedAt": event.recordedAt.description,
+                    ]
+                    object["payload"] = try? JSONSerialization.jsonObject(with: Data(event.payload))
+                    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                } else {
+                    let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
+                    print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.padding(toLength: 28, withPad: " ", startingAt: 0)) \(style.padding(toLength: 20, withPad: " ", startingAt: 0)) \(decoded.map(summary) ?? "(undecodable payload)")")
+                }
+            }
+        }
+    }
+
+    private func summary(_ event: RecordedEvent) -> String {
+        switch event {
+        case .recordingStarted(let info): return "\(info.kind) on \(info.device) in \(info.conversation.uuid.uuidString.prefix(8).lowercased())"
+        case .recordingEnded: return ""
+        case .input(let action, _): return action.description
+        case .callback(let record, _):
+            if let message = record.message { return message.caption ?? message.url ?? "" }
+            if let style = record.style { return "to \(style)" }
+            return record.conversation?.selectedMessage.map { "selected: \($0.caption ?? "")" } ?? ""
+        case .action(let record, _):
+            let outcome = record.error.map { " → error \($0.code.rawValue): \($0.reason)" } ?? ""
+            switch record.action {
+            case .insert(let m), .send(let m): return "\(m.url ?? "no url")\(outcome)"
+            case .requestPresentationStyle(let s): return "\(s)"
+            default: return outcome
+            }
+        case .transcript(.sent(let item), _), .transcript(.arrived(let item, _), _):
+            return item.message.map { $0.caption ?? "" } ?? "\(item)"
+        case .screen(let screen, _): return ([screen.name] + screen.labels).joined(separator: " · ")
+        }
+    }
+}
+
+func parseTime(_ text: String) throws -> Timestamp {
+    if let micros = Int64(text) { return Timestamp(microsecondsSince1970: micros) }
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    if let date = formatter.date(from: text) { return Timestamp(date) }
+    formatter.formatOptions = [.withInternetDateTime]
+    if let date = formatter.date(from: text) { return Timestamp(date) }
+    throw ValidationError("'\(text)' is not a time: use ISO 8601 (2026-11-22T10:00:00Z) or microseconds since 1970.")
+}
+
+extension String {
+    func leftPad(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

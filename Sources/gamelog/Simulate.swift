@@ -1,0 +1,91 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import Recorder
+import Simulation
+
+struct Simulate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play many random games (with cancels, re-taps, dismissals, switching away) and record them.",
+        discussion: "The same seed plays the same games; with --clock fixed it also writes the same times, so the log is identical. Re-running a seed into the same database adds nothing: event ids come from the seed.")
+
+    enum Game: String, ExpressibleByArgument, CaseIterable {
+        case battleship, tictactoe, mixed
+    }
+
+    enum Clock: String, ExpressibleByArgument, CaseIterable {
+        case system, fixed
+    }
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "How many games to play.")
+    var games: Int = 100
+
+    @Option(help: "The seed for every random choice.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Which game: \(Game.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var game: Game = .mixed
+
+    @Option(help: "Where recorded times come from: system, or fixed (reproducible).")
+    var clock: Clock = .system
+
+    @Option(help: "Chance, 0 to 1, that a step is noise (cancel, re-tap, dismiss, switch away).")
+    var noise: Double = 0.15
+
+    @Flag(help: "Print a JSON summary instead of text.")
+    var json = false
+
+    func validate() throws {
+        guard games >= 1 else { throw ValidationError("--games must be at least 1, not \(games).") }
+        guard (0...0.9).contains(noise) else { throw ValidationError("--noise must be between 0 and 0.9, not \(noise).") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let store = try options.openForWriting()
+            let recorder = Recorder(store: store, clock: clock == .fixed ? FixedClock() : SystemClock(), seed: seed)
+            let simulator = Simulator(recorder: recorder, seed: seed, noise: noise)
+            let progress = ProgressBar(total: games, label: "games")
+            let started = Date()
+            var finished = 0
+            var outcomes: [String: Int] = [:]
+            for number in 0..<games {
+                let kind: GameKind = switch game {
+                case .battleship: .battleship
+                case .tictactoe: .tictactoe
+                case .mixed: number.isMultiple(of: 2) ? .battleship : .tictactoe
+                }
+                let report = try simulator.play(kind)
+                if report.finished { finished += 1 }
+                outcomes[outcomeClass(report), default: 0] += 1
+                progress.update(number + 1, detail: "· \(recorder.writtenEvents) events")
+            }
+            progress.finish()
+            let seconds = Date().timeIntervalSince(started)
+            let written = recorder.writtenEvents
+            if json {
+                let summary: [String: Any] = [
+                    "games": games, "finished": finished, "eventsWritten": written, "seconds": seconds,
+                    "seed": seed, "database": store.path, "outcomes": outcomes,
+                ]
+                let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                print("Played \(games) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
+                print("Wrote \(written) events to \(store.path) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
+                if written == 0 { print("Nothing new: these games were already recorded with this seed.") }
+                for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) { print("  \(outcome): \(count)") }
+            }
+        }
+    }
+
+    private func outcomeClass(_ report: GameReport) -> String {
+        guard report.finished else { return "\(report.kind.rawValue) unfinished" }
+        let text = report.outcome
+        if text.contains("destroyed") { return "battleship: guesser won" }
+        if text.contains("lost") { return "battleship: guesser lost" }
+        return "\(report.kind.rawValue): \(text)"
+    }
+}
