@@ -54,8 +54,9 @@ let package = Package(
         .executableTarget(
             name: "gamelog",
             dependencies: [
-                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules",
+                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules", "ZlibCodec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
 

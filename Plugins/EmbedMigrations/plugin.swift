@@ -17,8 +17,10 @@ struct EmbedMigrations: BuildToolPlugin {
             .buildCommand(
                 displayName: "Embedding \(files.count) SQL migrations",
                 executable: try context.tool(named: "MigrationEmbedder").url,
-                arguments: [output.path] + files.map(\.path),
-                inputFiles: files,
+                arguments: [output.path, folder.path],
+                // The folder itself too: adding a migration changes its modification
+                // time, so the embedder runs again even when SwiftPM reuses this plan.
+                inputFiles: files + [folder],
                 outputFiles: [output])
         ]
     }
