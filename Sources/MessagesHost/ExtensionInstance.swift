@@ -54,26 +54,32 @@ public final class ExtensionInstance: ExtensionHost {
     }
 
     public func insert(_ message: Message, completion: ((MessagesError?) -> Void)?) {
-        completion?(host.stage(.message(message), by: self))
+        let error = host.stage(.message(message), by: self)
+        completion?(error)
     }
 
     public func insertText(_ text: String, completion: ((MessagesError?) -> Void)?) {
-        completion?(host.stage(.text(text), by: self))
+        let error = host.stage(.text(text), by: self)
+        completion?(error)
     }
 
     public func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) {
-        completion?(host.stage(.sticker(sticker), by: self))
+        let error = host.stage(.sticker(sticker), by: self)
+        completion?(error)
     }
 
     public func insertAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
-        completion?(host.stage(.attachment(fileURL: fileURL, alternateFilename: alternateFilename), by: self))
+        let error = host.stage(.attachment(fileURL: fileURL, alternateFilename: alternateFilename), by: self)
+        completion?(error)
     }
 
     public func send(_ message: Message, completion: ((MessagesError?) -> Void)?) {
-        completion?(host.sendDirectly(.message(message), by: self))
+        let error = host.sendDirectly(.message(message), by: self)
+        completion?(error)
     }
 
     public func sendText(_ text: String, completion: ((MessagesError?) -> Void)?) {
-        completion?(host.sendDirectly(.text(text), by: self))
+        let error = host.sendDirectly(.text(text), by: self)
+        completion?(error)
     }
 }
