@@ -147,7 +147,8 @@ public final class MessagesHost {
     /// Maps `from`'s identifiers to `to`'s, for every person both may know.
     func identifierMap(from: DeviceID, to: DeviceID) -> [ParticipantID: ParticipantID] {
         var map: [ParticipantID: ParticipantID] = [:]
-        for (person, id) in devices[from]!.participantIDs {
+        // In person order: making an identifier draws from the seeded generator.
+        for (person, id) in devices[from]!.participantIDs.sorted(by: { $0.key < $1.key }) {
             map[id] = participantID(of: person, on: to)
         }
         return map
@@ -234,9 +235,13 @@ public final class MessagesHost {
     private func resignEverything(on device: DeviceID) {
         guard let current = devices[device]?.current else { return }
         if let instance = instances[device]?[current] { resign(instance) }
-        for live in (liveInstances[device] ?? [:]).values where live.info.conversation == current {
-            resign(live)
-        }
+        for live in liveInstances(on: device, in: current) { resign(live) }
+    }
+
+    /// The live (transcript-style) instances of a conversation, in a stable order.
+    private func liveInstances(on device: DeviceID, in conversation: ConversationID) -> [ExtensionInstance] {
+        (liveInstances[device] ?? [:]).values.filter { $0.info.conversation == conversation }
+            .sorted { $0.info.instanceID.uuidString < $1.info.instanceID.uuidString }
     }
 
     // MARK: - User actions
@@ -472,8 +477,7 @@ public final class MessagesHost {
             adding: Bubble(content: .item(item), sender: sender, isOutgoing: false))
         observer?.transcriptChanged(.arrived(item, sender: sender), instance: instance.info)
         guard case .message(let message) = item, devices[device]!.current == delivery.conversation else { return }
-        for running in [instance] + (liveInstances[device] ?? [:]).values.filter({ $0.info.conversation == delivery.conversation })
-        where running.isActive {
+        for running in [instance] + liveInstances(on: device, in: delivery.conversation) where running.isActive {
             deliver(.didReceive, to: running, message: message)
         }
     }

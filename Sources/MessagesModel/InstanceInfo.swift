@@ -15,6 +15,44 @@ public struct InstanceInfo: Hashable, Codable, Sendable {
     /// Set for an instance drawing a live message in transcript style.
     public var liveMessage: MessageID?
 
+    private enum CodingKeys: String, CodingKey {
+        case instanceID, device, conversation, kind, localParticipant, remoteParticipants, names, liveMessage
+    }
+
+    // Names are stored as an object keyed by identifier, so the canonical (sorted-key)
+    // JSON is the same every run; a dictionary with non-string keys would encode as an
+    // array in hash order.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(instanceID, forKey: .instanceID)
+        try c.encode(device, forKey: .device)
+        try c.encode(conversation, forKey: .conversation)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(localParticipant, forKey: .localParticipant)
+        try c.encode(remoteParticipants, forKey: .remoteParticipants)
+        try c.encode(Dictionary(uniqueKeysWithValues: names.map { ($0.key.uuid.uuidString, $0.value) }), forKey: .names)
+        try c.encodeIfPresent(liveMessage, forKey: .liveMessage)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        instanceID = try c.decode(UUID.self, forKey: .instanceID)
+        device = try c.decode(DeviceID.self, forKey: .device)
+        conversation = try c.decode(ConversationID.self, forKey: .conversation)
+        kind = try c.decode(String.self, forKey: .kind)
+        localParticipant = try c.decode(ParticipantID.self, forKey: .localParticipant)
+        remoteParticipants = try c.decode([ParticipantID].self, forKey: .remoteParticipants)
+        var names: [ParticipantID: String] = [:]
+        for (key, name) in try c.decode([String: String].self, forKey: .names) {
+            guard let uuid = UUID(uuidString: key) else {
+                throw DecodingError.dataCorruptedError(forKey: .names, in: c, debugDescription: "'\(key)' is not a UUID")
+            }
+            names[ParticipantID(uuid)] = name
+        }
+        self.names = names
+        liveMessage = try c.decodeIfPresent(MessageID.self, forKey: .liveMessage)
+    }
+
     public init(instanceID: UUID, device: DeviceID, conversation: ConversationID, kind: String,
                 localParticipant: ParticipantID, remoteParticipants: [ParticipantID],
                 names: [ParticipantID: String], liveMessage: MessageID? = nil) {

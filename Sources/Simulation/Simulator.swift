@@ -50,6 +50,9 @@ public final class Simulator {
     public var stepBudget = 600
     /// Write after every step (each step acknowledged) rather than once per game.
     public var flushEveryStep = false
+    /// Callbacks the hosts of every game so far delivered, by kind: what the recorder
+    /// must have recorded.
+    public private(set) var deliveredCallbacks: [Callback: Int] = [:]
     /// Called after each step that was carried out, e.g. to narrate the game.
     public var didStep: ((DeviceID, PlayerStep, MessagesHost) -> Void)?
 
@@ -142,6 +145,7 @@ public final class Simulator {
 
     private func report(_ kind: GameKind, _ host: MessagesHost, _ game: ConversationID,
                         _ steps: [(DeviceID, PlayerStep)], _ finished: Bool, _ written: Int) -> GameReport {
+        deliveredCallbacks.merge(host.deliveredCallbacks, uniquingKeysWith: +)
         var transcripts: [DeviceID: [String]] = [:]
         for device in host.deviceIDs {
             transcripts[device] = host.transcript(on: device, in: game).map { describe($0, on: device, host) }
