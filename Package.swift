@@ -60,6 +60,11 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        .executableTarget(
+            name: "StoreBenchmark",
+            dependencies: ["EventStore", "Recorder", "Simulation", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+
         // MARK: Tests
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(
@@ -70,6 +75,9 @@ let package = Package(
         .testTarget(name: "GameRulesTests", dependencies: ["GameRules"], swiftSettings: strict),
         .testTarget(name: "SeedExtensionsTests", dependencies: ["SeedExtensions", "MessagesHost"], swiftSettings: strict),
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["EventStore"], swiftSettings: strict),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["gamelog", "EventStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
     ]
 )

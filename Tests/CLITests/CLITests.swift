@@ -1,0 +1,168 @@
+import EventStore
+import Foundation
+import GRDB
+import Testing
+
+/// Runs the real `gamelog` binary in a child process.
+struct Run {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+func gamelog(_ arguments: [String], in folder: URL) throws -> Run {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "gamelog")
+    let candidates = [binary] + [Bundle.main.bundleURL.deletingLastPathComponent().appending(path: "gamelog")]
+    guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path])
+    }
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.currentDirectoryURL = folder
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+               stderr: String(decoding: errData, as: UTF8.self))
+}
+
+final class Folder {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appending(path: "gamelog-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appending(path: name).path }
+}
+
+@Suite(.serialized) struct CLITests {
+    @Test func demoRecordsBothGamesIntoTheDefaultDatabase() throws {
+        let folder = try Folder()
+        let run = try gamelog(["demo"], in: folder.url)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Bob destroyed all the ships!"))
+        #expect(run.stdout.contains("X (Alice) won"))
+        #expect(run.stdout.contains("hash chain intact"))
+        let path = folder.path("gamelog.sqlite")
+        let check = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
+        #expect(check == "ok")
+        let store = try EventStore(path: path, access: .readOnly)
+        #expect(try store.count().events > 100)
+        #expect(try store.verifyIntegrity().isSound)
+    }
+
+    @Test func simulateIsReproducibleWithAFixedClock() throws {
+        let folder = try Folder()
+        for name in ["a.sqlite", "b.sqlite"] {
+            let run = try gamelog(["simulate", "--games", "6", "--seed", "4", "--clock", "fixed", "--db", name], in: folder.url)
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let a = try EventStore(path: folder.path("a.sqlite"), access: .readOnly)
+        let b = try EventStore(path: folder.path("b.sqlite"), access: .readOnly)
+        #expect(try a.headHash() == (try b.headHash()))
+        #expect(try a.count().events > 50)
+    }
+
+    @Test func logAndVerifySpeakJSON() throws {
+        let folder = try Folder()
+        _ = try gamelog(["simulate", "--games", "2", "--db", "x.sqlite"], in: folder.url)
+        let log = try gamelog(["log", "--db", "x.sqlite", "--json", "--kind", "callback", "--device", "B"], in: folder.url)
+        #expect(log.status == 0)
+        let lines = log.stdout.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect((object["type"] as? String)?.hasPrefix("callback.") == true)
+            #expect(((object["payload"] as? [String: Any])?["context"] as? [String: Any])?["device"] as? String == "B")
+        }
+        let verify = try gamelog(["verify", "--db", "x.sqlite", "--json"], in: folder.url)
+        #expect(verify.status == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any])
+        #expect(report["ok"] as? Bool == true)
+    }
+
+    @Test func verifyNamesTheTamperedPositionAndFails() throws {
+        let folder = try Folder()
+        _ = try gamelog(["simulate", "--games", "2", "--db", "x.sqlite"], in: folder.url)
+        try DatabaseQueue(path: folder.path("x.sqlite")).write { db in
+            var payload = try Data.fetchOne(db, sql: "SELECT payload FROM events WHERE position = 30")!
+            payload[payload.count / 2] ^= 0x01
+            try db.execute(sql: "UPDATE events SET payload = ? WHERE position = 30", arguments: [payload])
+        }
+        let run = try gamelog(["verify", "--db", "x.sqlite"], in: folder.url)
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("position 30"))
+    }
+
+    @Test func badFilesGetAPlainErrorAndStayUnchanged() throws {
+        let folder = try Folder()
+        let junk = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try junk.write(to: folder.url.appending(path: "junk.sqlite"))
+        for command in [["log"], ["verify"], ["simulate", "--games", "1"], ["demo"]] {
+            let run = try gamelog(command + ["--db", "junk.sqlite"], in: folder.url)
+            #expect(run.status != 0)
+            #expect(run.stderr.hasPrefix("error: "))
+            #expect(run.stderr.contains("is not an SQLite database"))
+            #expect(run.stderr.split(separator: "\n").count <= 2)
+        }
+        #expect(try Data(contentsOf: folder.url.appending(path: "junk.sqlite")) == junk)
+
+        let missing = try gamelog(["log", "--db", "nowhere.sqlite"], in: folder.url)
+        #expect(missing.status != 0 && missing.stderr.contains("no gamelog database at nowhere.sqlite"))
+        #expect(!FileManager.default.fileExists(atPath: folder.path("nowhere.sqlite")))
+    }
+
+    @Test func newerSchemaIsRefusedWithTheWayOut() throws {
+        let folder = try Folder()
+        _ = try gamelog(["simulate", "--games", "1", "--db", "x.sqlite"], in: folder.url)
+        try DatabaseQueue(path: folder.path("x.sqlite")).writeWithoutTransaction {
+            try $0.execute(sql: "PRAGMA user_version = 99; PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let before = try Data(contentsOf: folder.url.appending(path: "x.sqlite"))
+        let run = try gamelog(["simulate", "--games", "1", "--db", "x.sqlite"], in: folder.url)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("schema version 99") && run.stderr.contains("Upgrade gamelog"))
+        #expect(try Data(contentsOf: folder.url.appending(path: "x.sqlite")) == before)
+    }
+
+    @Test func wrongArgumentsAreExplained() throws {
+        let folder = try Folder()
+        let run = try gamelog(["simulate", "--games", "0"], in: folder.url)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("--games must be at least 1"))
+        let time = try gamelog(["log", "--since", "yesterday"], in: folder.url)
+        #expect(time.status != 0)
+    }
+}
+
+@Suite struct FormatDocumentTests {
+    /// docs/FORMAT.md is followed by tools/decode_log.py, which knows nothing of our
+    /// code: it must decode every event and reach the same head hash.
+    @Test func aPythonReaderOfTheFormatAgreesWithTheStore() throws {
+        let folder = try Folder()
+        let run = try gamelog(["simulate", "--games", "4", "--seed", "9", "--db", "x.sqlite"], in: folder.url)
+        #expect(run.status == 0)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appending(path: "tools/decode_log.py").path, folder.path("x.sqlite")]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let summary = try #require(String(decoding: data, as: UTF8.self).split(separator: "\n").last)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        let store = try EventStore(path: folder.path("x.sqlite"), access: .readOnly)
+        #expect(object["head"] as? String == (try store.headHash()).map { String(format: "%02x", $0) }.joined())
+        #expect(object["events"] as? Int == Int(try store.count().events))
+        #expect((object["problems"] as? [Any])?.isEmpty == true)
+    }
+}

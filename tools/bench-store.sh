@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Event store benchmark: bytes per event, append and read rates, each next to a
+# baseline measured in the same run. Usage: tools/bench-store.sh [GAMES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product StoreBenchmark >/dev/null
+.build/release/StoreBenchmark "${1:-300}"
