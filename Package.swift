@@ -62,7 +62,7 @@ let package = Package(
 
         .executableTarget(
             name: "StoreBenchmark",
-            dependencies: ["EventStore", "Recorder", "Simulation", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["EventStore", "Recorder", "Simulation", "ZlibCodec", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
 
         // MARK: Tests

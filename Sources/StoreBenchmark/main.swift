@@ -6,6 +6,7 @@ import Foundation
 import GRDB
 import Recorder
 import Simulation
+import ZlibCodec
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
@@ -34,6 +35,19 @@ try source.scan { e in
 }
 let count = workload.count
 print("workload: \(count) events from \(games) simulated games")
+
+// Compression settings, measured alone on the workload with the shipped dictionary.
+let shippedDictionary: [UInt8] = try DatabaseQueue(path: folder.appending(path: "source.sqlite").path).read {
+    Array(try Data.fetchOne($0, sql: "SELECT bytes FROM dictionaries ORDER BY id DESC LIMIT 1") ?? Data())
+}
+print("\ncompression alone (shipped \(shippedDictionary.count)-byte dictionary)")
+for (level, memoryLevel) in [(9, 8), (6, 8), (6, 4), (4, 4), (1, 4)] as [(Int32, Int32)] {
+    let deflater = try RawDeflater(level: level, memoryLevel: memoryLevel, dictionary: shippedDictionary)
+    var total = 0
+    let time = try seconds { for event in workload { total += try deflater.compress(event.payload).count } }
+    print(String(format: "  level %d, memLevel %d: %6.2f µs/event, %6.1f bytes/event", level, memoryLevel,
+                 time / Double(count) * 1e6, Double(total) / Double(count)))
+}
 
 // 2. gamelog append: batches of 1,000, compressed and hashed.
 let target = folder.appending(path: "target.sqlite").path
