@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "RecordedEvents", targets: ["RecordedEvents"]),
         .library(name: "Recorder", targets: ["Recorder"]),
         .library(name: "Simulation", targets: ["Simulation"]),
+        .library(name: "Projections", targets: ["Projections"]),
+        .library(name: "Replay", targets: ["Replay"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -47,14 +49,16 @@ let package = Package(
         .target(name: "GameRules", swiftSettings: strict),
         .target(name: "SeedExtensions", dependencies: ["MessagesModel", "GameRules"], swiftSettings: strict),
         .target(name: "RecordedEvents", dependencies: ["MessagesModel"], swiftSettings: strict),
+        .target(name: "Projections", dependencies: ["MessagesModel", "GameRules", "RecordedEvents"], swiftSettings: strict),
 
         // MARK: Shell
         .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "EventStore"], swiftSettings: strict),
+        .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameRules"], swiftSettings: strict),
         .target(name: "Simulation", dependencies: ["MessagesHost", "SeedExtensions", "Recorder"], swiftSettings: strict),
         .executableTarget(
             name: "gamelog",
             dependencies: [
-                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules", "ZlibCodec",
+                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules", "ZlibCodec", "Projections", "Replay",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -108,6 +108,10 @@ extension EventStore {
                 arguments += [from]
             }
         }
+        if let streams = query.streams {
+            conditions.append("s.uuid IN (\(streams.map { _ in "?" }.joined(separator: ",")))")
+            for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) { arguments += [Data(stream.bytes)] }
+        }
         if let types = query.types {
             conditions.append("t.name IN (\(types.map { _ in "?" }.joined(separator: ",")))")
             for type in types.sorted() { arguments += [type] }
@@ -148,7 +152,7 @@ extension EventQuery {
     /// True when the query selects a gapless run of positions, which can be checked
     /// as a chain without fetching each predecessor.
     var isContiguous: Bool {
-        stream == nil && types == nil && since == nil && until == nil
+        stream == nil && streams == nil && types == nil && since == nil && until == nil
     }
 }
 

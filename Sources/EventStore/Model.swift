@@ -123,6 +123,8 @@ public enum PayloadCodec: Int64, Sendable, CaseIterable {
 public struct EventQuery: Hashable, Sendable {
     public var positions: ClosedRange<Int64>?
     public var stream: UUID?
+    /// Any of these streams.
+    public var streams: Set<UUID>?
     /// With `stream`: the first stream version to read.
     public var fromStreamVersion: Int64?
     public var types: Set<String>?
@@ -130,10 +132,12 @@ public struct EventQuery: Hashable, Sendable {
     public var until: Timestamp?
     public var limit: Int?
 
-    public init(positions: ClosedRange<Int64>? = nil, stream: UUID? = nil, fromStreamVersion: Int64? = nil,
-                types: Set<String>? = nil, since: Timestamp? = nil, until: Timestamp? = nil, limit: Int? = nil) {
+    public init(positions: ClosedRange<Int64>? = nil, stream: UUID? = nil, streams: Set<UUID>? = nil,
+                fromStreamVersion: Int64? = nil, types: Set<String>? = nil, since: Timestamp? = nil,
+                until: Timestamp? = nil, limit: Int? = nil) {
         self.positions = positions
         self.stream = stream
+        self.streams = streams
         self.fromStreamVersion = fromStreamVersion
         self.types = types
         self.since = since

@@ -13,7 +13,12 @@ public struct ParticipantID: Hashable, Comparable, Codable, Sendable, CustomStri
 
 /// An `MSSession`: it has no properties, only identity. Messages in the same session
 /// replace each other in the transcript. The identity travels with the message.
-public struct SessionID: Hashable, Codable, Sendable, CustomStringConvertible {
+public struct SessionID: Hashable, Codable, Sendable, CustomStringConvertible, CodingKeyRepresentable {
+    public var codingKey: any CodingKey { IDKey(stringValue: uuid.uuidString) }
+    public init?<T: CodingKey>(codingKey: T) {
+        guard let uuid = UUID(uuidString: codingKey.stringValue) else { return nil }
+        self.uuid = uuid
+    }
     public var uuid: UUID
     public init(_ uuid: UUID) { self.uuid = uuid }
     public var description: String { uuid.uuidString }
@@ -22,7 +27,12 @@ public struct SessionID: Hashable, Codable, Sendable, CustomStringConvertible {
 }
 
 /// The identity of one message across devices (Messages' message GUID).
-public struct MessageID: Hashable, Codable, Sendable, CustomStringConvertible {
+public struct MessageID: Hashable, Codable, Sendable, CustomStringConvertible, CodingKeyRepresentable {
+    public var codingKey: any CodingKey { IDKey(stringValue: uuid.uuidString) }
+    public init?<T: CodingKey>(codingKey: T) {
+        guard let uuid = UUID(uuidString: codingKey.stringValue) else { return nil }
+        self.uuid = uuid
+    }
     public var uuid: UUID
     public init(_ uuid: UUID) { self.uuid = uuid }
     public var description: String { uuid.uuidString }
@@ -31,7 +41,12 @@ public struct MessageID: Hashable, Codable, Sendable, CustomStringConvertible {
 }
 
 /// A conversation. Its identity is shared by every device taking part.
-public struct ConversationID: Hashable, Codable, Sendable, CustomStringConvertible {
+public struct ConversationID: Hashable, Codable, Sendable, CustomStringConvertible, CodingKeyRepresentable {
+    public var codingKey: any CodingKey { IDKey(stringValue: uuid.uuidString) }
+    public init?<T: CodingKey>(codingKey: T) {
+        guard let uuid = UUID(uuidString: codingKey.stringValue) else { return nil }
+        self.uuid = uuid
+    }
     public var uuid: UUID
     public init(_ uuid: UUID) { self.uuid = uuid }
     public var description: String { uuid.uuidString }
@@ -67,4 +82,13 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
                            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
+}
+
+/// The coding key of an identifier used as a dictionary key, so such dictionaries
+/// encode as JSON objects (sorted, canonical) rather than arrays in hash order.
+struct IDKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

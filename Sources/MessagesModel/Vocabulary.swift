@@ -1,7 +1,9 @@
 import Foundation
 
 /// A device in the simulation, e.g. `A` for Alice's phone.
-public struct DeviceID: Hashable, Comparable, Codable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct DeviceID: Hashable, Comparable, Codable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral, CodingKeyRepresentable {
+    public var codingKey: any CodingKey { IDKey(stringValue: name) }
+    public init?<T: CodingKey>(codingKey: T) { name = codingKey.stringValue }
     public var name: String
     public init(_ name: String) { self.name = name }
     public init(stringLiteral value: String) { name = value }

@@ -37,6 +37,15 @@ import Testing
         #expect(t.staged("B") == nil)
     }
 
+    @Test func oWinsSoXLoses() throws {
+        let t = try play([0, 3, 1, 4, 8, 5])
+        let last = try #require(t.latest("A"))
+        let state = try TicTacToe.GameState(url: last.url)
+        #expect(state.winner == TicTacToe.o && last.caption == "Game Over")
+        try t.do("A", .tapMessage(last.id))
+        #expect(t.screen("A")?.labels == ["Game Over: O won"])
+    }
+
     @Test func aFullBoardIsReportedAsADraw() throws {
         let t = try play([0, 1, 2, 4, 3, 5, 7, 6, 8])
         let last = try #require(t.latest("B"))

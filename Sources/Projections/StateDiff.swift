@@ -1,0 +1,64 @@
+import Foundation
+
+/// One difference between two states: a path and the values on each side.
+public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible {
+    /// E.g. `devices.B.screen.labels[1]`.
+    public var path: String
+    public var before: String?
+    public var after: String?
+
+    public var description: String {
+        switch (before, after) {
+        case (nil, let a?): return "+ \(path): \(a)"
+        case (let b?, nil): return "- \(path): \(b)"
+        case (let b?, let a?): return "~ \(path): \(b) → \(a)"
+        case (nil, nil): return "  \(path)"
+        }
+    }
+}
+
+extension ConversationState {
+    /// The presentable part of the state as a JSON object: devices and games, without
+    /// the reducer's bookkeeping.
+    public func presentation() -> [String: Any] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let object = (try? JSONSerialization.jsonObject(with: encoder.encode(self))) as? [String: Any] ?? [:]
+        return object.filter { ["devices", "games", "kind", "step", "position"].contains($0.key) }
+    }
+
+    /// What differs between two states, path by path, in a stable order.
+    public static func diff(_ a: ConversationState, _ b: ConversationState) -> [StateChange] {
+        var changes: [StateChange] = []
+        var left = a.presentation(), right = b.presentation()
+        left["step"] = nil; right["step"] = nil
+        left["position"] = nil; right["position"] = nil
+        compare(left, right, path: "", into: &changes)
+        return changes
+    }
+
+    private static func render(_ value: Any) -> String {
+        if let string = value as? String { return string }
+        if JSONSerialization.isValidJSONObject(value),
+           let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) {
+            return String(decoding: data, as: UTF8.self)
+        }
+        return "\(value)"
+    }
+
+    private static func compare(_ a: Any?, _ b: Any?, path: String, into changes: inout [StateChange]) {
+        switch (a, b) {
+        case (let x as [String: Any], let y as [String: Any]):
+            for key in Set(x.keys).union(y.keys).sorted() {
+                compare(x[key], y[key], path: path.isEmpty ? key : "\(path).\(key)", into: &changes)
+            }
+        case (let x as [Any], let y as [Any]) where x.count == y.count:
+            for index in x.indices { compare(x[index], y[index], path: "\(path)[\(index)]", into: &changes) }
+        case (nil, nil):
+            break
+        default:
+            let before = a.map(render), after = b.map(render)
+            if before != after { changes.append(StateChange(path: path, before: before, after: after)) }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import EventStore
+import Foundation
+import MessagesModel
+import Projections
+import RecordedEvents
+
+/// Moves through one conversation's recorded events like a debugger: the state at any
+/// step, the event at each step, searches by time and kind, and diffs.
+///
+/// Step 0 is before any event; step N is after the conversation's N-th event. States
+/// are rebuilt from snapshots taken every ``snapshotInterval`` steps, so reaching any
+/// step costs at most that many reducer steps.
+public final class Replayer {
+    public let conversation: ConversationID
+    /// The conversation's events in log order.
+    public let events: [ReplayEvent]
+    public let snapshotInterval: Int
+    private var snapshots: [Int: ConversationState] = [:]
+
+    public init(store: EventStore, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32) throws {
+        self.conversation = conversation
+        self.snapshotInterval = max(1, snapshotInterval)
+        var loaded: [ReplayEvent] = []
+        try store.scan(EventQuery(streams: streams)) { stored in
+            do {
+                let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+                loaded.append(ReplayEvent(position: stored.position, recordedAt: stored.recordedAt.microsecondsSince1970,
+                                          stream: stored.stream, event: event))
+            } catch {
+                throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
+            }
+        }
+        events = loaded
+        snapshots[0] = ConversationState(conversation: conversation)
+    }
+
+    public var stepCount: Int { events.count }
+
+    /// The event that step `n` applies (n in 1...stepCount).
+    public func event(at step: Int) -> ReplayEvent? {
+        (1...max(1, events.count)).contains(step) && step <= events.count ? events[step - 1] : nil
+    }
+
+    /// The state after `step` events.
+    public func state(at step: Int) throws -> ConversationState {
+        guard (0...events.count).contains(step) else { throw ReplayError.stepOutOfRange(step, count: events.count) }
+        let base = step / snapshotInterval * snapshotInterval
+        var state = try snapshot(at: base)
+        for index in base..<step { state.apply(events[index]) }
+        return state
+    }
+
+    private func snapshot(at step: Int) throws -> ConversationState {
+        if let known = snapshots[step] { return known }
+        var nearest = step - snapshotInterval
+        while snapshots[nearest] == nil { nearest -= snapshotInterval }
+        var state = snapshots[nearest]!
+        for index in nearest..<step {
+            state.apply(events[index])
+            if (index + 1) % snapshotInterval == 0 { snapshots[index + 1] = state }
+        }
+        return state
+    }
+
+    /// The first step whose event was recorded at or after `time`.
+    public func step(atOrAfter time: Timestamp) -> Int? {
+        events.firstIndex { $0.recordedAt >= time.microsecondsSince1970 }.map { $0 + 1 }
+    }
+
+    /// The next step after `step` whose event type equals `kind` or starts with `kind.`.
+    public func nextStep(after step: Int, kind: String) -> Int? {
+        guard step < events.count else { return nil }
+        return events[step...].firstIndex { $0.event.type == kind || $0.event.type.hasPrefix(kind + ".") }.map { $0 + 1 }
+    }
+
+    /// The previous step before `step` whose event has this kind.
+    public func previousStep(before step: Int, kind: String) -> Int? {
+        guard step > 1 else { return nil }
+        return events[..<(step - 1)].lastIndex { $0.event.type == kind || $0.event.type.hasPrefix(kind + ".") }.map { $0 + 1 }
+    }
+
+    /// The next step after `step` where a message was sent or arrived.
+    public func nextMessage(after step: Int) -> Int? { nextStep(after: step, kind: "transcript") }
+
+    /// What changed between two steps.
+    public func diff(from a: Int, to b: Int, as perspective: Perspective = .auditor) throws -> [StateChange] {
+        ConversationState.diff(try state(at: a).seen(as: perspective), try state(at: b).seen(as: perspective))
+    }
+}

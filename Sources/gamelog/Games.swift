@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import Replay
+
+struct Games: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List every game: kind, devices, players, result, events and time span.")
+
+    @OptionGroup var options: GlobalOptions
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let store = try options.openForReading()
+            let progress = ProgressBar(total: Int(try store.count().events), label: "events")
+            let catalog = try GameCatalog(store: store) { progress.update($0) }
+            progress.finish()
+            let games = catalog.games
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(games), as: UTF8.self))
+                return
+            }
+            if games.isEmpty { print("No games recorded in \(store.path).") }
+            for game in games {
+                let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                print("\(game.id.prefix(8))  \(game.kind.padding(toLength: 10, withPad: " ", startingAt: 0)) \(players.padding(toLength: 18, withPad: " ", startingAt: 0)) \(game.status.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)")
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import Projections
+import Replay
+
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Step through a game like a debugger.",
+        discussion: """
+            On a terminal: an interactive replayer (n/→ next, p/← previous, g jump to a step, \
+            t jump to a time, m next message, k next event of a kind, d diff to the previous \
+            step, q quit). Without a terminal, or with --step or --json, it prints the state \
+            at one step (default: the last) for scripts.
+            """)
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String
+    @Option(name: .customLong("as"), help: "Whose view: a device (e.g. A) or auditor.") var perspective: String = "auditor"
+    @Option(help: "Print the state at this step and exit.") var step: Int?
+    @Flag(help: "Print JSON and exit.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try OpenedGame(options: options, id: game)
+            let seenAs = Perspective(perspective)
+            if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {
+                let at = step ?? opened.replayer.stepCount
+                try opened.checkStep(at)
+                let state = try opened.replayer.state(at: at)
+                if json {
+                    print(try StateText.json(state, replayer: opened.replayer, perspective: seenAs))
+                } else {
+                    StateText.render(state.seen(as: seenAs), replayer: opened.replayer, perspective: seenAs,
+                                     focus: opened.session).forEach { print($0) }
+                }
+                return
+            }
+            try InteractiveReplay(opened: opened, perspective: seenAs).run()
+        }
+    }
+}
+
+/// The full-screen replayer. Draws the state at the current step with a help line
+/// that is always visible, and moves on single key presses.
+final class InteractiveReplay {
+    let opened: OpenedGame
+    let perspective: Perspective
+    var step = 0
+    var showDiff = false
+    var message = ""
+    private var saved = termios()
+
+    init(opened: OpenedGame, perspective: Perspective) {
+        self.opened = opened
+        self.perspective = perspective
+    }
+
+    static let help = "n/→ next  p/← prev  g step  t time  m next message  k next kind  d diff  q quit"
+
+    func run() throws {
+        tcgetattr(STDIN_FILENO, &saved)
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+            write("\u{1B}[?25h\n")
+        }
+        write("\u{1B}[?25l")
+        while true {
+            try draw()
+            guard let key = readKey() else { return }
+            message = ""
+            let replayer = opened.replayer
+            switch key {
+            case "q", "\u{04}": return
+            case "n", "right", " ": step = min(step + 1, replayer.stepCount)
+            case "p", "left": step = max(step - 1, 0)
+            case "d": showDiff.toggle()
+            case "m":
+                if let next = replayer.nextMessage(after: step) { step = next } else { message = "no later message" }
+            case "g":
+                if let text = prompt("go to step (0...\(replayer.stepCount)): "), let n = Int(text),
+                   (0...replayer.stepCount).contains(n) {
+                    step = n
+                } else {
+                    message = "not a step in 0...\(replayer.stepCount)"
+                }
+            case "t":
+                if let text = prompt("go to time (ISO 8601): "), let time = try? parseTime(text),
+                   let found = replayer.step(atOrAfter: time) {
+                    step = found
+                } else {
+                    message = "no event at or after that time"
+                }
+            case "k":
+                if let kind = prompt("next event of kind (e.g. callback.didReceive): "), !kind.isEmpty {
+                    if let found = replayer.nextStep(after: step, kind: kind) { step = found } else { message = "no later \(kind)" }
+                }
+            default:
+                message = "unknown key; \(Self.help)"
+            }
+        }
+    }
+
+    private func draw() throws {
+        let (rows, columns) = terminalSize()
+        let state = try opened.replayer.state(at: step)
+        var lines = StateText.render(state.seen(as: perspective), replayer: opened.replayer, perspective: perspective,
+                                     focus: opened.session)
+        if showDiff {
+            lines.append("")
+            lines.append("changes from step \(max(step - 1, 0)):")
+            let changes = try opened.replayer.diff(from: max(step - 1, 0), to: step, as: perspective)
+            lines += changes.isEmpty ? ["  none"] : changes.map { "  " + $0.description }
+        }
+        let room = max(rows - 2, 1)
+        if lines.count > room { lines = Array(lines.prefix(room - 1)) + ["… (\(lines.count - room + 1) more lines)"] }
+        var screen = "\u{1B}[H\u{1B}[2J"
+        for line in lines { screen += String(line.prefix(columns)) + "\r\n" }
+        screen += "\u{1B}[\(rows - 1);1H" + String(message.prefix(columns))
+        screen += "\u{1B}[\(rows);1H\u{1B}[7m" + String(Self.help.padding(toLength: columns, withPad: " ", startingAt: 0)) + "\u{1B}[0m"
+        write(screen)
+    }
+
+    private func readKey() -> String? {
+        var byte: UInt8 = 0
+        guard read(STDIN_FILENO, &byte, 1) == 1 else { return nil }
+        if byte == 0x1B {
+            var sequence = [UInt8](repeating: 0, count: 2)
+            guard read(STDIN_FILENO, &sequence, 2) == 2 else { return "escape" }
+            switch sequence[1] {
+            case UInt8(ascii: "C"): return "right"
+            case UInt8(ascii: "D"): return "left"
+            default: return "escape"
+            }
+        }
+        return String(UnicodeScalar(byte))
+    }
+
+    /// Reads a line at the bottom of the screen, echoing what is typed.
+    private func prompt(_ text: String) -> String? {
+        let (rows, _) = terminalSize()
+        write("\u{1B}[\(rows - 1);1H\u{1B}[2K\(text)\u{1B}[?25h")
+        defer { write("\u{1B}[?25l") }
+        var typed = ""
+        while true {
+            var byte: UInt8 = 0
+            guard read(STDIN_FILENO, &byte, 1) == 1 else { return nil }
+            switch byte {
+            case 0x0A, 0x0D: return typed
+            case 0x1B: return nil
+            case 0x7F, 0x08:
+                if !typed.isEmpty {
+                    typed.removeLast()
+                    write("\u{08} \u{08}")
+                }
+            default:
+                let character = String(UnicodeScalar(byte))
+                typed += character
+                write(character)
+            }
+        }
+    }
+
+    private func terminalSize() -> (rows: Int, columns: Int) {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 {
+            return (Int(size.ws_row), Int(size.ws_col))
+        }
+        return (24, 80)
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import Projections
+
+struct State: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a game's state at a step: boards, each device's transcript and extension UI.")
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The game's id (or its conversation's), or a unique prefix of it.") var game: String
+    @Option(help: "The step (0 is before the first event; default: the last).") var at: Int?
+    @Option(name: .customLong("as"), help: "Whose view: a device (e.g. A) or auditor.") var perspective: String = "auditor"
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try OpenedGame(options: options, id: game)
+            let step = at ?? opened.replayer.stepCount
+            try opened.checkStep(step)
+            let seenAs = Perspective(perspective)
+            let state = try opened.replayer.state(at: step)
+            if json {
+                print(try StateText.json(state, replayer: opened.replayer, perspective: seenAs))
+            } else {
+                StateText.render(state.seen(as: seenAs), replayer: opened.replayer, perspective: seenAs, focus: opened.session)
+                    .forEach { print($0) }
+            }
+        }
+    }
+}
+
+struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "What changed in a game between two steps.")
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The game's id, or a unique prefix.") var game: String
+    @Argument(help: "The earlier step.") var from: Int
+    @Argument(help: "The later step.") var to: Int
+    @Option(name: .customLong("as"), help: "Whose view: a device (e.g. A) or auditor.") var perspective: String = "auditor"
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try OpenedGame(options: options, id: game)
+            try opened.checkStep(from)
+            try opened.checkStep(to)
+            let changes = try opened.replayer.diff(from: from, to: to, as: Perspective(perspective))
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(changes), as: UTF8.self))
+            } else if changes.isEmpty {
+                print("no changes between steps \(from) and \(to)")
+            } else {
+                changes.forEach { print($0.description) }
+            }
+        }
+    }
+}
