@@ -80,6 +80,10 @@ let package = Package(
         .testTarget(name: "SeedExtensionsTests", dependencies: ["SeedExtensions", "MessagesHost"], swiftSettings: strict),
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
         .testTarget(
+            name: "ReplayTests",
+            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore"],
+            swiftSettings: strict),
+        .testTarget(
             name: "CLITests",
             dependencies: ["gamelog", "EventStore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),

@@ -53,6 +53,8 @@ public final class Simulator {
     /// Callbacks the hosts of every game so far delivered, by kind: what the recorder
     /// must have recorded.
     public private(set) var deliveredCallbacks: [Callback: Int] = [:]
+    /// The simulated Messages of the last game played, as it ended.
+    public private(set) var lastHost: MessagesHost?
     /// Called after each step that was carried out, e.g. to narrate the game.
     public var didStep: ((DeviceID, PlayerStep, MessagesHost) -> Void)?
 
@@ -146,6 +148,7 @@ public final class Simulator {
     private func report(_ kind: GameKind, _ host: MessagesHost, _ game: ConversationID,
                         _ steps: [(DeviceID, PlayerStep)], _ finished: Bool, _ written: Int) -> GameReport {
         deliveredCallbacks.merge(host.deliveredCallbacks, uniquingKeysWith: +)
+        lastHost = host
         var transcripts: [DeviceID: [String]] = [:]
         for device in host.deviceIDs {
             transcripts[device] = host.transcript(on: device, in: game).map { describe($0, on: device, host) }

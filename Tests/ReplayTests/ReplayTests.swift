@@ -1,0 +1,144 @@
+import EventStore
+import Foundation
+import MessagesHost
+import MessagesModel
+import Projections
+import Recorder
+import Replay
+import Simulation
+import Testing
+
+final class TemporaryFolder {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appending(path: "gamelog-replay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appending(path: name).path }
+}
+
+/// Plays `games` noisy games, checking after each that the projections rebuilt from
+/// the stored events equal what the live simulated host shows.
+@Suite struct ProjectionTests {
+    @Test func projectionsRebuildWhatEveryDeviceShowed() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 17), seed: 17, noise: 0.25)
+        for n in 0..<40 {
+            let report = try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe)
+            let host = try #require(simulator.lastHost)
+            let catalog = try GameCatalog(store: store)
+            let streams = catalog.streams[report.conversation] ?? []
+            let replayer = try Replayer(store: store, conversation: report.conversation, streams: streams)
+            let state = try replayer.state(at: replayer.stepCount)
+            for device in host.deviceIDs {
+                let view = try #require(state.devices[device])
+                #expect(view.transcript.map(\.bubble) == host.transcript(on: device, in: report.conversation), "game \(n) device \(device)")
+                #expect(view.staged == host.staged(on: device, in: report.conversation), "game \(n) device \(device)")
+                let live = host.instance(on: device, in: report.conversation)
+                let active = live?.isActive == true && host.currentConversation(of: device) == report.conversation
+                #expect(view.isActive == (live?.isActive ?? false), "game \(n) device \(device)")
+                if active, let live {
+                    #expect(view.screen == live.extension.screen, "game \(n) device \(device)")
+                    #expect(view.style == live.style)
+                }
+            }
+            // The game's result agrees with the simulator's.
+            if report.finished, let game = state.orderedGames.last {
+                switch report.kind {
+                case .battleship:
+                    #expect([.won, .lost, .complete].contains(game.status), "game \(n): \(game.status)")
+                    #expect(report.outcome.contains("destroyed") == ((game.battleship?.hits.count ?? 0) == 2))
+                case .tictactoe:
+                    let expected: GameStatus = report.outcome.hasPrefix("X") ? .won : report.outcome.hasPrefix("O") ? .lost : .draw
+                    #expect(game.status == expected, "game \(n)")
+                }
+            }
+        }
+    }
+}
+
+@Suite struct ReplayEngineTests {
+    func recorded(_ games: Int, seed: UInt64) throws -> (TemporaryFolder, EventStore, GameCatalog) {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), seed: seed, noise: 0.2)
+        for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+        return (folder, store, try GameCatalog(store: store))
+    }
+
+    @Test func jumpingThroughSnapshotsEqualsFoldingEveryStep() throws {
+        let (_, store, catalog) = try recorded(16, seed: 23)
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 8)
+            var folded = ConversationState(conversation: conversation)
+            // Jump in a scrambled order so snapshots are built out of order too.
+            var order = Array(0...replayer.stepCount)
+            var generator = SeededGenerator(seed: 5)
+            order.shuffle(using: &generator)
+            var jumped: [Int: ConversationState] = [:]
+            for step in order { jumped[step] = try replayer.state(at: step) }
+            for step in 0...replayer.stepCount {
+                if step > 0 { folded.apply(replayer.events[step - 1]) }
+                #expect(jumped[step] == folded, "step \(step)")
+            }
+        }
+    }
+
+    @Test func theGuesserNeverSeesShipsItHasNotHit() throws {
+        let (_, store, catalog) = try recorded(12, seed: 29)
+        var checked = 0
+        for (conversation, streams) in catalog.streams where catalog.conversations[conversation]?.kind == "battleship" {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
+            for step in 0...replayer.stepCount {
+                let state = try replayer.state(at: step)
+                for game in state.orderedGames {
+                    guard let board = game.battleship, let placer = board.placer else { continue }
+                    let guesser: DeviceID = placer == "A" ? "B" : "A"
+                    let seen = state.seen(as: .device(guesser))
+                    let ships = seen.games[game.session]?.battleship?.ships ?? []
+                    #expect(Set(ships).isSubset(of: Set(board.hits)))
+                    #expect(seen.devices.keys.allSatisfy { $0 == guesser })
+                    for line in seen.devices[guesser]?.transcript ?? [] where !line.bubble.isOutgoing {
+                        #expect(line.bubble.message?.url == nil)
+                    }
+                    #expect(state.seen(as: .device(placer)).games[game.session]?.battleship?.ships == board.ships)
+                    #expect(state.seen(as: .auditor) == state)
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 100)
+    }
+
+    @Test func searchesByKindTimeAndMessage() throws {
+        let (_, store, catalog) = try recorded(2, seed: 3)
+        let (conversation, streams) = try #require(catalog.streams.first)
+        let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
+        let firstSend = try #require(replayer.nextStep(after: 0, kind: "transcript.sent"))
+        #expect(replayer.event(at: firstSend)?.event.type == "transcript.sent")
+        #expect(replayer.nextStep(after: 0, kind: "callback") == replayer.events.firstIndex { $0.event.type.hasPrefix("callback.") }.map { $0 + 1 })
+        #expect(replayer.nextMessage(after: 0) == replayer.events.firstIndex { $0.event.type.hasPrefix("transcript.") }.map { $0 + 1 })
+        let middle = replayer.events[replayer.stepCount / 2]
+        #expect(replayer.step(atOrAfter: Timestamp(microsecondsSince1970: middle.recordedAt)) == replayer.stepCount / 2 + 1)
+        #expect(replayer.previousStep(before: firstSend + 1, kind: "transcript.sent") == firstSend)
+        #expect(throws: ReplayError.stepOutOfRange(replayer.stepCount + 1, count: replayer.stepCount)) {
+            try replayer.state(at: replayer.stepCount + 1)
+        }
+        // A diff of a step with itself is empty; across a send it names the transcript.
+        #expect(try replayer.diff(from: 5, to: 5).isEmpty)
+        let changes = try replayer.diff(from: firstSend - 1, to: firstSend)
+        #expect(changes.contains { $0.path.contains("transcript") })
+    }
+
+    @Test func gamesAreFoundByIdPrefix() throws {
+        let (_, _, catalog) = try recorded(4, seed: 41)
+        let games = catalog.games
+        #expect(games.count >= 4)
+        let first = try #require(games.first)
+        let resolved = try catalog.resolve(String(first.id.prefix(8)))
+        #expect(resolved.game?.uuid.uuidString.lowercased() == first.id)
+        #expect(throws: ReplayError.noSuchGame("zzzz")) { try catalog.resolve("zzzz") }
+    }
+}
