@@ -166,3 +166,79 @@ final class Folder {
         #expect((object["problems"] as? [Any])?.isEmpty == true)
     }
 }
+
+/// The interactive replayer in a real terminal: tmux runs it, send-keys types,
+/// capture-pane reads the screen.
+@Suite(.serialized) struct InteractiveReplayTests {
+    /// Runs a tmux client and returns what it printed. Output goes through a file: the
+    /// tmux server that the first call starts would hold a pipe open forever.
+    func tmux(_ arguments: [String]) throws -> String {
+        let output = FileManager.default.temporaryDirectory.appending(path: "tmux-\(UUID().uuidString).out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tmux"] + arguments
+        process.standardOutput = handle
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        return String(decoding: try Data(contentsOf: output), as: UTF8.self)
+    }
+
+    func screen(_ session: String, until text: String) throws -> String {
+        var last = ""
+        for _ in 0..<100 {
+            last = try tmux(["capture-pane", "-p", "-t", session])
+            if last.contains(text) { return last }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return last
+    }
+
+    @Test func stepsJumpsDiffsAndQuitsInATerminal() throws {
+        let folder = try Folder()
+        let demo = try gamelog(["demo", "--fixed-clock"], in: folder.url)
+        #expect(demo.status == 0)
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let game = try #require(list.first?["id"] as? String)
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "gamelog").path
+        let session = "gamelog-test-\(UUID().uuidString.prefix(8))"
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "50",
+                      "cd \(folder.url.path) && \(binary) replay \(game.prefix(8)); echo REPLAY-EXITED; sleep 30"])
+        defer { _ = try? tmux(["kill-session", "-t", session]) }
+
+        var text = try screen(session, until: "step 0/")
+        #expect(text.contains("step 0/"))
+        #expect(text.contains("n/→ next"))  // the help line is always there
+
+        _ = try tmux(["send-keys", "-t", session, "n"])
+        text = try screen(session, until: "step 1/")
+        #expect(text.contains("step 1/") && text.contains("recording.started"))
+
+        _ = try tmux(["send-keys", "-t", session, "g"])
+        _ = try screen(session, until: "go to step")
+        _ = try tmux(["send-keys", "-t", session, "30", "Enter"])
+        text = try screen(session, until: "step 30/")
+        #expect(text.contains("step 30/"))
+        #expect(text.contains("n/→ next"))
+
+        _ = try tmux(["send-keys", "-t", session, "m"])
+        text = try screen(session, until: "transcript.")
+        #expect(text.contains("transcript."))
+
+        _ = try tmux(["send-keys", "-t", session, "d"])
+        text = try screen(session, until: "changes from step")
+        #expect(text.contains("changes from step"))
+
+        _ = try tmux(["send-keys", "-t", session, "Left"])
+        text = try screen(session, until: "changes from step")
+        _ = try tmux(["send-keys", "-t", session, "q"])
+        text = try screen(session, until: "REPLAY-EXITED")
+        #expect(text.contains("REPLAY-EXITED"))
+    }
+}
