@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Simulation", targets: ["Simulation"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Replay", targets: ["Replay"]),
+        .library(name: "Interchange", targets: ["Interchange"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -53,12 +54,13 @@ let package = Package(
 
         // MARK: Shell
         .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "EventStore"], swiftSettings: strict),
+        .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
         .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameRules"], swiftSettings: strict),
         .target(name: "Simulation", dependencies: ["MessagesHost", "SeedExtensions", "Recorder"], swiftSettings: strict),
         .executableTarget(
             name: "gamelog",
             dependencies: [
-                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules", "ZlibCodec", "Projections", "Replay",
+                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules", "ZlibCodec", "Projections", "Replay", "Interchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -81,7 +83,7 @@ let package = Package(
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests",
-            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore"],
+            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -32,31 +32,28 @@ public struct GameCatalog {
     public var timeSpans: [ConversationID: (first: Int64, last: Int64)] = [:]
     public var streams: [ConversationID: Set<UUID>] = [:]
 
-    /// - Parameter progress: called now and then with the events read so far.
+    /// Finds every conversation from its recordings' first events, then folds each
+    /// conversation's events in the order they happened, one conversation at a time.
+    /// - Parameter progress: called now and then with the events folded so far.
     public init(store: EventStore, progress: ((Int) -> Void)? = nil) throws {
-        var conversationOfStream: [UUID: ConversationID] = [:]
-        var read = 0
-        try store.scan { stored in
-            read += 1
-            if read % 20_000 == 0 { progress?(read) }
-            let event: RecordedEvent
-            do {
-                event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
-            } catch {
-                throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
+        var order: [ConversationID] = []
+        try store.scan(EventQuery(types: ["recording.started"])) { stored in
+            guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
+                type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload) else {
+                throw ReplayError.undecodableEvent(position: stored.position, detail: "a recording.started payload")
             }
-            if case .recordingStarted(let info) = event { conversationOfStream[stored.stream] = info.conversation }
-            guard let conversation = conversationOfStream[stored.stream] else { return }
-            var state = conversations[conversation] ?? ConversationState(conversation: conversation)
-            state.apply(ReplayEvent(position: stored.position, recordedAt: stored.recordedAt.microsecondsSince1970,
-                                    stream: stored.stream, event: event))
-            conversations[conversation] = state
-            eventCounts[conversation, default: 0] += 1
-            let t = stored.recordedAt.microsecondsSince1970
-            timeSpans[conversation] = (timeSpans[conversation]?.first ?? t, t)
-            streams[conversation, default: []].insert(stored.stream)
+            if streams[info.conversation] == nil { order.append(info.conversation) }
+            streams[info.conversation, default: []].insert(stored.stream)
         }
-        progress?(read)
+        var folded = 0
+        for conversation in order {
+            let events = try Replayer.load(from: store, streams: streams[conversation] ?? [])
+            conversations[conversation] = ConversationState.folding(conversation, events)
+            eventCounts[conversation] = events.count
+            if let first = events.first, let last = events.last { timeSpans[conversation] = (first.recordedAt, last.recordedAt) }
+            folded += events.count
+            progress?(folded)
+        }
     }
 
     /// Every game, in order of first appearance.

@@ -20,6 +20,14 @@ public final class Replayer {
     public init(store: EventStore, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32) throws {
         self.conversation = conversation
         self.snapshotInterval = max(1, snapshotInterval)
+        events = try Self.load(from: store, streams: streams)
+        snapshots[0] = ConversationState(conversation: conversation)
+    }
+
+    /// A conversation's events in the order they happened: by recording time, then by
+    /// position. Logs merged from several devices one after the other hold each
+    /// device's events in a block; time puts them back in step.
+    public static func load(from store: EventStore, streams: Set<UUID>) throws -> [ReplayEvent] {
         var loaded: [ReplayEvent] = []
         try store.scan(EventQuery(streams: streams)) { stored in
             do {
@@ -30,8 +38,8 @@ public final class Replayer {
                 throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
             }
         }
-        events = loaded
-        snapshots[0] = ConversationState(conversation: conversation)
+        loaded.sort { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) }
+        return loaded
     }
 
     public var stepCount: Int { events.count }

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import MessagesModel
 import RecordedEvents
+import Replay
 
 struct Log: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the recorded events, one line each.")
@@ -11,7 +12,7 @@ struct Log: ParsableCommand {
 
     @Option(help: "Only events of this device (e.g. A).") var device: String?
     @Option(help: "Only events whose type starts with this (e.g. callback, callback.didReceive, input).") var kind: String?
-    @Option(help: "Only events of the conversation whose id starts with this.") var game: String?
+    @Option(help: "Only events of this game (or conversation): an id or a unique prefix, as `gamelog games` lists.") var game: String?
     @Option(help: "Only events at or after this time (ISO 8601, or microseconds since 1970).") var since: String?
     @Option(help: "Only events at or before this time.") var until: String?
     @Option(help: "At most this many events.") var limit: Int?
@@ -20,7 +21,12 @@ struct Log: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let store = try options.openForReading()
-            let query = EventQuery(since: try since.map(parseTime), until: try until.map(parseTime))
+            var streams: Set<UUID>? = nil
+            if let game {
+                let catalog = try GameCatalog(store: store)
+                streams = catalog.streams[try catalog.resolve(game).conversation] ?? []
+            }
+            let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
             var shown = 0
             try store.scan(query) { event in
                 if let limit, shown >= limit { return }
@@ -37,7 +43,6 @@ struct Log: ParsableCommand {
                     conversation = context?.conversation
                 }
                 if let device, deviceName != device { return }
-                if let game, !(conversation?.uuid.uuidString.lowercased().hasPrefix(game.lowercased()) ?? false) { return }
                 shown += 1
                 if json {
                     var object: [String: Any] = [

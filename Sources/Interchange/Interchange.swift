@@ -1,0 +1,163 @@
+import EventStore
+import Foundation
+import MessagesModel
+import RecordedEvents
+
+/// One exported event: a JSON object on its own line (JSON Lines).
+public struct ExportedEvent: Codable, Hashable, Sendable {
+    public var id: UUID
+    public var stream: UUID
+    public var streamVersion: Int64
+    public var type: String
+    public var typeVersion: Int
+    /// Microseconds since 1970, UTC.
+    public var recordedAt: Int64
+    /// The canonical payload, as text (exactly the bytes that were hashed).
+    public var payload: String
+    /// Where the event stood in the exporting database, for reference.
+    public var position: Int64
+}
+
+/// Why an import was refused. Nothing of the failing batch is stored.
+public enum InterchangeError: Error, Hashable, Sendable, CustomStringConvertible {
+    case malformedLine(file: String, line: Int, detail: String)
+    case invalidPayload(file: String, line: Int, detail: String)
+    case missingEvents(stream: UUID, expectedVersion: Int64, found: Int64)
+
+    public var description: String {
+        switch self {
+        case .malformedLine(let file, let line, let detail):
+            return "\(file):\(line) is not an exported event (\(detail)); nothing from this file was imported."
+        case .invalidPayload(let file, let line, let detail):
+            return "\(file):\(line) has a payload gamelog cannot read (\(detail)); nothing from this file was imported."
+        case .missingEvents(let stream, let expected, let found):
+            return "stream \(stream.uuidString.lowercased()) jumps from version \(expected - 1) to \(found): the export is missing events; nothing was imported."
+        }
+    }
+}
+
+/// Export to and import from JSON Lines.
+public enum Interchange {
+    /// Writes every event of `query` (restricted to `streams` if given) as one line each.
+    /// With `redact`, participant identifiers are replaced consistently by new ones and
+    /// display names by "Player 1", "Player 2", ...
+    public static func export(from store: EventStore, streams: Set<UUID>? = nil, redact: Bool = false,
+                              write: (String) throws -> Void) throws -> Int {
+        var redactor = redact ? Redactor() : nil
+        if redact {
+            // First pass: every participant the log knows, in order of appearance.
+            try store.scan(EventQuery(streams: streams, types: ["recording.started"])) { stored in
+                if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload) {
+                    redactor!.learn(info)
+                }
+            }
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var count = 0
+        try store.scan(EventQuery(streams: streams)) { stored in
+            var payload = String(decoding: stored.payload, as: UTF8.self)
+            if let redactor {
+                // Re-encode so the redacted payload is canonical again (keys sorted).
+                let redacted = Array(redactor.apply(to: payload).utf8)
+                let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: redacted)
+                payload = String(decoding: event.payload(), as: UTF8.self)
+            }
+            let line = ExportedEvent(id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion,
+                                     type: stored.type, typeVersion: stored.typeVersion,
+                                     recordedAt: stored.recordedAt.microsecondsSince1970, payload: payload,
+                                     position: stored.position)
+            try write(String(decoding: try encoder.encode(line), as: UTF8.self))
+            count += 1
+        }
+        return count
+    }
+
+    /// Reads exported lines; checks each payload decodes as a gamelog event.
+    public static func read(_ text: String, file: String) throws -> [ExportedEvent] {
+        let decoder = JSONDecoder()
+        var out: [ExportedEvent] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            let event: ExportedEvent
+            do {
+                event = try decoder.decode(ExportedEvent.self, from: Data(trimmed.utf8))
+            } catch {
+                throw InterchangeError.malformedLine(file: file, line: index + 1, detail: "\(error)")
+            }
+            do {
+                _ = try RecordedEvent.decode(type: event.type, typeVersion: event.typeVersion, payload: Array(event.payload.utf8))
+            } catch {
+                throw InterchangeError.invalidPayload(file: file, line: index + 1, detail: error.description)
+            }
+            out.append(event)
+        }
+        return out
+    }
+
+    /// Merges exported events (from one or several devices' logs) into `store`.
+    /// Events already stored (by id) are skipped, so importing twice adds nothing.
+    /// Events are ordered by recording time, then by their order in the input, and
+    /// every stream must arrive gapless. Returns the number of new events.
+    @discardableResult
+    public static func `import`(_ events: [ExportedEvent], into store: EventStore, batchSize: Int = 1_000,
+                                progress: ((Int) -> Void)? = nil) throws -> Int {
+        let ordered = events.enumerated().sorted {
+            ($0.element.recordedAt, $0.element.streamVersion, $0.offset) < ($1.element.recordedAt, $1.element.streamVersion, $1.offset)
+        }.map(\.element)
+        var unique: [ExportedEvent] = []
+        var seen = Set<UUID>()
+        for event in ordered where seen.insert(event.id).inserted { unique.append(event) }
+        // Check every stream is gapless once merged with what is stored.
+        var next: [UUID: Int64] = [:]
+        for event in unique {
+            let expected = try next[event.stream] ?? (store.streamVersion(event.stream) + 1)
+            if event.streamVersion < expected { continue } // already stored
+            guard event.streamVersion == expected else {
+                throw InterchangeError.missingEvents(stream: event.stream, expectedVersion: expected, found: event.streamVersion)
+            }
+            next[event.stream] = expected + 1
+        }
+        var written = 0
+        var index = 0
+        while index < unique.count {
+            let batch = unique[index..<min(index + batchSize, unique.count)].map {
+                NewEvent(id: $0.id, stream: $0.stream, type: $0.type, typeVersion: $0.typeVersion,
+                         recordedAt: Timestamp(microsecondsSince1970: $0.recordedAt), payload: Array($0.payload.utf8))
+            }
+            written += try store.append(batch).filter(\.isNew).count
+            index += batchSize
+            progress?(index)
+        }
+        return written
+    }
+}
+
+/// Replaces participant identifiers and names consistently across an export.
+struct Redactor {
+    private var identifiers: [String: String] = [:]
+    private var names: [String: String] = [:]
+
+    mutating func learn(_ info: InstanceInfo) {
+        for id in [info.localParticipant] + info.remoteParticipants + Array(info.names.keys) {
+            let key = id.uuid.uuidString
+            if identifiers[key] == nil { identifiers[key] = Self.replacement(for: identifiers.count + 1) }
+        }
+        for name in info.names.values.sorted() where names[name] == nil {
+            names[name] = "Player \(names.count + 1)"
+        }
+    }
+
+    /// A stable, obviously synthetic UUID for the n-th participant.
+    static func replacement(for n: Int) -> String {
+        String(format: "00000000-0000-4000-8000-%012X", n)
+    }
+
+    func apply(to payload: String) -> String {
+        var out = payload
+        for (original, replacement) in identifiers { out = out.replacingOccurrences(of: original, with: replacement) }
+        for (original, replacement) in names { out = out.replacingOccurrences(of: "\"\(original)\"", with: "\"\(replacement)\"") }
+        return out
+    }
+}

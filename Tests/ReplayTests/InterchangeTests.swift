@@ -1,0 +1,112 @@
+import EventStore
+import Foundation
+import Interchange
+import Projections
+import Recorder
+import Replay
+import Simulation
+import Testing
+
+@Suite struct InterchangeTests {
+    func export(_ store: EventStore, streams: Set<UUID>? = nil, redact: Bool = false) throws -> String {
+        var text = ""
+        _ = try Interchange.export(from: store, streams: streams, redact: redact) { text += $0 + "\n" }
+        return text
+    }
+
+    func finalStates(_ store: EventStore) throws -> [String: ConversationState] {
+        let catalog = try GameCatalog(store: store)
+        var out: [String: ConversationState] = [:]
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
+            out[conversation.uuid.uuidString] = try replayer.state(at: replayer.stepCount)
+        }
+        return out
+    }
+
+    @Test func exportThenImportGivesIdenticalProjectionsAndChain() throws {
+        let folder = try TemporaryFolder()
+        let original = try EventStore(path: folder.path("original.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 12), seed: 12, noise: 0.2)
+        for n in 0..<8 { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+        let text = try export(original)
+
+        let copy = try EventStore(path: folder.path("copy.sqlite"))
+        let events = try Interchange.read(text, file: "export.jsonl")
+        #expect(try Interchange.import(events, into: copy) == Int(try original.count().events))
+        #expect(try Interchange.import(events, into: copy) == 0) // twice adds nothing
+        #expect(try copy.headHash() == (try original.headHash()))
+        #expect(try finalStates(copy) == (try finalStates(original)))
+    }
+
+    @Test func devicesLogsMergeIntoOneDatabase() throws {
+        let folder = try TemporaryFolder()
+        let original = try EventStore(path: folder.path("original.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 13), seed: 13, noise: 0.2)
+        for n in 0..<6 { try simulator.play(n.isMultiple(of: 2) ? .tictactoe : .battleship) }
+        // Split the log by device, as two phones would have recorded it.
+        var byDevice: [String: Set<UUID>] = [:]
+        for event in try original.events(EventQuery(types: ["recording.started"])) {
+            let device = String(decoding: event.payload, as: UTF8.self).contains(#""device":"A""#) ? "A" : "B"
+            byDevice[device, default: []].insert(event.stream)
+        }
+        let a = try Interchange.read(try export(original, streams: byDevice["A"]), file: "a.jsonl")
+        let b = try Interchange.read(try export(original, streams: byDevice["B"]), file: "b.jsonl")
+        // One device's log after the other: positions differ, what was shown does not.
+        let merged = try EventStore(path: folder.path("merged.sqlite"))
+        try Interchange.import(b, into: merged)
+        try Interchange.import(a, into: merged)
+        #expect(try merged.count().events == (try original.count().events))
+        #expect(try merged.verifyIntegrity().isSound)
+        let mergedStates = try finalStates(merged), originalStates = try finalStates(original)
+        #expect(mergedStates.keys.sorted() == originalStates.keys.sorted())
+        for (conversation, state) in originalStates {
+            let other = try #require(mergedStates[conversation])
+            #expect(other.devices == state.devices)
+            #expect(other.orderedGames.map(\.status) == state.orderedGames.map(\.status))
+            #expect(other.orderedGames.map(\.battleship) == state.orderedGames.map(\.battleship))
+            #expect(other.orderedGames.map(\.tictactoe) == state.orderedGames.map(\.tictactoe))
+            #expect(other.orderedGames.map(\.messages) == state.orderedGames.map(\.messages))
+        }
+        // Both logs in one import interleave by time: the very same log.
+        let together = try EventStore(path: folder.path("together.sqlite"))
+        try Interchange.import(a + b, into: together)
+        #expect(try together.headHash() == (try original.headHash()))
+    }
+
+    @Test func aGapInAStreamIsRefusedAndNothingIsImported() throws {
+        let folder = try TemporaryFolder()
+        let original = try EventStore(path: folder.path("original.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 14), seed: 14)
+        try simulator.play(.tictactoe)
+        var events = try Interchange.read(try export(original), file: "x.jsonl")
+        events.remove(at: 5)
+        let target = try EventStore(path: folder.path("target.sqlite"))
+        #expect(throws: InterchangeError.self) { try Interchange.import(events, into: target) }
+        #expect(try target.count().events == 0)
+        #expect(throws: InterchangeError.self) { try Interchange.read("{\"id\": 3}\n", file: "bad.jsonl") }
+    }
+
+    @Test func redactionReplacesIdentifiersAndNamesConsistently() throws {
+        let folder = try TemporaryFolder()
+        let original = try EventStore(path: folder.path("original.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 15), seed: 15)
+        try simulator.play(.battleship)
+        let plain = try export(original)
+        let redacted = try export(original, redact: true)
+        #expect(plain.contains("Alice") && !redacted.contains("Alice") && !redacted.contains("\"Bob\""))
+        #expect(redacted.contains("Player 1"))
+        let states = try finalStates(original)
+        for state in states.values {
+            for view in state.devices.values {
+                let id = try #require(view.localParticipant).uuid.uuidString
+                #expect(plain.contains(id) && !redacted.contains(id))
+            }
+        }
+        // Still a complete, importable log, with captions naming the same placeholder.
+        let target = try EventStore(path: folder.path("redacted.sqlite"))
+        try Interchange.import(try Interchange.read(redacted, file: "r.jsonl"), into: target)
+        let captions = try finalStates(target).values.flatMap { $0.devices.values.flatMap { $0.transcript.map(\.shown) } }
+        #expect(captions.contains { $0.contains("Player") })
+    }
+}
