@@ -34,13 +34,10 @@ struct Log: ParsableCommand {
                 let decoded = try? RecordedEvent.decode(type: event.type, typeVersion: event.typeVersion, payload: event.payload)
                 let context = decoded?.context
                 let deviceName: String?
-                let conversation: ConversationID?
                 if case .recordingStarted(let info)? = decoded {
                     deviceName = info.device.name
-                    conversation = info.conversation
                 } else {
                     deviceName = context?.device.name
-                    conversation = context?.conversation
                 }
                 if let device, deviceName != device { return }
                 shown += 1
