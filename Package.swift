@@ -71,6 +71,11 @@ let package = Package(
             dependencies: ["EventStore", "Recorder", "Simulation", "ZlibCodec", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
 
+        .executableTarget(
+            name: "ReplayBenchmark",
+            dependencies: ["EventStore", "Replay", "Projections", "MessagesModel"],
+            swiftSettings: strict),
+
         // MARK: Tests
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(

@@ -1,0 +1,67 @@
+// Replay benchmark on an existing log: raw read rate (the limit), full replay of all
+// projections (every conversation folded), opening a game, and jumping to random
+// steps (median, p99), with peak memory. Run through tools/bench-replay.sh.
+import EventStore
+import Foundation
+import MessagesModel
+import Projections
+import Replay
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+func peakRSSMegabytes() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+guard CommandLine.arguments.count > 1 else {
+    print("usage: ReplayBenchmark DATABASE [GAMES-TO-SAMPLE]")
+    exit(2)
+}
+let store = try EventStore(path: CommandLine.arguments[1], access: .readOnly)
+let samples = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 200 : 200
+let total = try store.count().events
+print("log: \(total) events")
+
+var start = now()
+var rawCount = 0
+try store.scan(verify: false) { _ in rawCount += 1 }
+let rawSeconds = Double(now() - start) / 1e9
+
+start = now()
+var verifiedCount = 0
+try store.scan { _ in verifiedCount += 1 }
+let verifiedSeconds = Double(now() - start) / 1e9
+
+start = now()
+let catalog = try GameCatalog(store: store)
+let replaySeconds = Double(now() - start) / 1e9
+let replayRSS = peakRSSMegabytes()
+
+var generator = SeededGenerator(seed: 99)
+let conversations: [ConversationID] = catalog.streams.keys.sorted { (a: ConversationID, b: ConversationID) in a.uuid.uuidString < b.uuid.uuidString }
+var openTimes: [Double] = [], jumpTimes: [Double] = []
+for _ in 0..<min(samples, conversations.count) {
+    let conversation = conversations.randomElement(using: &generator)!
+    start = now()
+    let replayer = try Replayer(store: store, conversation: conversation, streams: catalog.streams[conversation]!)
+    openTimes.append(Double(now() - start) / 1e6)
+    for _ in 0..<20 {
+        let step = Int.random(in: 0...replayer.stepCount, using: &generator)
+        start = now()
+        _ = try replayer.state(at: step)
+        jumpTimes.append(Double(now() - start) / 1e6)
+    }
+}
+func rate(_ n: Int, _ s: Double) -> String { String(format: "%10.0f events/s", Double(n) / s) }
+print("""
+    read, no decoding (limit)        \(rate(rawCount, rawSeconds))
+    read + hash chain verified       \(rate(verifiedCount, verifiedSeconds))
+    full replay, all projections     \(rate(Int(total), replaySeconds))  (\(String(format: "%.2f", rawSeconds / replaySeconds))x the limit), peak RSS \(String(format: "%.0f", replayRSS)) MB
+    open a game (load its events)    median \(String(format: "%.2f", percentile(openTimes, 0.5))) ms, p99 \(String(format: "%.2f", percentile(openTimes, 0.99))) ms
+    jump to a random step            median \(String(format: "%.3f", percentile(jumpTimes, 0.5))) ms, p99 \(String(format: "%.3f", percentile(jumpTimes, 0.99))) ms  (\(jumpTimes.count) jumps, snapshots every 32 steps)
+    """)

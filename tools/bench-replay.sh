@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Replay benchmark: builds (or reuses) a log of simulated games, then measures raw
+# reads, full replay of all projections, game opening and random jumps.
+# Usage: tools/bench-replay.sh [GAMES] [DATABASE]   (10,000 games is about 1M events)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+games=${1:-10000}
+db=${2:-.build/bench-replay-$games.sqlite}
+swift build -c release --product gamelog >/dev/null
+swift build -c release --product ReplayBenchmark >/dev/null
+if [ ! -f "$db" ]; then
+  .build/release/gamelog simulate --games "$games" --seed 1 --clock fixed --db "$db"
+fi
+.build/release/ReplayBenchmark "$db" 200
