@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Replay", targets: ["Replay"]),
         .library(name: "Interchange", targets: ["Interchange"]),
+        .library(name: "Audit", targets: ["Audit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -56,11 +57,15 @@ let package = Package(
         .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "EventStore"], swiftSettings: strict),
         .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
         .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameRules"], swiftSettings: strict),
+        .target(
+            name: "Audit",
+            dependencies: ["EventStore", "Projections", "RecordedEvents", "Replay", "GameRules", "MessagesModel"],
+            swiftSettings: strict),
         .target(name: "Simulation", dependencies: ["MessagesHost", "SeedExtensions", "Recorder"], swiftSettings: strict),
         .executableTarget(
             name: "gamelog",
             dependencies: [
-                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules", "ZlibCodec", "Projections", "Replay", "Interchange",
+                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules", "ZlibCodec", "Projections", "Replay", "Interchange", "Audit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -88,7 +93,7 @@ let package = Package(
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests",
-            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange"],
+            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -1,46 +1,54 @@
 import ArgumentParser
+import Audit
 import EventStore
 import Foundation
-import RecordedEvents
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check the log's integrity: hash chain, gapless positions and stream versions, every payload decodes.")
+        abstract: "Audit the log: integrity, Messages lifecycle, game legality and cross-device consistency.",
+        discussion: """
+            Each finding names the event position, game, device, the rule broken, and what was \
+            expected versus found. Exits 1 if any finding is an error (warnings, such as a \
+            message not yet delivered, do not fail).
+            """)
 
     @OptionGroup var options: GlobalOptions
+    @Argument(help: "Only this game (or conversation): an id or a unique prefix.") var game: String?
     @Flag(help: "Print findings as JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
             let store = try options.openForReading()
-            let progress = ProgressBar(total: Int(try store.count().events), label: "events")
+            let total = Int(try store.count().events)
+            let progress = ProgressBar(total: total, label: "events")
             let started = Date()
-            var report = try store.verifyIntegrity { done, _ in progress.update(Int(done)) }
-            // Payloads must also make sense as gamelog events.
-            var undecodable: [EventStoreError] = []
-            if report.problems.isEmpty {
-                try store.scan(verify: false) { event in
-                    do {
-                        _ = try RecordedEvent.decode(type: event.type, typeVersion: event.typeVersion, payload: event.payload)
-                    } catch {
-                        undecodable.append(.corruptPayload(position: event.position, detail: String(describing: error)))
-                    }
-                }
-            }
-            report.problems += undecodable
+            let findings = try Auditor().audit(store, game: game) { done, _ in progress.update(done) }
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
+            let errors = findings.filter { $0.severity == .error }
             if json {
-                let findings = report.problems.map { ["position": $0.position.map { Int($0) } as Any, "severity": "error", "check": "integrity", "message": $0.description] }
-                let object: [String: Any] = ["events": report.eventCount, "ok": report.isSound, "findings": findings, "seconds": seconds]
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
-            } else if report.isSound {
-                print("ok: \(report.eventCount) events, hash chain intact (head \(report.headHash.prefix(8).map { String(format: "%02x", $0) }.joined())…), \(Int(Double(report.eventCount) / max(seconds, 0.001))) events/s")
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                let report = Report(events: total, ok: errors.isEmpty, seconds: seconds, findings: findings)
+                print(String(decoding: try encoder.encode(report), as: UTF8.self))
             } else {
-                for problem in report.problems.prefix(50) { print("error: \(problem.description)") }
-                if report.problems.count > 50 { print("… and \(report.problems.count - 50) more") }
+                for finding in findings.prefix(100) { print(finding.description) }
+                if findings.count > 100 { print("… and \(findings.count - 100) more (use --json for all)") }
+                let rate = Int(Double(total) / max(seconds, 0.001))
+                if errors.isEmpty {
+                    print("ok: \(total) events checked, no errors\(findings.isEmpty ? "" : ", \(findings.count) warnings") (\(rate) events/s)")
+                } else {
+                    print("\(errors.count) errors, \(findings.count - errors.count) warnings in \(total) events")
+                }
             }
-            if !report.isSound { throw ExitCode(1) }
+            if !errors.isEmpty { throw ExitCode(1) }
         }
+    }
+
+    struct Report: Encodable {
+        var events: Int
+        var ok: Bool
+        var seconds: Double
+        var findings: [Finding]
     }
 }

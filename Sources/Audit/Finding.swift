@@ -1,0 +1,37 @@
+import Foundation
+
+/// One thing an audit found: where, which rule, what was expected and what was found.
+public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
+    public enum Severity: String, Hashable, Codable, Sendable { case error, warning }
+    public enum Check: String, Hashable, Codable, Sendable { case integrity, lifecycle, legality, consistency, invariant }
+
+    public var severity: Severity
+    public var check: Check
+    /// The global position of the event at fault, when there is one.
+    public var position: Int64?
+    public var game: String?
+    public var device: String?
+    /// A short name of the rule, e.g. `didBecomeActive-after-willBecomeActive`.
+    public var rule: String
+    public var expected: String
+    public var found: String
+
+    public init(_ severity: Severity, _ check: Check, position: Int64?, game: String? = nil, device: String? = nil,
+                rule: String, expected: String, found: String) {
+        self.severity = severity
+        self.check = check
+        self.position = position
+        self.game = game
+        self.device = device
+        self.rule = rule
+        self.expected = expected
+        self.found = found
+    }
+
+    public var description: String {
+        var place = position.map { "position \($0)" } ?? "log"
+        if let device { place += ", device \(device)" }
+        if let game { place += ", game \(game.prefix(8).lowercased())" }
+        return "\(severity): \(check) \(rule) at \(place): expected \(expected), found \(found)"
+    }
+}
