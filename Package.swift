@@ -61,6 +61,14 @@ let package = Package(
             name: "Audit",
             dependencies: ["EventStore", "Projections", "RecordedEvents", "Replay", "GameRules", "MessagesModel"],
             swiftSettings: strict),
+        .target(
+            name: "TamperKit",
+            dependencies: ["EventStore", "Interchange", "RecordedEvents", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "TamperCorpus",
+            dependencies: ["TamperKit", "EventStore", "Recorder", "Simulation"],
+            swiftSettings: strict),
         .target(name: "Simulation", dependencies: ["MessagesHost", "SeedExtensions", "Recorder"], swiftSettings: strict),
         .executableTarget(
             name: "gamelog",
@@ -93,7 +101,7 @@ let package = Package(
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests",
-            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents"],
+            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents", "TamperKit"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
