@@ -52,7 +52,9 @@ public struct Auditor {
     }
 
     /// Every check on one conversation's events, in time order.
-    public func check(_ conversation: ConversationID, _ events: [ReplayEvent]) -> [Finding] {
+    /// - Parameter complete: false for a prefix of the events (as bisect checks): what
+    ///   only the end of a log can tell (unfinished pairs, undelivered messages) is skipped.
+    public func check(_ conversation: ConversationID, _ events: [ReplayEvent], complete: Bool = true) -> [Finding] {
         var lifecycle = LifecycleChecker(), games = GameChecker(), consistency = ConsistencyChecker()
         var state = ConversationState(conversation: conversation)
         var findings: [Finding] = []
@@ -69,8 +71,10 @@ public struct Auditor {
                 }
             }
         }
-        lifecycle.finish()
-        consistency.finish()
+        if complete {
+            lifecycle.finish()
+            consistency.finish()
+        }
         return lifecycle.findings + games.findings + consistency.findings + findings
     }
 
@@ -110,5 +114,34 @@ public struct OneStagedItemPerDevice: Invariant {
             }
         }
         return nil
+    }
+}
+
+/// The first step of a conversation at which a named check or invariant fails.
+public struct BisectResult: Sendable {
+    /// 1-based step whose event first breaks the rule.
+    public var step: Int
+    public var finding: Finding
+}
+
+extension Auditor {
+    /// Names `bisect` accepts: the check families and every invariant's name.
+    public var checkNames: [String] { ["integrity", "lifecycle", "legality", "consistency"] + invariants.map(\.name) }
+
+    /// Binary search for the first step whose prefix breaks `name` (a check family, a
+    /// rule, or an invariant). A broken rule stays broken, so the search is sound.
+    public func bisect(_ conversation: ConversationID, _ events: [ReplayEvent], rule name: String) -> BisectResult? {
+        func failing(_ count: Int) -> Finding? {
+            check(conversation, Array(events.prefix(count)), complete: false).first {
+                $0.severity == .error && ($0.check.rawValue == name || $0.rule == name)
+            }
+        }
+        guard failing(events.count) != nil else { return nil }
+        var low = 0, high = events.count // failing(high) holds, failing(low) does not
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if failing(middle) != nil { high = middle } else { low = middle }
+        }
+        return BisectResult(step: high, finding: failing(high)!)
     }
 }

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Audit
+import EventStore
+import Foundation
+import Projections
+import Replay
+
+struct Bisect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Find the first step of a game at which a check or invariant fails, and show that step.",
+        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. players-alternate) or an invariant (\(Auditor().invariants.map(\.name).joined(separator: ", "))).")
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String
+    @Option(help: "The check, rule or invariant to bisect on.") var invariant: String
+    @Option(name: .customLong("as"), help: "Whose view to show: a device (e.g. A) or auditor.") var perspective: String = "auditor"
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try OpenedGame(options: options, id: game)
+            let replayer = opened.replayer
+            guard let result = Auditor().bisect(replayer.conversation, replayer.events, rule: invariant) else {
+                print("\(invariant) holds at every step of this game (\(replayer.stepCount) steps).")
+                return
+            }
+            let seenAs = Perspective(perspective)
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                let finding = String(decoding: try encoder.encode(result.finding), as: UTF8.self)
+                print(#"{"step":\#(result.step),"finding":\#(finding),"before":\#(try StateText.json(try replayer.state(at: result.step - 1), replayer: replayer, perspective: seenAs)),"after":\#(try StateText.json(try replayer.state(at: result.step), replayer: replayer, perspective: seenAs))}"#)
+                return
+            }
+            print("first failing step: \(result.step) of \(replayer.stepCount)")
+            print(result.finding.description)
+            print("\n--- before (step \(result.step - 1)) ---")
+            StateText.render(try replayer.state(at: result.step - 1).seen(as: seenAs), replayer: replayer, perspective: seenAs,
+                             focus: opened.session).forEach { print($0) }
+            print("\n--- after (step \(result.step)) ---")
+            StateText.render(try replayer.state(at: result.step).seen(as: seenAs), replayer: replayer, perspective: seenAs,
+                             focus: opened.session).forEach { print($0) }
+        }
+    }
+}
