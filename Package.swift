@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests",
-            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents", "TamperKit"],
+            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents", "TamperKit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

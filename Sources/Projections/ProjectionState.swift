@@ -6,13 +6,16 @@ import RecordedEvents
 /// One event as projections see it: where it stands in the log and what it says.
 public struct ReplayEvent: Hashable, Sendable {
     public var position: Int64
+    /// The event's chain hash in the log it came from (empty when unknown).
+    public var hash: [UInt8] = []
     /// Microseconds since 1970, UTC.
     public var recordedAt: Int64
     public var stream: UUID
     public var event: RecordedEvent
 
-    public init(position: Int64, recordedAt: Int64, stream: UUID, event: RecordedEvent) {
+    public init(position: Int64, recordedAt: Int64, stream: UUID, event: RecordedEvent, hash: [UInt8] = []) {
         self.position = position
+        self.hash = hash
         self.recordedAt = recordedAt
         self.stream = stream
         self.event = event

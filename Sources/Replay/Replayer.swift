@@ -17,11 +17,44 @@ public final class Replayer {
     public let snapshotInterval: Int
     private var snapshots: [Int: ConversationState] = [:]
 
-    public init(store: EventStore, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32) throws {
+    /// Snapshots taken from the store (not rebuilt here), for tests and reports.
+    public private(set) var storedSnapshotsUsed = 0
+
+    /// - Parameter useStoredSnapshots: start from snapshots `gamelog index` stored,
+    ///   when they are of this projection version and still match the log.
+    public init(store: EventStore, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32,
+                useStoredSnapshots: Bool = true) throws {
         self.conversation = conversation
         self.snapshotInterval = max(1, snapshotInterval)
         events = try Self.load(from: store, streams: streams)
         snapshots[0] = ConversationState(conversation: conversation)
+        guard useStoredSnapshots else { return }
+        let decoder = JSONDecoder()
+        for stored in try store.snapshots(conversation: conversation.uuid, projectionVersion: ConversationState.projectionVersion) {
+            // Trust a snapshot only where the log still has the very event it was taken after.
+            guard stored.step <= events.count, stored.step % self.snapshotInterval == 0,
+                  events[stored.step - 1].position == stored.position, events[stored.step - 1].hash == stored.eventHash,
+                  let state = try? decoder.decode(ConversationState.self, from: Data(stored.state)),
+                  state.step == stored.step, state.conversation == conversation else { continue }
+            snapshots[stored.step] = state
+            storedSnapshotsUsed += 1
+        }
+    }
+
+    /// Snapshots of this conversation every ``snapshotInterval`` steps, to store.
+    public func snapshotsToStore() throws -> [StoredSnapshot] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var out: [StoredSnapshot] = []
+        var step = snapshotInterval
+        while step <= events.count {
+            let state = try self.state(at: step)
+            out.append(StoredSnapshot(conversation: conversation.uuid, projectionVersion: ConversationState.projectionVersion,
+                                      step: step, position: events[step - 1].position, eventHash: events[step - 1].hash,
+                                      state: Array(try encoder.encode(state))))
+            step += snapshotInterval
+        }
+        return out
     }
 
     /// A conversation's events in the order they happened: by recording time, then by
@@ -33,7 +66,7 @@ public final class Replayer {
             do {
                 let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
                 loaded.append(ReplayEvent(position: stored.position, recordedAt: stored.recordedAt.microsecondsSince1970,
-                                          stream: stored.stream, event: event))
+                                          stream: stored.stream, event: event, hash: stored.hash))
             } catch {
                 throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
             }

@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+import ZlibCodec
+
+/// A stored projection snapshot: a cache of a conversation's state after `step` events.
+public struct StoredSnapshot: Hashable, Sendable {
+    public var conversation: UUID
+    public var projectionVersion: Int
+    public var step: Int
+    /// The position and chain hash of the step's event, to check the snapshot still
+    /// belongs to this log.
+    public var position: Int64
+    public var eventHash: [UInt8]
+    /// The state, serialized by the caller.
+    public var state: [UInt8]
+
+    public init(conversation: UUID, projectionVersion: Int, step: Int, position: Int64, eventHash: [UInt8], state: [UInt8]) {
+        self.conversation = conversation
+        self.projectionVersion = projectionVersion
+        self.step = step
+        self.position = position
+        self.eventHash = eventHash
+        self.state = state
+    }
+}
+
+extension EventStore {
+    /// Replaces a conversation's snapshots (of every version) with these, in one transaction.
+    public func replaceSnapshots(conversation: UUID, with snapshots: [StoredSnapshot]) throws {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        let deflater = try RawDeflater(level: 6)
+        let rows = try snapshots.map { ($0, try deflater.compress($0.state)) }
+        try Self.translating(path) {
+            try queue.write { db in
+                try db.execute(sql: "DELETE FROM snapshots WHERE conversation = ?", arguments: [Data(conversation.bytes)])
+                let insert = try db.cachedStatement(sql: """
+                    INSERT INTO snapshots (conversation, projection_version, step, position, event_hash, state)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """)
+                for (snapshot, packed) in rows {
+                    try insert.execute(arguments: [Data(conversation.bytes), snapshot.projectionVersion, snapshot.step,
+                                                   snapshot.position, Data(snapshot.eventHash), Data(packed)])
+                }
+            }
+        }
+    }
+
+    /// A conversation's snapshots of one projection version, by step. Rows that do not
+    /// decompress are skipped: a snapshot is only a cache.
+    public func snapshots(conversation: UUID, projectionVersion: Int) throws -> [StoredSnapshot] {
+        let rows = try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT step, position, event_hash, state FROM snapshots
+                WHERE conversation = ? AND projection_version = ? ORDER BY step
+                """, arguments: [Data(conversation.bytes), projectionVersion])
+        }
+        let inflater = try RawInflater()
+        return rows.compactMap { row in
+            guard let packed = try? row.bytes(at: 3), let state = try? inflater.decompress(packed, limit: 64 << 20),
+                  let hash = try? row.bytes(at: 2) else { return nil }
+            return StoredSnapshot(conversation: conversation, projectionVersion: projectionVersion, step: row[0],
+                                  position: row[1], eventHash: hash, state: state)
+        }
+    }
+
+    /// How many snapshots are stored, per projection version.
+    public func snapshotCounts() throws -> [Int: Int] {
+        try read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT projection_version, count(*) FROM snapshots GROUP BY 1")
+                .map { ($0[0] as Int, $0[1] as Int) })
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import EventStore
+import Foundation
+import Projections
+import Recorder
+import Replay
+import Simulation
+import Testing
+
+@Suite struct StoredSnapshotTests {
+    func indexed(_ folder: TemporaryFolder) throws -> (EventStore, GameCatalog) {
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 61), seed: 61, noise: 0.2)
+        for n in 0..<6 { try simulator.play(n.isMultiple(of: 2) ? .tictactoe : .battleship) }
+        let catalog = try GameCatalog(store: store)
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams,
+                                        snapshotInterval: 16, useStoredSnapshots: false)
+            try store.replaceSnapshots(conversation: conversation.uuid, with: try replayer.snapshotsToStore())
+        }
+        return (store, catalog)
+    }
+
+    @Test func storedSnapshotsAreUsedAndGiveTheSameStates() throws {
+        let folder = try TemporaryFolder()
+        let (store, catalog) = try indexed(folder)
+        var used = 0
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16)
+            used += replayer.storedSnapshotsUsed
+            var folded = ConversationState(conversation: conversation)
+            for step in 0...replayer.stepCount {
+                if step > 0 { folded.apply(replayer.events[step - 1]) }
+                #expect(try replayer.state(at: step) == folded)
+            }
+        }
+        #expect(used > 10)
+    }
+
+    @Test func snapshotsOfAnotherProjectionVersionAreIgnored() throws {
+        let folder = try TemporaryFolder()
+        let (store, catalog) = try indexed(folder)
+        try tamper(folder.path("log.sqlite"), "UPDATE snapshots SET projection_version = projection_version + 1")
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16)
+            #expect(replayer.storedSnapshotsUsed == 0)
+        }
+    }
+
+    @Test func aSnapshotWhoseEventChangedIsNotTrusted() throws {
+        let folder = try TemporaryFolder()
+        let (store, catalog) = try indexed(folder)
+        // Point every snapshot at a different event hash, as after the log was rewritten.
+        try tamper(folder.path("log.sqlite"), "UPDATE snapshots SET event_hash = zeroblob(32)")
+        let (conversation, streams) = try #require(catalog.streams.first)
+        let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16)
+        #expect(replayer.storedSnapshotsUsed == 0)
+        #expect(try replayer.state(at: replayer.stepCount) == ConversationState.folding(conversation, replayer.events))
+    }
+}
+
+import GRDB
+
+func tamper(_ path: String, _ sql: String) throws {
+    try DatabaseQueue(path: path).writeWithoutTransaction { try $0.execute(sql: sql) }
+}
