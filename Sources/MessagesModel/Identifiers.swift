@@ -1,57 +1,52 @@
 import Foundation
 
+/// An identity carried as a UUID. Conforming types get their coding (a plain UUID
+/// string, also as a dictionary key, so maps of them encode as sorted JSON objects)
+/// and description from here.
+public protocol UUIDIdentifier: Hashable, Codable, Sendable, CustomStringConvertible, CodingKeyRepresentable {
+    var uuid: UUID { get }
+    init(_ uuid: UUID)
+}
+
+extension UUIDIdentifier {
+    public var description: String { uuid.uuidString }
+    public init(from decoder: Decoder) throws { self.init(try decoder.singleValueContainer().decode(UUID.self)) }
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uuid)
+    }
+    public var codingKey: any CodingKey { IDKey(stringValue: uuid.uuidString) }
+    public init?<T: CodingKey>(codingKey: T) {
+        guard let uuid = UUID(uuidString: codingKey.stringValue) else { return nil }
+        self.init(uuid)
+    }
+}
+
 /// A participant as one device knows them. The same person has a different
 /// identifier on every device (Messages keeps them private).
-public struct ParticipantID: Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
+public struct ParticipantID: UUIDIdentifier, Comparable {
     public var uuid: UUID
     public init(_ uuid: UUID) { self.uuid = uuid }
-    public var description: String { uuid.uuidString }
     public static func < (a: Self, b: Self) -> Bool { a.uuid.uuidString < b.uuid.uuidString }
-    public init(from decoder: Decoder) throws { uuid = try decoder.singleValueContainer().decode(UUID.self) }
-    public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(uuid) }
 }
 
 /// An `MSSession`: it has no properties, only identity. Messages in the same session
 /// replace each other in the transcript. The identity travels with the message.
-public struct SessionID: Hashable, Codable, Sendable, CustomStringConvertible, CodingKeyRepresentable {
-    public var codingKey: any CodingKey { IDKey(stringValue: uuid.uuidString) }
-    public init?<T: CodingKey>(codingKey: T) {
-        guard let uuid = UUID(uuidString: codingKey.stringValue) else { return nil }
-        self.uuid = uuid
-    }
+public struct SessionID: UUIDIdentifier {
     public var uuid: UUID
     public init(_ uuid: UUID) { self.uuid = uuid }
-    public var description: String { uuid.uuidString }
-    public init(from decoder: Decoder) throws { uuid = try decoder.singleValueContainer().decode(UUID.self) }
-    public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(uuid) }
 }
 
 /// The identity of one message across devices (Messages' message GUID).
-public struct MessageID: Hashable, Codable, Sendable, CustomStringConvertible, CodingKeyRepresentable {
-    public var codingKey: any CodingKey { IDKey(stringValue: uuid.uuidString) }
-    public init?<T: CodingKey>(codingKey: T) {
-        guard let uuid = UUID(uuidString: codingKey.stringValue) else { return nil }
-        self.uuid = uuid
-    }
+public struct MessageID: UUIDIdentifier {
     public var uuid: UUID
     public init(_ uuid: UUID) { self.uuid = uuid }
-    public var description: String { uuid.uuidString }
-    public init(from decoder: Decoder) throws { uuid = try decoder.singleValueContainer().decode(UUID.self) }
-    public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(uuid) }
 }
 
 /// A conversation. Its identity is shared by every device taking part.
-public struct ConversationID: Hashable, Codable, Sendable, CustomStringConvertible, CodingKeyRepresentable {
-    public var codingKey: any CodingKey { IDKey(stringValue: uuid.uuidString) }
-    public init?<T: CodingKey>(codingKey: T) {
-        guard let uuid = UUID(uuidString: codingKey.stringValue) else { return nil }
-        self.uuid = uuid
-    }
+public struct ConversationID: UUIDIdentifier {
     public var uuid: UUID
     public init(_ uuid: UUID) { self.uuid = uuid }
-    public var description: String { uuid.uuidString }
-    public init(from decoder: Decoder) throws { uuid = try decoder.singleValueContainer().decode(UUID.self) }
-    public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(uuid) }
 }
 
 /// A deterministic source of UUIDs (SplitMix64), so a seeded simulation produces the

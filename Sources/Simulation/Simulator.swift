@@ -67,12 +67,7 @@ public final class Simulator {
     /// Plays one game; randomness is drawn from the seed.
     @discardableResult
     public func play(_ kind: GameKind) throws -> GameReport {
-        gameNumber += 1
-        var rng = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ gameNumber)
-        let host = recorder.makeHost(seed: rng.next()) { SeedExtensions.make(kind: $0.kind) }
-        host.addDevice("A", owner: "Alice")
-        host.addDevice("B", owner: "Bob")
-        let game = try host.startConversation(kind: kind.extensionKind, between: ["A", "B"])
+        var (rng, host, game) = try makeWorld(kind)
         let other = try host.startConversation(kind: kind.extensionKind, between: ["A", "B"])
         var strategy: any GameStrategy = kind == .battleship
             ? BattleshipStrategy(placer: "A", guesser: "B", conversation: game)
@@ -105,12 +100,7 @@ public final class Simulator {
     /// skipped and not counted.
     @discardableResult
     public func play(_ kind: GameKind, script: (ConversationID) -> [(DeviceID, PlayerStep)]) throws -> GameReport {
-        gameNumber += 1
-        var rng = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ gameNumber)
-        let host = recorder.makeHost(seed: rng.next()) { SeedExtensions.make(kind: $0.kind) }
-        host.addDevice("A", owner: "Alice")
-        host.addDevice("B", owner: "Bob")
-        let game = try host.startConversation(kind: kind.extensionKind, between: ["A", "B"])
+        let (_, host, game) = try makeWorld(kind)
         let writtenBefore = recorder.writtenEvents
         var steps: [(DeviceID, PlayerStep)] = []
         for (device, step) in script(game) where host.run(step, on: device) {
@@ -121,6 +111,17 @@ public final class Simulator {
         try recorder.flush()
         let written = recorder.writtenEvents - writtenBefore
         return report(kind, host, game, steps, true, written)
+    }
+
+    /// A fresh world for the next game: its own generator, host, devices A (Alice) and
+    /// B (Bob), and the game's conversation.
+    private func makeWorld(_ kind: GameKind) throws -> (SeededGenerator, MessagesHost, ConversationID) {
+        gameNumber += 1
+        var rng = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ gameNumber)
+        let host = recorder.makeHost(seed: rng.next()) { SeedExtensions.make(kind: $0.kind) }
+        host.addDevice("A", owner: "Alice")
+        host.addDevice("B", owner: "Bob")
+        return (rng, host, try host.startConversation(kind: kind.extensionKind, between: ["A", "B"]))
     }
 
     /// A step that is legal but does not advance the game: the things real users do.

@@ -19,10 +19,7 @@ struct Export: ParsableCommand {
         try reportingErrors {
             let store = try options.openForReading()
             var streams: Set<UUID>? = nil
-            if let game {
-                let catalog = try GameCatalog(store: store)
-                streams = catalog.streams[try catalog.resolve(game).conversation] ?? []
-            }
+            if let game { streams = try options.streams(ofGame: game, in: store) }
             if let device {
                 var own = Set<UUID>()
                 try store.scan(EventQuery(types: ["recording.started"])) { stored in

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import Replay
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
@@ -13,6 +14,12 @@ struct GlobalOptions: ParsableArguments {
 
     func openForReading() throws -> EventStore {
         try EventStore(path: db, access: .readOnly)
+    }
+
+    /// The recordings (streams) of the game or conversation whose id starts with `prefix`.
+    func streams(ofGame prefix: String, in store: EventStore) throws -> Set<UUID> {
+        let catalog = try GameCatalog(store: store)
+        return catalog.streams[try catalog.resolve(prefix).conversation] ?? []
     }
 }
 

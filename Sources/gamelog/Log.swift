@@ -22,10 +22,7 @@ struct Log: ParsableCommand {
         try reportingErrors {
             let store = try options.openForReading()
             var streams: Set<UUID>? = nil
-            if let game {
-                let catalog = try GameCatalog(store: store)
-                streams = catalog.streams[try catalog.resolve(game).conversation] ?? []
-            }
+            if let game { streams = try options.streams(ofGame: game, in: store) }
             let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
             var shown = 0
             try store.scan(query) { event in

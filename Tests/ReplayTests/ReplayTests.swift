@@ -114,7 +114,9 @@ final class TemporaryFolder {
 
     @Test func searchesByKindTimeAndMessage() throws {
         let (_, store, catalog) = try recorded(2, seed: 3)
-        let (conversation, streams) = try #require(catalog.streams.first)
+        // A game's conversation (the other one may hold no message at all).
+        let conversation = try #require(catalog.conversations.first { !$0.value.gameOrder.isEmpty }?.key)
+        let streams = try #require(catalog.streams[conversation])
         let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
         let firstSend = try #require(replayer.nextStep(after: 0, kind: "transcript.sent"))
         #expect(replayer.event(at: firstSend)?.event.type == "transcript.sent")

@@ -51,7 +51,9 @@ import Testing
         let (store, catalog) = try indexed(folder)
         // Point every snapshot at a different event hash, as after the log was rewritten.
         try tamper(folder.path("log.sqlite"), "UPDATE snapshots SET event_hash = zeroblob(32)")
-        let (conversation, streams) = try #require(catalog.streams.first)
+        // The longest conversation: it surely has snapshots.
+        let (conversation, streams) = try #require(catalog.streams.max { (catalog.eventCounts[$0.key] ?? 0) < (catalog.eventCounts[$1.key] ?? 0) })
+        #expect((catalog.eventCounts[conversation] ?? 0) > 32)
         let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16)
         #expect(replayer.storedSnapshotsUsed == 0)
         #expect(try replayer.state(at: replayer.stepCount) == ConversationState.folding(conversation, replayer.events))
