@@ -89,6 +89,11 @@ let package = Package(
             dependencies: ["EventStore", "Replay", "Projections", "MessagesModel"],
             swiftSettings: strict),
 
+        .executableTarget(
+            name: "StressAppender",
+            dependencies: ["EventStore", "MessagesModel", "RecordedEvents"],
+            swiftSettings: strict),
+
         // MARK: Tests
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(
@@ -105,7 +110,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["gamelog", "EventStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["gamelog", "StressAppender", "EventStore", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
     ]
 )
