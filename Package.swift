@@ -94,6 +94,11 @@ let package = Package(
             dependencies: ["EventStore", "MessagesModel", "RecordedEvents"],
             swiftSettings: strict),
 
+        .executableTarget(
+            name: "Fuzz",
+            dependencies: ["GameRules", "MessagesModel", "RecordedEvents", "ZlibCodec"],
+            swiftSettings: strict),
+
         // MARK: Tests
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(
@@ -110,7 +115,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["gamelog", "StressAppender", "EventStore", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["gamelog", "StressAppender", "Fuzz", "EventStore", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
     ]
 )

@@ -95,3 +95,24 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         #expect(duplicates == 0)
     }
 }
+
+@Suite struct HostileInputTests {
+    /// The seeded fuzzer (tools/fuzz.sh runs it with 1,000,000 inputs per decoder in CI):
+    /// every hostile URL and payload is accepted or refused with a typed error; none
+    /// crashes the process or takes long.
+    @Test func decodersSurviveGeneratedHostileInput() throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "Fuzz")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["20000", "7"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(output)")
+        let lines = output.split(separator: "\n")
+        #expect(lines.count == 4)
+        for line in lines { #expect(line.contains("refused with typed errors")) }
+    }
+}

@@ -1,0 +1,108 @@
+// A seeded fuzzer for gamelog's decoders of hostile input: both games' URL decoders,
+// the recorded-event payload decoder and the raw inflater. Each input must be
+// accepted or refused with a typed error, never crash, and never take long.
+// Usage: Fuzz [INPUTS-PER-DECODER] [SEED]    (prints a line per decoder; exit 1 on a slow input)
+import Foundation
+import GameRules
+import MessagesModel
+import RecordedEvents
+import ZlibCodec
+
+let arguments = CommandLine.arguments
+let count = arguments.count > 1 ? Int(arguments[1]) ?? 1_000_000 : 1_000_000
+var generator = SeededGenerator(seed: arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1)
+
+@MainActor func random(_ n: Int) -> Int { Int(generator.next() % UInt64(max(n, 1))) }
+
+let alphabet = Array("0123456789-=&?%#/:;.,_ aZ\u{0}\u{7F}éß😀Ship_LocationIs_Complete".unicodeScalars)
+
+/// A hostile variant of `seed`: characters inserted, deleted, replaced, repeated.
+@MainActor func mutate(_ seed: String) -> String {
+    var scalars = Array(seed.unicodeScalars)
+    for _ in 0..<(1 + random(6)) {
+        switch random(6) {
+        case 0 where !scalars.isEmpty: scalars.remove(at: random(scalars.count))
+        case 1: scalars.insert(alphabet[random(alphabet.count)], at: random(scalars.count + 1))
+        case 2 where !scalars.isEmpty: scalars[random(scalars.count)] = alphabet[random(alphabet.count)]
+        case 3 where !scalars.isEmpty:
+            let start = random(scalars.count)
+            let piece = scalars[start..<min(scalars.count, start + 1 + random(20))]
+            scalars.insert(contentsOf: Array(repeating: Array(piece), count: 1 + random(300)).flatMap { $0 }, at: random(scalars.count + 1))
+        case 4: scalars = Array(seed.prefix(random(seed.count + 1)).unicodeScalars)
+        default: scalars += Array("&\(random(100) - 50)=\(random(100) - 50)".unicodeScalars)
+        }
+    }
+    var out = String.UnicodeScalarView()
+    out.append(contentsOf: scalars)
+    return String(out)
+}
+
+struct Tally {
+    var accepted = 0, refused = 0
+    var slowest = 0.0
+    mutating func time(_ body: () -> Bool) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        if body() { accepted += 1 } else { refused += 1 }
+        slowest = max(slowest, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+    }
+}
+
+let battleshipSeeds = ["www.shinobicontrols.com/battleship?Ship_Location=0&Ship_Location=1&Is_Complete=0",
+                       "www.shinobicontrols.com/battleship?Ship_Location=2&Ship_Location=6&Is_Complete=1"]
+let ticTacToeSeeds = ["?0=0&0=0&0=0&0=0&1=1&0=0&0=0&0=0&0=0&1=0", "?-1=-1&0=0&1=1&0=0&1=1&0=0&0=0&0=0&0=0&1=0"]
+let context = EventContext(device: "A", conversation: ConversationID(UUID()), style: .expanded, isActive: true, selectedMessage: nil)
+let payloadSeeds: [(String, [UInt8])] = [
+    RecordedEvent.input(.touch(.cell(3)), context),
+    RecordedEvent.callback(CallbackRecord(callback: .didTransition, style: .expanded), context),
+    RecordedEvent.screen(Screen(name: "board", labels: ["X to move"], cells: ["x", "empty"]), context),
+].map { ($0.type, $0.payload()) }
+let types = payloadSeeds.map(\.0) + ["recording.started", "transcript.sent", "nonsense", "", "callback."]
+
+var results: [(String, Tally)] = []
+var tally = Tally()
+for _ in 0..<count {
+    let url = mutate(battleshipSeeds[random(battleshipSeeds.count)])
+    tally.time { (try? Battleship.GameModel(url: url)) != nil }
+}
+results.append(("Battleship URL decoder", tally))
+
+tally = Tally()
+for _ in 0..<count {
+    let url = mutate(ticTacToeSeeds[random(ticTacToeSeeds.count)])
+    tally.time { (try? TicTacToe.GameState(url: url)) != nil }
+}
+results.append(("Tic-tac-toe URL decoder", tally))
+
+tally = Tally()
+for _ in 0..<count {
+    let (type, seed) = payloadSeeds[random(payloadSeeds.count)]
+    var bytes = seed
+    for _ in 0..<(1 + random(4)) where !bytes.isEmpty {
+        switch random(3) {
+        case 0: bytes[random(bytes.count)] = UInt8(truncatingIfNeeded: generator.next())
+        case 1: bytes.removeLast(random(bytes.count))
+        default: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: random(bytes.count))
+        }
+    }
+    let claimed = random(4) == 0 ? types[random(types.count)] : type
+    tally.time { (try? RecordedEvent.decode(type: claimed, typeVersion: 1 + random(2), payload: bytes)) != nil }
+}
+results.append(("Event payload decoder", tally))
+
+tally = Tally()
+let inflater = try RawInflater()
+let deflated = try RawDeflater().compress(payloadSeeds[0].1)
+for _ in 0..<(count / 10) {
+    var bytes = deflated
+    for _ in 0..<(1 + random(3)) { bytes[random(bytes.count)] = UInt8(truncatingIfNeeded: generator.next()) }
+    if random(3) == 0 { bytes = (0..<random(64)).map { _ in UInt8(truncatingIfNeeded: generator.next()) } }
+    tally.time { (try? inflater.decompress(bytes, limit: 1 << 20)) != nil }
+}
+results.append(("Raw inflater", tally))
+
+var slow = false
+for (name, t) in results {
+    print("\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(t.accepted + t.refused) inputs: \(t.accepted) accepted, \(t.refused) refused with typed errors, slowest \(String(format: "%.2f", t.slowest)) ms")
+    if t.slowest > 1_000 { slow = true }
+}
+exit(slow ? 1 : 0)

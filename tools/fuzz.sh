@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Feeds 1,000,000 generated hostile inputs to each decoder (both games' URL decoders,
+# the event payload decoder; 100,000 to the raw inflater). Exits non-zero on a crash
+# or an input that takes over a second. Usage: tools/fuzz.sh [INPUTS] [SEED]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product Fuzz >/dev/null
+time .build/release/Fuzz "${1:-1000000}" "${2:-1}"
