@@ -34,7 +34,10 @@ public final class EventStore {
     /// Opens (and for `.readWrite`, creates and migrates) the database at `path`.
     /// - Throws: ``EventStoreError`` naming the problem: not found, not SQLite, not a
     ///   gamelog database, a newer schema, damaged, read-only.
-    public init(path: String, access: Access = .readWrite,
+    /// - Parameter maximumSize: a cap on the file's size in bytes (SQLite's
+    ///   `max_page_count`); an append that would pass it fails with
+    ///   ``EventStoreError/storageFull(path:detail:)`` and stores nothing.
+    public init(path: String, access: Access = .readWrite, maximumSize: Int? = nil,
                 clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) throws {
         self.path = path
         self.access = access
@@ -68,6 +71,10 @@ public final class EventStore {
                     // sync keeps every committed event through a process crash.
                     try db.execute(sql: "PRAGMA journal_mode = WAL")
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                    if let maximumSize {
+                        let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                        try db.execute(sql: "PRAGMA max_page_count = \(max(1, maximumSize / pageSize))")
+                    }
                 }
                 if version < Schema.currentVersion {
                     try Schema.migrate(queue, from: version, now: clock())

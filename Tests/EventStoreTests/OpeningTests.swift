@@ -109,3 +109,74 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }
+
+@Suite struct FullAndReadOnlyTests {
+    @Test func aFullStoreRefusesTheBatchAndKeepsWhatItHad() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("small.sqlite")
+        let store = try EventStore(path: path, maximumSize: 256 * 1024)
+        var stored = 0
+        var full: EventStoreError?
+        for _ in 0..<200 {
+            do {
+                try store.append(sampleEvents(50))
+                stored += 50
+            } catch let error as EventStoreError {
+                full = error
+                break
+            }
+        }
+        guard case .storageFull(let errorPath, _)? = full else {
+            Issue.record("expected storageFull, got \(String(describing: full))")
+            return
+        }
+        #expect(errorPath == path)
+        #expect(full?.description.contains("Free some disk space") == true)
+        #expect(try store.count().events == Int64(stored))
+        #expect(try EventStore(path: path, access: .readOnly).verifyIntegrity().isSound)
+    }
+
+    @Test func anUnwritableFileGivesAPlainErrorAndStaysUnchanged() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("locked.sqlite")
+        try EventStore(path: path).append(sampleEvents(5))
+        try tamper(path, "PRAGMA wal_checkpoint(TRUNCATE)")
+        let before = try fileBytes(path)
+        // Root ignores permission bits, so make the file immutable when we can.
+        guard lockFile(path) else {
+            print("note: this machine cannot make \(path) unwritable; nothing to check")
+            return
+        }
+        defer { unlockFile(path) }
+        #expect(throws: EventStoreError.self) {
+            let store = try EventStore(path: path)
+            try store.append(sampleEvents(1))
+        }
+        #expect(try fileBytes(path) == before)
+        // Reading still works.
+        #expect(try EventStore(path: path, access: .readOnly).count().events == 5)
+    }
+}
+
+/// Makes a file unwritable: immutable (chattr +i) as root, read-only bits otherwise.
+/// Returns false if neither stops a write.
+func lockFile(_ path: String) -> Bool {
+    let chattr = Process()
+    chattr.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    chattr.arguments = ["chattr", "+i", path]
+    chattr.standardError = FileHandle.nullDevice
+    try? chattr.run()
+    chattr.waitUntilExit()
+    if chattr.terminationStatus != 0 { chmod(path, 0o444) }
+    return FileHandle(forWritingAtPath: path) == nil
+}
+
+func unlockFile(_ path: String) {
+    let chattr = Process()
+    chattr.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    chattr.arguments = ["chattr", "-i", path]
+    chattr.standardError = FileHandle.nullDevice
+    try? chattr.run()
+    chattr.waitUntilExit()
+    chmod(path, 0o644)
+}
