@@ -50,7 +50,7 @@ struct Tally {
 let battleshipSeeds = ["www.shinobicontrols.com/battleship?Ship_Location=0&Ship_Location=1&Is_Complete=0",
                        "www.shinobicontrols.com/battleship?Ship_Location=2&Ship_Location=6&Is_Complete=1"]
 let ticTacToeSeeds = ["?0=0&0=0&0=0&0=0&1=1&0=0&0=0&0=0&0=0&1=0", "?-1=-1&0=0&1=1&0=0&1=1&0=0&0=0&0=0&0=0&1=0"]
-let context = EventContext(device: "A", conversation: ConversationID(UUID()), style: .expanded, isActive: true, selectedMessage: nil)
+let context = EventContext(device: "A", conversation: ConversationID(generator.uuid()), style: .expanded, isActive: true, selectedMessage: nil)
 let payloadSeeds: [(String, [UInt8])] = [
     RecordedEvent.input(.touch(.cell(3)), context),
     RecordedEvent.callback(CallbackRecord(callback: .didTransition, style: .expanded), context),
