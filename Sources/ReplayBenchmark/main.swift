@@ -57,6 +57,29 @@ for _ in 0..<min(samples, conversations.count) {
         jumpTimes.append(Double(now() - start) / 1e6)
     }
 }
+// The snapshot interval K: jump cost against memory held, on the same sampled games.
+var sweep: [String] = []
+for interval in [4, 8, 16, 32, 64, 128] {
+    var generator = SeededGenerator(seed: 7)
+    var times: [Double] = []
+    var snapshotsHeld = 0
+    for _ in 0..<min(samples, conversations.count) {
+        let conversation = conversations.randomElement(using: &generator)!
+        let replayer = try Replayer(store: store, conversation: conversation, streams: catalog.streams[conversation]!,
+                                    snapshotInterval: interval, useStoredSnapshots: false)
+        _ = try replayer.state(at: replayer.stepCount) // builds every snapshot once
+        snapshotsHeld += replayer.stepCount / interval
+        for _ in 0..<20 {
+            let step = Int.random(in: 0...replayer.stepCount, using: &generator)
+            start = now()
+            _ = try replayer.state(at: step)
+            times.append(Double(now() - start) / 1e6)
+        }
+    }
+    sweep.append(String(format: "    K = %3d: jump median %.4f ms, p99 %.4f ms, %d snapshots held", interval,
+                        percentile(times, 0.5), percentile(times, 0.99), snapshotsHeld))
+}
+
 func rate(_ n: Int, _ s: Double) -> String { String(format: "%10.0f events/s", Double(n) / s) }
 print("""
     read, no decoding (limit)        \(rate(rawCount, rawSeconds))
@@ -64,4 +87,6 @@ print("""
     full replay, all projections     \(rate(Int(total), replaySeconds))  (\(String(format: "%.2f", rawSeconds / replaySeconds))x the limit), peak RSS \(String(format: "%.0f", replayRSS)) MB
     open a game (load its events)    median \(String(format: "%.2f", percentile(openTimes, 0.5))) ms, p99 \(String(format: "%.2f", percentile(openTimes, 0.99))) ms
     jump to a random step            median \(String(format: "%.3f", percentile(jumpTimes, 0.5))) ms, p99 \(String(format: "%.3f", percentile(jumpTimes, 0.99))) ms  (\(jumpTimes.count) jumps, snapshots every 32 steps)
+    snapshot interval sweep (warm snapshots)
     """)
+sweep.forEach { print($0) }
