@@ -38,12 +38,12 @@ public struct Auditor {
         }
         guard integrity.isSound else { return findings }
         // 2-4. Per conversation, in the order things happened.
-        let catalog = try GameCatalog(store: store)
-        var conversations = Array(catalog.streams.keys)
-        if let game { conversations = [try catalog.resolve(game).conversation] }
+        let index = try GameIndex(store: store)
+        var conversations = index.conversations
+        if let game { conversations = [try index.resolve(game).conversation] }
         var done = 0
         for conversation in conversations.sorted(by: { $0.uuid.uuidString < $1.uuid.uuidString }) {
-            let events = try Replayer.load(from: store, streams: catalog.streams[conversation] ?? [])
+            let events = try Replayer.load(from: store, streams: index.streams[conversation] ?? [])
             findings += check(conversation, events)
             done += events.count
             progress?(total / 2 + done / 2, total)

@@ -72,7 +72,12 @@ extension ConversationState {
             case .arrived(let item, let sender):
                 bubble = Bubble(content: .item(item), sender: sender, isOutgoing: false)
             }
-            view.transcript = Self.lines(applyingSessionRule(view.transcript.map(\.bubble), adding: bubble), view)
+            let bubbles = applyingSessionRule(view.transcript.map(\.bubble), adding: bubble)
+            // Only new lines and lines the session rule replaced need their text worked out again.
+            view.transcript = bubbles.indices.map { index in
+                index < view.transcript.count && view.transcript[index].bubble == bubbles[index]
+                    ? view.transcript[index] : Self.line(bubbles[index], view)
+            }
             devices[context.device] = view
             if let message = bubble.message {
                 noteTransferred(message, device: context.device, outgoing: bubble.isOutgoing, position: e.position)
@@ -84,18 +89,16 @@ extension ConversationState {
         }
     }
 
-    private static func lines(_ bubbles: [Bubble], _ view: DeviceView) -> [TranscriptLine] {
-        bubbles.map { bubble in
-            let text: String
-            switch bubble.content {
-            case .summary(let summary, _): text = summary
-            case .item(.message(let m)): text = m.caption ?? "message"
-            case .item(.text(let t)): text = t
-            case .item(.sticker(let s)): text = "sticker \(s.localizedDescription)"
-            case .item(.attachment(let url, let name)): text = "attachment \(name ?? url)"
-            }
-            return TranscriptLine(bubble: bubble, shown: view.resolve(text))
+    private static func line(_ bubble: Bubble, _ view: DeviceView) -> TranscriptLine {
+        let text: String
+        switch bubble.content {
+        case .summary(let summary, _): text = summary
+        case .item(.message(let m)): text = m.caption ?? "message"
+        case .item(.text(let t)): text = t
+        case .item(.sticker(let s)): text = "sticker \(s.localizedDescription)"
+        case .item(.attachment(let url, let name)): text = "attachment \(name ?? url)"
         }
+        return TranscriptLine(bubble: bubble, shown: view.resolve(text))
     }
 
     private mutating func note(_ context: EventContext) {

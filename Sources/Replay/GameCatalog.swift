@@ -30,23 +30,17 @@ public struct GameCatalog {
     public var conversations: [ConversationID: ConversationState] = [:]
     public var eventCounts: [ConversationID: Int] = [:]
     public var timeSpans: [ConversationID: (first: Int64, last: Int64)] = [:]
-    public var streams: [ConversationID: Set<UUID>] = [:]
+    /// Where each conversation's and game's events are.
+    public let index: GameIndex
+    public var streams: [ConversationID: Set<UUID>] { index.streams }
 
     /// Finds every conversation from its recordings' first events, then folds each
     /// conversation's events in the order they happened, one conversation at a time.
     /// - Parameter progress: called now and then with the events folded so far.
     public init(store: EventStore, progress: ((Int) -> Void)? = nil) throws {
-        var order: [ConversationID] = []
-        try store.scan(EventQuery(types: ["recording.started"])) { stored in
-            guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
-                type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload) else {
-                throw ReplayError.undecodableEvent(position: stored.position, detail: "a recording.started payload")
-            }
-            if streams[info.conversation] == nil { order.append(info.conversation) }
-            streams[info.conversation, default: []].insert(stored.stream)
-        }
+        index = try GameIndex(store: store)
         var folded = 0
-        for conversation in order {
+        for conversation in index.conversations {
             let events = try Replayer.load(from: store, streams: streams[conversation] ?? [])
             conversations[conversation] = ConversationState.folding(conversation, events)
             eventCounts[conversation] = events.count
@@ -107,19 +101,6 @@ public struct GameCatalog {
 
     /// The conversation of the game (or conversation) whose id starts with `prefix`.
     public func resolve(_ prefix: String) throws -> (conversation: ConversationID, game: SessionID?) {
-        let needle = prefix.lowercased()
-        var matches: [(ConversationID, SessionID?)] = []
-        for (conversation, state) in conversations {
-            if conversation.uuid.uuidString.lowercased().hasPrefix(needle) { matches.append((conversation, nil)) }
-            for session in state.gameOrder where session.uuid.uuidString.lowercased().hasPrefix(needle) {
-                matches.append((conversation, session))
-            }
-        }
-        guard !needle.isEmpty, let first = matches.first else { throw ReplayError.noSuchGame(prefix) }
-        let conversationsMatched = Set(matches.map(\.0))
-        guard conversationsMatched.count == 1 else {
-            throw ReplayError.ambiguousGame(prefix, candidates: matches.map { ($0.1?.uuid ?? $0.0.uuid).uuidString.lowercased() })
-        }
-        return (first.0, matches.first { $0.1 != nil }?.1)
+        try index.resolve(prefix)
     }
 }

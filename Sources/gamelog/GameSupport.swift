@@ -13,10 +13,10 @@ struct OpenedGame {
 
     init(options: GlobalOptions, id: String) throws {
         store = try options.openForReading()
-        let catalog = try GameCatalog(store: store)
-        let (conversation, session) = try catalog.resolve(id)
+        let index = try GameIndex(store: store)
+        let (conversation, session) = try index.resolve(id)
         self.session = session
-        replayer = try Replayer(store: store, conversation: conversation, streams: catalog.streams[conversation] ?? [])
+        replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [])
     }
 
     func checkStep(_ step: Int) throws {

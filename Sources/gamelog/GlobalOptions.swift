@@ -18,8 +18,8 @@ struct GlobalOptions: ParsableArguments {
 
     /// The recordings (streams) of the game or conversation whose id starts with `prefix`.
     func streams(ofGame prefix: String, in store: EventStore) throws -> Set<UUID> {
-        let catalog = try GameCatalog(store: store)
-        return catalog.streams[try catalog.resolve(prefix).conversation] ?? []
+        let index = try GameIndex(store: store)
+        return index.streams[try index.resolve(prefix).conversation] ?? []
     }
 }
 

@@ -19,11 +19,11 @@ struct Index: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let store = try options.openForWriting()
-            let catalog = try GameCatalog(store: store)
-            let progress = ProgressBar(total: catalog.streams.count, label: "games")
+            let index = try GameIndex(store: store)
+            let progress = ProgressBar(total: index.streams.count, label: "games")
             var written = 0, done = 0
             let started = Date()
-            for (conversation, streams) in catalog.streams {
+            for (conversation, streams) in index.streams {
                 let replayer = try Replayer(store: store, conversation: conversation, streams: streams,
                                             snapshotInterval: every, useStoredSnapshots: false)
                 let snapshots = try replayer.snapshotsToStore()
@@ -33,7 +33,7 @@ struct Index: ParsableCommand {
                 progress.update(done)
             }
             progress.finish()
-            print("stored \(written) snapshots (every \(every) steps, projection version \(ConversationState.projectionVersion)) for \(catalog.streams.count) conversations in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+            print("stored \(written) snapshots (every \(every) steps, projection version \(ConversationState.projectionVersion)) for \(index.streams.count) conversations in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
     }
 }
