@@ -242,3 +242,23 @@ final class Folder {
         #expect(text.contains("REPLAY-EXITED"))
     }
 }
+
+@Suite struct MigrateTests {
+    @Test func anOlderSchemaIsReadAfterTheMigrateTheErrorNames() throws {
+        let folder = try Folder()
+        _ = try gamelog(["simulate", "--games", "1", "--db", "old.sqlite"], in: folder.url)
+        // Roll the file back to schema 2, as a database from before snapshots.
+        try DatabaseQueue(path: folder.path("old.sqlite")).writeWithoutTransaction {
+            try $0.execute(sql: "DROP TABLE snapshots; DELETE FROM schema_migrations WHERE version = 3; PRAGMA user_version = 2")
+        }
+        let refused = try gamelog(["log", "--db", "old.sqlite"], in: folder.url)
+        #expect(refused.status != 0 && refused.stderr.contains("gamelog migrate"))
+        let migrated = try gamelog(["migrate", "--db", "old.sqlite"], in: folder.url)
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        #expect(migrated.stdout.contains("schema version \(Schema.currentVersion)"))
+        let log = try gamelog(["log", "--db", "old.sqlite", "--limit", "3"], in: folder.url)
+        #expect(log.status == 0 && log.stdout.split(separator: "\n").count == 3)
+        let missing = try gamelog(["migrate", "--db", "nowhere.sqlite"], in: folder.url)
+        #expect(missing.status != 0 && !FileManager.default.fileExists(atPath: folder.path("nowhere.sqlite")))
+    }
+}
