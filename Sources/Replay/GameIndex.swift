@@ -6,15 +6,20 @@ import RecordedEvents
 /// Which recordings make up each conversation, and which games (sessions) each holds,
 /// read from the few event types that say so. It finds a game's events without folding
 /// the whole log the way ``GameCatalog`` does.
-public struct GameIndex: Sendable {
+public struct GameIndex {
     /// The recordings (streams) of each conversation.
     public private(set) var streams: [ConversationID: Set<UUID>] = [:]
     /// Conversations in order of their first recording.
     public private(set) var conversations: [ConversationID] = []
     /// The conversation of every session a message was inserted, sent or received in.
     public private(set) var sessions: [SessionID: ConversationID] = [:]
+    private let store: EventStore
+    private var sawEveryMessage = false
 
+    /// Reads the recordings' first events and the sent messages: every game that was
+    /// ever sent. Games only staged (inserted, never sent) are looked up on demand.
     public init(store: EventStore) throws {
+        self.store = store
         try store.scan(EventQuery(types: ["recording.started"])) { stored in
             guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
                 type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload) else {
@@ -23,7 +28,11 @@ public struct GameIndex: Sendable {
             if streams[info.conversation] == nil { conversations.append(info.conversation) }
             streams[info.conversation, default: []].insert(stored.stream)
         }
-        try store.scan(EventQuery(types: ["action.insert", "transcript.sent", "transcript.arrived"])) { stored in
+        try indexSessions(types: ["transcript.sent"])
+    }
+
+    private mutating func indexSessions(types: Set<String>) throws {
+        try store.scan(EventQuery(types: types)) { stored in
             let event: RecordedEvent
             do {
                 event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
@@ -45,6 +54,17 @@ public struct GameIndex: Sendable {
     /// The conversation of the game (or conversation) whose id starts with `prefix`,
     /// and the game's session when the prefix named one.
     public func resolve(_ prefix: String) throws -> (conversation: ConversationID, game: SessionID?) {
+        do {
+            return try match(prefix)
+        } catch ReplayError.noSuchGame where !sawEveryMessage {
+            var wider = self
+            try wider.indexSessions(types: ["action.insert", "transcript.arrived"])
+            wider.sawEveryMessage = true
+            return try wider.match(prefix)
+        }
+    }
+
+    private func match(_ prefix: String) throws -> (conversation: ConversationID, game: SessionID?) {
         let needle = prefix.lowercased()
         guard !needle.isEmpty else { throw ReplayError.noSuchGame(prefix) }
         var matches: [(ConversationID, SessionID?)] = conversations
