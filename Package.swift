@@ -100,10 +100,11 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Tests
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
-            dependencies: ["EventStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["EventStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(name: "MessagesHostTests", dependencies: ["MessagesHost", "SeedExtensions"], swiftSettings: strict),
         .testTarget(name: "GameRulesTests", dependencies: ["GameRules"], swiftSettings: strict),
@@ -115,7 +116,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["gamelog", "StressAppender", "Fuzz", "EventStore", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["gamelog", "StressAppender", "Fuzz", "TestSupport", "EventStore", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
     ]
 )

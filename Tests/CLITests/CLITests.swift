@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 /// Runs the real `gamelog` binary in a child process.
 struct Run {
@@ -16,19 +17,8 @@ func gamelog(_ arguments: [String], in folder: URL) throws -> Run {
     guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path])
     }
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.currentDirectoryURL = folder
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-               stderr: String(decoding: errData, as: UTF8.self))
+    let result = try ChildProcess.run(executable.path, arguments, in: folder.path)
+    return Run(status: result.status, stdout: result.stdout, stderr: result.stderr)
 }
 
 final class Folder {
@@ -149,16 +139,9 @@ final class Folder {
         let run = try gamelog(["simulate", "--games", "4", "--seed", "9", "--db", "x.sqlite"], in: folder.url)
         #expect(run.status == 0)
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appending(path: "tools/decode_log.py").path, folder.path("x.sqlite")]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let summary = try #require(String(decoding: data, as: UTF8.self).split(separator: "\n").last)
+        let python = try ChildProcess.run("python3", [root.appending(path: "tools/decode_log.py").path, folder.path("x.sqlite")])
+        #expect(python.status == 0, "\(python.termination): \(python.stderr)")
+        let summary = try #require(python.stdout.split(separator: "\n").last)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
         let store = try EventStore(path: folder.path("x.sqlite"), access: .readOnly)
         #expect(object["head"] as? String == (try store.headHash()).map { String(format: "%02x", $0) }.joined())
@@ -170,23 +153,10 @@ final class Folder {
 /// The interactive replayer in a real terminal: tmux runs it, send-keys types,
 /// capture-pane reads the screen.
 @Suite(.serialized) struct InteractiveReplayTests {
-    /// Runs a tmux client and returns what it printed. Output goes through a file: the
-    /// tmux server that the first call starts would hold a pipe open forever.
+    /// Runs a tmux client and returns what it printed. (ChildProcess writes output to
+    /// files: the tmux server that the first call starts would hold a pipe open.)
     func tmux(_ arguments: [String]) throws -> String {
-        let output = FileManager.default.temporaryDirectory.appending(path: "tmux-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        let handle = try FileHandle(forWritingTo: output)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux"] + arguments
-        process.standardOutput = handle
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try handle.close()
-        return String(decoding: try Data(contentsOf: output), as: UTF8.self)
+        try ChildProcess.run("tmux", arguments, atMost: 30).stdout
     }
 
     func screen(_ session: String, until text: String) throws -> String {

@@ -3,18 +3,16 @@ import Foundation
 import GRDB
 import MessagesModel
 import Testing
+import TestSupport
 
-/// Runs StressAppender (built beside the tests) and returns the process and its output pipe.
-func startAppender(_ arguments: [String]) throws -> (Process, Pipe) {
-    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "StressAppender")
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return (process, out)
+/// The path of a product built beside the tests.
+func builtProduct(_ name: String) -> String {
+    URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: name).path
+}
+
+/// Starts StressAppender (built beside the tests).
+func startAppender(_ arguments: [String]) throws -> ChildProcess {
+    try ChildProcess(builtProduct("StressAppender"), arguments)
 }
 
 /// The event ids StressAppender gives its `index`-th event with `seed`.
@@ -41,13 +39,12 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         var generator = SeededGenerator(seed: 2026)
         var acked = Set<Int>()
         for round in 0..<20 {
-            let (process, out) = try startAppender([path, "9", "10000000", "25"])
+            let appender = try startAppender([path, "9", "10000000", "25"])
             Thread.sleep(forTimeInterval: Double(50 + Int(generator.next() % 250)) / 1000)
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the appender ended on its own")
-            let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            for range in acknowledged(output).ranges { acked.formUnion(range) }
+            appender.send(SIGKILL)
+            let result = appender.wait(atMost: 60)
+            #expect(result.termination == .signaled(SIGKILL), "round \(round): the appender \(result.termination)")
+            for range in acknowledged(result.stdout).ranges { acked.formUnion(range) }
 
             // The file opens, SQLite finds it sound, the chain holds, and every
             // acknowledged event is there.
@@ -71,12 +68,11 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         let shared = UUID()
         let runs = try (1...4).map { n in try startAppender([path, String(100 + n), "10000", "100", shared.uuidString]) }
         var totalAcked = 0, conflicts = 0
-        for (process, out) in runs {
-            let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-            #expect(output.contains("DONE 10000"))
-            let result = acknowledged(output)
+        for appender in runs {
+            let run = appender.wait(atMost: 900)
+            #expect(run.termination == .exited(0), "\(run.termination)")
+            #expect(run.stdout.contains("DONE 10000"))
+            let result = acknowledged(run.stdout)
             totalAcked += result.ranges.reduce(0) { $0 + $1.count }
             conflicts += result.conflicts
         }
@@ -101,17 +97,9 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
     /// every hostile URL and payload is accepted or refused with a typed error; none
     /// crashes the process or takes long.
     @Test func decodersSurviveGeneratedHostileInput() throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "Fuzz")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["20000", "7"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(output)")
-        let lines = output.split(separator: "\n")
+        let run = try ChildProcess.run(builtProduct("Fuzz"), ["20000", "7"], atMost: 900)
+        #expect(run.termination == .exited(0), "\(run.termination): \(run.stdout)")
+        let lines = run.stdout.split(separator: "\n")
         #expect(lines.count == 4)
         for line in lines { #expect(line.contains("refused with typed errors")) }
     }

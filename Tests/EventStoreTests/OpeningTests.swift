@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 @Suite struct OpeningTests {
     @Test func embeddedMigrationsEqualTheFiles() throws {
@@ -161,22 +162,12 @@ import Testing
 /// Makes a file unwritable: immutable (chattr +i) as root, read-only bits otherwise.
 /// Returns false if neither stops a write.
 func lockFile(_ path: String) -> Bool {
-    let chattr = Process()
-    chattr.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    chattr.arguments = ["chattr", "+i", path]
-    chattr.standardError = FileHandle.nullDevice
-    try? chattr.run()
-    chattr.waitUntilExit()
-    if chattr.terminationStatus != 0 { chmod(path, 0o444) }
+    let chattr = try? ChildProcess.run("chattr", ["+i", path], atMost: 30)
+    if chattr?.status != 0 { chmod(path, 0o444) }
     return FileHandle(forWritingAtPath: path) == nil
 }
 
 func unlockFile(_ path: String) {
-    let chattr = Process()
-    chattr.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    chattr.arguments = ["chattr", "-i", path]
-    chattr.standardError = FileHandle.nullDevice
-    try? chattr.run()
-    chattr.waitUntilExit()
+    _ = try? ChildProcess.run("chattr", ["-i", path], atMost: 30)
     chmod(path, 0o644)
 }
