@@ -109,6 +109,10 @@ let package = Package(
         .testTarget(name: "MessagesHostTests", dependencies: ["MessagesHost", "SeedExtensions"], swiftSettings: strict),
         .testTarget(name: "GameRulesTests", dependencies: ["GameRules"], swiftSettings: strict),
         .testTarget(name: "SeedExtensionsTests", dependencies: ["SeedExtensions", "MessagesHost"], swiftSettings: strict),
+        .testTarget(
+            name: "RecordedEventsTests",
+            dependencies: ["RecordedEvents", "MessagesModel", "Recorder", "Simulation", "EventStore"],
+            swiftSettings: strict),
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests",

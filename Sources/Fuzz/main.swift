@@ -55,10 +55,17 @@ let payloadSeeds: [(String, [UInt8])] = [
     RecordedEvent.input(.touch(.cell(3)), context),
     RecordedEvent.callback(CallbackRecord(callback: .didTransition, style: .expanded), context),
     RecordedEvent.screen(Screen(name: "board", labels: ["X to move"], cells: ["x", "empty"]), context),
+    RecordedEvent.transcript(.arrived(.message(Message(
+        id: MessageID(generator.uuid()), session: SessionID(generator.uuid()), url: "?1=1&0=0&0=0&0=0&0=0&0=0&0=0&0=0&0=0&1=0",
+        layout: .template(TemplateLayout(caption: "Game On", image: MessageImage(kind: "tictactoe-board", cells: ["x", "empty"]))),
+        senderParticipantIdentifier: ParticipantID(generator.uuid()))), sender: ParticipantID(generator.uuid())), context),
+    RecordedEvent.action(ActionRecord(action: .insert(Message(id: MessageID(generator.uuid()), url: "x?Ship_Location=1&Is_Complete=0")),
+                                      error: MessagesError(.urlExceedsMaxSize, "too long"), warnings: ["no scheme"]), context),
 ].map { ($0.type, $0.payload()) }
 let types = payloadSeeds.map(\.0) + ["recording.started", "transcript.sent", "nonsense", "", "callback."]
 
 var results: [(String, Tally)] = []
+var disagreements = 0
 var tally = Tally()
 for _ in 0..<count {
     let url = mutate(battleshipSeeds[random(battleshipSeeds.count)])
@@ -85,7 +92,18 @@ for _ in 0..<count {
         }
     }
     let claimed = random(4) == 0 ? types[random(types.count)] : type
-    tally.time { (try? RecordedEvent.decode(type: claimed, typeVersion: 1 + random(2), payload: bytes)) != nil }
+    let version = 1 + random(2)
+    var decoded: RecordedEvent?
+    tally.time {
+        decoded = try? RecordedEvent.decode(type: claimed, typeVersion: version, payload: bytes)
+        return decoded != nil
+    }
+    // Differential: the fast canonical path must agree with the reference decoder.
+    let reference = try? RecordedEvent.decodeWithReferenceDecoder(type: claimed, typeVersion: version, payload: bytes)
+    if reference != decoded {
+        print("the payload decoders disagree on \(claimed): \(String(decoding: bytes, as: UTF8.self))")
+        disagreements += 1
+    }
 }
 results.append(("Event payload decoder", tally))
 
@@ -105,4 +123,5 @@ for (name, t) in results {
     print("\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(t.accepted + t.refused) inputs: \(t.accepted) accepted, \(t.refused) refused with typed errors, slowest \(String(format: "%.2f", t.slowest)) ms")
     if t.slowest > 1_000 { slow = true }
 }
-exit(slow ? 1 : 0)
+if disagreements > 0 { print("\(disagreements) payloads decoded differently by the fast path and the reference") }
+exit(slow || disagreements > 0 ? 1 : 0)

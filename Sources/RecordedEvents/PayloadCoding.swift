@@ -52,10 +52,31 @@ extension RecordedEvent {
     /// Decodes a stored payload, upcasting older type versions.
     public static func decode(type: String, typeVersion: Int, payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
         guard typeVersion <= currentTypeVersion else { throw .unsupportedTypeVersion(type: type, version: typeVersion) }
-        let data = Data(payload)
-        let decoder = JSONDecoder()
         let category = type.prefix { $0 != "." }
         let name = type.dropFirst(category.count + 1)
+        // Canonical bytes (all that gamelog writes) take the fast path; anything else,
+        // and every refusal, goes through JSONDecoder, the reference.
+        if let event = payload.withUnsafeBufferPointer({ CanonicalDecoding.event(category: category, name: name, payload: $0) }),
+           event.type == type {
+            return event
+        }
+        return try decodeWithJSONDecoder(type: type, category: category, name: name, payload: payload)
+    }
+
+    /// Decodes with the reference decoder only (`Codable` through `JSONDecoder`),
+    /// never the canonical fast path: for differential tests and fuzzing.
+    public static func decodeWithReferenceDecoder(type: String, typeVersion: Int,
+                                                  payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
+        guard typeVersion <= currentTypeVersion else { throw .unsupportedTypeVersion(type: type, version: typeVersion) }
+        let category = type.prefix { $0 != "." }
+        return try decodeWithJSONDecoder(type: type, category: category, name: type.dropFirst(category.count + 1), payload: payload)
+    }
+
+    /// The reference decoder: `Codable` through `JSONDecoder`, with precise errors.
+    static func decodeWithJSONDecoder(type: String, category: Substring, name: Substring,
+                                      payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
+        let data = Data(payload)
+        let decoder = JSONDecoder()
         func body<T: Codable>(_: T.Type) throws -> (T, EventContext) {
             let wrapped = try decoder.decode(Wrapped<T, EventContext>.self, from: data)
             return (wrapped.body, wrapped.context)

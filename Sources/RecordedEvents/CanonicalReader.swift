@@ -1,0 +1,199 @@
+import Foundation
+
+/// A reader for the canonical JSON that ``RecordedEvent/payload()`` writes (sorted
+/// keys, no whitespace, no escapes in keys): a cursor over the bytes that yields
+/// typed values directly, with no tree and no `Codable` machinery in between.
+///
+/// It accepts only that canonical form. Anything else (whitespace, unsorted or
+/// unknown keys, escapes, numbers with fractions or leading zeros, invalid UTF-8)
+/// stops it with ``NotCanonical``, and the caller hands the bytes to `JSONDecoder`,
+/// which accepts or refuses them with a precise message. So this reader can only
+/// make decoding faster, never make it accept something the reference refuses.
+struct CanonicalReader {
+    /// The bytes are not in the canonical form this reader handles.
+    struct NotCanonical: Error {}
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+    /// True right after `{`, when the next key must not be preceded by a comma.
+    private var atObjectStart = false
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    var isAtEnd: Bool { index == bytes.count }
+
+    private func peek(_ offset: Int = 0) -> UInt8? {
+        index + offset < bytes.count ? bytes[index + offset] : nil
+    }
+
+    mutating func expect(_ byte: UInt8) throws(NotCanonical) {
+        guard index < bytes.count, bytes[index] == byte else { throw NotCanonical() }
+        index += 1
+    }
+
+    // MARK: Objects
+
+    mutating func beginObject() throws(NotCanonical) {
+        try expect(UInt8(ascii: "{"))
+        atObjectStart = true
+    }
+
+    mutating func endObject() throws(NotCanonical) {
+        try expect(UInt8(ascii: "}"))
+        // The enclosing object (if any) already has the member this object was.
+        atObjectStart = false
+    }
+
+    /// Consumes `"name":` (with its leading comma unless first) if it comes next.
+    /// Keys come sorted, so checking fields in sorted order reads every member;
+    /// an unknown or out-of-order key is left unread and fails `endObject`.
+    mutating func field(_ name: StaticString) -> Bool {
+        let comma = atObjectStart ? 0 : 1
+        let length = name.utf8CodeUnitCount
+        guard index + comma + length + 3 <= bytes.count else { return false }
+        if comma == 1 && bytes[index] != UInt8(ascii: ",") { return false }
+        let start = index + comma
+        guard bytes[start] == UInt8(ascii: "\""), bytes[start + length + 1] == UInt8(ascii: "\""),
+              bytes[start + length + 2] == UInt8(ascii: ":") else { return false }
+        let key = name.utf8Start
+        for offset in 0..<length where bytes[start + 1 + offset] != key[offset] { return false }
+        index = start + length + 3
+        atObjectStart = false
+        return true
+    }
+
+    /// A field that must be there.
+    mutating func required(_ name: StaticString) throws(NotCanonical) {
+        guard field(name) else { throw NotCanonical() }
+    }
+
+    /// `{}`.
+    mutating func emptyObject() throws(NotCanonical) {
+        try beginObject()
+        try endObject()
+    }
+
+    /// The next member's key of an object whose keys are data (a map): reads
+    /// `"key":` and returns the key, or nil at the closing `}` (consumed).
+    mutating func nextMapKey() throws(NotCanonical) -> String? {
+        if peek() == UInt8(ascii: "}") {
+            try endObject()
+            return nil
+        }
+        if !atObjectStart { try expect(UInt8(ascii: ",")) }
+        let key = try string()
+        try expect(UInt8(ascii: ":"))
+        atObjectStart = false
+        return key
+    }
+
+    // MARK: Arrays
+
+    /// Reads `[v, ...]`, calling `element` for each value.
+    mutating func array<T>(_ element: (inout CanonicalReader) throws(NotCanonical) -> T) throws(NotCanonical) -> [T] {
+        try expect(UInt8(ascii: "["))
+        var out: [T] = []
+        if peek() == UInt8(ascii: "]") {
+            index += 1
+        } else {
+            while true {
+                out.append(try element(&self))
+                if peek() == UInt8(ascii: ",") { index += 1; continue }
+                try expect(UInt8(ascii: "]"))
+                break
+            }
+        }
+        atObjectStart = false
+        return out
+    }
+
+    // MARK: Scalars
+
+    mutating func string() throws(NotCanonical) -> String {
+        try expect(UInt8(ascii: "\""))
+        let start = index
+        var ascii = true
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") { break }
+            // Escapes and raw control characters go to the reference decoder.
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { throw NotCanonical() }
+            if byte >= 0x80 { ascii = false }
+            index += 1
+        }
+        guard index < bytes.count else { throw NotCanonical() }
+        let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        index += 1
+        if ascii { return String(decoding: slice, as: UTF8.self) }
+        guard let text = String(validating: slice, as: UTF8.self) else { throw NotCanonical() }
+        return text
+    }
+
+    mutating func bool() throws(NotCanonical) -> Bool {
+        if literal("true") { return true }
+        if literal("false") { return false }
+        throw NotCanonical()
+    }
+
+    private mutating func literal(_ word: StaticString) -> Bool {
+        let length = word.utf8CodeUnitCount
+        guard index + length <= bytes.count else { return false }
+        for offset in 0..<length where bytes[index + offset] != word.utf8Start[offset] { return false }
+        index += length
+        return true
+    }
+
+    /// A JSON integer: an optional minus, then `0` or digits not starting with 0.
+    mutating func int() throws(NotCanonical) -> Int {
+        var negative = false
+        if peek() == UInt8(ascii: "-") { negative = true; index += 1 }
+        guard let first = peek(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { throw NotCanonical() }
+        var value = 0
+        var digits = 0
+        while let byte = peek(), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { throw NotCanonical() }
+            value = sum
+            digits += 1
+            index += 1
+        }
+        if first == UInt8(ascii: "0") && digits > 1 { throw NotCanonical() }
+        if let next = peek(), next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") {
+            throw NotCanonical()
+        }
+        return negative ? -value : value
+    }
+
+    /// A UUID string, `XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX` in either case.
+    mutating func uuid() throws(NotCanonical) -> UUID {
+        guard index + 38 <= bytes.count, bytes[index] == UInt8(ascii: "\""),
+              bytes[index + 37] == UInt8(ascii: "\"") else { throw NotCanonical() }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var position = index + 1
+        let ok = withUnsafeMutableBytes(of: &value) { raw -> Bool in
+            for byteIndex in 0..<16 {
+                if byteIndex == 4 || byteIndex == 6 || byteIndex == 8 || byteIndex == 10 {
+                    guard bytes[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = Self.hex(bytes[position]), let low = Self.hex(bytes[position + 1]) else { return false }
+                raw[byteIndex] = high << 4 | low
+                position += 2
+            }
+            return true
+        }
+        guard ok else { throw NotCanonical() }
+        index += 38
+        return UUID(uuid: value)
+    }
+
+    private static func hex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

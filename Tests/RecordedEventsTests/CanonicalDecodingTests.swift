@@ -1,0 +1,156 @@
+import EventStore
+import Foundation
+import MessagesModel
+@testable import RecordedEvents
+import Recorder
+import Simulation
+import Testing
+
+/// The fast canonical reader must give exactly what the reference (`JSONDecoder`)
+/// gives, read every payload gamelog writes, and leave everything else to the
+/// reference.
+@Suite struct CanonicalDecodingTests {
+    func fast(_ event: RecordedEvent) -> RecordedEvent? {
+        fast(type: event.type, event.payload())
+    }
+
+    func fast(type: String, _ payload: [UInt8]) -> RecordedEvent? {
+        let category = type.prefix { $0 != "." }
+        let name = type.dropFirst(category.count + 1)
+        return payload.withUnsafeBufferPointer { CanonicalDecoding.event(category: category, name: name, payload: $0) }
+    }
+
+    func reference(type: String, _ payload: [UInt8]) throws -> RecordedEvent {
+        let category = type.prefix { $0 != "." }
+        return try RecordedEvent.decodeWithJSONDecoder(type: type, category: category,
+                                                       name: type.dropFirst(category.count + 1), payload: payload)
+    }
+
+    static let context = EventContext(device: "B", conversation: ConversationID(UUID()), style: .transcript, isActive: true,
+                                      selectedMessage: MessageID(UUID()))
+    static let message = Message(
+        id: MessageID(UUID()), session: SessionID(UUID()), url: "https://example.com/?a=1&b=ünïcödé",
+        layout: .live(alternate: TemplateLayout(caption: "c", subcaption: "s", trailingCaption: "tc", trailingSubcaption: "ts",
+                                                image: MessageImage(kind: "k", cells: ["x", "o"]), mediaFileURL: "file:///m",
+                                                imageTitle: "it", imageSubtitle: "is")),
+        summaryText: "summary", accessibilityLabel: "label", senderParticipantIdentifier: ParticipantID(UUID()),
+        shouldExpire: true, isPending: true, error: MessagesError(.sendWhileNotVisible, "not visible"))
+    static let conversation = Conversation(id: ConversationID(UUID()), localParticipantIdentifier: ParticipantID(UUID()),
+                                           remoteParticipantIdentifiers: [ParticipantID(UUID()), ParticipantID(UUID())],
+                                           selectedMessage: message)
+
+    /// One event of every case and every optional field, set and unset.
+    static let everyShape: [RecordedEvent] = {
+        let c = context
+        let bare = Message(id: MessageID(UUID()))
+        var events: [RecordedEvent] = [
+            .recordingStarted(InstanceInfo(instanceID: UUID(), device: "A", conversation: ConversationID(UUID()), kind: "battleship",
+                                           localParticipant: ParticipantID(UUID()), remoteParticipants: [ParticipantID(UUID())],
+                                           names: [ParticipantID(UUID()): "Alice", ParticipantID(UUID()): "Bøb"],
+                                           liveMessage: MessageID(UUID()))),
+            .recordingStarted(InstanceInfo(instanceID: UUID(), device: "A", conversation: ConversationID(UUID()), kind: "k",
+                                           localParticipant: ParticipantID(UUID()), remoteParticipants: [], names: [:])),
+            .recordingEnded(EventContext(device: "A", conversation: ConversationID(UUID()), style: .compact, isActive: false,
+                                         selectedMessage: nil)),
+            .screen(Screen(name: "shipDestroy", labels: ["a", "b"], cells: ["hit", "miss"],
+                           buttons: [Screen.Button("OK"), Screen.Button("No", isEnabled: false)],
+                           alert: Screen.Alert(title: "t", message: "m")), c),
+            .screen(.blank, c),
+            .transcript(.sent(.message(message)), c),
+            .transcript(.arrived(.message(bare), sender: ParticipantID(UUID())), c),
+            .transcript(.sent(.text("hello")), c),
+            .transcript(.sent(.sticker(Sticker(fileURL: "file:///s.png", localizedDescription: "s"))), c),
+            .transcript(.sent(.attachment(fileURL: "file:///a", alternateFilename: "a.txt")), c),
+            .transcript(.arrived(.attachment(fileURL: "file:///a", alternateFilename: nil), sender: ParticipantID(UUID())), c),
+        ]
+        let actions: [UserAction] = [
+            .openConversation(ConversationID(UUID())), .leaveMessages, .quitMessages, .openExtension,
+            .tapMessage(MessageID(UUID())), .viewLiveMessage(MessageID(UUID())), .touch(.cell(-7)), .touch(.button("Start game")),
+            .touch(.sticker(0)), .touch(.dismissAlert), .expand, .collapse, .tapSend, .deleteStaged, .dismissExtension,
+        ]
+        events += actions.map { .input($0, c) }
+        events += Callback.allCases.map { .callback(CallbackRecord(callback: $0), c) }
+        events.append(.callback(CallbackRecord(callback: .didSelect, conversation: conversation, message: message, style: .expanded), c))
+        let extensionActions: [ExtensionAction] = [
+            .insert(message), .insert(bare), .insertText("t"), .insertSticker(Sticker(fileURL: "f", localizedDescription: "d")),
+            .insertAttachment(fileURL: "f", alternateFilename: "n"), .insertAttachment(fileURL: "f", alternateFilename: nil),
+            .send(bare), .sendText("s"), .requestPresentationStyle(.expanded), .dismiss,
+        ]
+        events += extensionActions.map { .action(ActionRecord(action: $0), c) }
+        events.append(.action(ActionRecord(action: .insert(bare), error: MessagesError(.urlExceedsMaxSize, "too long"),
+                                           warnings: ["w1", "w2"]), c))
+        return events
+    }()
+
+    @Test func everyShapeTakesTheFastPathAndEqualsTheReference() throws {
+        for event in Self.everyShape {
+            let payload = event.payload()
+            let quick = try #require(fast(event), "not read canonically: \(String(decoding: payload, as: UTF8.self))")
+            #expect(quick == event)
+            #expect(try reference(type: event.type, payload) == quick)
+        }
+    }
+
+    @Test func everyEventOfASimulationTakesTheFastPath() throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-canonical-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try EventStore(path: folder.appending(path: "log.sqlite").path)
+        let recorder = Recorder(store: store, clock: FixedClock(), seed: 5)
+        let simulator = Simulator(recorder: recorder, seed: 5, noise: 0.4)
+        for n in 0..<40 { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+        var count = 0
+        try store.scan(verify: false) { stored in
+            let quick = fast(type: stored.type, stored.payload)
+            #expect(quick != nil, "position \(stored.position) (\(stored.type)) was not read canonically")
+            let slow = try reference(type: stored.type, stored.payload)
+            #expect(slow == quick)
+            count += 1
+        }
+        #expect(count > 2_000)
+    }
+
+    /// Valid JSON that is not canonical still decodes (through the reference); the
+    /// fast reader declines it.
+    @Test func nonCanonicalJSONGoesToTheReference() throws {
+        let event = RecordedEvent.input(.touch(.cell(4)), Self.context)
+        let canonical = String(decoding: event.payload(), as: UTF8.self)
+        let variants = [
+            canonical.replacingOccurrences(of: ":", with: ": "),                           // whitespace
+            canonical.replacingOccurrences(of: "\"isActive\":true", with: "\"isActive\":true,\"extra\":1"), // unknown key
+            canonical.replacingOccurrences(of: "\"cell\":{\"_0\":4}", with: "\"cell\":{\"_0\":4.0}"),      // a fraction
+            canonical.replacingOccurrences(of: "\"device\":\"B\"", with: "\"device\":\"\\u0042\""),         // an escape
+        ]
+        for variant in variants {
+            let bytes = Array(variant.utf8)
+            #expect(fast(type: event.type, bytes) == nil, "\(variant)")
+            if let decoded = try? RecordedEvent.decode(type: event.type, typeVersion: 1, payload: bytes) {
+                #expect(decoded == event, "\(variant)")
+            }
+        }
+        // Unsorted keys: the reference reads them; the fast reader must not.
+        let unsorted = Array(#"{"context":\#(String(decoding: try JSONEncoder().encode(Self.context), as: UTF8.self)),"body":{"expand":{}}}"#.utf8)
+        #expect(fast(type: "input.expand", unsorted) == nil)
+        #expect(try RecordedEvent.decode(type: "input.expand", typeVersion: 1, payload: unsorted) == .input(.expand, Self.context))
+    }
+
+    /// Truncations and byte flips of canonical payloads: whatever the fast reader
+    /// accepts, the reference accepts as the same event.
+    @Test func theFastReaderNeverAcceptsWhatTheReferenceRefuses() throws {
+        var generator = SeededGenerator(seed: 11)
+        for event in Self.everyShape {
+            let payload = event.payload()
+            for _ in 0..<200 {
+                var bytes = payload
+                switch generator.next() % 3 {
+                case 0: bytes = Array(bytes.prefix(Int(generator.next() % UInt64(bytes.count))))
+                case 1: bytes[Int(generator.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: generator.next())
+                default: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: Int(generator.next() % UInt64(bytes.count)))
+                }
+                guard let quick = fast(type: event.type, bytes) else { continue }
+                let slow = try? reference(type: event.type, bytes)
+                #expect(slow == quick, "\(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+    }
+}
