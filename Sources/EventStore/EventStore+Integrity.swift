@@ -29,9 +29,8 @@ extension EventStore {
                 var previousHash = ChainHash.genesis
                 var expectedPosition: Int64 = 1
                 var lastVersion: [UUID: Int64] = [:]
-                // Rows whose ids cannot be decoded are read without the join.
-                let cursor = try Row.fetchCursor(db, sql: sql.replacingOccurrences(of: "JOIN streams", with: "LEFT JOIN streams")
-                    .replacingOccurrences(of: "JOIN event_types", with: "LEFT JOIN event_types"))
+                let names = RowNames()
+                let cursor = try Row.fetchCursor(db, sql: sql)
                 while let row = try cursor.next() {
                     let position: Int64 = row[0]
                     report.eventCount += 1
@@ -50,7 +49,7 @@ extension EventStore {
                     defer { previousHash = storedHash }
                     let event: StoredEvent
                     do {
-                        event = try decodeRow(db, row)
+                        event = try decodeRow(db, row, names)
                     } catch let error as EventStoreError {
                         report.problems.append(error)
                         continue

@@ -30,9 +30,10 @@ extension EventStore {
                         previousHash = ChainHash.genesis
                     }
                 }
+                let names = RowNames()
                 let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
                 while let row = try cursor.next() {
-                    let event = try decodeRow(db, row)
+                    let event = try decodeRow(db, row, names)
                     if verify {
                         if let expected = expectedPosition {
                             if event.position != expected { throw EventStoreError.missingEvent(position: expected) }
@@ -72,6 +73,29 @@ extension EventStore {
         try events(EventQuery(positions: position...position), verify: verify).first
     }
 
+    /// Where each stream begins and ends: its first event (for a recording, its
+    /// `recording.started`) and the position of its last event, in order of first
+    /// event. Costs two index lookups per stream, however long the log; hashes are
+    /// not checked here (``scan(_:verify:_:)`` and ``verifyIntegrity(progress:)`` do).
+    public func streamHeads() throws -> [StreamHead] {
+        let (select, _) = Self.selectSQL(for: .all, withPredecessorHash: false)
+        let columns = select[..<select.range(of: "\nFROM")!.lowerBound]
+        let sql = String(columns) + """
+            , coalesce((SELECT l.position FROM events l WHERE l.stream_id = s.id AND l.stream_version = s.version),
+                       (SELECT max(l.position) FROM events l WHERE l.stream_id = s.id))
+            FROM streams s JOIN events e ON e.stream_id = s.id AND e.stream_version = 1
+            ORDER BY e.position
+            """
+        return try Self.translating(path) {
+            try queue.read { db in
+                let names = RowNames()
+                return try Row.fetchAll(db, sql: sql).map { row in
+                    StreamHead(first: try decodeRow(db, row, names), lastPosition: row[12])
+                }
+            }
+        }
+    }
+
     /// The streams in the log, with their current versions, in order of first event.
     public func streams() throws -> [(stream: UUID, version: Int64)] {
         try read { db in
@@ -82,18 +106,18 @@ extension EventStore {
         }
     }
 
+    /// The columns every reader selects, in the order ``decodeRow(_:_:_:)`` reads them.
+    /// Streams and types are read as ids and named through ``RowNames``: joining
+    /// them row by row cost two B-tree lookups per event.
     static func selectSQL(for query: EventQuery, withPredecessorHash: Bool) -> (String, StatementArguments) {
         var sql = """
-            SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version,
+            SELECT e.position, e.event_id, e.stream_id, e.stream_version, e.type_id, e.type_version,
                    e.recorded_at, e.codec, e.dictionary_id, e.raw_size, e.payload, e.hash
             """
         if withPredecessorHash {
             sql += ", (SELECT p.hash FROM events p WHERE p.position = e.position - 1)"
         }
-        sql += """
-
-            FROM events e JOIN streams s ON s.id = e.stream_id JOIN event_types t ON t.id = e.type_id
-            """
+        sql += "\nFROM events e"
         var conditions: [String] = []
         var arguments = StatementArguments()
         if let range = query.positions {
@@ -101,7 +125,7 @@ extension EventStore {
             arguments += [range.lowerBound, range.upperBound]
         }
         if let stream = query.stream {
-            conditions.append("s.uuid = ?")
+            conditions.append("e.stream_id = (SELECT id FROM streams WHERE uuid = ?)")
             arguments += [Data(stream.bytes)]
             if let from = query.fromStreamVersion {
                 conditions.append("e.stream_version >= ?")
@@ -109,11 +133,11 @@ extension EventStore {
             }
         }
         if let streams = query.streams {
-            conditions.append("s.uuid IN (\(streams.map { _ in "?" }.joined(separator: ",")))")
+            conditions.append("e.stream_id IN (SELECT id FROM streams WHERE uuid IN (\(streams.map { _ in "?" }.joined(separator: ","))))")
             for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) { arguments += [Data(stream.bytes)] }
         }
         if let types = query.types {
-            conditions.append("t.name IN (\(types.map { _ in "?" }.joined(separator: ",")))")
+            conditions.append("e.type_id IN (SELECT id FROM event_types WHERE name IN (\(types.map { _ in "?" }.joined(separator: ","))))")
             for type in types.sorted() { arguments += [type] }
         }
         if let since = query.since {
@@ -129,13 +153,13 @@ extension EventStore {
         return (sql, arguments)
     }
 
-    func decodeRow(_ db: Database, _ row: Row) throws -> StoredEvent {
+    func decodeRow(_ db: Database, _ row: Row, _ names: RowNames) throws -> StoredEvent {
         let position: Int64 = row[0]
         guard let id = try row.bytes(at: 1).flatMap(UUID.init(bytes:)),
-              let stream = try row.bytes(at: 2).flatMap(UUID.init(bytes:)) else {
+              let stream = try names.stream(db, id: row[2]) else {
             throw EventStoreError.corruptPayload(position: position, detail: "malformed event or stream id")
         }
-        guard let type = row[4] as String? else {
+        guard let type = try names.type(db, id: row[4]) else {
             throw EventStoreError.corruptPayload(position: position, detail: "its stream or type row is missing")
         }
         let stored = try row.bytes(at: 10) ?? []
@@ -145,6 +169,27 @@ extension EventStore {
         return StoredEvent(position: position, id: id, stream: stream, streamVersion: row[3], type: type,
                            typeVersion: row[5], recordedAt: Timestamp(microsecondsSince1970: row[6]),
                            payload: payload, hash: hash)
+    }
+}
+
+/// Stream and type names by row id, looked up once per read: a log has few of each
+/// compared with its events.
+final class RowNames {
+    private var streams: [Int64: UUID?] = [:]
+    private var types: [Int64: String?] = [:]
+
+    func stream(_ db: Database, id: Int64) throws -> UUID? {
+        if let known = streams[id] { return known }
+        let uuid = try Data.fetchOne(db, sql: "SELECT uuid FROM streams WHERE id = ?", arguments: [id]).flatMap { UUID(bytes: $0) }
+        streams[id] = uuid
+        return uuid
+    }
+
+    func type(_ db: Database, id: Int64) throws -> String? {
+        if let known = types[id] { return known }
+        let name = try String.fetchOne(db, sql: "SELECT name FROM event_types WHERE id = ?", arguments: [id])
+        types[id] = name
+        return name
     }
 }
 

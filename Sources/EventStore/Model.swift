@@ -156,3 +156,9 @@ public struct AppendedEvent: Hashable, Sendable {
     /// False when the id was already stored and nothing was written.
     public var isNew: Bool
 }
+
+/// A stream's first event and where its last event is: see ``EventStore/streamHeads()``.
+public struct StreamHead: Sendable {
+    public var first: StoredEvent
+    public var lastPosition: Int64
+}

@@ -68,6 +68,15 @@ import Testing
             #expect(other.orderedGames.map(\.tictactoe) == state.orderedGames.map(\.tictactoe))
             #expect(other.orderedGames.map(\.messages) == state.orderedGames.map(\.messages))
         }
+        // The one-pass catalog folds the merged log's out-of-order conversations again
+        // in time order: the same games as the original's, positions aside.
+        let mergedCatalog = try GameCatalog(store: merged), originalCatalog = try GameCatalog(store: original)
+        #expect(mergedCatalog.refoldedConversations > 0)
+        #expect(originalCatalog.refoldedConversations == 0)
+        func outcome(_ g: GameSummary) -> [String] { [g.id, g.kind, g.status, g.result, String(g.events), g.startedAt, g.endedAt] }
+        let mergedGames: [[String]] = mergedCatalog.games.map(outcome).sorted { $0[0] < $1[0] }
+        let originalGames: [[String]] = originalCatalog.games.map(outcome).sorted { $0[0] < $1[0] }
+        #expect(mergedGames == originalGames)
         // Both logs in one import interleave by time: the very same log.
         let together = try EventStore(path: folder.path("together.sqlite"))
         try Interchange.import(a + b, into: together)

@@ -68,6 +68,25 @@ final class TemporaryFolder {
         return (folder, store, try GameCatalog(store: store))
     }
 
+    /// The one-pass catalog gives what folding each conversation on its own gives,
+    /// holding few conversations at a time.
+    @Test func theOnePassCatalogEqualsFoldingEachConversation() throws {
+        let (_, store, catalog) = try recorded(24, seed: 29)
+        var expected: [GameSummary] = []
+        for (conversation, streams) in catalog.streams {
+            let events = try Replayer.load(from: store, streams: streams)
+            let state = ConversationState.folding(conversation, events)
+            expected += GameCatalog.summaries(of: state, events: events.count,
+                                              span: (events.first?.recordedAt ?? 0, events.last?.recordedAt ?? 0))
+            #expect(catalog.eventCounts[conversation] == events.count)
+            #expect(catalog.kinds[conversation] == state.kind)
+        }
+        #expect(catalog.games.count >= 24)
+        #expect(catalog.games == expected.sorted { $0.firstPosition < $1.firstPosition })
+        #expect(catalog.refoldedConversations == 0)
+        #expect(catalog.mostOpenConversations <= 2)
+    }
+
     @Test func jumpingThroughSnapshotsEqualsFoldingEveryStep() throws {
         let (_, store, catalog) = try recorded(16, seed: 23)
         for (conversation, streams) in catalog.streams {
@@ -89,7 +108,7 @@ final class TemporaryFolder {
     @Test func theGuesserNeverSeesShipsItHasNotHit() throws {
         let (_, store, catalog) = try recorded(12, seed: 29)
         var checked = 0
-        for (conversation, streams) in catalog.streams where catalog.conversations[conversation]?.kind == "battleship" {
+        for (conversation, streams) in catalog.streams where catalog.kinds[conversation] == "battleship" {
             let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
             for step in 0...replayer.stepCount {
                 let state = try replayer.state(at: step)
@@ -115,7 +134,8 @@ final class TemporaryFolder {
     @Test func searchesByKindTimeAndMessage() throws {
         let (_, store, catalog) = try recorded(2, seed: 3)
         // A game's conversation (the other one may hold no message at all).
-        let conversation = try #require(catalog.conversations.first { !$0.value.gameOrder.isEmpty }?.key)
+        let game = try #require(catalog.games.first)
+        let conversation = try #require(catalog.streams.keys.first { $0.uuid.uuidString.lowercased() == game.conversation })
         let streams = try #require(catalog.streams[conversation])
         let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
         let firstSend = try #require(replayer.nextStep(after: 0, kind: "transcript.sent"))
@@ -135,12 +155,13 @@ final class TemporaryFolder {
     }
 
     @Test func gamesAreFoundByIdPrefix() throws {
-        let (_, _, catalog) = try recorded(4, seed: 41)
+        let (_, store, catalog) = try recorded(4, seed: 41)
         let games = catalog.games
+        let index = try GameIndex(store: store)
         #expect(games.count >= 4)
         let first = try #require(games.first)
-        let resolved = try catalog.resolve(String(first.id.prefix(8)))
+        let resolved = try index.resolve(String(first.id.prefix(8)))
         #expect(resolved.game?.uuid.uuidString.lowercased() == first.id)
-        #expect(throws: ReplayError.noSuchGame("zzzz")) { try catalog.resolve("zzzz") }
+        #expect(throws: ReplayError.noSuchGame("zzzz")) { try index.resolve("zzzz") }
     }
 }
