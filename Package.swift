@@ -85,6 +85,15 @@ let package = Package(
             swiftSettings: strict),
 
         .executableTarget(
+            name: "Benchmark",
+            dependencies: [
+                "EventStore", "Replay", "MessagesModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
+
+        .executableTarget(
             name: "ReplayBenchmark",
             dependencies: ["EventStore", "Replay", "Projections", "MessagesModel"],
             swiftSettings: strict),

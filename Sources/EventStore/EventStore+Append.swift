@@ -68,8 +68,9 @@ extension EventStore {
         var seenInBatch: [UUID: AppendedEvent] = [:]
         var results: [AppendedEvent] = []
         results.reserveCapacity(events.count)
+        let encoded = try encodePayloads(events, with: compressor)
 
-        for event in events {
+        for (event, stored) in zip(events, encoded) {
             if let earlier = seenInBatch[event.id] {
                 results.append(AppendedEvent(position: earlier.position, streamVersion: earlier.streamVersion, isNew: false))
                 continue
@@ -103,7 +104,6 @@ extension EventStore {
                 position: position, id: event.id, stream: event.stream, streamVersion: stream.version,
                 type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)
             let hash = ChainHash.hash(previous: previousHash, envelope: envelope)
-            let stored = try encodePayload(event.payload, with: compressor)
             try insertEvent.execute(arguments: [
                 position, idBytes, stream.rowID, stream.version, typeID, event.typeVersion,
                 event.recordedAt.microsecondsSince1970, stored.codec.rawValue, stored.dictionaryID,
