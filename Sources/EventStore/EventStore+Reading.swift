@@ -73,11 +73,12 @@ extension EventStore {
         try events(EventQuery(positions: position...position), verify: verify).first
     }
 
-    /// Where each stream begins and ends: its first event (for a recording, its
-    /// `recording.started`) and the position of its last event, in order of first
-    /// event. Costs two index lookups per stream, however long the log; hashes are
-    /// not checked here (``scan(_:verify:_:)`` and ``verifyIntegrity(progress:)`` do).
-    public func streamHeads() throws -> [StreamHead] {
+    /// Calls `body` with where each stream begins and ends: its first event (for a
+    /// recording, its `recording.started`) and the position of its last event, in
+    /// order of first event, one at a time. Costs two index lookups per stream,
+    /// however long the log; hashes are not checked here (``scan(_:verify:_:)`` and
+    /// ``verifyIntegrity(progress:)`` do).
+    public func scanStreamHeads(_ body: (StreamHead) throws -> Void) throws {
         let (select, _) = Self.selectSQL(for: .all, withPredecessorHash: false)
         let columns = select[..<select.range(of: "\nFROM")!.lowerBound]
         let sql = String(columns) + """
@@ -86,11 +87,12 @@ extension EventStore {
             FROM streams s JOIN events e ON e.stream_id = s.id AND e.stream_version = 1
             ORDER BY e.position
             """
-        return try Self.translating(path) {
+        try Self.translating(path) {
             try queue.read { db in
                 let names = RowNames()
-                return try Row.fetchAll(db, sql: sql).map { row in
-                    StreamHead(first: try decodeRow(db, row, names), lastPosition: row[12])
+                let cursor = try Row.fetchCursor(db, sql: sql)
+                while let row = try cursor.next() {
+                    try body(StreamHead(first: try decodeRow(db, row, names), lastPosition: row[12]))
                 }
             }
         }

@@ -71,6 +71,12 @@ public final class EventStore {
                     // sync keeps every committed event through a process crash.
                     try db.execute(sql: "PRAGMA journal_mode = WAL")
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                    // Event ids are random, so the unique index on them takes inserts
+                    // all over its pages; once it outgrows SQLite's default 2 MB cache,
+                    // every append reads pages back (tools/bench.sh: the raw C API
+                    // limit itself falls to a third). 64 MB holds the index of some
+                    // millions of events, and is only used as the file grows.
+                    try db.execute(sql: "PRAGMA cache_size = -65536")
                     if let maximumSize {
                         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
                         try db.execute(sql: "PRAGMA max_page_count = \(max(1, maximumSize / pageSize))")

@@ -157,7 +157,7 @@ public struct AppendedEvent: Hashable, Sendable {
     public var isNew: Bool
 }
 
-/// A stream's first event and where its last event is: see ``EventStore/streamHeads()``.
+/// A stream's first event and where its last event is: see ``EventStore/scanStreamHeads(_:)``.
 public struct StreamHead: Sendable {
     public var first: StoredEvent
     public var lastPosition: Int64
