@@ -102,6 +102,11 @@ public final class EventStore {
         }
     }
 
+    /// The position of the last event (0 for an empty log), from the primary key alone.
+    public func lastPosition() throws -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0 }
+    }
+
     /// The hash of the last event: publish it to anchor the whole log.
     public func headHash() throws -> [UInt8] {
         try read { db in

@@ -34,6 +34,64 @@ public enum FullReplay {
         public var refoldedConversations = 0
     }
 
+    typealias Decoded = (ConversationID, ReplayEvent)
+
+    /// The event as projections see it, with its conversation; nil for events of
+    /// streams that are not recordings.
+    private static func decode(_ stored: StoredEvent, _ conversationOfStream: [UUID: ConversationID]) throws -> Decoded? {
+        guard let conversation = conversationOfStream[stored.stream] else { return nil }
+        do {
+            let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+            return (conversation, ReplayEvent(position: stored.position, recordedAt: stored.recordedAt.microsecondsSince1970,
+                                              stream: stored.stream, event: event))
+        } catch {
+            throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
+        }
+    }
+
+    /// Decoded chunks on their way from the decoding threads to the folding one.
+    private final class Mailbox: @unchecked Sendable {
+        // Guarded by `condition`.
+        private let condition = NSCondition()
+        private var ready: [Int: Result<(Int, [Decoded]), Error>] = [:]
+        private var ahead: [Int]
+        private var cancelled = false
+
+        init(lanes: Int) { ahead = Array(repeating: 0, count: lanes) }
+
+        /// Blocks while `lane` is two chunks ahead; false once the pass is over.
+        func waitForRoom(lane: Int) -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            while ahead[lane] >= 2 && !cancelled { condition.wait() }
+            if !cancelled { ahead[lane] += 1 }
+            return !cancelled
+        }
+
+        func put(_ chunk: Int, _ result: Result<(Int, [Decoded]), Error>) {
+            condition.lock()
+            ready[chunk] = result
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func take(_ chunk: Int, lane: Int) -> Result<(Int, [Decoded]), Error> {
+            condition.lock()
+            defer { condition.unlock() }
+            while ready[chunk] == nil { condition.wait() }
+            ahead[lane] -= 1
+            condition.broadcast()
+            return ready.removeValue(forKey: chunk)!
+        }
+
+        func cancel() {
+            condition.lock()
+            cancelled = true
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
     /// A conversation being folded.
     private final class Open {
         var state: ConversationState
@@ -55,7 +113,11 @@ public enum FullReplay {
     ///   - verify: check the hash chain while reading (as `scan` does).
     ///   - progress: called now and then with the events read so far.
     @discardableResult
-    public static func run(store: EventStore, verify: Bool = true, progress: ((Int) -> Void)? = nil,
+    ///   - lanes: threads that read and decode (default: up to two, one per core);
+    ///     1 reads on the calling thread.
+    ///   - chunkSize: events per unit of work handed from a decoding thread.
+    public static func run(store: EventStore, verify: Bool = true, lanes: Int? = nil, chunkSize: Int = 4_096,
+                           progress: ((Int) -> Void)? = nil,
                            finished: (Finished) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
         var conversationOfStream: [UUID: ConversationID] = [:]
@@ -80,34 +142,80 @@ public enum FullReplay {
         }
         var open: [ConversationID: Open] = [:]
         var later: [ConversationID] = []
-        try store.scan(verify: verify) { stored in
-            statistics.events += 1
-            if statistics.events % 16_384 == 0 { progress?(statistics.events) }
-            guard let conversation = conversationOfStream[stored.stream] else { return }
-            let event: RecordedEvent
-            do {
-                event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
-            } catch {
-                throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
-            }
-            let time = stored.recordedAt.microsecondsSince1970
+        func fold(_ conversation: ConversationID, _ event: ReplayEvent) throws {
             let entry: Open
             if let existing = open[conversation] {
                 entry = existing
             } else {
-                entry = Open(conversation, at: time)
+                entry = Open(conversation, at: event.recordedAt)
                 open[conversation] = entry
                 statistics.mostOpenConversations = max(statistics.mostOpenConversations, open.count)
             }
-            if (time, stored.position) < entry.lastKey { entry.inTimeOrder = false }
-            entry.lastKey = (time, stored.position)
-            entry.state.apply(ReplayEvent(position: stored.position, recordedAt: time, stream: stored.stream, event: event))
+            if (event.recordedAt, event.position) < entry.lastKey { entry.inTimeOrder = false }
+            entry.lastKey = (event.recordedAt, event.position)
+            entry.state.apply(event)
             entry.count += 1
-            entry.first = min(entry.first, time)
-            entry.last = max(entry.last, time)
-            if stored.position >= lastPosition[conversation] ?? .max {
+            entry.first = min(entry.first, event.recordedAt)
+            entry.last = max(entry.last, event.recordedAt)
+            if event.position >= lastPosition[conversation] ?? .max {
                 open[conversation] = nil
                 if entry.inTimeOrder { try hand(entry) } else { later.append(conversation) }
+            }
+        }
+        let decoders = lanes ?? min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        let last = try store.lastPosition()
+        if decoders < 2 || last < 4 * chunkSize {
+            try store.scan(verify: verify) { stored in
+                statistics.events += 1
+                if statistics.events % 16_384 == 0 { progress?(statistics.events) }
+                if let decoded = try decode(stored, conversationOfStream) { try fold(decoded.0, decoded.1) }
+            }
+        } else {
+            // Reading, checking and decoding take most of the time and need no order,
+            // so threads do them chunk by chunk, each on its own connection, while this
+            // thread folds the chunks in log order. Each decoder runs at most two
+            // chunks ahead, so memory stays bounded however long the log.
+            let chunks = Int((last + Int64(chunkSize) - 1) / Int64(chunkSize))
+            let mailbox = Mailbox(lanes: decoders)
+            let path = store.path, streams = conversationOfStream, size = chunkSize
+            for lane in 0..<decoders {
+                let thread = Thread {
+                    // A failure is handed over as its chunk, so the folding thread
+                    // meets errors in log order, as a single scan would.
+                    let reader: EventStore
+                    do {
+                        reader = try EventStore(path: path, access: .readOnly)
+                    } catch {
+                        _ = mailbox.waitForRoom(lane: lane)
+                        return mailbox.put(lane, .failure(error))
+                    }
+                    for chunk in stride(from: lane, to: chunks, by: decoders) {
+                        guard mailbox.waitForRoom(lane: lane) else { return }
+                        var items: [Decoded] = []
+                        items.reserveCapacity(size)
+                        var read = 0
+                        let first = Int64(chunk) * Int64(size) + 1
+                        do {
+                            try reader.scan(EventQuery(positions: first...(first + Int64(size) - 1)), verify: verify) { stored in
+                                read += 1
+                                if let decoded = try decode(stored, streams) { items.append(decoded) }
+                            }
+                        } catch {
+                            return mailbox.put(chunk, .failure(error))
+                        }
+                        mailbox.put(chunk, .success((read, items)))
+                    }
+                }
+                thread.stackSize = 1 << 20
+                thread.start()
+            }
+            defer { mailbox.cancel() }
+            for chunk in 0..<chunks {
+                let (read, items) = try mailbox.take(chunk, lane: chunk % decoders).get()
+                for (conversation, event) in items { try fold(conversation, event) }
+                let before = statistics.events
+                statistics.events += read
+                if before / 16_384 != statistics.events / 16_384 { progress?(statistics.events) }
             }
         }
         progress?(statistics.events)

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import GRDB
 import MessagesHost
 import MessagesModel
 import Projections
@@ -85,6 +86,42 @@ final class TemporaryFolder {
         #expect(catalog.games == expected.sorted { $0.firstPosition < $1.firstPosition })
         #expect(catalog.refoldedConversations == 0)
         #expect(catalog.mostOpenConversations <= 2)
+    }
+
+    /// Decoding threads hand chunks to the folding thread: the same conversations,
+    /// in the same order, as one thread reading alone.
+    @Test func theParallelPassEqualsOneThread() throws {
+        let (folder, store, _) = try recorded(12, seed: 31)
+        defer { withExtendedLifetime(folder) {} }
+        func pass(lanes: Int) throws -> ([ConversationState], FullReplay.Statistics) {
+            var states: [ConversationState] = []
+            let statistics = try FullReplay.run(store: store, lanes: lanes, chunkSize: 37) { states.append($0.state) }
+            return (states, statistics)
+        }
+        let (serial, one) = try pass(lanes: 1), (parallel, two) = try pass(lanes: 2), (three, _) = try pass(lanes: 3)
+        #expect(serial.count >= 12)
+        #expect(parallel == serial)
+        #expect(three == serial)
+        let stored = Int(try store.count().events)
+        #expect(one.events == two.events && one.events == stored)
+    }
+
+    /// A changed byte in a chunk a decoding thread reads stops the pass with the
+    /// error at that event, as one thread would.
+    @Test func aDamagedEventStopsTheParallelPassAtItsPosition() throws {
+        let (folder, store, _) = try recorded(6, seed: 37)
+        let (count, _) = try store.count()
+        let victim = count * 2 / 3
+        let path = folder.path("log.sqlite")
+        try DatabaseQueue(path: path).writeWithoutTransaction {
+            try $0.execute(sql: "UPDATE events SET recorded_at = recorded_at + 1 WHERE position = ?", arguments: [victim])
+        }
+        let damaged = try EventStore(path: path, access: .readOnly)
+        for lanes in [1, 2] {
+            #expect(throws: EventStoreError.hashMismatch(position: victim)) {
+                try FullReplay.run(store: damaged, lanes: lanes, chunkSize: 50) { _ in }
+            }
+        }
     }
 
     @Test func jumpingThroughSnapshotsEqualsFoldingEveryStep() throws {
