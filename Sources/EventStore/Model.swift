@@ -162,3 +162,28 @@ public struct StreamHead: Sendable {
     public var first: StoredEvent
     public var lastPosition: Int64
 }
+
+extension UUID {
+    /// A time-ordered event id: UUID version 7 (RFC 9562), the Unix time in
+    /// milliseconds in the first 48 bits, then random bits.
+    ///
+    /// Give events ids like these. The log keeps a unique index on event ids (so a
+    /// retried append is a no-op); with time-ordered ids new entries land at the end
+    /// of that index, while random ids land all over it, and once it outgrows the
+    /// page cache every append reads and rewrites pages across the file. On a log of
+    /// 1,000,000 events that makes inserting the same rows about 4x slower
+    /// (tools/bench.sh).
+    public static func timeOrdered(at time: Timestamp, using generator: inout some RandomNumberGenerator) -> UUID {
+        let milliseconds = UInt64(max(0, time.microsecondsSince1970 / 1_000)) & 0xFFFF_FFFF_FFFF
+        let a = generator.next(), b = generator.next()
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { bytes in
+            for i in 0..<6 { bytes[i] = UInt8(truncatingIfNeeded: milliseconds >> (8 * UInt64(5 - i))) }
+            bytes[6] = 0x70 | UInt8(truncatingIfNeeded: a & 0x0F)         // version 7
+            bytes[7] = UInt8(truncatingIfNeeded: a >> 8)
+            bytes[8] = 0x80 | UInt8(truncatingIfNeeded: (a >> 16) & 0x3F) // RFC 9562 variant
+            for i in 9..<16 { bytes[i] = UInt8(truncatingIfNeeded: b >> (8 * UInt64(i - 9))) }
+        }
+        return UUID(uuid: value)
+    }
+}

@@ -69,9 +69,16 @@ public final class Recorder: HostObserver {
         if expectations[stream] == nil { expectations[stream] = version == 0 ? .noStream : .exactly(version) }
         versions[stream] = version + 1
         if case .callback(let record, _) = event { recordedCallbacks[record.callback, default: 0] += 1 }
-        let id = ids?.uuid() ?? UUID()
+        let time = clock.now()
+        let id: UUID
+        if ids != nil {
+            id = .timeOrdered(at: time, using: &ids!)
+        } else {
+            var system = SystemRandomNumberGenerator()
+            id = .timeOrdered(at: time, using: &system)
+        }
         buffer.append(NewEvent(id: id, stream: stream, type: event.type, typeVersion: RecordedEvent.currentTypeVersion,
-                               recordedAt: clock.now(), payload: event.payload()))
+                               recordedAt: time, payload: event.payload()))
     }
 
     // MARK: HostObserver

@@ -104,3 +104,32 @@ import Testing
         #expect(try store.count().events == 0)
     }
 }
+
+@Suite struct TimeOrderedIDTests {
+    struct Counter: RandomNumberGenerator {
+        var state: UInt64 = 0x1234_5678_9ABC_DEF0
+        mutating func next() -> UInt64 { state = state &* 6364136223846793005 &+ 1442695040888963407; return state }
+    }
+
+    @Test func idsAreVersion7AndSortByTime() throws {
+        var generator = Counter()
+        let start = Timestamp(microsecondsSince1970: 1_767_225_600_000_000)
+        let ids = (0..<500).map { n in
+            UUID.timeOrdered(at: Timestamp(microsecondsSince1970: start.microsecondsSince1970 + Int64(n) * 1_000), using: &generator)
+        }
+        for id in ids {
+            #expect(id.uuid.6 >> 4 == 7, "\(id)")
+            #expect(id.uuid.8 >> 6 == 0b10, "\(id)")
+        }
+        // Byte order is time order, so the id index grows at its end.
+        let bytes = ids.map { withUnsafeBytes(of: $0.uuid) { Array($0) } }
+        #expect(bytes == bytes.sorted { $0.lexicographicallyPrecedes($1) })
+        #expect(Set(ids).count == ids.count)
+        // The first 48 bits are the milliseconds.
+        let first = bytes[0].prefix(6).reduce(0) { $0 << 8 | Int64($1) }
+        #expect(first == start.microsecondsSince1970 / 1_000)
+        // The same seed gives the same ids.
+        var again = Counter()
+        #expect(UUID.timeOrdered(at: start, using: &again) == ids[0])
+    }
+}
