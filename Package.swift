@@ -40,6 +40,7 @@ let package = Package(
             dependencies: [
                 "ZlibCodec",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict,

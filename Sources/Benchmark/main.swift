@@ -51,6 +51,24 @@ if arguments.count == 3 && arguments[1] == "--replay-memory" {
     print(total, time, peakRSSMegabytes())
     exit(0)
 }
+// MARK: Child run: append only, for a profiler (perf record -g -- Benchmark --append-only W.sqlite OUT.sqlite)
+
+if arguments.count == 4 && arguments[1] == "--append-only" {
+    var events: [NewEvent] = []
+    try EventStore(path: arguments[2], access: .readOnly).scan { e in
+        events.append(NewEvent(id: e.id, stream: e.stream, type: e.type, typeVersion: e.typeVersion,
+                               recordedAt: e.recordedAt, payload: e.payload))
+    }
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: arguments[3] + suffix) }
+    let store = try EventStore(path: arguments[3])
+    let time = try seconds {
+        for start in stride(from: 0, to: events.count, by: 1000) {
+            try store.append(Array(events[start..<min(start + 1000, events.count)]))
+        }
+    }
+    print(events.count, "events appended at", Int(Double(events.count) / time), "events/s")
+    exit(0)
+}
 guard arguments.count >= 4 else {
     print("usage: Benchmark WORKLOAD.sqlite WORKLOAD.jsonl SCRATCH-FOLDER [SMALL-EVENTS]")
     exit(2)

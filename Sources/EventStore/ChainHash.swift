@@ -13,20 +13,29 @@ public enum ChainHash {
     public static func envelope(position: Int64, id: UUID, stream: UUID, streamVersion: Int64,
                                 type: String, typeVersion: Int, recordedAt: Timestamp,
                                 payload: [UInt8]) -> [UInt8] {
-        let typeBytes = Array(type.utf8)
         var out = [UInt8]()
-        out.reserveCapacity(8 + 16 + 16 + 8 + 2 + typeBytes.count + 4 + 8 + 4 + payload.count)
+        envelope(position: position, id: id, stream: stream, streamVersion: streamVersion, type: type,
+                 typeVersion: typeVersion, recordedAt: recordedAt, payload: payload, into: &out)
+        return out
+    }
+
+    /// Writes an event's envelope bytes into `out`, replacing its contents and
+    /// keeping its capacity, so a loop over many events allocates once.
+    static func envelope(position: Int64, id: UUID, stream: UUID, streamVersion: Int64,
+                         type: String, typeVersion: Int, recordedAt: Timestamp,
+                         payload: [UInt8], into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        out.reserveCapacity(8 + 16 + 16 + 8 + 2 + type.utf8.count + 4 + 8 + 4 + payload.count)
         append(UInt64(bitPattern: position), to: &out)
         appendUUID(id, to: &out)
         appendUUID(stream, to: &out)
         append(UInt64(bitPattern: streamVersion), to: &out)
-        append(UInt16(typeBytes.count), to: &out)
-        out += typeBytes
+        append(UInt16(type.utf8.count), to: &out)
+        out += type.utf8
         append(UInt32(typeVersion), to: &out)
         append(UInt64(bitPattern: recordedAt.microsecondsSince1970), to: &out)
         append(UInt32(payload.count), to: &out)
         out += payload
-        return out
     }
 
     /// The chain hash of an event given its predecessor's.

@@ -189,29 +189,6 @@ public final class EventStore {
         }
     }
 
-    /// Compresses every payload of a batch, spreading large batches over the cores:
-    /// each payload is compressed on its own, so the parts are independent.
-    func encodePayloads(_ events: [NewEvent], with compressor: Compressor) throws
-        -> [(codec: PayloadCodec, dictionaryID: Int64?, bytes: [UInt8])] {
-        let lanes = events.count >= 256 ? compressor.deflaters.count : 1
-        var results = [(codec: PayloadCodec, dictionaryID: Int64?, bytes: [UInt8])](
-            repeating: (.raw, nil, []), count: events.count)
-        var failures = [Error?](repeating: nil, count: lanes)
-        let chunk = (events.count + lanes - 1) / lanes
-        results.withUnsafeMutableBufferPointer { out in
-            failures.withUnsafeMutableBufferPointer { failed in
-                let lanesWork = CompressionLanes(out: out, failed: failed, compressor: compressor, events: events, chunk: chunk)
-                if lanes == 1 {
-                    lanesWork.run(0)
-                } else {
-                    DispatchQueue.concurrentPerform(iterations: lanes) { @Sendable lane in lanesWork.run(lane) }
-                }
-            }
-        }
-        if let failure = failures.compactMap({ $0 }).first { throw failure }
-        return results
-    }
-
     /// The compressor for new events: primed with the newest dictionary.
     func currentCompressor(_ db: Database) throws -> Compressor {
         let newestID = try Int64.fetchOne(db, sql: "SELECT max(id) FROM dictionaries")
@@ -223,30 +200,6 @@ public final class EventStore {
         let made = try Compressor(dictionaryID: newestID, dictionary: bytes)
         compressor = made
         return made
-    }
-
-    /// What the compression lanes share. Safe to send between threads: each lane
-    /// writes only its own range of `out` and its own slot of `failed`, and uses only
-    /// its own deflater.
-    struct CompressionLanes: @unchecked Sendable {
-        let out: UnsafeMutableBufferPointer<(codec: PayloadCodec, dictionaryID: Int64?, bytes: [UInt8])>
-        let failed: UnsafeMutableBufferPointer<Error?>
-        let compressor: Compressor
-        let events: [NewEvent]
-        let chunk: Int
-
-        func run(_ lane: Int) {
-            let deflater = compressor.deflaters[lane]
-            for index in (lane * chunk)..<min(events.count, (lane + 1) * chunk) {
-                do {
-                    out[index] = try EventStore.encode(events[index].payload, deflater: deflater,
-                                                       dictionaryID: compressor.dictionaryID)
-                } catch {
-                    failed[lane] = error
-                    return
-                }
-            }
-        }
     }
 
     static func encode(_ payload: [UInt8], deflater: RawDeflater, dictionaryID: Int64?) throws

@@ -41,7 +41,7 @@ let shippedDictionary: [UInt8] = try DatabaseQueue(path: folder.appending(path: 
     Array(try Data.fetchOne($0, sql: "SELECT bytes FROM dictionaries ORDER BY id DESC LIMIT 1") ?? Data())
 }
 print("\ncompression alone (shipped \(shippedDictionary.count)-byte dictionary)")
-for (level, memoryLevel) in [(9, 8), (6, 8), (6, 4), (4, 4), (1, 4)] as [(Int32, Int32)] {
+for (level, memoryLevel) in [(9, 8), (6, 8), (6, 4), (5, 4), (4, 4), (3, 4), (2, 4), (1, 4)] as [(Int32, Int32)] {
     let deflater = try RawDeflater(level: level, memoryLevel: memoryLevel, dictionary: shippedDictionary)
     var total = 0
     let time = try seconds { for event in workload { total += try deflater.compress(event.payload).count } }

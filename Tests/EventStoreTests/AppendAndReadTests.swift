@@ -133,3 +133,38 @@ import Testing
         #expect(UUID.timeOrdered(at: start, using: &again) == ids[0])
     }
 }
+
+/// Large batches are compressed on several threads while the appender inserts them;
+/// the stored log must be exactly what a one-event-at-a-time append would store.
+@Suite struct LargeBatchTests {
+    @Test func aBatchCompressedOnSeveralThreadsStoresEveryEventInOrder() throws {
+        let folder = try TemporaryFolder()
+        var generator = SystemRandomNumberGenerator()
+        var drafts = sampleEvents(3_000, stream: UUID())
+        // Payloads that deflate cannot shrink (stored raw) and empty ones, between
+        // compressible ones and across chunk borders.
+        for index in [0, 63, 64, 65, 1_000, 2_999] {
+            drafts[index].payload = (0..<300).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        }
+        for index in [1, 128, 2_998] { drafts[index].payload = [] }
+        // A retried id inside the batch is stored once.
+        drafts[1_500] = drafts[1_499]
+
+        let store = try EventStore(path: folder.path("batched.sqlite"))
+        try store.append(Array(drafts[0..<10]))
+        let appended = try store.append(drafts)  // the first ten are already stored
+        #expect(appended.prefix(10).allSatisfy { !$0.isNew })
+        #expect(appended[1_500].position == appended[1_499].position)
+        #expect(!appended[1_500].isNew)
+
+        let single = try EventStore(path: folder.path("single.sqlite"))
+        for draft in drafts { try single.append([draft]) }
+
+        let batched = try store.events(), oneByOne = try single.events()
+        #expect(batched.count == drafts.count - 1)
+        #expect(batched == oneByOne)
+        #expect(try store.verifyIntegrity().isSound)
+        #expect(batched[0].payload.count == 300)
+        #expect(batched[1].payload.isEmpty)
+    }
+}
