@@ -27,7 +27,7 @@ public struct ConsistencyChecker {
     private func shown(_ caption: String?, on device: String) -> String? {
         guard let caption else { return nil }
         var ids: [ParticipantID: String] = [:]
-        for (key, name) in names[device] ?? [:] { if let uuid = UUID(uuidString: key) { ids[ParticipantID(uuid)] = name } }
+        for (key, name) in names[device] ?? [:] { if let uuid = UUID(hyphenated: key) { ids[ParticipantID(uuid)] = name } }
         return ParticipantNames.resolve(caption, names: ids)
     }
 

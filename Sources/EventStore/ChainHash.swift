@@ -46,10 +46,13 @@ public enum ChainHash {
         return Array(hasher.finalize())
     }
 
-    static func hash(previous: [UInt8], event e: StoredEvent) -> [UInt8] {
-        hash(previous: previous, envelope: envelope(
-            position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion,
-            type: e.type, typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload))
+    /// The chain hash of a stored event given its predecessor's. `scratch` holds the
+    /// envelope; pass the same array for every event of a scan to allocate it once.
+    static func hash(previous: [UInt8], event e: StoredEvent, scratch: inout [UInt8]) -> [UInt8] {
+        envelope(position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion,
+                 type: e.type, typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload,
+                 into: &scratch)
+        return hash(previous: previous, envelope: scratch)
     }
 
     static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }

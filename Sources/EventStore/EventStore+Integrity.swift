@@ -29,6 +29,7 @@ extension EventStore {
                 var previousHash = ChainHash.genesis
                 var expectedPosition: Int64 = 1
                 var lastVersion: [UUID: Int64] = [:]
+                var envelope: [UInt8] = []
                 let names = RowNames()
                 let cursor = try Row.fetchCursor(db, sql: sql)
                 while let row = try cursor.next() {
@@ -54,7 +55,7 @@ extension EventStore {
                         report.problems.append(error)
                         continue
                     }
-                    if ChainHash.hash(previous: previousHash, event: event) != event.hash {
+                    if ChainHash.hash(previous: previousHash, event: event, scratch: &envelope) != event.hash {
                         report.problems.append(.hashMismatch(position: position))
                     }
                     let expectedVersion = (lastVersion[event.stream] ?? 0) + 1

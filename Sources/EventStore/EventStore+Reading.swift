@@ -31,6 +31,7 @@ extension EventStore {
                     }
                 }
                 let names = RowNames()
+                var envelope: [UInt8] = []
                 let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
                 while let row = try cursor.next() {
                     let event = try decodeRow(db, row, names)
@@ -49,7 +50,7 @@ extension EventStore {
                         } else {
                             throw EventStoreError.missingEvent(position: event.position - 1)
                         }
-                        guard ChainHash.hash(previous: predecessor, event: event) == event.hash else {
+                        guard ChainHash.hash(previous: predecessor, event: event, scratch: &envelope) == event.hash else {
                             throw EventStoreError.hashMismatch(position: event.position)
                         }
                         if query.isContiguous { previousHash = event.hash }

@@ -87,3 +87,34 @@ struct IDKey: CodingKey {
     init(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
 }
+
+extension UUID {
+    /// Parses the 36-character form `XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX` (either
+    /// case), as `UUID(uuidString:)` does, without going through `sscanf`: captions
+    /// and name tables are parsed on every replayed event, where that call showed
+    /// up in profiles.
+    public init?(hyphenated text: some StringProtocol) {
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var utf8 = text.utf8.makeIterator()
+        func nibble(_ byte: UInt8?) -> UInt8? {
+            switch byte {
+            case let b? where b >= 48 && b <= 57: b - 48
+            case let b? where b >= 65 && b <= 70: b - 55
+            case let b? where b >= 97 && b <= 102: b - 87
+            default: nil
+            }
+        }
+        let parsed = withUnsafeMutableBytes(of: &value) { raw -> Bool in
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard utf8.next() == UInt8(ascii: "-") else { return false }
+                }
+                guard let high = nibble(utf8.next()), let low = nibble(utf8.next()) else { return false }
+                raw[index] = high << 4 | low
+            }
+            return utf8.next() == nil
+        }
+        guard parsed else { return nil }
+        self.init(uuid: value)
+    }
+}

@@ -10,7 +10,7 @@ public enum ParticipantNames {
         while let dollar = rest.firstIndex(of: "$") {
             out += rest[..<dollar]
             let candidate = rest[rest.index(after: dollar)...].prefix(36)
-            if candidate.count == 36, let uuid = UUID(uuidString: String(candidate)),
+            if candidate.count == 36, let uuid = UUID(hyphenated: candidate),
                let name = names[ParticipantID(uuid)] {
                 out += name
                 rest = rest[candidate.endIndex...]
@@ -28,7 +28,7 @@ public enum ParticipantNames {
         var rest = Substring(text)
         while let dollar = rest.firstIndex(of: "$") {
             let candidate = rest[rest.index(after: dollar)...].prefix(36)
-            if candidate.count == 36, let uuid = UUID(uuidString: String(candidate)) {
+            if candidate.count == 36, let uuid = UUID(hyphenated: candidate) {
                 found.append(ParticipantID(uuid))
                 rest = rest[candidate.endIndex...]
             } else {

@@ -48,7 +48,7 @@ public struct DeviceView: Hashable, Codable, Sendable {
     /// `text` with `$<uuid>` mentions resolved to the names this device shows.
     public func resolve(_ text: String) -> String {
         var ids: [ParticipantID: String] = [:]
-        for (key, name) in names { if let uuid = UUID(uuidString: key) { ids[ParticipantID(uuid)] = name } }
+        for (key, name) in names { if let uuid = UUID(hyphenated: key) { ids[ParticipantID(uuid)] = name } }
         return ParticipantNames.resolve(text, names: ids)
     }
 }

@@ -74,7 +74,7 @@ enum CanonicalDecoding {
         try r.beginObject()
         var names: [ParticipantID: String] = [:]
         while let key = try r.nextMapKey() {
-            guard let uuid = UUID(uuidString: key) else { throw NotCanonical() }
+            guard let uuid = UUID(hyphenated: key) else { throw NotCanonical() }
             names[ParticipantID(uuid)] = try r.string()
         }
         try r.required("remoteParticipants")

@@ -1,0 +1,33 @@
+import Foundation
+import MessagesModel
+import Testing
+
+@Suite struct IdentifierParsingTests {
+    @Test func parsesWhatFoundationParses() {
+        for _ in 0..<2_000 {
+            let id = UUID()
+            #expect(UUID(hyphenated: id.uuidString) == id)
+            #expect(UUID(hyphenated: id.uuidString.lowercased()) == id)
+            #expect(UUID(hyphenated: id.uuidString[...]) == id)
+        }
+    }
+
+    @Test(arguments: [
+        "", "E621E1F8-C36C-495A-93FC-0C247A3E6E5", "E621E1F8-C36C-495A-93FC-0C247A3E6E5FF",
+        "E621E1F8C36C-495A-93FC-0C247A3E6E5F0", "E621E1F8-C36C-495A-93FC_0C247A3E6E5F",
+        "G621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5 ",
+        "{E621E1F8-C36C-495A-93FC-0C247A3E6E5F}", "E621E1F8-C36C-495A-93FC-0C247A3É6E5F",
+    ])
+    func rejectsEverythingElse(_ text: String) {
+        #expect(UUID(hyphenated: text) == nil)
+        #expect(UUID(uuidString: text) == nil)
+    }
+
+    @Test func captionsResolveMentionsInEitherCase() {
+        let bob = ParticipantID(UUID())
+        let names = [bob: "Bob"]
+        #expect(ParticipantNames.resolve("$\(bob.uuid.uuidString) to move", names: names) == "Bob to move")
+        #expect(ParticipantNames.resolve("$\(bob.uuid.uuidString.lowercased())!", names: names) == "Bob!")
+        #expect(ParticipantNames.resolve("$nobody $", names: names) == "$nobody $")
+    }
+}
