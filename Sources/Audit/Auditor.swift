@@ -15,7 +15,7 @@ public protocol Invariant: Sendable {
 
 /// Runs every check over a log: integrity, lifecycle, game legality, cross-device
 /// consistency, and any invariants.
-public struct Auditor {
+public struct Auditor: Sendable {
     public var invariants: [any Invariant]
 
     public init(invariants: [any Invariant] = Auditor.builtInInvariants) {
@@ -28,27 +28,54 @@ public struct Auditor {
     ///   - game: an id prefix to audit one game's conversation only.
     ///   - progress: called with (events checked, total).
     public func audit(_ store: EventStore, game: String? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> [Finding] {
-        var findings: [Finding] = []
         let total = Int(try store.count().events)
-        // 1. Integrity of the whole log: a game's events are only as good as the chain.
-        let integrity = try store.verifyIntegrity { done, _ in progress?(Int(done) / 2, total) }
-        for problem in integrity.problems {
-            findings.append(Finding(.error, .integrity, position: problem.position, rule: Self.rule(problem),
-                                    expected: "an untouched event", found: problem.description))
+        // Which conversations to check. On a damaged log this may fail; the integrity
+        // findings then say why, so the failure only surfaces for a sound log.
+        let plan: Result<(conversations: [ConversationID], streams: [ConversationID: Set<UUID>]), Error>
+        do {
+            let index = try GameIndex(store: store)
+            var conversations = index.conversations
+            if let game { conversations = [try index.resolve(game).conversation] }
+            conversations.sort { $0.uuid.uuidString < $1.uuid.uuidString }
+            plan = .success((conversations, index.streams))
+        } catch {
+            plan = .failure(error)
         }
-        guard integrity.isSound else { return findings }
-        // 2-4. Per conversation, in the order things happened.
-        let index = try GameIndex(store: store)
-        var conversations = index.conversations
-        if let game { conversations = [try index.resolve(game).conversation] }
-        var done = 0
-        for conversation in conversations.sorted(by: { $0.uuid.uuidString < $1.uuid.uuidString }) {
-            let events = try Replayer.load(from: store, streams: index.streams[conversation] ?? [])
-            findings += check(conversation, events)
-            done += events.count
-            progress?(total / 2 + done / 2, total)
+        let (ordered, streams) = (try? plan.get()) ?? ([], [:])
+
+        // 1. Integrity of the whole log (a game's events are only as good as the
+        // chain), and 2-4. every check per conversation, in the order things happened.
+        // All run side by side: lane 0 checks the chain, then joins the others, which
+        // take conversations one at a time, each lane on its own read-only connection.
+        // The conversation loads skip the chain check that lane 0 does for all; their
+        // findings count only if the chain holds.
+        let shared = AuditLanes(total: total, conversations: ordered.count, progress: progress)
+        let auditor = self, path = store.path
+        let lanes = max(2, min(4, ProcessInfo.processInfo.activeProcessorCount))
+        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+            do {
+                let reader = try EventStore(path: path, access: .readOnly)
+                if lane == 0 {
+                    shared.finishIntegrity(try reader.verifyIntegrity { done, _ in shared.integrityProgress(Int(done)) })
+                }
+                while let next = shared.nextConversation() {
+                    let conversation = ordered[next]
+                    let events = try Replayer.load(from: reader, streams: streams[conversation] ?? [], verify: false)
+                    shared.add(auditor.check(conversation, events), events: events.count)
+                }
+            } catch {
+                shared.fail(error, inIntegrity: lane == 0 && !shared.integrityIsDone)
+            }
         }
-        return findings.sorted { ($0.position ?? .max, $0.rule) < ($1.position ?? .max, $1.rule) }
+        let integrity = try shared.integrity()
+        if !integrity.isSound {
+            return integrity.problems.map { problem in
+                Finding(.error, .integrity, position: problem.position, rule: Self.rule(problem),
+                        expected: "an untouched event", found: problem.description)
+            }
+        }
+        _ = try plan.get()
+        return try shared.findings().sorted { ($0.position ?? .max, $0.rule) < ($1.position ?? .max, $1.rule) }
     }
 
     /// Every check on one conversation's events, in time order.
@@ -143,5 +170,87 @@ extension Auditor {
             if failing(middle) != nil { high = middle } else { low = middle }
         }
         return BisectResult(step: high, finding: failing(high)!)
+    }
+}
+
+/// What the audit lanes share: the integrity report, the next conversation to
+/// check, findings, errors, and progress, which is reported under the lock so the
+/// caller's callback never runs twice at once.
+private final class AuditLanes: @unchecked Sendable {
+    private let lock = NSLock()
+    private let total: Int
+    private let conversationCount: Int
+    private let progress: ((Int, Int) -> Void)?
+    private var report: IntegrityReport?
+    private var integrityFailure: Error?
+    private var nextIndex = 0
+    private var found: [Finding] = []
+    private var integrityDone = 0, conversationEventsDone = 0
+    private var failure: Error?
+
+    init(total: Int, conversations: Int, progress: ((Int, Int) -> Void)?) {
+        self.total = total
+        conversationCount = conversations
+        self.progress = progress
+    }
+
+    var integrityIsDone: Bool { lock.withLock { report != nil } }
+
+    func integrityProgress(_ done: Int) {
+        lock.withLock {
+            integrityDone = done
+            progress?(integrityDone / 2 + conversationEventsDone / 2, total)
+        }
+    }
+
+    func finishIntegrity(_ report: IntegrityReport) {
+        lock.withLock {
+            self.report = report
+            integrityDone = total
+            progress?(integrityDone / 2 + conversationEventsDone / 2, total)
+        }
+    }
+
+    /// The index of the next conversation to check; nil when all are taken or a lane failed.
+    func nextConversation() -> Int? {
+        lock.withLock {
+            guard failure == nil, integrityFailure == nil, nextIndex < conversationCount else { return nil }
+            defer { nextIndex += 1 }
+            return nextIndex
+        }
+    }
+
+    func add(_ findings: [Finding], events: Int) {
+        lock.withLock {
+            found += findings
+            conversationEventsDone += events
+            progress?(integrityDone / 2 + conversationEventsDone / 2, total)
+        }
+    }
+
+    func fail(_ error: Error, inIntegrity: Bool) {
+        lock.withLock {
+            if inIntegrity {
+                integrityFailure = error
+            } else if failure == nil {
+                failure = error
+            }
+        }
+    }
+
+    /// The chain check's report, or the error that stopped it.
+    func integrity() throws -> IntegrityReport {
+        try lock.withLock {
+            if let integrityFailure { throw integrityFailure }
+            guard let report else { throw failure ?? CancellationError() }
+            return report
+        }
+    }
+
+    func findings() throws -> [Finding] {
+        try lock.withLock {
+            if let failure { throw failure }
+            return found
+        }
     }
 }

@@ -60,9 +60,11 @@ public final class Replayer {
     /// A conversation's events in the order they happened: by recording time, then by
     /// position. Logs merged from several devices one after the other hold each
     /// device's events in a block; time puts them back in step.
-    public static func load(from store: EventStore, streams: Set<UUID>) throws -> [ReplayEvent] {
+    /// - Parameter verify: check each event's chain hash as it is read; pass false
+    ///   only when the caller has just checked the whole chain.
+    public static func load(from store: EventStore, streams: Set<UUID>, verify: Bool = true) throws -> [ReplayEvent] {
         var loaded: [ReplayEvent] = []
-        try store.scan(EventQuery(streams: streams)) { stored in
+        try store.scan(EventQuery(streams: streams), verify: verify) { stored in
             do {
                 let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
                 loaded.append(ReplayEvent(position: stored.position, recordedAt: stored.recordedAt.microsecondsSince1970,
