@@ -39,11 +39,20 @@ extension ConversationState {
 
     private static func render(_ value: Any) -> String {
         if let string = value as? String { return string }
+        // JSONSerialization hands booleans back as NSNumbers of type char; show them
+        // as JSON does, not as 0 and 1.
+        if let number = value as? NSNumber, String(cString: number.objCType) == "c" {
+            return number.boolValue ? "true" : "false"
+        }
         if JSONSerialization.isValidJSONObject(value),
            let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) {
             return String(decoding: data, as: UTF8.self)
         }
         return "\(value)"
+    }
+
+    private static func isScalars(_ values: [Any]) -> Bool {
+        values.allSatisfy { !($0 is [String: Any]) && !($0 is [Any]) }
     }
 
     private static func compare(_ a: Any?, _ b: Any?, path: String, into changes: inout [StateChange]) {
@@ -52,8 +61,14 @@ extension ConversationState {
             for key in Set(x.keys).union(y.keys).sorted() {
                 compare(x[key], y[key], path: path.isEmpty ? key : "\(path).\(key)", into: &changes)
             }
-        case (let x as [Any], let y as [Any]) where x.count == y.count:
-            for index in x.indices { compare(x[index], y[index], path: "\(path)[\(index)]", into: &changes) }
+        case (let x as [Any], let y as [Any]) where x.count == y.count || !(isScalars(x) && isScalars(y)):
+            // Lists of records (transcript bubbles) change item by item: a new bubble
+            // reads as one added item, not as the whole list before and after. Lists
+            // of scalars (board cells, labels) of another length read best whole.
+            for index in 0..<max(x.count, y.count) {
+                compare(index < x.count ? x[index] : nil, index < y.count ? y[index] : nil,
+                        path: "\(path)[\(index)]", into: &changes)
+            }
         case (nil, nil):
             break
         default:

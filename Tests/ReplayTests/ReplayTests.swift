@@ -189,6 +189,16 @@ final class TemporaryFolder {
         #expect(try replayer.diff(from: 5, to: 5).isEmpty)
         let changes = try replayer.diff(from: firstSend - 1, to: firstSend)
         #expect(changes.contains { $0.path.contains("transcript") })
+        // Booleans read as true and false, as in the JSON.
+        let activity = try (1...replayer.stepCount).flatMap { try replayer.diff(from: $0 - 1, to: $0) }
+            .filter { $0.path.hasSuffix(".isActive") }
+        #expect(!activity.isEmpty)
+        #expect(activity.allSatisfy { [$0.before, $0.after].allSatisfy { $0 == nil || $0 == "true" || $0 == "false" } })
+        // A new bubble is one added item, not the whole transcript before and after.
+        #expect(!changes.contains { $0.path.hasSuffix(".transcript") })
+        #expect(changes.contains {
+            $0.path.range(of: #"\.transcript\[[0-9]+\]$"#, options: .regularExpression) != nil && $0.before == nil && $0.after != nil
+        })
     }
 
     @Test func gamesAreFoundByIdPrefix() throws {
