@@ -26,23 +26,27 @@ extension ConversationState {
         case .recordingStarted(let info):
             kind = info.kind
             deviceOfStream[e.stream.uuidString] = info.device
-            var view = devices[info.device] ?? DeviceView(device: info.device)
-            view.localParticipant = info.localParticipant
-            for (id, name) in info.names { view.names[id.uuid.uuidString] = name }
-            devices[info.device] = view
+            // Views are edited in place through the `default:` subscript: reading one
+            // out and writing it back copies the whole view on every event.
+            devices[info.device, default: DeviceView(device: info.device)].localParticipant = info.localParticipant
+            for (id, name) in info.names {
+                devices[info.device, default: DeviceView(device: info.device)].names[id.uuid.uuidString] = name
+            }
         case .recordingEnded(let context):
             devices[context.device]?.isActive = false
         case .input(let action, let context):
-            note(context)
-            if case .deleteStaged = action { devices[context.device]?.staged = nil }
+            note(context) { view in
+                if case .deleteStaged = action { view.staged = nil }
+            }
         case .callback(let record, let context):
-            note(context)
-            switch record.callback {
-            case .willBecomeActive, .didBecomeActive: devices[context.device]?.isActive = true
-            case .didResignActive: devices[context.device]?.isActive = false
-            case .didTransition: if let style = record.style { devices[context.device]?.style = style }
-            case .didSelect: devices[context.device]?.selectedMessage = record.message?.id
-            default: break
+            note(context) { view in
+                switch record.callback {
+                case .willBecomeActive, .didBecomeActive: view.isActive = true
+                case .didResignActive: view.isActive = false
+                case .didTransition: if let style = record.style { view.style = style }
+                case .didSelect: view.selectedMessage = record.message?.id
+                default: break
+                }
             }
         case .action(let record, let context):
             note(context)
@@ -61,25 +65,26 @@ extension ConversationState {
                 break
             }
         case .transcript(let change, let context):
-            note(context)
-            guard var view = devices[context.device] else { break }
-            let bubble: Bubble
-            switch change {
-            case .sent(let item):
-                view.staged = nil
-                bubble = Bubble(content: .item(item), sender: view.localParticipant ?? ParticipantID(UUID(uuid: UUID_NIL)),
-                                isOutgoing: true)
-            case .arrived(let item, let sender):
-                bubble = Bubble(content: .item(item), sender: sender, isOutgoing: false)
+            var added: Bubble?
+            note(context) { view in
+                let bubble: Bubble
+                switch change {
+                case .sent(let item):
+                    view.staged = nil
+                    bubble = Bubble(content: .item(item), sender: view.localParticipant ?? ParticipantID(UUID(uuid: UUID_NIL)),
+                                    isOutgoing: true)
+                case .arrived(let item, let sender):
+                    bubble = Bubble(content: .item(item), sender: sender, isOutgoing: false)
+                }
+                let bubbles = applyingSessionRule(view.transcript.map(\.bubble), adding: bubble)
+                // Only new lines and lines the session rule replaced need their text worked out again.
+                let old = view.transcript
+                view.transcript = bubbles.indices.map { index in
+                    index < old.count && old[index].bubble == bubbles[index] ? old[index] : Self.line(bubbles[index], view)
+                }
+                added = bubble
             }
-            let bubbles = applyingSessionRule(view.transcript.map(\.bubble), adding: bubble)
-            // Only new lines and lines the session rule replaced need their text worked out again.
-            view.transcript = bubbles.indices.map { index in
-                index < view.transcript.count && view.transcript[index].bubble == bubbles[index]
-                    ? view.transcript[index] : Self.line(bubbles[index], view)
-            }
-            devices[context.device] = view
-            if let message = bubble.message {
+            if let bubble = added, let message = bubble.message {
                 noteTransferred(message, device: context.device, outgoing: bubble.isOutgoing, position: e.position)
             }
         case .screen(let screen, let context):
@@ -101,12 +106,18 @@ extension ConversationState {
         return TranscriptLine(bubble: bubble, shown: view.resolve(text))
     }
 
-    private mutating func note(_ context: EventContext) {
-        if devices[context.device] == nil { devices[context.device] = DeviceView(device: context.device) }
-        devices[context.device]!.style = context.style
-        devices[context.device]!.isActive = context.isActive
-        devices[context.device]!.selectedMessage = context.selectedMessage
+    /// Records what the event's context says of its device, then lets `change` edit
+    /// that device's view, in place.
+    private mutating func note(_ context: EventContext, then change: (inout DeviceView) -> Void = { _ in }) {
+        Self.edit(&devices[context.device, default: DeviceView(device: context.device)]) { view in
+            view.style = context.style
+            view.isActive = context.isActive
+            view.selectedMessage = context.selectedMessage
+            change(&view)
+        }
     }
+
+    private static func edit(_ view: inout DeviceView, _ change: (inout DeviceView) -> Void) { change(&view) }
 
     // MARK: Games
 
