@@ -47,6 +47,8 @@ public struct DeviceView: Hashable, Codable, Sendable {
 
     /// `text` with `$<uuid>` mentions resolved to the names this device shows.
     public func resolve(_ text: String) -> String {
+        // Most captions mention nobody; skip building the name table for them.
+        guard text.utf8.contains(UInt8(ascii: "$")) else { return text }
         var ids: [ParticipantID: String] = [:]
         for (key, name) in names { if let uuid = UUID(hyphenated: key) { ids[ParticipantID(uuid)] = name } }
         return ParticipantNames.resolve(text, names: ids)
