@@ -23,6 +23,7 @@ public enum InterchangeError: Error, Hashable, Sendable, CustomStringConvertible
     case malformedLine(file: String, line: Int, detail: String)
     case invalidPayload(file: String, line: Int, detail: String)
     case missingEvents(stream: UUID, expectedVersion: Int64, found: Int64)
+    case unreadableFile(file: String, detail: String)
 
     public var description: String {
         switch self {
@@ -30,6 +31,8 @@ public enum InterchangeError: Error, Hashable, Sendable, CustomStringConvertible
             return "\(file):\(line) is not an exported event (\(detail)); nothing from this file was imported."
         case .invalidPayload(let file, let line, let detail):
             return "\(file):\(line) has a payload gamelog cannot read (\(detail)); nothing from this file was imported."
+        case .unreadableFile(let file, let detail):
+            return "cannot read \(file) (\(detail)); check the path and its permissions. Nothing was imported."
         case .missingEvents(let stream, let expected, let found):
             return "stream \(stream.uuidString.lowercased()) jumps from version \(expected - 1) to \(found): the export is missing events; nothing was imported."
         }
@@ -100,35 +103,58 @@ public enum Interchange {
     /// Events already stored (by id) are skipped, so importing twice adds nothing.
     /// Events are ordered by recording time, then by their order in the input, and
     /// every stream must arrive gapless. Returns the number of new events.
+    /// For files, prefer ``import(files:into:batchSize:progress:)``, which holds only
+    /// a small index in memory.
     @discardableResult
     public static func `import`(_ events: [ExportedEvent], into store: EventStore, batchSize: Int = 1_000,
                                 progress: ((Int) -> Void)? = nil) throws -> Int {
-        let ordered = events.enumerated().sorted {
-            ($0.element.recordedAt, $0.element.streamVersion, $0.offset) < ($1.element.recordedAt, $1.element.streamVersion, $1.offset)
-        }.map(\.element)
-        var unique: [ExportedEvent] = []
-        var seen = Set<UUID>()
-        for event in ordered where seen.insert(event.id).inserted { unique.append(event) }
-        // Check every stream is gapless once merged with what is stored.
+        try merge(count: events.count,
+                  key: { MergeKey(recordedAt: events[$0].recordedAt, streamVersion: events[$0].streamVersion,
+                                  stream: events[$0].stream) },
+                  event: { index in
+                      let e = events[index]
+                      return NewEvent(id: e.id, stream: e.stream, type: e.type, typeVersion: e.typeVersion,
+                                      recordedAt: Timestamp(microsecondsSince1970: e.recordedAt), payload: Array(e.payload.utf8))
+                  },
+                  into: store, batchSize: batchSize, progress: progress)
+    }
+
+    /// What orders and checks a merge: time, then stream version, then input order.
+    struct MergeKey {
+        var recordedAt: Int64
+        var streamVersion: Int64
+        var stream: UUID
+    }
+
+    /// Orders events `0..<count` by time (then stream version, then input order),
+    /// checks that every stream arrives gapless once merged with what is stored, and
+    /// appends them in batches. Only the order and one version per stream are held;
+    /// `event(i)` makes each event when its batch is stored.
+    static func merge(count: Int, key: (Int) -> MergeKey, event: (Int) throws -> NewEvent,
+                      into store: EventStore, batchSize: Int, progress: ((Int) -> Void)?) throws -> Int {
+        let keys = (0..<count).map(key)
+        let order = keys.indices.sorted {
+            (keys[$0].recordedAt, keys[$0].streamVersion, $0) < (keys[$1].recordedAt, keys[$1].streamVersion, $1)
+        }
+        // Every stream gapless once merged with what is stored. A version below the
+        // expected one is already stored (or repeated in the input): append skips it by id.
         var next: [UUID: Int64] = [:]
-        for event in unique {
-            let expected = try next[event.stream] ?? (store.streamVersion(event.stream) + 1)
-            if event.streamVersion < expected { continue } // already stored
-            guard event.streamVersion == expected else {
-                throw InterchangeError.missingEvents(stream: event.stream, expectedVersion: expected, found: event.streamVersion)
+        for index in order {
+            let k = keys[index]
+            let expected = try next[k.stream] ?? (store.streamVersion(k.stream) + 1)
+            if k.streamVersion < expected { continue }
+            guard k.streamVersion == expected else {
+                throw InterchangeError.missingEvents(stream: k.stream, expectedVersion: expected, found: k.streamVersion)
             }
-            next[event.stream] = expected + 1
+            next[k.stream] = expected + 1
         }
         var written = 0
-        var index = 0
-        while index < unique.count {
-            let batch = unique[index..<min(index + batchSize, unique.count)].map {
-                NewEvent(id: $0.id, stream: $0.stream, type: $0.type, typeVersion: $0.typeVersion,
-                         recordedAt: Timestamp(microsecondsSince1970: $0.recordedAt), payload: Array($0.payload.utf8))
-            }
+        var start = 0
+        while start < order.count {
+            let batch = try order[start..<min(start + batchSize, order.count)].map(event)
             written += try store.append(batch).filter(\.isNew).count
-            index += batchSize
-            progress?(index)
+            start += batchSize
+            progress?(min(start, order.count))
         }
         return written
     }

@@ -58,18 +58,16 @@ struct Import: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            var events: [ExportedEvent] = []
-            for file in files {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    throw ValidationError("cannot read \(file): no such file, or no permission.")
-                }
-                events += try Interchange.read(String(decoding: data, as: UTF8.self), file: file)
-            }
+            // Every line of every file is checked before the database is even opened.
+            let logs = try files.map { try ExportFile(path: $0) }
+            let checking = ProgressBar(total: logs.reduce(0) { $0 + $1.contents.count }, label: "bytes checked")
+            let plan = try Interchange.check(files: logs) { done, _ in checking.update(done) }
+            checking.finish()
             let store = try options.openForWriting()
-            let progress = ProgressBar(total: events.count, label: "events")
-            let written = try Interchange.import(events, into: store) { progress.update(min($0, events.count)) }
-            progress.finish()
-            print("imported \(written) new events (\(events.count - written) already present) into \(store.path)")
+            let storing = ProgressBar(total: plan.count, label: "events stored")
+            let summary = try Interchange.import(plan, into: store) { done, _ in storing.update(done) }
+            storing.finish()
+            print("imported \(summary.stored) new events (\(summary.read - summary.stored) already present) into \(store.path)")
         }
     }
 }

@@ -59,6 +59,34 @@ final class Folder {
         #expect(try a.count().events > 50)
     }
 
+    @Test func exportThenImportRebuildsTheLogAndABadFileStoresNothing() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--games", "4", "--seed", "9", "--clock", "fixed"], in: folder.url).status == 0)
+        let export = try gamelog(["export"], in: folder.url)
+        #expect(export.status == 0, "\(export.stderr)")
+        try Data(export.stdout.utf8).write(to: folder.url.appending(path: "all.jsonl"))
+        let first = try gamelog(["import", "all.jsonl", "--db", "copy.sqlite"], in: folder.url)
+        #expect(first.status == 0, "\(first.stderr)")
+        let original = try EventStore(path: folder.path("gamelog.sqlite"), access: .readOnly)
+        let copy = try EventStore(path: folder.path("copy.sqlite"), access: .readOnly)
+        #expect(first.stdout.contains("imported \(try original.count().events) new events (0 already present)"))
+        #expect(try copy.headHash() == (try original.headHash()))
+        let again = try gamelog(["import", "all.jsonl", "--db", "copy.sqlite"], in: folder.url)
+        #expect(again.stdout.contains("imported 0 new events"))
+
+        // A cut line: the error names file and line, and no database is created.
+        var lines = export.stdout.split(separator: "\n").map(String.init)
+        lines[2] = String(lines[2].prefix(40))
+        try Data(lines.joined(separator: "\n").utf8).write(to: folder.url.appending(path: "cut.jsonl"))
+        let cut = try gamelog(["import", "cut.jsonl", "--db", "new.sqlite"], in: folder.url)
+        #expect(cut.status != 0)
+        #expect(cut.stderr.contains("cut.jsonl:3 is not an exported event"), "\(cut.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path("new.sqlite")))
+        let missing = try gamelog(["import", "nowhere.jsonl"], in: folder.url)
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("cannot read nowhere.jsonl"), "\(missing.stderr)")
+    }
+
     @Test func logAndVerifySpeakJSON() throws {
         let folder = try Folder()
         _ = try gamelog(["simulate", "--games", "2", "--db", "x.sqlite"], in: folder.url)

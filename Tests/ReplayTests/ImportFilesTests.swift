@@ -1,0 +1,132 @@
+import EventStore
+import Foundation
+@testable import Interchange
+import Recorder
+import Simulation
+import Testing
+
+/// Imports from files: the fast line reader against its reference (`JSONDecoder`),
+/// and the mapped, two-pass import against the in-memory one.
+@Suite struct ImportFilesTests {
+    func simulated(_ folder: TemporaryFolder, seed: UInt64, games: Int) throws -> EventStore {
+        let store = try EventStore(path: folder.path("original-\(seed).sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), seed: seed, noise: 0.2)
+        for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+        return store
+    }
+
+    func lines(_ store: EventStore, streams: Set<UUID>? = nil) throws -> [String] {
+        var out: [String] = []
+        _ = try Interchange.export(from: store, streams: streams) { out.append($0) }
+        return out
+    }
+
+    func reference(_ line: [UInt8]) -> ExportLine.Fields? {
+        guard let e = try? JSONDecoder().decode(ExportedEvent.self, from: Data(line)) else { return nil }
+        return ExportLine.Fields(id: e.id, payload: Array(e.payload.utf8), position: e.position, recordedAt: e.recordedAt,
+                                 stream: e.stream, streamVersion: e.streamVersion, type: e.type, typeVersion: e.typeVersion)
+    }
+
+    func fast(_ line: [UInt8]) -> ExportLine.Fields? { line.withUnsafeBytes { ExportLine.parse($0) } }
+
+    @Test func everyExportedLineTakesTheFastPathAndReadsAsJSONDecoderReadsIt() throws {
+        let folder = try TemporaryFolder()
+        var all = try lines(try simulated(folder, seed: 21, games: 6))
+        // Payload characters an encoder must escape, and some it must not.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for payload in [#"{"caption":"\"quoted\" \\ back/slash"}"#, "tab\tnew\nline\r\u{1}\u{1F}", "Zoë 🚢 日本", ""] {
+            let event = ExportedEvent(id: UUID(), stream: UUID(), streamVersion: 3, type: "input.touch", typeVersion: 1,
+                                      recordedAt: -5, payload: payload, position: 0)
+            all.append(String(decoding: try encoder.encode(event), as: UTF8.self))
+        }
+        for line in all {
+            let bytes = Array(line.utf8)
+            let read = try #require(fast(bytes), "\(line.prefix(120))")
+            #expect(read == reference(bytes))
+        }
+    }
+
+    @Test func damagedLinesAreNeverReadDifferentlyThanByTheReference() throws {
+        let folder = try TemporaryFolder()
+        let sample = try lines(try simulated(folder, seed: 22, games: 2)).prefix(60).map { Array($0.utf8) }
+        var generator = SplitMix(seed: 22)
+        var acceptedByFast = 0
+        for round in 0..<6_000 {
+            var line = sample[round % sample.count]
+            let at = Int(generator.next() % UInt64(line.count))
+            switch generator.next() % 4 {
+            case 0: line[at] ^= UInt8(truncatingIfNeeded: 1 << (generator.next() % 8))
+            case 1: line.remove(at: at)
+            case 2: line.insert(Array(#" "\{}:,-0u9aZ"#.utf8)[Int(generator.next() % 13)], at: at)
+            default: line = Array(line[..<at])
+            }
+            // Whatever the fast reader accepts, the reference reads the same way.
+            if let read = fast(line) {
+                acceptedByFast += 1
+                #expect(read == reference(line), "\(String(decoding: line, as: UTF8.self).prefix(200))")
+            }
+        }
+        #expect(acceptedByFast > 0)
+    }
+
+    @Test func filesFromTwoDevicesImportAsTheVerySameLog() throws {
+        let folder = try TemporaryFolder()
+        let original = try simulated(folder, seed: 23, games: 6)
+        var byDevice: [String: Set<UUID>] = [:]
+        for event in try original.events(EventQuery(types: ["recording.started"])) {
+            let device = String(decoding: event.payload, as: UTF8.self).contains(#""device":"A""#) ? "A" : "B"
+            byDevice[device, default: []].insert(event.stream)
+        }
+        // Device A's file as written; device B's with CRLF line ends and blank lines.
+        let a = try lines(original, streams: byDevice["A"]).joined(separator: "\n") + "\n"
+        let b = "\r\n" + (try lines(original, streams: byDevice["B"]).joined(separator: "\r\n\r\n")) + "\r\n"
+        try Data(a.utf8).write(to: URL(fileURLWithPath: folder.path("a.jsonl")))
+        try Data(b.utf8).write(to: URL(fileURLWithPath: folder.path("b.jsonl")))
+        let files = try [folder.path("b.jsonl"), folder.path("a.jsonl")].map { try ExportFile(path: $0) }
+
+        let merged = try EventStore(path: folder.path("merged.sqlite"))
+        var stages: [ImportStage] = []
+        let first = try Interchange.import(files: files, into: merged, batchSize: 97) { stage, _, _ in
+            if stages.last != stage { stages.append(stage) }
+        }
+        let total = Int(try original.count().events)
+        #expect(first == ImportSummary(read: total, stored: total))
+        #expect(stages == [.checking, .storing])
+        #expect(try merged.headHash() == (try original.headHash()))
+        // Twice adds nothing.
+        #expect(try Interchange.import(files: files, into: merged) == ImportSummary(read: total, stored: 0))
+        #expect(try merged.count().events == Int64(total))
+    }
+
+    @Test func aBadLineNamesItsFileAndLineAndNothingIsStored() throws {
+        let folder = try TemporaryFolder()
+        let original = try simulated(folder, seed: 24, games: 1)
+        var text = try lines(original)
+        text[3] = String(text[3].dropLast(7))
+        try Data(text.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: folder.path("cut.jsonl")))
+        let target = try EventStore(path: folder.path("target.sqlite"))
+        let file = try ExportFile(path: folder.path("cut.jsonl"))
+        #expect {
+            try Interchange.import(files: [file], into: target)
+        } throws: { error in
+            guard case InterchangeError.malformedLine(let name, 4, _)? = error as? InterchangeError else { return false }
+            return name == folder.path("cut.jsonl")
+        }
+        #expect(try target.count().events == 0)
+        #expect(throws: InterchangeError.self) { try ExportFile(path: folder.path("missing.jsonl")) }
+    }
+}
+
+/// A small seeded generator, so a failing mutation can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
