@@ -3,7 +3,7 @@
 # 1,000,000 events), gamelog's append, bytes per event, replay, seek and replay
 # memory, next to the limit (raw SQLite through the C API) and the peer (Python
 # eventsourcing 9.5.6), all measured in the same run.
-# Usage: tools/bench.sh [GAMES] [SMALL-EVENTS]     (about 10 minutes at the default)
+# Usage: tools/bench.sh [GAMES] [SMALL-EVENTS]     (about 10 minutes at the default; rates are medians of 3 runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 games=${1:-10000}
