@@ -1,4 +1,5 @@
 import Foundation
+import MessagesModel
 
 /// A fast reader for the lines `gamelog export` writes: one JSON object with sorted
 /// keys, no whitespace, the payload as an escaped string.
@@ -71,11 +72,10 @@ enum ExportLine {
             return negative ? -value : value
         }
 
-        /// A quoted UUID in the upper-case form `JSONEncoder` writes.
+        /// A quoted UUID, hyphenated, in either case (as `JSONDecoder` reads them).
         private mutating func uuid() -> UUID? {
-            guard let text = string(), text.count == 36, let string = String(validating: text, as: UTF8.self),
-                  string == string.uppercased(), let uuid = UUID(uuidString: string) else { return nil }
-            return uuid
+            guard let text = string() else { return nil }
+            return UUID(hyphenatedUTF8: text)
         }
 
         /// A JSON string's bytes, unescaped. Nil for anything `JSONDecoder` might read

@@ -94,8 +94,13 @@ extension UUID {
     /// and name tables are parsed on every replayed event, where that call showed
     /// up in profiles.
     public init?(hyphenated text: some StringProtocol) {
+        self.init(hyphenatedUTF8: text.utf8)
+    }
+
+    /// ``init(hyphenated:)`` over UTF-8 bytes, for readers of raw JSON.
+    public init?(hyphenatedUTF8 bytes: some Sequence<UInt8>) {
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var utf8 = text.utf8.makeIterator()
+        var utf8 = bytes.makeIterator()
         func nibble(_ byte: UInt8?) -> UInt8? {
             switch byte {
             case let b? where b >= 48 && b <= 57: b - 48

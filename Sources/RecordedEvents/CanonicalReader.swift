@@ -1,4 +1,5 @@
 import Foundation
+import MessagesModel
 
 /// A reader for the canonical JSON that ``RecordedEvent/payload()`` writes (sorted
 /// keys, no whitespace, no escapes in keys): a cursor over the bytes that yields
@@ -167,33 +168,9 @@ struct CanonicalReader {
 
     /// A UUID string, `XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX` in either case.
     mutating func uuid() throws(NotCanonical) -> UUID {
-        guard index + 38 <= bytes.count, bytes[index] == UInt8(ascii: "\""),
-              bytes[index + 37] == UInt8(ascii: "\"") else { throw NotCanonical() }
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var position = index + 1
-        let ok = withUnsafeMutableBytes(of: &value) { raw -> Bool in
-            for byteIndex in 0..<16 {
-                if byteIndex == 4 || byteIndex == 6 || byteIndex == 8 || byteIndex == 10 {
-                    guard bytes[position] == UInt8(ascii: "-") else { return false }
-                    position += 1
-                }
-                guard let high = Self.hex(bytes[position]), let low = Self.hex(bytes[position + 1]) else { return false }
-                raw[byteIndex] = high << 4 | low
-                position += 2
-            }
-            return true
-        }
-        guard ok else { throw NotCanonical() }
+        guard index + 38 <= bytes.count, bytes[index] == UInt8(ascii: "\""), bytes[index + 37] == UInt8(ascii: "\""),
+              let uuid = UUID(hyphenatedUTF8: bytes[(index + 1)..<(index + 37)]) else { throw NotCanonical() }
         index += 38
-        return UUID(uuid: value)
-    }
-
-    private static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+        return uuid
     }
 }
