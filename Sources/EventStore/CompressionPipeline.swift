@@ -10,8 +10,9 @@ import ZlibCodec
 /// when it reaches a chunk nobody has taken, it compresses that chunk instead of
 /// waiting, so every core stays busy until the batch is stored.
 ///
-/// Call ``finish()`` before the pipeline goes away, also on error paths: lanes write
-/// into storage the pipeline owns.
+/// Call ``finish()`` before the append returns, also on error paths: lanes use the
+/// compressor's deflaters, which the next batch reuses, and a deflater must never
+/// run on two threads at once.
 final class CompressionPipeline: @unchecked Sendable {
     typealias Encoded = (codec: PayloadCodec, dictionaryID: Int64?, bytes: [UInt8])
 

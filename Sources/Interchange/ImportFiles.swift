@@ -10,15 +10,30 @@ public struct ExportFile: Sendable {
     /// The file's bytes (mapped).
     public let contents: Data
 
-    /// Maps the file at `path`.
+    /// Maps the file at `path`. Pipes and devices (`/dev/stdin`, `<(...)`), which
+    /// cannot be mapped, are read to their end instead, and so is `-`: standard input.
     public init(path: String) throws {
+        name = path == "-" ? "standard input" : path
+        let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+        if type == .typeDirectory {
+            throw InterchangeError.unreadableFile(file: path, detail: "it is a folder, not an exported log")
+        }
         do {
-            contents = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+            if path == "-" {
+                contents = FileHandle.standardInput.readDataToEndOfFile()
+            } else if type == .typeRegular || type == nil {
+                contents = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+            } else {
+                guard let handle = FileHandle(forReadingAtPath: path) else {
+                    throw CocoaError(.fileReadNoPermission, userInfo: [NSFilePathErrorKey: path])
+                }
+                defer { try? handle.close() }
+                contents = try handle.readToEnd() ?? Data()
+            }
         } catch {
             let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
             throw InterchangeError.unreadableFile(file: path, detail: reason)
         }
-        name = path
     }
 
     /// A log already in memory (tests, pipes).

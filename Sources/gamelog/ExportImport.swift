@@ -50,7 +50,7 @@ struct Import: ParsableCommand {
         abstract: "Merge exported logs (e.g. one per device) into the database; importing twice adds nothing.")
 
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "JSON Lines files written by `gamelog export`.") var files: [String]
+    @Argument(help: "JSON Lines files written by `gamelog export`; - reads standard input.") var files: [String]
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("Give at least one file to import.") }

@@ -11,13 +11,18 @@ struct Run {
     var stderr: String
 }
 
-func gamelog(_ arguments: [String], in folder: URL) throws -> Run {
+/// Where the built `gamelog` binary is.
+func gamelogPath() throws -> String {
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "gamelog")
     let candidates = [binary] + [Bundle.main.bundleURL.deletingLastPathComponent().appending(path: "gamelog")]
     guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path])
     }
-    let result = try ChildProcess.run(executable.path, arguments, in: folder.path)
+    return executable.path
+}
+
+func gamelog(_ arguments: [String], in folder: URL) throws -> Run {
+    let result = try ChildProcess.run(try gamelogPath(), arguments, in: folder.path)
     return Run(status: result.status, stdout: result.stdout, stderr: result.stderr)
 }
 
@@ -82,6 +87,15 @@ final class Folder {
         #expect(cut.status != 0)
         #expect(cut.stderr.contains("cut.jsonl:3 is not an exported event"), "\(cut.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.path("new.sqlite")))
+        // Standard input, as `-`.
+        let piped = try ChildProcess.run("/bin/sh", ["-c", "\"$0\" import - --db piped.sqlite < all.jsonl", try gamelogPath()],
+                                         in: folder.url.path)
+        #expect(piped.status == 0, "\(piped.stderr)")
+        let pipedStore = try EventStore(path: folder.path("piped.sqlite"), access: .readOnly)
+        #expect(try pipedStore.headHash() == (try original.headHash()))
+        let directory = try gamelog(["import", "."], in: folder.url)
+        #expect(directory.status != 0)
+        #expect(directory.stderr.contains("it is a folder"), "\(directory.stderr)")
         let missing = try gamelog(["import", "nowhere.jsonl"], in: folder.url)
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("cannot read nowhere.jsonl"), "\(missing.stderr)")
