@@ -75,7 +75,11 @@ public struct Auditor: Sendable {
             }
         }
         _ = try plan.get()
-        return try shared.findings().sorted { ($0.position ?? .max, $0.rule) < ($1.position ?? .max, $1.rule) }
+        // Lanes finish in any order: a total order keeps the report the same run to run.
+        return try shared.findings().sorted {
+            ($0.position ?? .max, $0.rule, $0.game ?? "", $0.device ?? "", $0.expected, $0.found)
+                < ($1.position ?? .max, $1.rule, $1.game ?? "", $1.device ?? "", $1.expected, $1.found)
+        }
     }
 
     /// Every check on one conversation's events, in time order.
