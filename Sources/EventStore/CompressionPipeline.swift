@@ -30,7 +30,11 @@ final class CompressionPipeline: @unchecked Sendable {
     private var nextChunk = 0
     private var chunkDone: [Bool]
     private var failure: Error?
-    private var runningLanes = 0
+    /// Lanes compressing a chunk right now. `finish()` waits only for these: a lane
+    /// the system starts late finds no chunk left and leaves without touching its
+    /// deflater, so an append never waits for a thread to be scheduled (a caller that
+    /// is itself one of a busy pool's threads could otherwise wait on the pool).
+    private var busyLanes = 0
 
     init(events: [NewEvent], compressor: EventStore.Compressor) {
         self.events = events
@@ -44,7 +48,6 @@ final class CompressionPipeline: @unchecked Sendable {
             runLane(0)
         } else {
             // Deflater 0 is the appender's own (see `encoded(_:)`).
-            runningLanes = compressor.deflaters.count - 1
             for lane in 1..<compressor.deflaters.count {
                 DispatchQueue.global(qos: .userInitiated).async { self.runLane(lane) }
             }
@@ -75,11 +78,11 @@ final class CompressionPipeline: @unchecked Sendable {
         return results[index]
     }
 
-    /// Stops handing out chunks and waits until every lane has returned.
+    /// Stops handing out chunks and waits until no lane is compressing one.
     func finish() {
         condition.lock()
         nextChunk = chunkCount
-        while runningLanes > 0 { condition.wait() }
+        while busyLanes > 0 { condition.wait() }
         condition.unlock()
     }
 
@@ -88,20 +91,19 @@ final class CompressionPipeline: @unchecked Sendable {
         while true {
             condition.lock()
             guard nextChunk < chunkCount, failure == nil else {
-                if runningLanes > 0 { runningLanes -= 1 }
-                condition.broadcast()
                 condition.unlock()
                 return
             }
             let chunk = nextChunk
             nextChunk += 1
+            busyLanes += 1
             condition.unlock()
-            compress(chunk: chunk, with: deflater)
+            compress(chunk: chunk, with: deflater, lane: true)
         }
     }
 
     /// Compresses one chunk (taken by the caller) and marks it done.
-    private func compress(chunk: Int, with deflater: RawDeflater) {
+    private func compress(chunk: Int, with deflater: RawDeflater, lane: Bool = false) {
         var thrown: Error?
         for index in (chunk * Self.chunkSize)..<min(events.count, (chunk + 1) * Self.chunkSize) {
             do {
@@ -114,6 +116,7 @@ final class CompressionPipeline: @unchecked Sendable {
         }
         condition.lock()
         if let thrown, failure == nil { failure = thrown }
+        if lane { busyLanes -= 1 }
         chunkDone[chunk] = true
         condition.broadcast()
         condition.unlock()

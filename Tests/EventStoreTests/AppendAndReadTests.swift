@@ -168,3 +168,35 @@ import Testing
         #expect(batched[1].payload.isEmpty)
     }
 }
+
+@Suite struct PoolThreadAppendTests {
+    /// Appends that run on every thread of a busy dispatch pool complete, with every
+    /// event stored and chained. (Dispatch has so far always found threads for the
+    /// compression lanes here; the pipeline does not rely on it: the appender
+    /// compresses whatever no lane has started on and waits only for lanes already
+    /// compressing.)
+    @Test func appendsFromEveryThreadOfABusyPoolFinish() throws {
+        let folder = try TemporaryFolder()
+        let paths = (0..<8).map { folder.path("pool-\($0).sqlite") }
+        let failures = NSLock()
+        nonisolated(unsafe) var errors: [String] = []
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            DispatchQueue.concurrentPerform(iterations: paths.count) { index in
+                do {
+                    try EventStore(path: paths[index]).append(sampleEvents(2_000))
+                } catch {
+                    failures.withLock { errors.append("\(error)") }
+                }
+            }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 120) == .success)
+        #expect(failures.withLock { errors }.isEmpty)
+        for path in paths {
+            let store = try EventStore(path: path, access: .readOnly)
+            #expect(try store.count().events == 2_000)
+            #expect(try store.verifyIntegrity().isSound)
+        }
+    }
+}
