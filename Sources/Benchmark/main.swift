@@ -61,19 +61,32 @@ if arguments.count == 3 && arguments[1] == "--replay-memory" {
 }
 // MARK: Child run: append only, for a profiler (perf record -g -- Benchmark --append-only W.sqlite OUT.sqlite)
 
-if arguments.count == 4 && arguments[1] == "--append-only" {
+/// Every event of a workload log, ready to append again.
+func loadWorkload(_ path: String) throws -> [NewEvent] {
     var events: [NewEvent] = []
-    try EventStore(path: arguments[2], access: .readOnly).scan { e in
+    try EventStore(path: path, access: .readOnly).scan { e in
         events.append(NewEvent(id: e.id, stream: e.stream, type: e.type, typeVersion: e.typeVersion,
                                recordedAt: e.recordedAt, payload: e.payload))
     }
-    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: arguments[3] + suffix) }
-    let store = try EventStore(path: arguments[3])
-    let time = try seconds {
-        for start in stride(from: 0, to: events.count, by: 1000) {
-            try store.append(Array(events[start..<min(start + 1000, events.count)]))
+    return events
+}
+
+/// Seconds to append `events` to the store at `path`, in batches of 1,000.
+func appendAll(_ events: ArraySlice<NewEvent>, to path: String) throws -> Double {
+    let store = try EventStore(path: path)
+    return try seconds {
+        var index = events.startIndex
+        while index < events.endIndex {
+            try store.append(Array(events[index..<min(index + 1000, events.endIndex)]))
+            index += 1000
         }
     }
+}
+
+if arguments.count == 4 && arguments[1] == "--append-only" {
+    let events = try loadWorkload(arguments[2])
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: arguments[3] + suffix) }
+    let time = try appendAll(events[...], to: arguments[3])
     print(events.count, "events appended at", Int(Double(events.count) / time), "events/s")
     exit(0)
 }
@@ -96,26 +109,12 @@ func checkpoint(_ path: String) throws {
 // MARK: The workload
 
 status("loading the workload")
-var workload: [NewEvent] = []
-try EventStore(path: workloadPath, access: .readOnly).scan { e in
-    workload.append(NewEvent(id: e.id, stream: e.stream, type: e.type, typeVersion: e.typeVersion,
-                             recordedAt: e.recordedAt, payload: e.payload))
-}
+let workload = try loadWorkload(workloadPath)
 let count = workload.count
 let rawPayloadBytes = workload.reduce(0) { $0 + $1.payload.count }
 
 // MARK: Append: gamelog
 
-func appendAll(_ events: ArraySlice<NewEvent>, to path: String) throws -> Double {
-    let store = try EventStore(path: path)
-    return try seconds {
-        var index = events.startIndex
-        while index < events.endIndex {
-            try store.append(Array(events[index..<min(index + 1000, events.endIndex)]))
-            index += 1000
-        }
-    }
-}
 status("gamelog append, \(count) events")
 let gamelogPath = scratch + "/gamelog.sqlite"
 let gamelogAppend = try median { try appendAll(workload[...], to: fresh("gamelog.sqlite")) }

@@ -68,6 +68,14 @@ public struct ImportPlan: Sendable {
 
     /// Events found in the files, repeats included.
     public var count: Int { lines.count }
+
+    /// The fields of event `index`, parsed again from its line.
+    func fields(_ index: Int) throws -> ExportLine.Fields {
+        let ref = lines[index], file = files[Int(ref.file)]
+        return try file.contents.withUnsafeBytes { all in
+            try Interchange.parse(UnsafeRawBufferPointer(rebasing: all[ref.start..<ref.end]), file: file.name, line: Int(ref.line))
+        }
+    }
 }
 
 extension Interchange {
@@ -116,10 +124,7 @@ extension Interchange {
         let stored = try merge(
             count: plan.lines.count, key: { plan.keys[$0] },
             event: { index in
-                let ref = plan.lines[index], file = plan.files[Int(ref.file)]
-                let fields = try file.contents.withUnsafeBytes { all in
-                    try parse(UnsafeRawBufferPointer(rebasing: all[ref.start..<ref.end]), file: file.name, line: Int(ref.line))
-                }
+                let fields = try plan.fields(index)
                 return NewEvent(id: fields.id, stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
                                 recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload)
             },

@@ -78,25 +78,13 @@ public enum Interchange {
 
     /// Reads exported lines; checks each payload decodes as a gamelog event.
     public static func read(_ text: String, file: String) throws -> [ExportedEvent] {
-        let decoder = JSONDecoder()
-        var out: [ExportedEvent] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty { continue }
-            let event: ExportedEvent
-            do {
-                event = try decoder.decode(ExportedEvent.self, from: Data(trimmed.utf8))
-            } catch {
-                throw InterchangeError.malformedLine(file: file, line: index + 1, detail: "\(error)")
-            }
-            do {
-                _ = try RecordedEvent.decode(type: event.type, typeVersion: event.typeVersion, payload: Array(event.payload.utf8))
-            } catch {
-                throw InterchangeError.invalidPayload(file: file, line: index + 1, detail: error.description)
-            }
-            out.append(event)
+        let plan = try check(files: [ExportFile(name: file, contents: Data(text.utf8))])
+        return try (0..<plan.count).map { index in
+            let f = try plan.fields(index)
+            return ExportedEvent(id: f.id, stream: f.stream, streamVersion: f.streamVersion, type: f.type,
+                                 typeVersion: f.typeVersion, recordedAt: f.recordedAt,
+                                 payload: String(decoding: f.payload, as: UTF8.self), position: f.position)
         }
-        return out
     }
 
     /// Merges exported events (from one or several devices' logs) into `store`.

@@ -109,15 +109,14 @@ extension ConversationState {
     /// Records what the event's context says of its device, then lets `change` edit
     /// that device's view, in place.
     private mutating func note(_ context: EventContext, then change: (inout DeviceView) -> Void = { _ in }) {
-        Self.edit(&devices[context.device, default: DeviceView(device: context.device)]) { view in
+        func update(_ view: inout DeviceView) {
             view.style = context.style
             view.isActive = context.isActive
             view.selectedMessage = context.selectedMessage
             change(&view)
         }
+        update(&devices[context.device, default: DeviceView(device: context.device)])
     }
-
-    private static func edit(_ view: inout DeviceView, _ change: (inout DeviceView) -> Void) { change(&view) }
 
     // MARK: Games
 
