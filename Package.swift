@@ -2,6 +2,8 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+/// What a game module may use: the plug-in protocol and the Messages model and host.
+let game: [Target.Dependency] = ["GameKit", "MessagesModel", "MessagesHost"]
 
 let package = Package(
     name: "gamelog",
@@ -11,8 +13,12 @@ let package = Package(
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "MessagesModel", targets: ["MessagesModel"]),
         .library(name: "MessagesHost", targets: ["MessagesHost"]),
-        .library(name: "GameRules", targets: ["GameRules"]),
-        .library(name: "SeedExtensions", targets: ["SeedExtensions"]),
+        .library(name: "GameKit", targets: ["GameKit"]),
+        .library(name: "Games", targets: ["Games"]),
+        .library(name: "BattleshipGame", targets: ["BattleshipGame"]),
+        .library(name: "TicTacToeGame", targets: ["TicTacToeGame"]),
+        .library(name: "StickerGame", targets: ["StickerGame"]),
+        .library(name: "ConnectFourGame", targets: ["ConnectFourGame"]),
         .library(name: "RecordedEvents", targets: ["RecordedEvents"]),
         .library(name: "Recorder", targets: ["Recorder"]),
         .library(name: "Simulation", targets: ["Simulation"]),
@@ -49,18 +55,27 @@ let package = Package(
         // MARK: Functional core
         .target(name: "MessagesModel", swiftSettings: strict),
         .target(name: "MessagesHost", dependencies: ["MessagesModel"], swiftSettings: strict),
-        .target(name: "GameRules", swiftSettings: strict),
-        .target(name: "SeedExtensions", dependencies: ["MessagesModel", "GameRules"], swiftSettings: strict),
         .target(name: "RecordedEvents", dependencies: ["MessagesModel"], swiftSettings: strict),
-        .target(name: "Projections", dependencies: ["MessagesModel", "GameRules", "RecordedEvents"], swiftSettings: strict),
+        .target(name: "Projections", dependencies: ["MessagesModel", "GameKit", "RecordedEvents"], swiftSettings: strict),
+
+        // MARK: Games: the plug-in protocol, one module per game, the registry
+        .target(name: "GameKit", dependencies: ["MessagesModel", "MessagesHost"], swiftSettings: strict),
+        .target(name: "BattleshipGame", dependencies: game, swiftSettings: strict),
+        .target(name: "TicTacToeGame", dependencies: game, swiftSettings: strict),
+        .target(name: "StickerGame", dependencies: game, swiftSettings: strict),
+        .target(name: "ConnectFourGame", dependencies: game, swiftSettings: strict),
+        .target(
+            name: "Games",
+            dependencies: ["GameKit", "BattleshipGame", "TicTacToeGame", "StickerGame", "ConnectFourGame"],
+            swiftSettings: strict),
 
         // MARK: Shell
         .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "EventStore"], swiftSettings: strict),
         .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
-        .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameRules"], swiftSettings: strict),
+        .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameKit", "MessagesModel"], swiftSettings: strict),
         .target(
             name: "Audit",
-            dependencies: ["EventStore", "Projections", "RecordedEvents", "Replay", "GameRules", "MessagesModel"],
+            dependencies: ["EventStore", "Projections", "RecordedEvents", "Replay", "GameKit", "MessagesModel"],
             swiftSettings: strict),
         .target(
             name: "TamperKit",
@@ -68,13 +83,14 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "TamperCorpus",
-            dependencies: ["TamperKit", "EventStore", "Recorder", "Simulation"],
+            dependencies: ["TamperKit", "EventStore", "Recorder", "Simulation", "Games"],
             swiftSettings: strict),
-        .target(name: "Simulation", dependencies: ["MessagesHost", "SeedExtensions", "Recorder"], swiftSettings: strict),
+        .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore"], swiftSettings: strict),
         .executableTarget(
             name: "gamelog",
             dependencies: [
-                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameRules", "ZlibCodec", "Projections", "Replay", "Interchange", "Audit",
+                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
+                "ZlibCodec", "Projections", "Replay", "Interchange", "Audit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -82,13 +98,13 @@ let package = Package(
 
         .executableTarget(
             name: "StoreBenchmark",
-            dependencies: ["EventStore", "Recorder", "Simulation", "ZlibCodec", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["EventStore", "Recorder", "Simulation", "Games", "ZlibCodec", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
 
         .executableTarget(
             name: "Benchmark",
             dependencies: [
-                "EventStore", "Replay", "MessagesModel",
+                "EventStore", "Replay", "MessagesModel", "Games", "GameKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -96,7 +112,7 @@ let package = Package(
 
         .executableTarget(
             name: "ReplayBenchmark",
-            dependencies: ["EventStore", "Replay", "Projections", "MessagesModel"],
+            dependencies: ["EventStore", "Replay", "Projections", "MessagesModel", "Games"],
             swiftSettings: strict),
 
         .executableTarget(
@@ -106,27 +122,31 @@ let package = Package(
 
         .executableTarget(
             name: "Fuzz",
-            dependencies: ["GameRules", "MessagesModel", "RecordedEvents", "ZlibCodec"],
+            dependencies: ["BattleshipGame", "TicTacToeGame", "ConnectFourGame", "MessagesModel", "RecordedEvents", "ZlibCodec"],
             swiftSettings: strict),
 
         // MARK: Tests
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["MessagesHost", "MessagesModel", "GameKit"], path: "Tests/TestSupport",
+                swiftSettings: strict),
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
-        .testTarget(name: "MessagesHostTests", dependencies: ["MessagesHost", "SeedExtensions"], swiftSettings: strict),
-        .testTarget(name: "GameRulesTests", dependencies: ["GameRules"], swiftSettings: strict),
-        .testTarget(name: "SeedExtensionsTests", dependencies: ["SeedExtensions", "MessagesHost"], swiftSettings: strict),
+        .testTarget(name: "MessagesHostTests", dependencies: ["MessagesHost", "MessagesModel", "Games", "GameKit"], swiftSettings: strict),
+        .testTarget(name: "BattleshipGameTests", dependencies: gameTest("BattleshipGame"), swiftSettings: strict),
+        .testTarget(name: "TicTacToeGameTests", dependencies: gameTest("TicTacToeGame"), swiftSettings: strict),
+        .testTarget(name: "ConnectFourGameTests", dependencies: gameTest("ConnectFourGame"), swiftSettings: strict),
         .testTarget(
             name: "RecordedEventsTests",
-            dependencies: ["RecordedEvents", "MessagesModel", "Recorder", "Simulation", "EventStore"],
+            dependencies: ["RecordedEvents", "MessagesModel", "Recorder", "Simulation", "EventStore", "Games"],
             swiftSettings: strict),
-        .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore"], swiftSettings: strict),
+        .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore", "Games", "MessagesModel", "MessagesHost"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests",
-            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents", "MessagesModel", "TamperKit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
+                           "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "TestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
@@ -134,3 +154,9 @@ let package = Package(
             swiftSettings: strict),
     ]
 )
+
+/// A game's tests: its module, the host that plays it, and the shared test support.
+func gameTest(_ module: String) -> [Target.Dependency] {
+    [.target(name: module), "GameKit", "MessagesModel", "MessagesHost", "TestSupport", "Games", "Simulation", "Recorder", "EventStore",
+     "Audit", "Replay", "Projections"]
+}

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import GameKit
 import MessagesModel
 import Projections
 import RecordedEvents
@@ -13,16 +14,20 @@ public protocol Invariant: Sendable {
     func violation(in state: ConversationState, after event: ReplayEvent) -> String?
 }
 
-/// Runs every check over a log: integrity, lifecycle, game legality, cross-device
-/// consistency, and any invariants.
+/// Runs every check over a log: integrity, lifecycle, game legality (each game's
+/// plug-in's rules and board invariants), cross-device consistency, and any
+/// invariants.
 public struct Auditor: Sendable {
+    /// The games whose rules are checked.
+    public var games: GameRegistry
     public var invariants: [any Invariant]
 
-    public init(invariants: [any Invariant] = Auditor.builtInInvariants) {
+    public init(games: GameRegistry, invariants: [any Invariant] = Auditor.builtInInvariants) {
+        self.games = games
         self.invariants = invariants
     }
 
-    public static let builtInInvariants: [any Invariant] = [LivesNeverNegative(), OneStagedItemPerDevice()]
+    public static let builtInInvariants: [any Invariant] = [OneStagedItemPerDevice()]
 
     /// - Parameters:
     ///   - game: an id prefix to audit one game's conversation only.
@@ -86,15 +91,33 @@ public struct Auditor: Sendable {
     /// - Parameter complete: false for a prefix of the events (as bisect checks): what
     ///   only the end of a log can tell (unfinished pairs, undelivered messages) is skipped.
     public func check(_ conversation: ConversationID, _ events: [ReplayEvent], complete: Bool = true) -> [Finding] {
-        var lifecycle = LifecycleChecker(), games = GameChecker(), consistency = ConsistencyChecker()
-        var state = ConversationState(conversation: conversation)
+        var lifecycle = LifecycleChecker(), consistency = ConsistencyChecker()
+        var legality: (any LegalityChecker)?
+        var state = ConversationState(conversation: conversation, games: games)
         var findings: [Finding] = []
         // Lifecycle is per recording, in log order within each.
         for e in events.sorted(by: { $0.position < $1.position }) { lifecycle.check(e) }
         for e in events {
-            games.check(e)
             consistency.check(e)
-            state.apply(e)
+            let told = state.apply(e)
+            if legality == nil, let plugin = state.plugin { legality = plugin.makeChecker() }
+            for event in told {
+                for broken in legality?.check(event) ?? [] {
+                    let severity: Finding.Severity = broken.missingRecordingOf == nil ? .error : .notCheckable
+                    findings.append(Finding(severity, .legality, position: e.position, game: broken.session?.uuid.uuidString,
+                                            device: broken.device?.name, rule: broken.rule,
+                                            expected: broken.expected, found: broken.found))
+                }
+            }
+            if let plugin = state.plugin {
+                for game in state.orderedGames {
+                    for (name, problem) in plugin.violations(of: game.board) {
+                        findings.append(Finding(.error, .invariant, position: e.position, game: game.session.uuid.uuidString,
+                                                device: e.device?.name, rule: name, expected: "the invariant to hold",
+                                                found: problem))
+                    }
+                }
+            }
             for invariant in invariants {
                 if let problem = invariant.violation(in: state, after: e) {
                     findings.append(Finding(.error, .invariant, position: e.position, device: e.event.context?.device.name,
@@ -106,7 +129,8 @@ public struct Auditor: Sendable {
             lifecycle.finish()
             consistency.finish()
         }
-        return lifecycle.findings + games.findings + consistency.findings + findings
+        return lifecycle.findings + findings.filter { $0.check == .legality } + consistency.findings
+            + findings.filter { $0.check != .legality }
     }
 
     static func rule(_ problem: EventStoreError) -> String {
@@ -118,18 +142,6 @@ public struct Auditor: Sendable {
         case .outOfOrder: return "positions-in-order"
         default: return "integrity"
         }
-    }
-}
-
-/// Battleship lives never go below zero.
-public struct LivesNeverNegative: Invariant {
-    public var name: String { "lives-never-negative" }
-    public init() {}
-    public func violation(in state: ConversationState, after event: ReplayEvent) -> String? {
-        for game in state.orderedGames {
-            if let board = game.battleship, board.livesLeft < 0 { return "\(board.livesLeft) lives in game \(game.session)" }
-        }
-        return nil
     }
 }
 
@@ -157,7 +169,9 @@ public struct BisectResult: Sendable {
 
 extension Auditor {
     /// Names `bisect` accepts: the check families and every invariant's name.
-    public var checkNames: [String] { ["integrity", "lifecycle", "legality", "consistency"] + invariants.map(\.name) }
+    public var checkNames: [String] {
+        ["integrity", "lifecycle", "legality", "consistency"] + invariants.map(\.name) + games.invariantNames
+    }
 
     /// Binary search for the first step whose prefix breaks `name` (a check family, a
     /// rule, or an invariant). A broken rule stays broken, so the search is sound.

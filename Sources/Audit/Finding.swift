@@ -2,7 +2,12 @@ import Foundation
 
 /// One thing an audit found: where, which rule, what was expected and what was found.
 public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
-    public enum Severity: String, Hashable, Codable, Sendable { case error, warning }
+    public enum Severity: String, Hashable, Codable, Sendable {
+        case error, warning
+        /// The rule needs a recording this log does not hold (a log from one device):
+        /// neither kept nor broken, and never an error.
+        case notCheckable
+    }
     public enum Check: String, Hashable, Codable, Sendable { case integrity, lifecycle, legality, consistency, invariant }
 
     public var severity: Severity
@@ -32,6 +37,7 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
         var place = position.map { "position \($0)" } ?? "log"
         if let device { place += ", device \(device)" }
         if let game { place += ", game \(game.prefix(8).lowercased())" }
-        return "\(severity): \(check) \(rule) at \(place): expected \(expected), found \(found)"
+        let label = severity == .notCheckable ? "not checkable" : severity.rawValue
+        return "\(label): \(check) \(rule) at \(place): expected \(expected), found \(found)"
     }
 }

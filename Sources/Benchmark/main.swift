@@ -7,6 +7,7 @@
 //                                                prints "events seconds peak-RSS-MB")
 import EventStore
 import Foundation
+import Games
 import GRDB
 import GRDBSQLite
 import MessagesModel
@@ -54,7 +55,7 @@ if arguments.count == 3 && arguments[1] == "--replay-memory" {
     let total = try store.count().events
     // The replay alone: every conversation folded, each dropped when finished.
     var games = 0
-    let time = try seconds { try FullReplay.run(store: store) { games += $0.state.games.count } }
+    let time = try seconds { try FullReplay.run(store: store, games: .standard) { games += $0.state.games.count } }
     precondition(games > 0)
     print(total, time, peakRSSMegabytes())
     exit(0)
@@ -243,9 +244,9 @@ let store = try EventStore(path: gamelogPath, access: .readOnly)
 var gameCount = 0
 let replayVerified = try median {
     gameCount = 0
-    return try seconds { try FullReplay.run(store: store) { gameCount += $0.state.games.count } }
+    return try seconds { try FullReplay.run(store: store, games: .standard) { gameCount += $0.state.games.count } }
 }
-let replayUnverified = try median { try seconds { try FullReplay.run(store: store, verify: false) { _ in } } }
+let replayUnverified = try median { try seconds { try FullReplay.run(store: store, verify: false, games: .standard) { _ in } } }
 
 func childReplay(_ path: String) throws -> (events: Int, seconds: Double, megabytes: Double) {
     let child = Process()
@@ -275,7 +276,7 @@ var openAndJump: [Double] = [], jumpOnly: [Double] = []
 for _ in 0..<300 {
     let conversation = conversations[Int(generator.next() % UInt64(conversations.count))]
     let start = now()
-    let replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [])
+    let replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [], games: .standard)
     _ = try replayer.state(at: Int(generator.next() % UInt64(replayer.stepCount + 1)))
     openAndJump.append(Double(now() - start) / 1e6)
     for _ in 0..<10 {

@@ -3,7 +3,8 @@
 // accepted or refused with a typed error, never crash, and never take long.
 // Usage: Fuzz [INPUTS-PER-DECODER] [SEED]    (prints a line per decoder; exit 1 on a slow input)
 import Foundation
-import GameRules
+import BattleshipGame
+import TicTacToeGame
 import MessagesModel
 import RecordedEvents
 import ZlibCodec

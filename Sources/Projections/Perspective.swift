@@ -1,15 +1,19 @@
+import GameKit
 import MessagesModel
 
 /// Whose eyes a state is seen through.
 public enum Perspective: Hashable, Sendable, CustomStringConvertible {
     /// Everything, as an auditor with every device's log sees it.
     case auditor
-    /// Only what this device could show.
+    /// Only what this device showed or received.
     case device(DeviceID)
 
-    /// Parses `auditor` or a device name.
-    public init(_ text: String) {
-        self = text.lowercased() == "auditor" ? .auditor : .device(DeviceID(text))
+    /// `auditor` or one of `devices` (by name, any case).
+    public init(_ text: String, devices: [DeviceID]) throws(PerspectiveError) {
+        if text.lowercased() == "auditor" { self = .auditor; return }
+        guard let device = devices.first(where: { $0.name == text }) ?? devices.first(where: { $0.name.lowercased() == text.lowercased() })
+        else { throw .unknownDevice(text, devices: devices) }
+        self = .device(device)
     }
 
     public var description: String {
@@ -18,29 +22,60 @@ public enum Perspective: Hashable, Sendable, CustomStringConvertible {
         case .device(let d): return "device \(d)"
         }
     }
+
+    /// Whether an event belongs to what this perspective sees: the auditor sees every
+    /// event, a device only those its own recordings hold.
+    public func sees(_ event: ReplayEvent) -> Bool {
+        guard case .device(let device) = self else { return true }
+        return event.device == device
+    }
+}
+
+/// A perspective that names no device of the conversation.
+public enum PerspectiveError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unknownDevice(String, devices: [DeviceID])
+
+    public var description: String {
+        switch self {
+        case .unknownDevice(let name, let devices):
+            return "'\(name)' is not a device of this conversation; its devices are \(devices.map(\.name).joined(separator: ", ")), or auditor"
+        }
+    }
+}
+
+extension ReplayEvent {
+    /// The device whose recording holds this event.
+    public var device: DeviceID? {
+        if case .recordingStarted(let info) = event { return info.device }
+        return event.context?.device
+    }
 }
 
 extension ConversationState {
-    /// The state as `perspective` sees it. A device sees its own transcript and UI
-    /// only; a Battleship guesser never sees ships it has not hit, and message URLs
-    /// (which carry the ships) are hidden from devices that did not send them,
-    /// as the seed's images hide them.
-    public func seen(as perspective: Perspective) -> ConversationState {
+    /// The state folded from `events` as `perspective` sees them: a device's view
+    /// is folded from that device's own events only, so it cannot hold what the
+    /// device never saw, then each game's plug-in hides what the device's owner may
+    /// not see (a Battleship guesser never sees ships it has not hit).
+    public static func folding(_ conversation: ConversationID, _ events: some Sequence<ReplayEvent>, games: GameRegistry,
+                               as perspective: Perspective) -> ConversationState {
+        folding(conversation, events.lazy.filter(perspective.sees), games: games).playerView(for: perspective)
+    }
+
+    /// Applies each game's player view for a state folded from a device's own events.
+    public func playerView(for perspective: Perspective) -> ConversationState {
         guard case .device(let device) = perspective else { return self }
         var out = self
         out.devices = devices.filter { $0.key == device }
-        for (session, game) in games {
-            guard var board = game.battleship, board.placer != device else { continue }
-            board.ships = board.ships.filter { board.hits.contains($0) }
-            out.games[session]?.battleship = board
+        let player = devices[device]?.ownerName
+        guard let plugin else { return out }
+        for session in gameOrder {
+            guard let game = games[session] else { continue }
+            out.games[session]?.board = plugin.playerView(of: game.board, for: player)
         }
         if var view = out.devices[device] {
-            for index in view.transcript.indices {
-                guard !view.transcript[index].bubble.isOutgoing,
-                      case .item(.message(var message)) = view.transcript[index].bubble.content,
-                      kind == "battleship" else { continue }
-                message.url = nil
-                view.transcript[index].bubble.content = .item(.message(message))
+            for index in view.transcript.indices where !view.transcript[index].bubble.isOutgoing {
+                guard case .item(.message(let message)) = view.transcript[index].bubble.content else { continue }
+                view.transcript[index].bubble.content = .item(.message(plugin.playerView(of: message, for: player)))
             }
             out.devices[device] = view
         }

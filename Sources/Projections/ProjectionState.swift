@@ -1,5 +1,5 @@
 import Foundation
-import GameRules
+import GameKit
 import MessagesModel
 import RecordedEvents
 
@@ -45,6 +45,9 @@ public struct DeviceView: Hashable, Codable, Sendable {
 
     public init(device: DeviceID) { self.device = device }
 
+    /// The device owner's name, as the device shows it.
+    public var ownerName: String? { localParticipant.flatMap { names[$0.uuid.uuidString] } }
+
     /// `text` with `$<uuid>` mentions resolved to the names this device shows.
     public func resolve(_ text: String) -> String {
         // Most captions mention nobody; skip building the name table for them.
@@ -57,60 +60,44 @@ public struct DeviceView: Hashable, Codable, Sendable {
 
 /// Where a game stands.
 public enum GameStatus: String, Hashable, Codable, Sendable {
-    /// Battleship: the placement is in the input field, not sent yet.
-    case placing
+    /// Its first message waits in an input field, not sent yet.
+    case staged
     case inProgress
-    /// Battleship: the guesser found both ships. Tic-tac-toe: X won.
-    case won
-    /// Battleship: the guesser missed three times. Tic-tac-toe: O won.
-    case lost
-    case draw
-    /// Battleship: the result reached the placer.
-    case complete
+    /// Over: won, lost or drawn, as the game's plug-in reads the board.
+    case finished
+    /// Its only message was deleted from the input field, or replaced there, unsent.
+    case abandoned
 }
 
-/// A Battleship game's board, as the auditor knows it.
-public struct BattleshipBoard: Hashable, Codable, Sendable {
-    public var ships: [Int] = []
-    public var hits: [Int] = []
-    public var misses: [Int] = []
-    public var livesLeft: Int { Battleship.incorrectAttemptsAllowed - misses.count }
-    /// The device that placed the ships.
-    public var placer: DeviceID?
-    public var guesser: DeviceID?
-}
-
-/// A tic-tac-toe game's board.
-public struct TicTacToeBoard: Hashable, Codable, Sendable {
-    public var cells: [Int] = Array(repeating: 0, count: 9)
-    public var toMove: Int = TicTacToe.x
-    public var winner: Int = 0
-    public var isDraw = false
-    /// The device playing X (the first mover) and O.
-    public var x: DeviceID?
-    public var o: DeviceID?
-}
-
-/// One game: the messages of one session.
+/// One game: the messages of one session, and the board its plug-in folds them into.
 public struct GameView: Hashable, Codable, Sendable {
     public var session: SessionID
     public var kind: String
     public var status: GameStatus
-    /// Messages sent in this session, oldest first.
+    /// The winner's name once finished (nil for a draw).
+    public var winner: String?
+    /// Messages sent or received in this session, oldest first.
     public var messages: [MessageID] = []
-    public var battleship: BattleshipBoard?
-    public var tictactoe: TicTacToeBoard?
+    public var board: AnyBoard
+    /// The steps (1-based, in the conversation) of the game's first and latest events.
+    public var firstStep: Int
+    public var lastStep: Int
     public var firstPosition: Int64
     public var lastPosition: Int64
+    /// Microseconds since 1970 of the game's first and latest events.
+    public var startedAt: Int64
+    public var endedAt: Int64
 }
 
 /// Everything projections know about one conversation at one step: the replay unit.
 public struct ConversationState: Hashable, Codable, Sendable {
     /// The version of the projection code. Bump it whenever `apply` changes, so stored
     /// snapshots of the old code are ignored and rebuilt.
-    public static let projectionVersion = 1
+    public static let projectionVersion = 2
 
     public var conversation: ConversationID
+    /// The games whose boards this state folds.
+    public var registry: GameRegistry
     public var kind: String = ""
     public var devices: [DeviceID: DeviceView] = [:]
     public var games: [SessionID: GameView] = [:]
@@ -120,13 +107,27 @@ public struct ConversationState: Hashable, Codable, Sendable {
     public var sessionOfMessage: [MessageID: SessionID] = [:]
     /// Which device each recording (stream) is on.
     public var deviceOfStream: [String: DeviceID] = [:]
+    /// The owners of the devices whose recordings have started, by name.
+    public var recordedPlayers: Set<String> = []
+    /// Everyone in the conversation, by name, as the recordings list them.
+    public var participants: Set<String> = []
+    /// Messages seen sent or arrived on any device so far.
+    public var seenMessages: Set<MessageID> = []
     /// Events applied so far.
     public var step = 0
     public var position: Int64 = 0
     public var recordedAt: Int64 = 0
 
-    public init(conversation: ConversationID) { self.conversation = conversation }
+    public init(conversation: ConversationID, games: GameRegistry) {
+        self.conversation = conversation
+        registry = games
+    }
+
+    /// The plug-in of this conversation's extension, if the registry has it.
+    public var plugin: (any GamePlugin)? { registry.plugin(for: kind) }
 
     public var orderedGames: [GameView] { gameOrder.compactMap { games[$0] } }
+    /// Participants whose own device's recording this log does not hold, by name.
+    public var missingRecordings: [String] { participants.subtracting(recordedPlayers).sorted() }
     public var orderedDevices: [DeviceView] { devices.values.sorted { $0.device < $1.device } }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import GameRules
+import GameKit
 import MessagesModel
 import RecordedEvents
 
@@ -12,16 +12,21 @@ extension ConversationState {
     }
 
     /// Folds events into a fresh state.
-    public static func folding(_ conversation: ConversationID, _ events: some Sequence<ReplayEvent>) -> ConversationState {
-        var state = ConversationState(conversation: conversation)
+    public static func folding(_ conversation: ConversationID, _ events: some Sequence<ReplayEvent>,
+                               games: GameRegistry) -> ConversationState {
+        var state = ConversationState(conversation: conversation, games: games)
         for e in events { state.apply(e) }
         return state
     }
 
-    public mutating func apply(_ e: ReplayEvent) {
+    /// Applies one event and returns what it told the conversation's game: the
+    /// events an auditor's legality checker reads.
+    @discardableResult
+    public mutating func apply(_ e: ReplayEvent) -> [GameEvent] {
         step += 1
         position = e.position
         recordedAt = e.recordedAt
+        var told: [GameEvent] = []
         switch e.event {
         case .recordingStarted(let info):
             kind = info.kind
@@ -32,11 +37,22 @@ extension ConversationState {
             for (id, name) in info.names {
                 devices[info.device, default: DeviceView(device: info.device)].names[id.uuid.uuidString] = name
             }
+            if let owner = info.names[info.localParticipant] { recordedPlayers.insert(owner) }
+            for member in [info.localParticipant] + info.remoteParticipants {
+                if let name = info.names[member] { participants.insert(name) }
+            }
         case .recordingEnded(let context):
             devices[context.device]?.isActive = false
         case .input(let action, let context):
-            note(context) { view in
-                if case .deleteStaged = action { view.staged = nil }
+            note(context)
+            switch action {
+            case .deleteStaged:
+                if case .message(let message)? = devices[context.device]?.staged { abandon(message) }
+                devices[context.device]?.staged = nil
+            case .touch(let touch):
+                told.append(.touch(TouchSighting(touch: touch, device: context.device, player: owner(of: context.device))))
+            default:
+                break
             }
         case .callback(let record, let context):
             note(context) { view in
@@ -51,12 +67,13 @@ extension ConversationState {
         case .action(let record, let context):
             note(context)
             guard record.error == nil else { break }
+            let replaced = devices[context.device]?.staged
             switch record.action {
             case .insert(var message):
                 message.isPending = true
                 message.senderParticipantIdentifier = devices[context.device]?.localParticipant
                 devices[context.device]?.staged = .message(message)
-                noteStaged(message, device: context.device, position: e.position)
+                told += noteMessage(message, route: .staged, device: context.device, sender: owner(of: context.device), e)
             case .insertText(let text): devices[context.device]?.staged = .text(text)
             case .insertSticker(let sticker): devices[context.device]?.staged = .sticker(sticker)
             case .insertAttachment(let url, let name):
@@ -64,6 +81,8 @@ extension ConversationState {
             case .send, .sendText, .requestPresentationStyle, .dismiss:
                 break
             }
+            // An unsent game message pushed out of the input field by another insert.
+            if case .message(let old)? = replaced, devices[context.device]?.staged?.message?.id != old.id { abandon(old) }
         case .transcript(let change, let context):
             var added: Bubble?
             note(context) { view in
@@ -85,13 +104,22 @@ extension ConversationState {
                 added = bubble
             }
             if let bubble = added, let message = bubble.message {
-                noteTransferred(message, device: context.device, outgoing: bubble.isOutgoing, position: e.position)
+                let sender = bubble.isOutgoing ? owner(of: context.device)
+                    : devices[context.device]?.names[bubble.sender.uuid.uuidString]
+                told += noteMessage(message, route: bubble.isOutgoing ? .sent : .arrived, device: context.device, sender: sender, e)
             }
         case .screen(let screen, let context):
             note(context)
             devices[context.device]?.screen = screen
-            noteScreen(screen, context: context, position: e.position)
+            let sighting = ScreenSighting(screen: screen, device: context.device, player: owner(of: context.device),
+                                          selectedMessage: context.selectedMessage)
+            told.append(.screen(sighting))
+            // The screen of a game's selected message is part of that game (a guesser's live taps).
+            if let selected = context.selectedMessage, let session = sessionOfMessage[selected], games[session] != nil {
+                update(session, e) { plugin, board in plugin.reduce(&board, .screen(sighting)) }
+            }
         }
+        return told
     }
 
     private static func line(_ bubble: Bubble, _ view: DeviceView) -> TranscriptLine {
@@ -105,6 +133,8 @@ extension ConversationState {
         }
         return TranscriptLine(bubble: bubble, shown: view.resolve(text))
     }
+
+    private func owner(of device: DeviceID) -> String? { devices[device]?.ownerName }
 
     /// Records what the event's context says of its device, then lets `change` edit
     /// that device's view, in place.
@@ -120,81 +150,61 @@ extension ConversationState {
 
     // MARK: Games
 
-    private mutating func game(for session: SessionID, position: Int64) -> GameView {
-        if let existing = games[session] { return existing }
-        gameOrder.append(session)
-        return GameView(session: session, kind: kind, status: .inProgress,
-                        battleship: kind == "battleship" ? BattleshipBoard() : nil,
-                        tictactoe: kind == "tictactoe" ? TicTacToeBoard() : nil,
-                        firstPosition: position, lastPosition: position)
-    }
-
-    private mutating func noteStaged(_ message: Message, device: DeviceID, position: Int64) {
-        guard let session = message.session else { return }
+    /// A message staged, sent or arrived: it joins its session's game (a game
+    /// message starts one), and the game's plug-in folds it in.
+    private mutating func noteMessage(_ message: Message, route: GameMessage.Route, device: DeviceID, sender: String?,
+                                      _ e: ReplayEvent) -> [GameEvent] {
+        guard let session = message.session else { return [] }
         sessionOfMessage[message.id] = session
-        // A Battleship placement waiting in the input field: the game is being set up.
-        if kind == "battleship", games[session] == nil, let url = message.url,
-           let model = try? Battleship.GameModel(url: url), !model.isComplete {
-            var g = game(for: session, position: position)
-            g.status = .placing
-            g.battleship?.ships = model.shipLocations
-            g.battleship?.placer = device
-            games[session] = g
+        let first = route != .staged && seenMessages.insert(message.id).inserted
+        let seen = GameMessage(message: message, route: route, device: device, sender: sender,
+                               senderRecorded: route != .arrived || sender.map(recordedPlayers.contains) == true,
+                               isFirstSighting: first)
+        if games[session] == nil {
+            guard let plugin, plugin.isGameMessage(message) else { return [.message(seen)] }
+            gameOrder.append(session)
+            games[session] = GameView(session: session, kind: kind, status: route == .staged ? .staged : .inProgress,
+                                      board: plugin.makeBoard(), firstStep: step, lastStep: step,
+                                      firstPosition: e.position, lastPosition: e.position,
+                                      startedAt: e.recordedAt, endedAt: e.recordedAt)
         }
+        if route != .staged, games[session]?.messages.contains(message.id) == false {
+            games[session]?.messages.append(message.id)
+        }
+        update(session, e) { plugin, board in plugin.reduce(&board, .message(seen)) }
+        return [.message(seen)]
     }
 
-    private mutating func noteTransferred(_ message: Message, device: DeviceID, outgoing: Bool, position: Int64) {
-        guard let session = message.session else { return }
-        sessionOfMessage[message.id] = session
-        guard outgoing || games[session] != nil || kind == "battleship" || kind == "tictactoe" else { return }
-        var g = game(for: session, position: position)
-        g.lastPosition = position
-        if outgoing && !g.messages.contains(message.id) { g.messages.append(message.id) }
-        switch kind {
-        case "battleship":
-            guard let url = message.url, let model = try? Battleship.GameModel(url: url) else { break }
-            if !model.isComplete {
-                if outgoing {
-                    g.status = .inProgress
-                    g.battleship?.ships = model.shipLocations
-                    g.battleship?.placer = device
-                }
-            } else if outgoing {
-                g.battleship?.guesser = device
-                let cells = message.layout?.template.image?.cells ?? []
-                g.battleship?.hits = cells.indices.filter { cells[$0] == "hit" }
-                g.battleship?.misses = cells.indices.filter { cells[$0] == "miss" }
-                g.status = (g.battleship?.hits.count ?? 0) >= Battleship.totalShipCount ? .won : .lost
-            } else if device == g.battleship?.placer, g.status == .won || g.status == .lost {
-                g.status = .complete
+    /// Lets the game's plug-in change its board, then reads where the game stands.
+    private mutating func update(_ session: SessionID, _ e: ReplayEvent, _ change: (any GamePlugin, inout AnyBoard) -> Void) {
+        guard let plugin, var game = games[session] else { return }
+        change(plugin, &game.board)
+        game.lastStep = step
+        game.lastPosition = e.position
+        game.endedAt = e.recordedAt
+        // A game counts from its first message sent or received.
+        if !game.messages.isEmpty {
+            switch plugin.progress(of: game.board) {
+            case .inProgress:
+                game.status = .inProgress
+                game.winner = nil
+            case .finished(let winner):
+                game.status = .finished
+                game.winner = winner
             }
-        case "tictactoe":
-            guard outgoing, let state = try? TicTacToe.GameState(url: message.url) else { break }
-            var board = g.tictactoe ?? TicTacToeBoard()
-            board.cells = state.cells
-            board.toMove = state.player
-            board.winner = state.winner
-            board.isDraw = state.isDraw
-            if board.x == nil && state.lastMover == TicTacToe.x { board.x = device }
-            if board.o == nil && state.lastMover == TicTacToe.o { board.o = device }
-            g.tictactoe = board
-            g.status = state.winner == TicTacToe.x ? .won : state.winner == TicTacToe.o ? .lost : state.isDraw ? .draw : .inProgress
-        default:
-            break
         }
-        games[session] = g
+        games[session] = game
     }
 
-    private mutating func noteScreen(_ screen: Screen, context: EventContext, position: Int64) {
-        // The guesser's taps, live: the ship-destroy screen of a selected placement.
-        guard kind == "battleship", screen.name == "shipDestroy", !screen.cells.isEmpty,
-              let selected = context.selectedMessage, let session = sessionOfMessage[selected],
-              var g = games[session], g.status == .inProgress else { return }
-        g.battleship?.hits = screen.cells.indices.filter { screen.cells[$0] == "hit" }
-        g.battleship?.misses = screen.cells.indices.filter { screen.cells[$0] == "miss" }
-        g.battleship?.guesser = context.device
-        g.lastPosition = position
-        games[session] = g
+    /// A game whose only message left the input field unsent is abandoned.
+    private mutating func abandon(_ message: Message) {
+        guard let session = message.session, var game = games[session], game.status == .staged, game.messages.isEmpty
+        else { return }
+        game.status = .abandoned
+        game.lastStep = step
+        game.lastPosition = position
+        game.endedAt = recordedAt
+        games[session] = game
     }
 }
 

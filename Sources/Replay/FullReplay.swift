@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import GameKit
 import MessagesModel
 import Projections
 import RecordedEvents
@@ -100,8 +101,8 @@ public enum FullReplay {
         var last: Int64
         var lastKey: (recordedAt: Int64, position: Int64) = (.min, 0)
         var inTimeOrder = true
-        init(_ conversation: ConversationID, at time: Int64) {
-            state = ConversationState(conversation: conversation)
+        init(_ conversation: ConversationID, games: GameRegistry, at time: Int64) {
+            state = ConversationState(conversation: conversation, games: games)
             first = time
             last = time
         }
@@ -110,14 +111,15 @@ public enum FullReplay {
     /// Folds the whole log once, calling `finished` with each conversation when its
     /// last event has been folded.
     /// - Parameters:
+    ///   - games: the games whose boards are folded.
     ///   - verify: check the hash chain while reading (as `scan` does).
-    ///   - progress: called now and then with the events read so far.
-    @discardableResult
     ///   - lanes: threads that read and decode (default: up to two, one per core);
     ///     1 reads on the calling thread.
     ///   - chunkSize: events per unit of work handed from a decoding thread.
+    ///   - progress: called now and then with the events read so far.
+    @discardableResult
     public static func run(store: EventStore, verify: Bool = true, lanes: Int? = nil, chunkSize: Int = 4_096,
-                           progress: ((Int) -> Void)? = nil,
+                           games: GameRegistry, progress: ((Int) -> Void)? = nil,
                            finished: (Finished) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
         var conversationOfStream: [UUID: ConversationID] = [:]
@@ -147,7 +149,7 @@ public enum FullReplay {
             if let existing = open[conversation] {
                 entry = existing
             } else {
-                entry = Open(conversation, at: event.recordedAt)
+                entry = Open(conversation, games: games, at: event.recordedAt)
                 open[conversation] = entry
                 statistics.mostOpenConversations = max(statistics.mostOpenConversations, open.count)
             }
@@ -225,7 +227,7 @@ public enum FullReplay {
         }
         for conversation in later {
             let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])
-            let entry = Open(conversation, at: events.first?.recordedAt ?? 0)
+            let entry = Open(conversation, games: games, at: events.first?.recordedAt ?? 0)
             for event in events { entry.state.apply(event) }
             entry.count = events.count
             entry.last = events.last?.recordedAt ?? 0

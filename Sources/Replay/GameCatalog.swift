@@ -1,6 +1,6 @@
 import EventStore
-import GameRules
 import Foundation
+import GameKit
 import MessagesModel
 import Projections
 import RecordedEvents
@@ -10,14 +10,21 @@ public struct GameSummary: Hashable, Codable, Sendable {
     /// The game's id: its session.
     public var id: String
     public var kind: String
+    /// The game's name, e.g. `Battleship`.
+    public var title: String
     public var conversation: String
+    /// The devices whose recordings the log holds.
     public var devices: [String]
     /// Player names, by device.
     public var players: [String: String]
+    /// Participants whose device's recording is not in this log, by name.
+    public var missingRecordings: [String]
     public var status: String
+    /// The winner's name, once finished (none for a draw).
+    public var winner: String?
     /// A sentence saying how it ended (or stands).
     public var result: String
-    /// Events recorded in the game's conversation.
+    /// Events of the conversation from the game's first to its latest.
     public var events: Int
     public var firstPosition: Int64
     public var lastPosition: Int64
@@ -43,17 +50,18 @@ public struct GameCatalog {
 
     /// Folds the whole log once.
     /// - Parameters:
+    ///   - games: the games whose boards are folded.
     ///   - verify: check the hash chain while reading (as `scan` does).
     ///   - progress: called now and then with the events read so far.
-    public init(store: EventStore, verify: Bool = true, progress: ((Int) -> Void)? = nil) throws {
+    public init(store: EventStore, verify: Bool = true, games registry: GameRegistry, progress: ((Int) -> Void)? = nil) throws {
         var games: [GameSummary] = [], streams: [ConversationID: Set<UUID>] = [:]
         var eventCounts: [ConversationID: Int] = [:], kinds: [ConversationID: String] = [:]
-        statistics = try FullReplay.run(store: store, verify: verify, progress: progress) { done in
+        statistics = try FullReplay.run(store: store, verify: verify, games: registry, progress: progress) { done in
             let conversation = done.state.conversation
             streams[conversation] = done.streams
             eventCounts[conversation] = done.events
             kinds[conversation] = done.state.kind
-            games += Self.summaries(of: done.state, events: done.events, span: done.span)
+            games += Self.summaries(of: done.state)
         }
         self.games = games.sorted { $0.firstPosition < $1.firstPosition }
         self.streams = streams
@@ -62,46 +70,31 @@ public struct GameCatalog {
     }
 
     /// The games of one folded conversation.
-    public static func summaries(of state: ConversationState, events: Int, span: (first: Int64, last: Int64)) -> [GameSummary] {
+    public static func summaries(of state: ConversationState) -> [GameSummary] {
         var players: [String: String] = [:]
         for view in state.orderedDevices {
-            if let local = view.localParticipant, let name = view.names[local.uuid.uuidString] {
-                players[view.device.name] = name
-            }
+            if let name = view.ownerName { players[view.device.name] = name }
         }
         return state.orderedGames.map { game in
             GameSummary(
                 id: game.session.uuid.uuidString.lowercased(), kind: game.kind,
+                title: state.plugin?.title ?? game.kind,
                 conversation: state.conversation.uuid.uuidString.lowercased(),
                 devices: state.orderedDevices.map(\.device.name), players: players,
-                status: game.status.rawValue, result: result(game, players: players),
-                events: events, firstPosition: game.firstPosition, lastPosition: game.lastPosition,
-                startedAt: Timestamp(microsecondsSince1970: span.first).description,
-                endedAt: Timestamp(microsecondsSince1970: span.last).description)
+                missingRecordings: state.missingRecordings,
+                status: game.status.rawValue, winner: game.winner, result: result(game, in: state),
+                events: game.lastStep - game.firstStep + 1, firstPosition: game.firstPosition, lastPosition: game.lastPosition,
+                startedAt: Timestamp(microsecondsSince1970: game.startedAt).description,
+                endedAt: Timestamp(microsecondsSince1970: game.endedAt).description)
         }
     }
 
-    static func result(_ game: GameView, players: [String: String]) -> String {
-        func name(_ device: DeviceID?) -> String { device.map { players[$0.name] ?? $0.name } ?? "?" }
-        if let board = game.battleship {
-            switch game.status {
-            case .placing: return "\(name(board.placer)) is placing ships"
-            case .inProgress: return "\(name(board.placer)) hid ships; \(board.hits.count) hit, \(board.misses.count) missed"
-            case .won:
-                return "\(name(board.guesser)) destroyed all the ships (\(board.misses.count) missed)"
-            case .complete where board.hits.count >= Battleship.totalShipCount:
-                return "\(name(board.guesser)) destroyed all the ships (\(board.misses.count) missed)"
-            default: return "\(name(board.guesser)) lost: 3 misses, \(board.hits.count) hit"
-            }
+    /// A sentence on how a game ended or stands.
+    public static func result(_ game: GameView, in state: ConversationState) -> String {
+        switch game.status {
+        case .staged: return "not sent yet: its first message waits in an input field"
+        case .abandoned: return "abandoned: its first message was deleted before it was sent"
+        case .inProgress, .finished: return state.plugin?.result(of: game.board) ?? game.status.rawValue
         }
-        if let board = game.tictactoe {
-            switch game.status {
-            case .won: return "X (\(name(board.x))) won"
-            case .lost: return "O (\(name(board.o))) won"
-            case .draw: return "a draw"
-            default: return "in progress, \(board.cells.filter { $0 != 0 }.count) marks"
-            }
-        }
-        return game.status.rawValue
     }
 }

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import GameKit
 import MessagesModel
 import Projections
 import RecordedEvents
@@ -15,7 +16,11 @@ public final class Replayer {
     /// The conversation's events in log order.
     public let events: [ReplayEvent]
     public let snapshotInterval: Int
-    private var snapshots: [Int: ConversationState] = [:]
+    /// The games whose boards the states fold.
+    public let games: GameRegistry
+    /// States every ``snapshotInterval`` steps, per perspective (a device's fold
+    /// skips other devices' events, so each perspective keeps its own).
+    private var snapshots: [Perspective: [Int: ConversationState]] = [:]
 
     /// Snapshots taken from the store (not rebuilt here), for tests and reports.
     public private(set) var storedSnapshotsUsed = 0
@@ -23,20 +28,21 @@ public final class Replayer {
     /// - Parameter useStoredSnapshots: start from snapshots `gamelog index` stored,
     ///   when they are of this projection version and still match the log.
     public init(store: EventStore, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32,
-                useStoredSnapshots: Bool = true) throws {
+                useStoredSnapshots: Bool = true, games: GameRegistry) throws {
         self.conversation = conversation
+        self.games = games
         self.snapshotInterval = max(1, snapshotInterval)
         events = try Self.load(from: store, streams: streams)
-        snapshots[0] = ConversationState(conversation: conversation)
+        devices = Set(events.compactMap(\.device)).sorted()
         guard useStoredSnapshots else { return }
-        let decoder = JSONDecoder()
+        let decoder = JSONDecoder(games: games)
         for stored in try store.snapshots(conversation: conversation.uuid, projectionVersion: ConversationState.projectionVersion) {
             // Trust a snapshot only where the log still has the very event it was taken after.
             guard stored.step <= events.count, stored.step % self.snapshotInterval == 0,
                   events[stored.step - 1].position == stored.position, events[stored.step - 1].hash == stored.eventHash,
                   let state = try? decoder.decode(ConversationState.self, from: Data(stored.state)),
                   state.step == stored.step, state.conversation == conversation else { continue }
-            snapshots[stored.step] = state
+            snapshots[.auditor, default: [:]][stored.step] = state
             storedSnapshotsUsed += 1
         }
     }
@@ -79,28 +85,37 @@ public final class Replayer {
 
     public var stepCount: Int { events.count }
 
+    /// The devices whose recordings this conversation holds, by name.
+    public let devices: [DeviceID]
+
+    /// Parses `auditor` or one of this conversation's devices.
+    public func perspective(_ text: String) throws(PerspectiveError) -> Perspective {
+        try Perspective(text, devices: devices)
+    }
+
     /// The event that step `n` applies (n in 1...stepCount).
     public func event(at step: Int) -> ReplayEvent? {
         (1...max(1, events.count)).contains(step) && step <= events.count ? events[step - 1] : nil
     }
 
-    /// The state after `step` events.
-    public func state(at step: Int) throws -> ConversationState {
+    /// The state after `step` events, as `perspective` sees it.
+    public func state(at step: Int, as perspective: Perspective = .auditor) throws -> ConversationState {
         guard (0...events.count).contains(step) else { throw ReplayError.stepOutOfRange(step, count: events.count) }
         let base = step / snapshotInterval * snapshotInterval
-        var state = try snapshot(at: base)
-        for index in base..<step { state.apply(events[index]) }
-        return state
+        var state = snapshot(at: base, as: perspective)
+        for index in base..<step where perspective.sees(events[index]) { state.apply(events[index]) }
+        return state.playerView(for: perspective)
     }
 
-    private func snapshot(at step: Int) throws -> ConversationState {
-        if let known = snapshots[step] { return known }
-        var nearest = step - snapshotInterval
-        while snapshots[nearest] == nil { nearest -= snapshotInterval }
-        var state = snapshots[nearest]!
+    /// The fold (before any player view) at a multiple of the snapshot interval.
+    private func snapshot(at step: Int, as perspective: Perspective) -> ConversationState {
+        if let known = snapshots[perspective]?[step] { return known }
+        var nearest = step
+        while nearest > 0 && snapshots[perspective]?[nearest] == nil { nearest -= snapshotInterval }
+        var state = snapshots[perspective]?[nearest] ?? ConversationState(conversation: conversation, games: games)
         for index in nearest..<step {
-            state.apply(events[index])
-            if (index + 1) % snapshotInterval == 0 { snapshots[index + 1] = state }
+            if perspective.sees(events[index]) { state.apply(events[index]) }
+            if (index + 1) % snapshotInterval == 0 { snapshots[perspective, default: [:]][index + 1] = state }
         }
         return state
     }
@@ -127,6 +142,6 @@ public final class Replayer {
 
     /// What changed between two steps.
     public func diff(from a: Int, to b: Int, as perspective: Perspective = .auditor) throws -> [StateChange] {
-        ConversationState.diff(try state(at: a).seen(as: perspective), try state(at: b).seen(as: perspective))
+        ConversationState.diff(try state(at: a, as: perspective), try state(at: b, as: perspective))
     }
 }

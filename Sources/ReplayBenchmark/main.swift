@@ -3,6 +3,7 @@
 // steps (median, p99), with peak memory. Run through tools/bench-replay.sh.
 import EventStore
 import Foundation
+import Games
 import MessagesModel
 import Projections
 import Replay
@@ -38,7 +39,7 @@ try store.scan { _ in verifiedCount += 1 }
 let verifiedSeconds = Double(now() - start) / 1e9
 
 start = now()
-let catalog = try GameCatalog(store: store)
+let catalog = try GameCatalog(store: store, games: .standard)
 let replaySeconds = Double(now() - start) / 1e9
 let replayRSS = peakRSSMegabytes()
 
@@ -48,7 +49,7 @@ var openTimes: [Double] = [], jumpTimes: [Double] = []
 for _ in 0..<min(samples, conversations.count) {
     let conversation = conversations.randomElement(using: &generator)!
     start = now()
-    let replayer = try Replayer(store: store, conversation: conversation, streams: catalog.streams[conversation]!)
+    let replayer = try Replayer(store: store, conversation: conversation, streams: catalog.streams[conversation]!, games: .standard)
     openTimes.append(Double(now() - start) / 1e6)
     for _ in 0..<20 {
         let step = Int.random(in: 0...replayer.stepCount, using: &generator)
@@ -66,7 +67,7 @@ for interval in [4, 8, 16, 32, 64, 128] {
     for _ in 0..<min(samples, conversations.count) {
         let conversation = conversations.randomElement(using: &generator)!
         let replayer = try Replayer(store: store, conversation: conversation, streams: catalog.streams[conversation]!,
-                                    snapshotInterval: interval, useStoredSnapshots: false)
+                                    snapshotInterval: interval, useStoredSnapshots: false, games: .standard)
         _ = try replayer.state(at: replayer.stepCount) // builds every snapshot once
         snapshotsHeld += replayer.stepCount / interval
         for _ in 0..<20 {

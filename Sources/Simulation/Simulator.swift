@@ -1,37 +1,30 @@
 import EventStore
-import GameRules
+import GameKit
 import MessagesHost
 import MessagesModel
 import Recorder
-import SeedExtensions
-
-/// The games the simulator plays.
-public enum GameKind: String, CaseIterable, Sendable, Codable {
-    case battleship
-    case tictactoe
-
-    var extensionKind: String {
-        switch self {
-        case .battleship: return BattleshipExtension.kind
-        case .tictactoe: return TicTacToeExtension.kind
-        }
-    }
-}
 
 /// How a simulated game went.
 public struct GameReport: Sendable {
-    public var kind: GameKind
+    /// The extension kind played.
+    public var kind: String
     public var conversation: ConversationID
     /// Every step taken, with its device, in order.
     public var steps: [(device: DeviceID, step: PlayerStep)]
     /// False if the step budget ran out first.
     public var finished: Bool
-    /// A sentence saying who won, as the placer's or first player's device shows it.
+    /// A sentence saying how the game ended, as the first device's transcript shows it.
     public var outcome: String
+    /// The winner's name once finished (nil for a draw or an unfinished game).
+    public var winner: String?
+    /// Whether the last game message shows a finished game.
+    public var isOver: Bool
     /// The final transcript of each device, captions resolved.
     public var transcripts: [DeviceID: [String]]
-    /// The final board, as text, of the last game message.
+    /// The final board's cells, as the first device knows it.
     public var board: [String]
+    /// Cells per row of `board`.
+    public var boardColumns: Int
     public var eventsWritten: Int
 }
 
@@ -42,6 +35,8 @@ public struct GameReport: Sendable {
 /// simulator's seed and the game's number, so the same seed replays the same games.
 public final class Simulator {
     public let recorder: Recorder
+    /// The games it can play.
+    public let games: GameRegistry
     private let seed: UInt64
     private var gameNumber: UInt64 = 0
     /// Chance of a noise step (dismiss, switch away, cancel, re-tap, ...) per step.
@@ -58,26 +53,32 @@ public final class Simulator {
     /// Called after each step that was carried out, e.g. to narrate the game.
     public var didStep: ((DeviceID, PlayerStep, MessagesHost) -> Void)?
 
-    public init(recorder: Recorder, seed: UInt64, noise: Double = 0.15) {
+    public init(recorder: Recorder, games: GameRegistry, seed: UInt64, noise: Double = 0.15) {
         self.recorder = recorder
+        self.games = games
         self.seed = seed
         self.noise = noise
     }
 
-    /// Plays one game; randomness is drawn from the seed.
+    /// Plays one game of an extension kind; randomness is drawn from the seed.
+    /// - Throws: ``SimulationError/unknownGame(_:known:)`` for a kind the registry lacks.
     @discardableResult
-    public func play(_ kind: GameKind) throws -> GameReport {
-        var (rng, host, game) = try makeWorld(kind)
-        let other = try host.startConversation(kind: kind.extensionKind, between: ["A", "B"])
-        var strategy: any GameStrategy = kind == .battleship
-            ? BattleshipStrategy(placer: "A", guesser: "B", conversation: game)
-            : TicTacToeStrategy(first: "A", second: "B", conversation: game)
+    public func play(_ kind: String) throws -> GameReport {
+        let plugin = try self.plugin(kind)
+        var (rng, host, game) = try makeWorld(plugin)
+        let other = try host.startConversation(kind: kind, between: ["A", "B"])
+        var strategy = plugin.makeStrategy(players: ["A", "B"], conversation: game)
         let writtenBefore = recorder.writtenEvents
         var steps: [(DeviceID, PlayerStep)] = []
         var finished = false
+        var followUp: (DeviceID, PlayerStep)?
         while steps.count < stepBudget {
             let step: (DeviceID, PlayerStep)
-            if Double(rng.next() % 10_000) / 10_000 < noise, let noisy = noiseStep(host, game: game, other: other, &rng) {
+            if let next = followUp {
+                step = next
+                followUp = nil
+            } else if Double(rng.next() % 10_000) / 10_000 < noise,
+                      let noisy = noiseStep(host, game: game, other: other, followUp: &followUp, &rng) {
                 step = noisy
             } else if let progress = strategy.next(host, &rng) {
                 step = progress
@@ -93,14 +94,23 @@ public final class Simulator {
         }
         try recorder.flush()
         let written = recorder.writtenEvents - writtenBefore
-        return report(kind, host, game, steps, finished, written)
+        return report(plugin, host, game, steps, finished, written)
+    }
+
+    /// The kind of the `number`th game of a mixed run: every registered game in turn.
+    public func mixedKind(_ number: Int) -> String { games.kinds[number % games.kinds.count] }
+
+    private func plugin(_ kind: String) throws(SimulationError) -> any GamePlugin {
+        guard let plugin = games.plugin(for: kind) else { throw .unknownGame(kind, known: games.kinds) }
+        return plugin
     }
 
     /// Plays a fixed script of steps in a fresh world; steps that are impossible are
     /// skipped and not counted.
     @discardableResult
-    public func play(_ kind: GameKind, script: (ConversationID) -> [(DeviceID, PlayerStep)]) throws -> GameReport {
-        let (_, host, game) = try makeWorld(kind)
+    public func play(_ kind: String, script: (ConversationID) -> [(DeviceID, PlayerStep)]) throws -> GameReport {
+        let plugin = try self.plugin(kind)
+        let (_, host, game) = try makeWorld(plugin)
         let writtenBefore = recorder.writtenEvents
         var steps: [(DeviceID, PlayerStep)] = []
         for (device, step) in script(game) where host.run(step, on: device) {
@@ -110,29 +120,46 @@ public final class Simulator {
         }
         try recorder.flush()
         let written = recorder.writtenEvents - writtenBefore
-        return report(kind, host, game, steps, true, written)
+        return report(plugin, host, game, steps, true, written)
     }
 
     /// A fresh world for the next game: its own generator, host, devices A (Alice) and
     /// B (Bob), and the game's conversation.
-    private func makeWorld(_ kind: GameKind) throws -> (SeededGenerator, MessagesHost, ConversationID) {
+    private func makeWorld(_ plugin: any GamePlugin) throws -> (SeededGenerator, MessagesHost, ConversationID) {
         gameNumber += 1
         var rng = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ gameNumber)
-        let host = recorder.makeHost(seed: rng.next()) { SeedExtensions.make(kind: $0.kind) }
+        let games = self.games
+        let host = recorder.makeHost(seed: rng.next()) { info in
+            games.plugin(for: info.kind)?.makeExtension() ?? plugin.makeExtension()
+        }
         host.addDevice("A", owner: "Alice")
         host.addDevice("B", owner: "Bob")
-        return (rng, host, try host.startConversation(kind: kind.extensionKind, between: ["A", "B"]))
+        plugin.prepare(host, devices: host.deviceIDs)
+        return (rng, host, try host.startConversation(kind: plugin.kind, between: ["A", "B"]))
     }
 
     /// A step that is legal but does not advance the game: the things real users do.
+    /// - Parameter followUp: set to a step that must come next (a change of mind in two steps).
     private func noiseStep(_ host: MessagesHost, game: ConversationID, other: ConversationID,
-                           _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+                           followUp: inout (DeviceID, PlayerStep)?, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
         let device: DeviceID = rng.next() % 2 == 0 ? "A" : "B"
         var options: [PlayerStep] = [.act(.openConversation(other)), .act(.openConversation(game)), .act(.leaveMessages)]
         if rng.next() % 20 == 0 { options.append(.act(.quitMessages)) }
         if host.pendingDeliveries.contains(where: { $0.to == device }) { options.append(.deliver) }
         if let current = host.currentConversation(of: device), host.staged(on: device, in: current) != nil {
-            options.append(.act(.deleteStaged))
+            // A change of mind: delete the staged message, while the extension shows
+            // (Messages then calls didCancelSending) as often as after it went away.
+            if host.activeInstance(on: device) == nil, rng.next() % 2 == 0 {
+                followUp = (device, .act(.deleteStaged))
+                return (device, .act(.openExtension))
+            }
+            options += [.act(.deleteStaged), .act(.deleteStaged)]
+        }
+        if let current = host.currentConversation(of: device),
+           let live = host.transcript(on: device, in: current).last(where: { bubble in
+               if case .live? = bubble.message?.layout { return true } else { return false }
+           })?.message {
+            options.append(.act(.viewLiveMessage(live.id))) // a live bubble runs in transcript style
         }
         if let active = host.activeInstance(on: device) {
             options += [.act(.dismissExtension), .act(.expand), .act(.collapse),
@@ -146,7 +173,7 @@ public final class Simulator {
         return (device, options.randomElement(using: &rng)!)
     }
 
-    private func report(_ kind: GameKind, _ host: MessagesHost, _ game: ConversationID,
+    private func report(_ plugin: any GamePlugin, _ host: MessagesHost, _ game: ConversationID,
                         _ steps: [(DeviceID, PlayerStep)], _ finished: Bool, _ written: Int) -> GameReport {
         deliveredCallbacks.merge(host.deliveredCallbacks, uniquingKeysWith: +)
         lastHost = host
@@ -154,24 +181,27 @@ public final class Simulator {
         for device in host.deviceIDs {
             transcripts[device] = host.transcript(on: device, in: game).map { describe($0, on: device, host) }
         }
-        let last = host.latestMessage(on: "A", in: game)
-        var outcome = "unfinished"
-        var board: [String] = []
-        switch kind {
-        case .battleship:
-            if let last, let model = last.url.flatMap({ try? Battleship.GameModel(url: $0) }) {
-                board = last.layout?.template.image?.cells ?? []
-                outcome = model.isComplete ? host.display(last.caption ?? "", on: "A") : "ships placed, not yet hunted"
-            }
-        case .tictactoe:
-            if let last, let state = try? TicTacToe.GameState(url: last.url) {
-                board = state.cellNames
-                outcome = state.winner == TicTacToe.x ? "X (Alice) won"
-                    : state.winner == TicTacToe.o ? "O (Bob) won" : state.isDraw ? "a draw" : "in progress"
-            }
+        // The first device's board: its game messages folded by the game's own reducer.
+        let first = host.deviceIDs[0]
+        let names = host.names(on: first)
+        var board = plugin.makeBoard()
+        var sawGame = false
+        for bubble in host.transcript(on: first, in: game) {
+            guard let message = bubble.message, plugin.isGameMessage(message) else { continue }
+            sawGame = true
+            let sender = names[bubble.sender]
+            plugin.reduce(&board, .message(GameMessage(message: message, route: bubble.isOutgoing ? .sent : .arrived, device: first,
+                                                       sender: sender, senderRecorded: true, isFirstSighting: true)))
         }
-        return GameReport(kind: kind, conversation: game, steps: steps, finished: finished, outcome: outcome,
-                          transcripts: transcripts, board: board, eventsWritten: written)
+        let progress = plugin.progress(of: board)
+        let winner: String?
+        if case .finished(let name) = progress { winner = name } else { winner = nil }
+        let picture = plugin.picture(of: board)
+        return GameReport(kind: plugin.kind, conversation: game, steps: steps, finished: finished,
+                          outcome: sawGame ? plugin.result(of: board) : "no game message",
+                          winner: winner, isOver: progress != .inProgress,
+                          transcripts: transcripts, board: sawGame ? picture.cells : [], boardColumns: picture.columns,
+                          eventsWritten: written)
     }
 
     private func describe(_ bubble: Bubble, on device: DeviceID, _ host: MessagesHost) -> String {
@@ -187,6 +217,18 @@ public final class Simulator {
             return "\(who): sticker \(sticker.localizedDescription)"
         case .item(.attachment(let url, let name)):
             return "\(who): attachment \(name ?? url)"
+        }
+    }
+}
+
+/// Why the simulator could not play.
+public enum SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unknownGame(String, known: [String])
+
+    public var description: String {
+        switch self {
+        case .unknownGame(let kind, let known):
+            return "no game of kind '\(kind)' is registered; the games are \(known.joined(separator: ", "))"
         }
     }
 }

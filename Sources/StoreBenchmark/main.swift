@@ -5,6 +5,7 @@ import EventStore
 import Foundation
 import GRDB
 import Recorder
+import Games
 import Simulation
 import ZlibCodec
 
@@ -26,8 +27,8 @@ defer { try? FileManager.default.removeItem(at: folder) }
 
 // 1. A realistic workload: the events of simulated games.
 let source = try EventStore(path: folder.appending(path: "source.sqlite").path)
-let simulator = Simulator(recorder: Recorder(store: source, clock: FixedClock(), seed: 11), seed: 11)
-for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+let simulator = Simulator(recorder: Recorder(store: source, clock: FixedClock(), seed: 11), games: .standard, seed: 11)
+for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
 var workload: [NewEvent] = []
 try source.scan { e in
     workload.append(NewEvent(id: UUID(), stream: e.stream, type: e.type, typeVersion: e.typeVersion,

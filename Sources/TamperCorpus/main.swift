@@ -3,6 +3,7 @@
 import EventStore
 import Foundation
 import Recorder
+import Games
 import Simulation
 import TamperKit
 
@@ -16,8 +17,8 @@ let games = arguments.count > 2 ? Int(arguments[2]) ?? 20 : 20
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 let cleanPath = folder.appending(path: "clean.sqlite").path
 let clean = try EventStore(path: cleanPath)
-let simulator = Simulator(recorder: Recorder(store: clean, clock: FixedClock(), seed: 77), seed: 77, noise: 0.2)
-for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+let simulator = Simulator(recorder: Recorder(store: clean, clock: FixedClock(), seed: 77), games: .standard, seed: 77, noise: 0.2)
+for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
 var manifest: [[String: Any]] = []
 for fault in TamperKit.Fault.allCases {
     let path = folder.appending(path: "\(fault.rawValue).sqlite").path

@@ -2,13 +2,14 @@ import ArgumentParser
 import Audit
 import EventStore
 import Foundation
+import Games
 import Projections
 import Replay
 
 struct Bisect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find the first step of a game at which a check or invariant fails, and show that step.",
-        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. players-alternate) or an invariant (\(Auditor().invariants.map(\.name).joined(separator: ", "))).")
+        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. players-alternate) or an invariant (\(Auditor(games: .standard).checkNames.dropFirst(4).joined(separator: ", "))).")
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String
@@ -20,26 +21,30 @@ struct Bisect: ParsableCommand {
         try reportingErrors {
             let opened = try OpenedGame(options: options, id: game)
             let replayer = opened.replayer
-            guard let result = Auditor().bisect(replayer.conversation, replayer.events, rule: invariant) else {
+            guard let result = Auditor(games: .standard).bisect(replayer.conversation, replayer.events, rule: invariant) else {
                 print("\(invariant) holds at every step of this game (\(replayer.stepCount) steps).")
                 return
             }
-            let seenAs = Perspective(perspective)
+            let seenAs = try opened.perspective(perspective)
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 let finding = String(decoding: try encoder.encode(result.finding), as: UTF8.self)
-                print(#"{"step":\#(result.step),"finding":\#(finding),"before":\#(try StateText.json(try replayer.state(at: result.step - 1), replayer: replayer, perspective: seenAs)),"after":\#(try StateText.json(try replayer.state(at: result.step), replayer: replayer, perspective: seenAs))}"#)
+                let before = try StateText.json(try replayer.state(at: result.step - 1, as: seenAs), step: result.step - 1,
+                                                replayer: replayer, perspective: seenAs)
+                let after = try StateText.json(try replayer.state(at: result.step, as: seenAs), step: result.step,
+                                               replayer: replayer, perspective: seenAs)
+                print(#"{"step":\#(result.step),"finding":\#(finding),"before":\#(before),"after":\#(after)}"#)
                 return
             }
             print("first failing step: \(result.step) of \(replayer.stepCount)")
             print(result.finding.description)
             print("\n--- before (step \(result.step - 1)) ---")
-            StateText.render(try replayer.state(at: result.step - 1).seen(as: seenAs), replayer: replayer, perspective: seenAs,
-                             focus: opened.session).forEach { print($0) }
+            StateText.render(try replayer.state(at: result.step - 1, as: seenAs), step: result.step - 1, replayer: replayer,
+                             perspective: seenAs, focus: opened.session).forEach { print($0) }
             print("\n--- after (step \(result.step)) ---")
-            StateText.render(try replayer.state(at: result.step).seen(as: seenAs), replayer: replayer, perspective: seenAs,
-                             focus: opened.session).forEach { print($0) }
+            StateText.render(try replayer.state(at: result.step, as: seenAs), step: result.step, replayer: replayer,
+                             perspective: seenAs, focus: opened.session).forEach { print($0) }
         }
     }
 }

@@ -1,10 +1,14 @@
 import ArgumentParser
 import EventStore
+import BattleshipGame
 import Foundation
+import GameKit
+import Games
 import MessagesHost
 import MessagesModel
 import Recorder
 import Simulation
+import TicTacToeGame
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,16 +27,16 @@ struct Demo: ParsableCommand {
             // Ids come from the seed; with the system clock each run is a new recording.
             let seed: UInt64 = fixedClock ? 2026 : UInt64(Date().timeIntervalSince1970 * 1_000_000)
             let recorder = Recorder(store: store, clock: clock, seed: seed)
-            let simulator = Simulator(recorder: recorder, seed: seed)
+            let simulator = Simulator(recorder: recorder, games: .standard, seed: seed)
             simulator.flushEveryStep = true
             simulator.didStep = narrate
 
             print("Battleship: Alice (device A) hides two ships; Bob (device B) hunts them.\n")
-            let battleship = try simulator.play(.battleship, script: DemoScripts.battleship)
+            let battleship = try simulator.play(BattleshipPlugin().kind, script: DemoScripts.battleship)
             summarize(battleship)
 
             print("\nTic-tac-toe: Alice (device A) plays X, Bob (device B) plays O.\n")
-            let tictactoe = try simulator.play(.tictactoe, script: DemoScripts.tictactoe)
+            let tictactoe = try simulator.play(TicTacToePlugin().kind, script: DemoScripts.tictactoe)
             summarize(tictactoe)
 
             let after = try store.count().events
@@ -53,7 +57,10 @@ struct Demo: ParsableCommand {
             line += "   [\(active.style) · \(screen.name)\(screen.labels.isEmpty ? "" : " · " + screen.labels.joined(separator: " · "))]"
             print(line)
             if let alert = screen.alert { print("      alert: \(alert.title) \(alert.message)") }
-            if case .act(.touch(.cell)) = step { Terminal.board(screen.cells).forEach { print($0) } }
+            if case .act(.touch(.cell)) = step {
+                let columns = GameRegistry.standard.plugin(for: active.info.kind)?.boardColumns ?? 0
+                BoardPicture.grid(screen.cells, columns: columns).forEach { print($0) }
+            }
         } else {
             print(line)
         }
@@ -79,7 +86,7 @@ struct Demo: ParsableCommand {
         print("\n  Result: \(report.outcome)")
         if !report.board.isEmpty {
             print("  Final board:")
-            Terminal.board(report.board).forEach { print($0) }
+            BoardPicture.grid(report.board, columns: report.boardColumns).forEach { print($0) }
         }
         for (device, lines) in report.transcripts.sorted(by: { $0.key < $1.key }) {
             print("  Transcript on \(device):")

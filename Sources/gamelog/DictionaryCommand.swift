@@ -3,6 +3,7 @@ import Crypto
 import EventStore
 import Foundation
 import Recorder
+import Games
 import Simulation
 import ZlibCodec
 
@@ -46,8 +47,8 @@ struct DictionaryCommand: ParsableCommand {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(at: folder) }
                 let store = try EventStore(path: folder.appending(path: "samples.sqlite").path)
-                let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), seed: seed)
-                for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+                let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: .standard, seed: seed)
+                for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
                 var samples: [(kind: String, bytes: [UInt8])] = []
                 try store.scan { samples.append(($0.type, $0.payload)) }
                 let dictionary = DictionaryTrainer.train(samples: samples, maximumSize: size, strip: stripUUIDs)

@@ -1,6 +1,8 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import GameKit
+import Games
 import MessagesModel
 import Projections
 import Replay
@@ -16,7 +18,8 @@ struct OpenedGame {
         let index = try GameIndex(store: store)
         let (conversation, session) = try index.resolve(id)
         self.session = session
-        replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [])
+        replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [],
+                                games: .standard)
     }
 
     func checkStep(_ step: Int) throws {
@@ -24,47 +27,63 @@ struct OpenedGame {
             throw ValidationError("step \(step) is outside 0...\(replayer.stepCount) for this game.")
         }
     }
+
+    /// `--as`: the auditor or one of the conversation's devices.
+    func perspective(_ text: String) throws -> Perspective {
+        do {
+            return try replayer.perspective(text)
+        } catch {
+            throw ValidationError("--as \(error.description).")
+        }
+    }
+
+    /// The steps of the game the id named (the whole conversation for a conversation id).
+    func steps() throws -> ClosedRange<Int> {
+        let final = try replayer.state(at: replayer.stepCount)
+        guard let session, let game = final.games[session] else { return 1...max(1, replayer.stepCount) }
+        return game.firstStep...game.lastStep
+    }
 }
 
 /// Text rendering of states, events and diffs.
 enum StateText {
-    static func render(_ state: ConversationState, replayer: Replayer, perspective: Perspective, focus: SessionID?) -> [String] {
+    static func render(_ state: ConversationState, step: Int, replayer: Replayer, perspective: Perspective,
+                       focus: SessionID?) -> [String] {
         var lines: [String] = []
-        let step = state.step
         var header = "step \(step)/\(replayer.stepCount)"
         if let event = replayer.event(at: step) {
-            header += "  position \(event.position)  \(Timestamp(microsecondsSince1970: event.recordedAt))"
-            header += "  \(describe(event, state))"
+            if perspective.sees(event) {
+                header += "  position \(event.position)  \(Timestamp(microsecondsSince1970: event.recordedAt))"
+                header += "  \(describe(event, state))"
+            } else {
+                header += "  device \(event.device?.name ?? "?") acted"
+            }
         } else {
             header += "  (before the first event)"
         }
         lines.append(header)
-        lines.append("seen as \(perspective)")
+        lines.append(seenAs(perspective, replayer: replayer, state: state))
         for game in state.orderedGames where focus == nil || game.session == focus {
             lines.append("")
-            lines.append("game \(game.session.uuid.uuidString.prefix(8).lowercased()) · \(game.kind) · \(game.status.rawValue)")
-            if let board = game.battleship {
-                let cells = (0..<9).map { cell -> String in
-                    board.hits.contains(cell) ? "hit" : board.misses.contains(cell) ? "miss" : board.ships.contains(cell) ? "ship" : "empty"
-                }
-                lines += Terminal.board(cells)
-                lines.append("    hits \(board.hits.count)/2 · lives \(board.livesLeft)/3 · placer \(board.placer?.name ?? "?") · guesser \(board.guesser?.name ?? "?")")
+            let title = state.plugin?.title ?? game.kind
+            lines.append("game \(game.session.uuid.uuidString.prefix(8).lowercased()) · \(title) · \(game.status.rawValue)")
+            if let plugin = state.plugin {
+                let picture = plugin.picture(of: game.board)
+                lines += BoardPicture.grid(picture.cells, columns: picture.columns)
+                lines += picture.lines.map { "    " + $0 }
             }
-            if let board = game.tictactoe {
-                lines += Terminal.board(board.cells.map { $0 == 1 ? "x" : $0 == -1 ? "o" : "empty" })
-                let status = board.winner == 1 ? "X won" : board.winner == -1 ? "O won" : board.isDraw ? "draw" : "\(board.toMove == 1 ? "X" : "O") to move"
-                lines.append("    \(status)")
-            }
+            lines.append("    " + GameCatalog.result(game, in: state))
         }
+        let columns = state.plugin?.boardColumns ?? 0
         for view in state.orderedDevices {
             lines.append("")
-            let name = view.localParticipant.flatMap { view.names[$0.uuid.uuidString] } ?? view.device.name
+            let name = view.ownerName ?? view.device.name
             let ui = view.isActive
                 ? "active · \(view.style) · \(([view.screen.name] + view.screen.labels).joined(separator: " · "))"
                 : "inactive"
             lines.append("device \(view.device) (\(name)): \(ui)")
             if view.isActive, let alert = view.screen.alert { lines.append("  alert: \(alert.title) \(alert.message)") }
-            if view.isActive, view.screen.cells.count == 9 { lines += Terminal.board(view.screen.cells, indent: "  ") }
+            if view.isActive { lines += BoardPicture.grid(view.screen.cells, columns: columns, indent: "  ") }
             for line in view.transcript {
                 let who = line.bubble.isOutgoing ? "me" : view.resolve("$\(line.bubble.sender.uuid.uuidString)")
                 switch line.bubble.content {
@@ -86,8 +105,20 @@ enum StateText {
         return lines
     }
 
+    /// Whose view this is, and which recordings it stands on.
+    static func seenAs(_ perspective: Perspective, replayer: Replayer, state: ConversationState) -> String {
+        switch perspective {
+        case .auditor:
+            let missing = state.missingRecordings
+            return "seen as auditor: every event of recordings from \(replayer.devices.map(\.name).joined(separator: ", "))"
+                + (missing.isEmpty ? "" : "; no recording from \(missing.joined(separator: ", "))'s device")
+        case .device(let device):
+            return "seen as device \(device): only what it showed or received"
+        }
+    }
+
     static func describe(_ event: ReplayEvent, _ state: ConversationState) -> String {
-        let device = event.event.context?.device.name ?? state.deviceOfStream[event.stream.uuidString]?.name ?? "?"
+        let device = event.device?.name ?? "?"
         var text = "\(device): \(event.event.type)"
         switch event.event {
         case .input(let action, _): text += " (\(action))"
@@ -101,13 +132,19 @@ enum StateText {
         return text
     }
 
-    static func json(_ state: ConversationState, replayer: Replayer, perspective: Perspective) throws -> String {
-        var object = state.seen(as: perspective).presentation()
+    static func json(_ state: ConversationState, step: Int, replayer: Replayer, perspective: Perspective) throws -> String {
+        var object = state.presentation()
+        object["step"] = step
         object["stepCount"] = replayer.stepCount
         object["perspective"] = perspective.description
-        if let event = replayer.event(at: state.step) {
-            object["event"] = ["position": event.position, "type": event.event.type,
-                               "recordedAt": Timestamp(microsecondsSince1970: event.recordedAt).description]
+        object["missingRecordings"] = state.missingRecordings
+        if let event = replayer.event(at: step) {
+            if perspective.sees(event) {
+                object["event"] = ["position": event.position, "type": event.event.type, "device": event.device?.name ?? "",
+                                   "recordedAt": Timestamp(microsecondsSince1970: event.recordedAt).description]
+            } else {
+                object["event"] = ["device": event.device?.name ?? "", "hidden": true]
+            }
         }
         return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }

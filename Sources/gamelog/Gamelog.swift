@@ -9,5 +9,5 @@ struct Gamelog: ParsableCommand {
             Every lifecycle callback and every extension action is stored as a compressed, \
             hash-chained event in one SQLite file (default ./gamelog.sqlite).
             """,
-        subcommands: [Demo.self, Simulate.self, Games.self, Log.self, State.self, Diff.self, ReplayCommand.self, Export.self, Import.self, Index.self, Migrate.self, Verify.self, Bisect.self, Info.self, DictionaryCommand.self])
+        subcommands: [Demo.self, Simulate.self, GamesCommand.self, Log.self, State.self, Diff.self, ReplayCommand.self, Export.self, Import.self, Index.self, Migrate.self, Verify.self, Bisect.self, Info.self, DictionaryCommand.self])
 }

@@ -1,9 +1,12 @@
 import ArgumentParser
 import Foundation
+import Games
 import Replay
 
-struct Games: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List every game: kind, devices, players, result, events and time span.")
+struct GamesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "games",
+        abstract: "List every game: kind, players, status, result, events, time span, and whose recordings the log holds.")
 
     @OptionGroup var options: GlobalOptions
     @Flag(help: "Print JSON.") var json = false
@@ -12,7 +15,7 @@ struct Games: ParsableCommand {
         try reportingErrors {
             let store = try options.openForReading()
             let progress = ProgressBar(total: Int(try store.count().events), label: "events")
-            let catalog = try GameCatalog(store: store) { progress.update($0) }
+            let catalog = try GameCatalog(store: store, games: .standard) { progress.update($0) }
             progress.finish()
             let games = catalog.games
             if json {
@@ -24,7 +27,8 @@ struct Games: ParsableCommand {
             if games.isEmpty { print("No games recorded in \(store.path).") }
             for game in games {
                 let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-                print("\(game.id.prefix(8))  \(game.kind.padding(toLength: 10, withPad: " ", startingAt: 0)) \(players.padding(toLength: 18, withPad: " ", startingAt: 0)) \(game.status.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)")
+                let missing = game.missingRecordings.isEmpty ? "" : "  (no recording from \(game.missingRecordings.joined(separator: ", ")))"
+                print("\(game.id.prefix(8))  \(game.kind.padding(toLength: 11, withPad: " ", startingAt: 0)) \(players.padding(toLength: 18, withPad: " ", startingAt: 0)) \(game.status.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)\(missing)")
             }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import Games
 import Projections
 import Replay
 
@@ -25,7 +26,7 @@ struct Index: ParsableCommand {
             let started = Date()
             for (conversation, streams) in index.streams {
                 let replayer = try Replayer(store: store, conversation: conversation, streams: streams,
-                                            snapshotInterval: every, useStoredSnapshots: false)
+                                            snapshotInterval: every, useStoredSnapshots: false, games: .standard)
                 let snapshots = try replayer.snapshotsToStore()
                 try store.replaceSnapshots(conversation: conversation.uuid, with: snapshots)
                 written += snapshots.count

@@ -11,28 +11,28 @@ struct ReplayCommand: ParsableCommand {
         discussion: """
             On a terminal: an interactive replayer (n/→ next, p/← previous, g jump to a step, \
             t jump to a time, m next message, k next event of a kind, d diff to the previous \
-            step, q quit). Without a terminal, or with --step or --json, it prints the state \
+            step, v switch whose view (each device, then auditor), q quit). Without a terminal, or with --step or --json, it prints the state \
             at one step (default: the last) for scripts.
             """)
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String
-    @Option(name: .customLong("as"), help: "Whose view: a device (e.g. A) or auditor.") var perspective: String = "auditor"
+    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A), or auditor for everything.") var perspective: String = "auditor"
     @Option(help: "Print the state at this step and exit.") var step: Int?
     @Flag(help: "Print JSON and exit.") var json = false
 
     func run() throws {
         try reportingErrors {
             let opened = try OpenedGame(options: options, id: game)
-            let seenAs = Perspective(perspective)
+            let seenAs = try opened.perspective(perspective)
             if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {
                 let at = step ?? opened.replayer.stepCount
                 try opened.checkStep(at)
-                let state = try opened.replayer.state(at: at)
+                let state = try opened.replayer.state(at: at, as: seenAs)
                 if json {
-                    print(try StateText.json(state, replayer: opened.replayer, perspective: seenAs))
+                    print(try StateText.json(state, step: at, replayer: opened.replayer, perspective: seenAs))
                 } else {
-                    StateText.render(state.seen(as: seenAs), replayer: opened.replayer, perspective: seenAs,
+                    StateText.render(state, step: at, replayer: opened.replayer, perspective: seenAs,
                                      focus: opened.session).forEach { print($0) }
                 }
                 return
@@ -46,7 +46,7 @@ struct ReplayCommand: ParsableCommand {
 /// that is always visible, and moves on single key presses.
 final class InteractiveReplay {
     let opened: OpenedGame
-    let perspective: Perspective
+    var perspective: Perspective
     var step = 0
     var showDiff = false
     var message = ""
@@ -57,7 +57,7 @@ final class InteractiveReplay {
         self.perspective = perspective
     }
 
-    static let help = "n/→ next  p/← prev  g step  t time  m next message  k next kind  d diff  q quit"
+    static let help = "n/→ next  p/← prev  g step  t time  m msg  k kind  d diff  v view  q quit"
 
     func run() throws {
         tcgetattr(STDIN_FILENO, &saved)
@@ -79,6 +79,12 @@ final class InteractiveReplay {
             case "n", "right", " ": step = min(step + 1, replayer.stepCount)
             case "p", "left": step = max(step - 1, 0)
             case "d": showDiff.toggle()
+            case "v":
+                // Each device in turn, then the auditor's view of everything.
+                let order = opened.replayer.devices.map(Perspective.device) + [.auditor]
+                let index = order.firstIndex(of: perspective) ?? order.count - 1
+                perspective = order[(index + 1) % order.count]
+                message = "now seen as \(perspective)"
             case "m":
                 if let next = replayer.nextMessage(after: step) { step = next } else { message = "no later message" }
             case "g":
@@ -107,8 +113,8 @@ final class InteractiveReplay {
 
     private func draw() throws {
         let (rows, columns) = terminalSize()
-        let state = try opened.replayer.state(at: step)
-        var lines = StateText.render(state.seen(as: perspective), replayer: opened.replayer, perspective: perspective,
+        let state = try opened.replayer.state(at: step, as: perspective)
+        var lines = StateText.render(state, step: step, replayer: opened.replayer, perspective: perspective,
                                      focus: opened.session)
         if showDiff {
             lines.append("")

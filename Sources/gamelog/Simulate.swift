@@ -1,6 +1,8 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import GameKit
+import Games
 import Recorder
 import Simulation
 
@@ -8,10 +10,6 @@ struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play many random games (with cancels, re-taps, dismissals, switching away) and record them.",
         discussion: "The same seed plays the same games; with --clock fixed it also writes the same times, so the log is identical. Re-running a seed into the same database adds nothing: event ids come from the seed.")
-
-    enum Game: String, ExpressibleByArgument, CaseIterable {
-        case battleship, tictactoe, mixed
-    }
 
     enum Clock: String, ExpressibleByArgument, CaseIterable {
         case system, fixed
@@ -25,8 +23,8 @@ struct Simulate: ParsableCommand {
     @Option(help: "The seed for every random choice.")
     var seed: UInt64 = 1
 
-    @Option(help: "Which game: \(Game.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var game: Game = .mixed
+    @Option(help: "Which game: \(GameRegistry.standard.kinds.joined(separator: ", ")), or mixed (each in turn).")
+    var game: String = "mixed"
 
     @Option(help: "Where recorded times come from: system, or fixed (reproducible).")
     var clock: Clock = .system
@@ -38,6 +36,10 @@ struct Simulate: ParsableCommand {
     var json = false
 
     func validate() throws {
+        let kinds = GameRegistry.standard.kinds
+        guard game == "mixed" || kinds.contains(game) else {
+            throw ValidationError("--game '\(game)' is not a game; choose one of \(kinds.joined(separator: ", ")), or mixed.")
+        }
         guard games >= 1 else { throw ValidationError("--games must be at least 1, not \(games).") }
         guard (0...0.9).contains(noise) else { throw ValidationError("--noise must be between 0 and 0.9, not \(noise).") }
     }
@@ -46,18 +48,13 @@ struct Simulate: ParsableCommand {
         try reportingErrors {
             let store = try options.openForWriting()
             let recorder = Recorder(store: store, clock: clock == .fixed ? FixedClock() : SystemClock(), seed: seed)
-            let simulator = Simulator(recorder: recorder, seed: seed, noise: noise)
+            let simulator = Simulator(recorder: recorder, games: .standard, seed: seed, noise: noise)
             let progress = ProgressBar(total: games, label: "games")
             let started = Date()
             var finished = 0
             var outcomes: [String: Int] = [:]
             for number in 0..<games {
-                let kind: GameKind = switch game {
-                case .battleship: .battleship
-                case .tictactoe: .tictactoe
-                case .mixed: number.isMultiple(of: 2) ? .battleship : .tictactoe
-                }
-                let report = try simulator.play(kind)
+                let report = try simulator.play(game == "mixed" ? simulator.mixedKind(number) : game)
                 if report.finished { finished += 1 }
                 outcomes[outcomeClass(report), default: 0] += 1
                 progress.update(number + 1, detail: "· \(recorder.writtenEvents) events")
@@ -82,10 +79,8 @@ struct Simulate: ParsableCommand {
     }
 
     private func outcomeClass(_ report: GameReport) -> String {
-        guard report.finished else { return "\(report.kind.rawValue) unfinished" }
-        let text = report.outcome
-        if text.contains("destroyed") { return "battleship: guesser won" }
-        if text.contains("lost") { return "battleship: guesser lost" }
-        return "\(report.kind.rawValue): \(text)"
+        guard report.finished else { return "\(report.kind): unfinished" }
+        guard report.isOver else { return "\(report.kind): \(report.outcome)" }
+        return "\(report.kind): \(report.winner.map { "\($0) won" } ?? "a draw")"
     }
 }

@@ -9,7 +9,7 @@ struct State: ParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix of it.") var game: String
     @Option(help: "The step (0 is before the first event; default: the last).") var at: Int?
-    @Option(name: .customLong("as"), help: "Whose view: a device (e.g. A) or auditor.") var perspective: String = "auditor"
+    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A), or auditor for everything.") var perspective: String = "auditor"
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
@@ -17,12 +17,12 @@ struct State: ParsableCommand {
             let opened = try OpenedGame(options: options, id: game)
             let step = at ?? opened.replayer.stepCount
             try opened.checkStep(step)
-            let seenAs = Perspective(perspective)
-            let state = try opened.replayer.state(at: step)
+            let seenAs = try opened.perspective(perspective)
+            let state = try opened.replayer.state(at: step, as: seenAs)
             if json {
-                print(try StateText.json(state, replayer: opened.replayer, perspective: seenAs))
+                print(try StateText.json(state, step: step, replayer: opened.replayer, perspective: seenAs))
             } else {
-                StateText.render(state.seen(as: seenAs), replayer: opened.replayer, perspective: seenAs, focus: opened.session)
+                StateText.render(state, step: step, replayer: opened.replayer, perspective: seenAs, focus: opened.session)
                     .forEach { print($0) }
             }
         }
@@ -36,7 +36,7 @@ struct Diff: ParsableCommand {
     @Argument(help: "The game's id, or a unique prefix.") var game: String
     @Argument(help: "The earlier step.") var from: Int
     @Argument(help: "The later step.") var to: Int
-    @Option(name: .customLong("as"), help: "Whose view: a device (e.g. A) or auditor.") var perspective: String = "auditor"
+    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A), or auditor for everything.") var perspective: String = "auditor"
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
@@ -44,7 +44,7 @@ struct Diff: ParsableCommand {
             let opened = try OpenedGame(options: options, id: game)
             try opened.checkStep(from)
             try opened.checkStep(to)
-            let changes = try opened.replayer.diff(from: from, to: to, as: Perspective(perspective))
+            let changes = try opened.replayer.diff(from: from, to: to, as: try opened.perspective(perspective))
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]

@@ -8,21 +8,6 @@ enum Terminal {
 
     static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
     static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
-
-    /// A 3 x 3 board as text. Cells are names like `hit`, `x`, `empty`.
-    static func board(_ cells: [String], indent: String = "    ") -> [String] {
-        guard cells.count == 9 else { return [] }
-        let symbol: [String: String] = [
-            "empty": " ", "ship": "■", "hit": "X", "miss": "o", "x": "X", "o": "O",
-        ]
-        var lines: [String] = []
-        for row in 0..<3 {
-            let marks = (0..<3).map { symbol[cells[row * 3 + $0]] ?? "?" }
-            lines.append(indent + " " + marks.joined(separator: " │ "))
-            if row < 2 { lines.append(indent + "───┼───┼───") }
-        }
-        return lines
-    }
 }
 
 /// A progress bar on standard error, drawn only when it is a terminal.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Audit
 import EventStore
 import Foundation
+import Games
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,7 +23,7 @@ struct Verify: ParsableCommand {
             let total = Int(try store.count().events)
             let progress = ProgressBar(total: total, label: "events")
             let started = Date()
-            let findings = try Auditor().audit(store, game: game) { done, _ in progress.update(done) }
+            let findings = try Auditor(games: .standard).audit(store, game: game) { done, _ in progress.update(done) }
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
             let errors = findings.filter { $0.severity == .error }

@@ -97,8 +97,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = try EventStore(path: folder.appending(path: "log.sqlite").path)
         let recorder = Recorder(store: store, clock: FixedClock(), seed: 5)
-        let simulator = Simulator(recorder: recorder, seed: 5, noise: 0.4)
-        for n in 0..<40 { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+        let simulator = Simulator(recorder: recorder, games: .standard, seed: 5, noise: 0.4)
+        for n in 0..<40 { try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe") }
         var count = 0
         try store.scan(verify: false) { stored in
             let quick = fast(type: stored.type, stored.payload)

@@ -27,8 +27,8 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("log.sqlite"))
         let recorder = Recorder(store: store, clock: FixedClock(), seed: 99)
-        let simulator = Simulator(recorder: recorder, seed: 99, noise: 0.3)
-        for n in 0..<120 { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+        let simulator = Simulator(recorder: recorder, games: .standard, seed: 99, noise: 0.3)
+        for n in 0..<120 { try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe") }
 
         var stored: [Callback: Int] = [:]
         for callback in Callback.allCases {
@@ -52,8 +52,8 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
     func recordDemoGame() throws -> (TemporaryFolder, EventStore, [(StoredEvent, RecordedEvent)]) {
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("log.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 5), seed: 5)
-        try simulator.play(.battleship) { game in
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 5), games: .standard, seed: 5)
+        try simulator.play("battleship") { game in
             [("A", .act(.openConversation(game))), ("A", .act(.openExtension)), ("A", .act(.touch(.button("Start game")))),
              ("A", .act(.touch(.cell(0)))), ("A", .act(.touch(.cell(1)))), ("A", .act(.touch(.button("Finished")))),
              ("A", .act(.tapSend)), ("B", .act(.openConversation(game))), ("B", .deliver), ("B", .tapLatestMessage),
@@ -142,8 +142,8 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
         var logs: [[StoredEvent]] = []
         for name in ["one.sqlite", "two.sqlite"] {
             let store = try EventStore(path: folder.path(name))
-            let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 31), seed: 31)
-            for n in 0..<10 { try simulator.play(n.isMultiple(of: 2) ? .tictactoe : .battleship) }
+            let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 31), games: .standard, seed: 31)
+            for n in 0..<10 { try simulator.play(n.isMultiple(of: 2) ? "tictactoe" : "battleship") }
             logs.append(try store.events())
         }
         #expect(logs[0].count > 100)
@@ -156,12 +156,12 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("log.sqlite"))
         for _ in 0..<2 {
-            let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 8), seed: 8)
-            for _ in 0..<5 { try simulator.play(.battleship) }
+            let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 8), games: .standard, seed: 8)
+            for _ in 0..<5 { try simulator.play("battleship") }
         }
         let first = try EventStore(path: folder.path("fresh.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: first, clock: FixedClock(), seed: 8), seed: 8)
-        for _ in 0..<5 { try simulator.play(.battleship) }
+        let simulator = Simulator(recorder: Recorder(store: first, clock: FixedClock(), seed: 8), games: .standard, seed: 8)
+        for _ in 0..<5 { try simulator.play("battleship") }
         #expect(try store.count().events == (try first.count().events))
     }
 }

@@ -14,14 +14,14 @@ import Testing
     @Test func everyInjectedFaultIsFoundAtItsPosition() throws {
         let folder = try TemporaryFolder()
         let clean = try EventStore(path: folder.path("clean.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: clean, clock: FixedClock(), seed: 77), seed: 77, noise: 0.2)
-        for n in 0..<12 { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
-        #expect(try Auditor().audit(clean).filter { $0.severity == .error }.isEmpty)
+        let simulator = Simulator(recorder: Recorder(store: clean, clock: FixedClock(), seed: 77), games: .standard, seed: 77, noise: 0.2)
+        for n in 0..<12 { try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe") }
+        #expect(try Auditor(games: .standard).audit(clean).filter { $0.severity == .error }.isEmpty)
         for fault in TamperKit.Fault.allCases {
             let tampered = try TamperKit.make(fault, from: clean, to: folder.path("\(fault.rawValue).sqlite"))
-            let findings = try Auditor().audit(try EventStore(path: tampered.path, access: .readOnly))
+            let findings = try Auditor(games: .standard).audit(try EventStore(path: tampered.path, access: .readOnly))
             // Conversations are checked by several lanes; the report must not depend on which finishes first.
-            #expect(try Auditor().audit(try EventStore(path: tampered.path, access: .readOnly)) == findings)
+            #expect(try Auditor(games: .standard).audit(try EventStore(path: tampered.path, access: .readOnly)) == findings)
             let hit = findings.first { $0.position == tampered.position && $0.check.rawValue == tampered.check && $0.severity == .error }
             #expect(hit != nil, "\(fault.rawValue) not found at \(tampered.position): \(findings.prefix(3))")
         }
@@ -30,9 +30,9 @@ import Testing
     @Test func noisyCleanGamesHaveNoErrors() throws {
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("clean.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 101), seed: 101, noise: 0.35)
-        for n in 0..<160 { try simulator.play(n.isMultiple(of: 3) ? .tictactoe : .battleship) }
-        let errors = try Auditor().audit(store).filter { $0.severity == .error }
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 101), games: .standard, seed: 101, noise: 0.35)
+        for n in 0..<160 { try simulator.play(n.isMultiple(of: 3) ? "tictactoe" : "battleship") }
+        let errors = try Auditor(games: .standard).audit(store).filter { $0.severity == .error }
         #expect(errors.isEmpty, "\(errors.prefix(5))")
     }
 }
@@ -54,7 +54,7 @@ import Testing
     }
 
     func findings(_ events: [ReplayEvent]) -> [Finding] {
-        Auditor(invariants: []).check(conversation, [start] + events).filter { $0.check == .lifecycle }
+        Auditor(games: .standard, invariants: []).check(conversation, [start] + events).filter { $0.check == .lifecycle }
     }
 
     @Test func aProperLifecycleHasNoFinding() {
@@ -93,15 +93,15 @@ import Testing
     @Test func bisectFindsTheFirstStepThatBreaksTheRule() throws {
         let folder = try TemporaryFolder()
         let clean = try EventStore(path: folder.path("clean.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: clean, clock: FixedClock(), seed: 78), seed: 78)
-        for n in 0..<4 { try simulator.play(n.isMultiple(of: 2) ? .tictactoe : .battleship) }
+        let simulator = Simulator(recorder: Recorder(store: clean, clock: FixedClock(), seed: 78), games: .standard, seed: 78)
+        for n in 0..<4 { try simulator.play(n.isMultiple(of: 2) ? "tictactoe" : "battleship") }
         let tampered = try TamperKit.make(.moveOutOfTurn, from: clean, to: folder.path("t.sqlite"))
         let store = try EventStore(path: tampered.path, access: .readOnly)
-        let catalog = try GameCatalog(store: store)
+        let catalog = try GameCatalog(store: store, games: .standard)
         var found: BisectResult?
         for (conversation, streams) in catalog.streams {
             let events = try Replayer.load(from: store, streams: streams)
-            if let result = Auditor().bisect(conversation, events, rule: "players-alternate") {
+            if let result = Auditor(games: .standard).bisect(conversation, events, rule: "players-alternate") {
                 #expect(events[result.step - 1].position == tampered.position)
                 found = result
             } else {

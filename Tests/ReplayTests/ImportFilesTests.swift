@@ -11,8 +11,8 @@ import Testing
 @Suite struct ImportFilesTests {
     func simulated(_ folder: TemporaryFolder, seed: UInt64, games: Int) throws -> EventStore {
         let store = try EventStore(path: folder.path("original-\(seed).sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), seed: seed, noise: 0.2)
-        for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: .standard, seed: seed, noise: 0.2)
+        for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe") }
         return store
     }
 

@@ -15,10 +15,10 @@ import Testing
     }
 
     func finalStates(_ store: EventStore) throws -> [String: ConversationState] {
-        let catalog = try GameCatalog(store: store)
+        let catalog = try GameCatalog(store: store, games: .standard)
         var out: [String: ConversationState] = [:]
         for (conversation, streams) in catalog.streams {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
             out[conversation.uuid.uuidString] = try replayer.state(at: replayer.stepCount)
         }
         return out
@@ -27,8 +27,8 @@ import Testing
     @Test func exportThenImportGivesIdenticalProjectionsAndChain() throws {
         let folder = try TemporaryFolder()
         let original = try EventStore(path: folder.path("original.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 12), seed: 12, noise: 0.2)
-        for n in 0..<8 { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 12), games: .standard, seed: 12, noise: 0.2)
+        for n in 0..<8 { try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe") }
         let text = try export(original)
 
         let copy = try EventStore(path: folder.path("copy.sqlite"))
@@ -42,8 +42,8 @@ import Testing
     @Test func devicesLogsMergeIntoOneDatabase() throws {
         let folder = try TemporaryFolder()
         let original = try EventStore(path: folder.path("original.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 13), seed: 13, noise: 0.2)
-        for n in 0..<6 { try simulator.play(n.isMultiple(of: 2) ? .tictactoe : .battleship) }
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 13), games: .standard, seed: 13, noise: 0.2)
+        for n in 0..<6 { try simulator.play(n.isMultiple(of: 2) ? "tictactoe" : "battleship") }
         // Split the log by device, as two phones would have recorded it.
         var byDevice: [String: Set<UUID>] = [:]
         for event in try original.events(EventQuery(types: ["recording.started"])) {
@@ -70,7 +70,7 @@ import Testing
         }
         // The one-pass catalog folds the merged log's out-of-order conversations again
         // in time order: the same games as the original's, positions aside.
-        let mergedCatalog = try GameCatalog(store: merged), originalCatalog = try GameCatalog(store: original)
+        let mergedCatalog = try GameCatalog(store: merged, games: .standard), originalCatalog = try GameCatalog(store: original, games: .standard)
         #expect(mergedCatalog.refoldedConversations > 0)
         #expect(originalCatalog.refoldedConversations == 0)
         func outcome(_ g: GameSummary) -> [String] { [g.id, g.kind, g.status, g.result, String(g.events), g.startedAt, g.endedAt] }
@@ -86,8 +86,8 @@ import Testing
     @Test func aGapInAStreamIsRefusedAndNothingIsImported() throws {
         let folder = try TemporaryFolder()
         let original = try EventStore(path: folder.path("original.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 14), seed: 14)
-        try simulator.play(.tictactoe)
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 14), games: .standard, seed: 14)
+        try simulator.play("tictactoe")
         var events = try Interchange.read(try export(original), file: "x.jsonl")
         events.remove(at: 5)
         let target = try EventStore(path: folder.path("target.sqlite"))
@@ -99,8 +99,8 @@ import Testing
     @Test func redactionReplacesIdentifiersAndNamesConsistently() throws {
         let folder = try TemporaryFolder()
         let original = try EventStore(path: folder.path("original.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 15), seed: 15)
-        try simulator.play(.battleship)
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 15), games: .standard, seed: 15)
+        try simulator.play("battleship")
         let plain = try export(original)
         let redacted = try export(original, redact: true)
         #expect(plain.contains("Alice") && !redacted.contains("Alice") && !redacted.contains("\"Bob\""))

@@ -25,13 +25,13 @@ final class TemporaryFolder {
     @Test func projectionsRebuildWhatEveryDeviceShowed() throws {
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("log.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 17), seed: 17, noise: 0.25)
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 17), games: .standard, seed: 17, noise: 0.25)
         for n in 0..<40 {
-            let report = try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe)
+            let report = try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe")
             let host = try #require(simulator.lastHost)
-            let catalog = try GameCatalog(store: store)
+            let catalog = try GameCatalog(store: store, games: .standard)
             let streams = catalog.streams[report.conversation] ?? []
-            let replayer = try Replayer(store: store, conversation: report.conversation, streams: streams)
+            let replayer = try Replayer(store: store, conversation: report.conversation, streams: streams, games: .standard)
             let state = try replayer.state(at: replayer.stepCount)
             for device in host.deviceIDs {
                 let view = try #require(state.devices[device])
@@ -64,9 +64,9 @@ final class TemporaryFolder {
     func recorded(_ games: Int, seed: UInt64) throws -> (TemporaryFolder, EventStore, GameCatalog) {
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("log.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), seed: seed, noise: 0.2)
-        for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? .battleship : .tictactoe) }
-        return (folder, store, try GameCatalog(store: store))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: .standard, seed: seed, noise: 0.2)
+        for n in 0..<games { try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe") }
+        return (folder, store, try GameCatalog(store: store, games: .standard))
     }
 
     /// The one-pass catalog gives what folding each conversation on its own gives,
@@ -76,7 +76,7 @@ final class TemporaryFolder {
         var expected: [GameSummary] = []
         for (conversation, streams) in catalog.streams {
             let events = try Replayer.load(from: store, streams: streams)
-            let state = ConversationState.folding(conversation, events)
+            let state = ConversationState.folding(conversation, events, games: .standard)
             expected += GameCatalog.summaries(of: state, events: events.count,
                                               span: (events.first?.recordedAt ?? 0, events.last?.recordedAt ?? 0))
             #expect(catalog.eventCounts[conversation] == events.count)
@@ -95,7 +95,7 @@ final class TemporaryFolder {
         defer { withExtendedLifetime(folder) {} }
         func pass(lanes: Int) throws -> ([ConversationState], FullReplay.Statistics) {
             var states: [ConversationState] = []
-            let statistics = try FullReplay.run(store: store, lanes: lanes, chunkSize: 37) { states.append($0.state) }
+            let statistics = try FullReplay.run(store: store, lanes: lanes, chunkSize: 37, games: .standard) { states.append($0.state) }
             return (states, statistics)
         }
         let (serial, one) = try pass(lanes: 1), (parallel, two) = try pass(lanes: 2), (three, _) = try pass(lanes: 3)
@@ -119,7 +119,7 @@ final class TemporaryFolder {
         let damaged = try EventStore(path: path, access: .readOnly)
         for lanes in [1, 2] {
             #expect(throws: EventStoreError.hashMismatch(position: victim)) {
-                try FullReplay.run(store: damaged, lanes: lanes, chunkSize: 50) { _ in }
+                try FullReplay.run(store: damaged, lanes: lanes, chunkSize: 50, games: .standard) { _ in }
             }
         }
     }
@@ -127,8 +127,8 @@ final class TemporaryFolder {
     @Test func jumpingThroughSnapshotsEqualsFoldingEveryStep() throws {
         let (_, store, catalog) = try recorded(16, seed: 23)
         for (conversation, streams) in catalog.streams {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 8)
-            var folded = ConversationState(conversation: conversation)
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 8, games: .standard)
+            var folded = ConversationState(conversation: conversation, games: .standard)
             // Jump in a scrambled order so snapshots are built out of order too.
             var order = Array(0...replayer.stepCount)
             var generator = SeededGenerator(seed: 5)
@@ -146,7 +146,7 @@ final class TemporaryFolder {
         let (_, store, catalog) = try recorded(12, seed: 29)
         var checked = 0
         for (conversation, streams) in catalog.streams where catalog.kinds[conversation] == "battleship" {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
             for step in 0...replayer.stepCount {
                 let state = try replayer.state(at: step)
                 for game in state.orderedGames {
@@ -174,7 +174,7 @@ final class TemporaryFolder {
         let game = try #require(catalog.games.first)
         let conversation = try #require(catalog.streams.keys.first { $0.uuid.uuidString.lowercased() == game.conversation })
         let streams = try #require(catalog.streams[conversation])
-        let replayer = try Replayer(store: store, conversation: conversation, streams: streams)
+        let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
         let firstSend = try #require(replayer.nextStep(after: 0, kind: "transcript.sent"))
         #expect(replayer.event(at: firstSend)?.event.type == "transcript.sent")
         #expect(replayer.nextStep(after: 0, kind: "callback") == replayer.events.firstIndex { $0.event.type.hasPrefix("callback.") }.map { $0 + 1 })

@@ -9,12 +9,12 @@ import Testing
 @Suite struct StoredSnapshotTests {
     func indexed(_ folder: TemporaryFolder) throws -> (EventStore, GameCatalog) {
         let store = try EventStore(path: folder.path("log.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 61), seed: 61, noise: 0.2)
-        for n in 0..<6 { try simulator.play(n.isMultiple(of: 2) ? .tictactoe : .battleship) }
-        let catalog = try GameCatalog(store: store)
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 61), games: .standard, seed: 61, noise: 0.2)
+        for n in 0..<6 { try simulator.play(n.isMultiple(of: 2) ? "tictactoe" : "battleship") }
+        let catalog = try GameCatalog(store: store, games: .standard)
         for (conversation, streams) in catalog.streams {
             let replayer = try Replayer(store: store, conversation: conversation, streams: streams,
-                                        snapshotInterval: 16, useStoredSnapshots: false)
+                                        snapshotInterval: 16, useStoredSnapshots: false, games: .standard)
             try store.replaceSnapshots(conversation: conversation.uuid, with: try replayer.snapshotsToStore())
         }
         return (store, catalog)
@@ -25,9 +25,9 @@ import Testing
         let (store, catalog) = try indexed(folder)
         var used = 0
         for (conversation, streams) in catalog.streams {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16)
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, games: .standard)
             used += replayer.storedSnapshotsUsed
-            var folded = ConversationState(conversation: conversation)
+            var folded = ConversationState(conversation: conversation, games: .standard)
             for step in 0...replayer.stepCount {
                 if step > 0 { folded.apply(replayer.events[step - 1]) }
                 #expect(try replayer.state(at: step) == folded)
@@ -41,7 +41,7 @@ import Testing
         let (store, catalog) = try indexed(folder)
         try tamper(folder.path("log.sqlite"), "UPDATE snapshots SET projection_version = projection_version + 1")
         for (conversation, streams) in catalog.streams {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16)
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, games: .standard)
             #expect(replayer.storedSnapshotsUsed == 0)
         }
     }
@@ -54,9 +54,9 @@ import Testing
         // The longest conversation: it surely has snapshots.
         let (conversation, streams) = try #require(catalog.streams.max { (catalog.eventCounts[$0.key] ?? 0) < (catalog.eventCounts[$1.key] ?? 0) })
         #expect((catalog.eventCounts[conversation] ?? 0) > 32)
-        let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16)
+        let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, games: .standard)
         #expect(replayer.storedSnapshotsUsed == 0)
-        #expect(try replayer.state(at: replayer.stepCount) == ConversationState.folding(conversation, replayer.events))
+        #expect(try replayer.state(at: replayer.stepCount) == ConversationState.folding(conversation, replayer.events, games: .standard))
     }
 }
 

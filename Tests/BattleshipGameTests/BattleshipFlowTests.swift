@@ -1,13 +1,14 @@
-import GameRules
+import BattleshipGame
+import GameKit
 import MessagesHost
 import MessagesModel
-import SeedExtensions
+import TestSupport
 import Testing
 
 @Suite struct BattleshipFlowTests {
     /// Alice places ships on `ships` and sends; Bob receives and opens the message.
     func placed(_ ships: [Int]) throws -> Table {
-        let t = try Table(kind: BattleshipExtension.kind)
+        let t = try Table(BattleshipPlugin())
         try t.do("A", .openConversation(t.game), .openExtension)
         #expect(t.screen("A") == Screen(name: "start", labels: ["Battleship"], buttons: [.init("Start game")]))
         try t.do("A", .touch(.button("Start game")))
@@ -74,7 +75,7 @@ import Testing
 
     @Test func nothingIsInsertedWhenTheSelectedMessageHasNoSession() throws {
         let url = Battleship.GameModel(shipLocations: [0, 1], isComplete: false).encode()
-        let t = try Table(kind: BattleshipExtension.kind) { $0.device == "A" ? Forger(url: url, withSession: false) : nil }
+        let t = try Table(BattleshipPlugin()) { $0.device == "A" ? Forger(url: url, withSession: false) : nil }
         try t.do("A", .openConversation(t.game), .openExtension, .touch(.button("forge")), .tapSend)
         t.host.deliverAll()
         try t.do("B", .openConversation(t.game), .tapMessage(t.latest("B")!.id), .touch(.cell(0)), .touch(.cell(1)))
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func unreadableURLShowsAScreenInsteadOfCrashing() throws {
-        let t = try Table(kind: BattleshipExtension.kind) {
+        let t = try Table(BattleshipPlugin()) {
             $0.device == "A" ? Forger(url: "www.shinobicontrols.com/battleship?Ship_Location=0", withSession: true) : nil
         }
         try t.do("A", .openConversation(t.game), .openExtension, .touch(.button("forge")), .tapSend)

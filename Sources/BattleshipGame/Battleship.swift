@@ -1,3 +1,5 @@
+import GameKit
+
 /// Battleship as seeds 000-002 play it ("iOS 10 Day by Day, Day 1"): a 3 x 3 board,
 /// two hidden ships, three misses allowed. The whole state travels in the URL.
 public enum Battleship {
@@ -30,9 +32,7 @@ public enum Battleship {
             let parsed: QueryURL
             switch QueryURL.parse(url) {
             case .success(let value): parsed = value
-            case .failure(.tooLong(let n)): throw .tooLong(length: n)
-            case .failure(.badScheme(let s)): throw .badScheme(s)
-            case .failure(.unparsable): throw .unparsable
+            case .failure(let failure): throw .url(failure)
             }
             guard !parsed.items.isEmpty else { throw .noQueryItems }
             var ships: [Int] = []
@@ -62,9 +62,8 @@ public enum Battleship {
 
     /// Why a Battleship URL was refused.
     public enum DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
-        case tooLong(length: Int)
-        case badScheme(String)
-        case unparsable
+        /// Not a URL the seeds could send.
+        case url(QueryURL.Failure)
         case noQueryItems
         case missingIsComplete
         case duplicateIsComplete
@@ -76,9 +75,7 @@ public enum Battleship {
 
         public var description: String {
             switch self {
-            case .tooLong(let n): return "the URL has \(n) characters, more than \(QueryURL.maximumLength)"
-            case .badScheme(let s): return "the URL's scheme '\(s)' is not http or https (or none)"
-            case .unparsable: return "the text is not a URL"
+            case .url(let failure): return failure.description
             case .noQueryItems: return "the URL has no query items"
             case .missingIsComplete: return "the URL has no Is_Complete item"
             case .duplicateIsComplete: return "the URL has Is_Complete twice"

@@ -1,4 +1,4 @@
-import GameRules
+import GameKit
 import MessagesModel
 
 /// Seeds 000-002's `MessagesViewController` with its child view controllers

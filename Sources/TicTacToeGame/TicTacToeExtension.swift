@@ -1,4 +1,4 @@
-import GameRules
+import GameKit
 import MessagesModel
 
 /// Seed 003's `MessagesViewController` with `GameBoardVC` (expanded) and

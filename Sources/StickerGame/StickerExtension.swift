@@ -63,16 +63,3 @@ public final class StickerExtension: MessagesAppExtension {
                       buttons: [.init("Send"), .init("Text"), .init("Attachment")])
     }
 }
-
-/// Makes the seed extension of a kind.
-public enum SeedExtensions {
-    public static let kinds = [BattleshipExtension.kind, TicTacToeExtension.kind, StickerExtension.kind]
-
-    public static func make(kind: String) -> any MessagesAppExtension {
-        switch kind {
-        case BattleshipExtension.kind: return BattleshipExtension()
-        case TicTacToeExtension.kind: return TicTacToeExtension()
-        default: return StickerExtension()
-        }
-    }
-}

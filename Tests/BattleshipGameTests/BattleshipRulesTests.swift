@@ -1,4 +1,5 @@
-import GameRules
+import BattleshipGame
+import GameKit
 import Testing
 
 @Suite struct BattleshipDecoderTests {
@@ -25,7 +26,7 @@ import Testing
         ("x?Ship_Location=4&Is_Complete=2", .invalidIsComplete("2")),
         ("x?Ship_Location=4&Is_Complete=0&Is_Complete=1", .duplicateIsComplete),
         ("x?Ship_Location=4&Is_Complete=0&Cheat=1", .unexpectedItem("Cheat")),
-        ("javascript:alert(1)?Ship_Location=4&Is_Complete=0", .badScheme("javascript")),
+        ("javascript:alert(1)?Ship_Location=4&Is_Complete=0", .url(.badScheme("javascript"))),
     ])
     func refusesMalformedURLs(url: String, expected: Battleship.DecodeError) {
         #expect(throws: expected) { try Battleship.GameModel(url: url) }
@@ -33,7 +34,7 @@ import Testing
 
     @Test func refusesTooLongURLs() {
         let url = "x?Is_Complete=0" + String(repeating: "&Ship_Location=1", count: 400)
-        #expect(throws: Battleship.DecodeError.tooLong(length: url.count)) { try Battleship.GameModel(url: url) }
+        #expect(throws: Battleship.DecodeError.url(.tooLong(url.count))) { try Battleship.GameModel(url: url) }
     }
 }
 

@@ -1,3 +1,5 @@
+import GameKit
+
 /// Tic-tac-toe as seed 003 plays it (Y Labs, "Interactive messages in iOS 10").
 /// The URL holds exactly ten query items: nine cells, then the player who just moved.
 public enum TicTacToe {
@@ -35,9 +37,7 @@ public enum TicTacToe {
             let parsed: QueryURL
             switch QueryURL.parse(url) {
             case .success(let value): parsed = value
-            case .failure(.tooLong(let n)): throw .tooLong(length: n)
-            case .failure(.badScheme(let s)): throw .badScheme(s)
-            case .failure(.unparsable): throw .unparsable
+            case .failure(let failure): throw .url(failure)
             }
             if parsed.items.isEmpty { self.init(); return }
             guard parsed.items.count == TicTacToe.cellCount + 1 else { throw .wrongItemCount(parsed.items.count) }
@@ -102,9 +102,8 @@ public enum TicTacToe {
 
     /// Why a tic-tac-toe URL was refused.
     public enum DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
-        case tooLong(length: Int)
-        case badScheme(String)
-        case unparsable
+        /// Not a URL the seeds could send.
+        case url(QueryURL.Failure)
         case wrongItemCount(Int)
         case nonNumericItem(index: Int)
         case invalidMark(index: Int, value: Int)
@@ -113,9 +112,7 @@ public enum TicTacToe {
 
         public var description: String {
             switch self {
-            case .tooLong(let n): return "the URL has \(n) characters, more than \(QueryURL.maximumLength)"
-            case .badScheme(let s): return "the URL's scheme '\(s)' is not http or https (or none)"
-            case .unparsable: return "the text is not a URL"
+            case .url(let failure): return failure.description
             case .wrongItemCount(let n): return "the URL has \(n) query items, not 10"
             case .nonNumericItem(let i): return "cell item \(i) is not numeric"
             case .invalidMark(let i, let v): return "cell item \(i) has mark \(v), not 1, -1 or 0"

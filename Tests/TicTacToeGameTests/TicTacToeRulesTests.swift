@@ -1,4 +1,5 @@
-import GameRules
+import GameKit
+import TicTacToeGame
 import Testing
 
 @Suite struct TicTacToeDecoderTests {
@@ -29,7 +30,7 @@ import Testing
         ("?0=0&0=0&1=-1&0=0&1=1&0=0&0=0&0=0&0=0&1=0", .nameValueMismatch(index: 2)),
         ("?0=0&0=0&0=0&0=0&1=1&0=0&0=0&0=0&0=0&1=1", .invalidTrailingItem("1=1")),
         ("?0=0&0=0&0=0&0=0&1=1&0=0&0=0&0=0&0=0&0=0", .invalidTrailingItem("0=0")),
-        ("ftp://host/?0=0&0=0&0=0&0=0&1=1&0=0&0=0&0=0&0=0&1=0", .badScheme("ftp")),
+        ("ftp://host/?0=0&0=0&0=0&0=0&1=1&0=0&0=0&0=0&0=0&1=0", .url(.badScheme("ftp"))),
     ])
     func refusesMalformedURLs(url: String, expected: TicTacToe.DecodeError) {
         #expect(throws: expected) { try TicTacToe.GameState(url: url) }
@@ -37,7 +38,7 @@ import Testing
 
     @Test func refusesTooLongURLs() {
         let url = "?" + String(repeating: "0=0&", count: 1_300)
-        #expect(throws: TicTacToe.DecodeError.tooLong(length: url.count)) { try TicTacToe.GameState(url: url) }
+        #expect(throws: TicTacToe.DecodeError.url(.tooLong(url.count))) { try TicTacToe.GameState(url: url) }
     }
 }
 

@@ -1,13 +1,14 @@
-import GameRules
+import GameKit
+import TicTacToeGame
 import MessagesHost
 import MessagesModel
-import SeedExtensions
+import TestSupport
 import Testing
 
 @Suite struct TicTacToeFlowTests {
     /// Plays `moves` alternately from A (X) and B (O); returns the table.
     func play(_ moves: [Int]) throws -> Table {
-        let t = try Table(kind: TicTacToeExtension.kind)
+        let t = try Table(TicTacToePlugin())
         try t.do("A", .openConversation(t.game), .openExtension)
         #expect(t.screen("A")?.name == "placeholder")
         try t.do("A", .expand)
@@ -68,7 +69,7 @@ import Testing
     }
 
     @Test func didReceiveRequestsTheExpandedStyle() throws {
-        let t = try Table(kind: TicTacToeExtension.kind)
+        let t = try Table(TicTacToePlugin())
         try t.do("B", .openConversation(t.game), .openExtension)
         #expect(t.host.activeInstance(on: "B")?.style == .compact)
         try t.do("A", .openConversation(t.game), .openExtension, .expand, .touch(.cell(8)), .tapSend)

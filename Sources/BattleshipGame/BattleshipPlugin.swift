@@ -1,0 +1,125 @@
+import GameKit
+import MessagesHost
+import MessagesModel
+
+/// A Battleship game's board as one device (or an auditor) knows it.
+public struct BattleshipBoard: GameBoard {
+    /// The placed ships, ascending; in a guesser's view only those it hit.
+    public var ships: [Int] = []
+    public var hits: [Int] = []
+    public var misses: [Int] = []
+    /// The player who placed the ships, and the one hunting them, by name.
+    public var placer: String?
+    public var guesser: String?
+    /// Set once the result message is seen.
+    public var outcome: Battleship.Outcome?
+
+    public init() {}
+
+    public var livesLeft: Int { Battleship.incorrectAttemptsAllowed - misses.count }
+
+    /// Cells as drawn: `hit`, `miss`, `ship` or `empty`.
+    public var cells: [String] {
+        (0..<Battleship.cellCount).map { cell in
+            hits.contains(cell) ? "hit" : misses.contains(cell) ? "miss" : ships.contains(cell) ? "ship" : "empty"
+        }
+    }
+}
+
+/// Battleship (seeds 000-002) as a gamelog plug-in.
+public struct BattleshipPlugin: GamePlugin {
+    public init() {}
+
+    public var kind: String { BattleshipExtension.kind }
+    public var title: String { "Battleship" }
+    public var boardColumns: Int { 3 }
+
+    public func makeExtension() -> any MessagesAppExtension { BattleshipExtension() }
+
+    public func isGameMessage(_ message: Message) -> Bool { model(message) != nil }
+
+    private func model(_ message: Message) -> Battleship.GameModel? {
+        message.url.flatMap { try? Battleship.GameModel(url: $0) }
+    }
+
+    public func newBoard() -> BattleshipBoard { BattleshipBoard() }
+
+    public func reduce(_ board: inout BattleshipBoard, _ event: GameEvent) {
+        switch event {
+        case .message(let seen):
+            guard let model = model(seen.message) else { return }
+            board.ships = model.shipLocations
+            if !model.isComplete {
+                board.placer = board.placer ?? seen.sender
+                return
+            }
+            // The result: its image shows the guesser's board, its caption the outcome.
+            guard seen.route != .staged else { return }
+            board.guesser = seen.sender ?? board.guesser
+            let cells = seen.message.layout?.template.image?.cells ?? []
+            board.hits = cells.indices.filter { cells[$0] == "hit" }
+            board.misses = cells.indices.filter { cells[$0] == "miss" }
+            board.outcome = board.hits.count >= Battleship.totalShipCount ? .won : .lost
+        case .screen(let sighting):
+            // The guesser's taps, live, on the ship-destroy screen of this game's placement.
+            let screen = sighting.screen
+            guard board.outcome == nil, screen.name == "shipDestroy", screen.cells.count == Battleship.cellCount else { return }
+            board.hits = screen.cells.indices.filter { screen.cells[$0] == "hit" }
+            board.misses = screen.cells.indices.filter { screen.cells[$0] == "miss" }
+            board.guesser = sighting.player
+        case .touch:
+            break
+        }
+    }
+
+    public func progress(of board: BattleshipBoard) -> GameProgress {
+        switch board.outcome {
+        case .won?: return .finished(winner: board.guesser)
+        case .lost?: return .finished(winner: board.placer)
+        case nil: return .inProgress
+        }
+    }
+
+    /// Only the placer sees where the ships are; anyone else sees the ships hit.
+    public func playerView(of board: BattleshipBoard, for player: String?) -> BattleshipBoard {
+        guard player == nil || player != board.placer else { return board }
+        var view = board
+        view.ships = board.ships.filter { board.hits.contains($0) }
+        return view
+    }
+
+    /// A placement that arrives carries the ships in its URL; the seed's image hides
+    /// them, and so does the recipient's view.
+    public func playerView(of message: Message, for player: String?) -> Message {
+        guard let model = model(message), !model.isComplete else { return message }
+        var hidden = message
+        hidden.url = nil
+        return hidden
+    }
+
+    public func picture(of board: BattleshipBoard) -> BoardPicture {
+        BoardPicture(cells: board.cells, columns: boardColumns, lines: [
+            "hits \(board.hits.count)/\(Battleship.totalShipCount) · lives \(board.livesLeft)/\(Battleship.incorrectAttemptsAllowed)"
+                + " · placer \(board.placer ?? "?") · guesser \(board.guesser ?? "?")",
+        ])
+    }
+
+    public func result(of board: BattleshipBoard) -> String {
+        let guesser = board.guesser ?? "the guesser"
+        switch board.outcome {
+        case .won?: return "\(guesser) destroyed all the ships (\(board.misses.count) missed)"
+        case .lost?: return "\(guesser) lost: \(board.misses.count) misses, \(board.hits.count) hit"
+        case nil: return "\(board.placer ?? "?") hid ships; \(board.hits.count) hit, \(board.misses.count) missed"
+        }
+    }
+
+    public func makeChecker() -> any LegalityChecker { BattleshipChecker() }
+
+    public var invariants: [BoardInvariant<BattleshipBoard>] {
+        [BoardInvariant("lives-never-negative") { board in board.livesLeft < 0 ? "\(board.livesLeft) lives" : nil }]
+    }
+
+    public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
+        BattleshipStrategy(placer: players[0], guesser: players[1], conversation: conversation)
+    }
+}

@@ -1,0 +1,129 @@
+import GameKit
+
+/// Connect Four on a 7 x 6 grid, played in messages: the third game, written only
+/// against gamelog's public plug-in protocol. The URL carries every move so far, as
+/// the seeds carry their whole state: `www.example.com/connectfour?moves=3,3,4`
+/// (columns 0...6, red moves first).
+public enum ConnectFour {
+    public static let columns = 7
+    public static let rows = 6
+    public static let baseURL = "www.example.com/connectfour"
+
+    public enum Disc: String, Hashable, Codable, Sendable {
+        case red, yellow
+        public var other: Disc { self == .red ? .yellow : .red }
+        public var name: String { self == .red ? "Red" : "Yellow" }
+    }
+
+    /// The game after some moves.
+    public struct GameState: Hashable, Codable, Sendable {
+        /// Columns played, in order.
+        public private(set) var moves: [Int] = []
+        /// Row-major from the top row: `nil` for an empty cell.
+        public private(set) var cells: [Disc?] = Array(repeating: nil, count: ConnectFour.columns * ConnectFour.rows)
+
+        public init() {}
+
+        /// Replays `moves` from an empty grid; nil if one of them is illegal.
+        public init?(moves: [Int]) {
+            self.init()
+            for column in moves {
+                guard let next = dropping(in: column) else { return nil }
+                self = next
+            }
+        }
+
+        /// Whose disc falls next.
+        public var toMove: Disc { moves.count.isMultiple(of: 2) ? .red : .yellow }
+        /// Whose disc fell last.
+        public var lastMover: Disc? { moves.isEmpty ? nil : toMove.other }
+
+        /// Whether a disc can still fall in `column`.
+        public func isOpen(_ column: Int) -> Bool {
+            (0..<ConnectFour.columns).contains(column) && cells[column] == nil
+        }
+
+        /// The state after the player to move drops a disc in `column`; nil if the
+        /// column is full or outside the grid, or the game is over.
+        public func dropping(in column: Int) -> GameState? {
+            guard isOpen(column), winner == nil else { return nil }
+            var next = self
+            let row = (0..<ConnectFour.rows).last { cells[$0 * ConnectFour.columns + column] == nil }!
+            next.cells[row * ConnectFour.columns + column] = toMove
+            next.moves.append(column)
+            return next
+        }
+
+        /// The player with four in a row, if any.
+        public var winner: Disc? {
+            let directions = [(0, 1), (1, 0), (1, 1), (1, -1)]
+            for row in 0..<ConnectFour.rows {
+                for column in 0..<ConnectFour.columns {
+                    guard let disc = cells[row * ConnectFour.columns + column] else { continue }
+                    for (dr, dc) in directions {
+                        let line = (0..<4).map { (row + dr * $0, column + dc * $0) }
+                        if line.allSatisfy({ r, c in
+                            (0..<ConnectFour.rows).contains(r) && (0..<ConnectFour.columns).contains(c)
+                                && cells[r * ConnectFour.columns + c] == disc
+                        }) { return disc }
+                    }
+                }
+            }
+            return nil
+        }
+
+        /// A full grid with no winner.
+        public var isDraw: Bool { winner == nil && moves.count == ConnectFour.columns * ConnectFour.rows }
+
+        /// The caption of a message carrying this state.
+        public var caption: String {
+            if let winner { return "\(winner.name) wins!" }
+            if isDraw { return "A draw!" }
+            return "\(toMove.name) to play"
+        }
+
+        /// Cell names for drawing: `red`, `yellow` or `empty`.
+        public var cellNames: [String] { cells.map { $0?.rawValue ?? "empty" } }
+
+        public func encode() -> String {
+            QueryURL.encode(base: ConnectFour.baseURL, items: [("moves", moves.map(String.init).joined(separator: ","))])
+        }
+
+        /// Decodes a message URL: exactly one `moves` item, every move legal.
+        public init(url: String) throws(DecodeError) {
+            let parsed: QueryURL
+            switch QueryURL.parse(url) {
+            case .success(let value): parsed = value
+            case .failure(let failure): throw .url(failure)
+            }
+            guard parsed.items.count == 1, parsed.items[0].name == "moves", let text = parsed.items[0].value else {
+                throw .notConnectFour
+            }
+            let columns = text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+            guard !columns.contains(nil) else { throw .nonNumericMove(text) }
+            var state = GameState()
+            for (index, column) in columns.map({ $0! }).enumerated() {
+                guard let next = state.dropping(in: column) else { throw .illegalMove(index: index, column: column) }
+                state = next
+            }
+            self = state
+        }
+    }
+
+    /// Why a Connect Four URL was refused.
+    public enum DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
+        case url(QueryURL.Failure)
+        case notConnectFour
+        case nonNumericMove(String)
+        case illegalMove(index: Int, column: Int)
+
+        public var description: String {
+            switch self {
+            case .url(let failure): return failure.description
+            case .notConnectFour: return "the URL has no single 'moves' item"
+            case .nonNumericMove(let text): return "the moves '\(text)' are not column numbers"
+            case .illegalMove(let index, let column): return "move \(index + 1) drops a disc in column \(column), which is full, outside 0...6 or after a win"
+            }
+        }
+    }
+}

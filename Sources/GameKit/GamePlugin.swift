@@ -1,0 +1,215 @@
+import MessagesHost
+import MessagesModel
+
+/// A game played through a message extension, as one object: its extension, the
+/// reducer that folds its messages into a board, what each player may see, how it
+/// is drawn, which rules an auditor checks, and how a simulated player plays it.
+/// In the spirit of boardgame.io's game object.
+///
+/// Everything here is pure except ``makeExtension()``, which makes the stateful
+/// extension the simulated host drives. gamelog works with games only through this
+/// protocol and a ``GameRegistry``: add a type that conforms, register it, and
+/// `simulate`, `state`, `replay`, `verify` and `games` handle it.
+public protocol GamePlugin: Sendable {
+    /// The board the reducer builds from the game's messages.
+    associatedtype Board: GameBoard
+
+    /// The extension kind its recordings carry (`InstanceInfo.kind`), e.g. `battleship`.
+    var kind: String { get }
+    /// The name people read, e.g. `Battleship`.
+    var title: String { get }
+    /// How many cells a board row has, for drawing boards and screens (0 for none).
+    var boardColumns: Int { get }
+
+    /// A fresh instance of the game's message extension.
+    func makeExtension() -> any MessagesAppExtension
+
+    /// Whether a message carries this game's state. Only such messages start games.
+    func isGameMessage(_ message: Message) -> Bool
+
+    /// The board before any message.
+    func newBoard() -> Board
+
+    /// The reducer: folds one event of this game's session into its board. Every
+    /// device that saw a message reports it, so the same message may come more than
+    /// once (staged and sent on one device, arrived on another): a reducer must
+    /// give the same board whichever device's copies it sees, and in a log of one
+    /// device only, as much as that device knew.
+    func reduce(_ board: inout Board, _ event: GameEvent)
+
+    /// Where the game stands on this board.
+    func progress(of board: Board) -> GameProgress
+
+    /// The board as `player` may see it (nil: a device whose owner is unknown). A
+    /// hidden-information game removes what that player has not earned.
+    func playerView(of board: Board, for player: String?) -> Board
+
+    /// A message as `player` may see it in a transcript; by default unchanged.
+    func playerView(of message: Message, for player: String?) -> Message
+
+    /// The board drawn as cells, with lines of status under it.
+    func picture(of board: Board) -> BoardPicture
+
+    /// One sentence on how the game ended or stands, players named.
+    func result(of board: Board) -> String
+
+    /// A fresh legality checker for one conversation of this game.
+    func makeChecker() -> any LegalityChecker
+
+    /// A player that moves the game toward its end in a simulated world.
+    func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy
+
+    /// Rules about the board that must hold after every event (`verify` checks
+    /// them; `bisect` finds where one first fails).
+    var invariants: [BoardInvariant<Board>] { get }
+
+    /// Sets up a new simulated world before play (files the extension needs, ...).
+    func prepare(_ host: MessagesHost, devices: [DeviceID])
+}
+
+extension GamePlugin {
+    public func playerView(of message: Message, for player: String?) -> Message { message }
+    public var invariants: [BoardInvariant<Board>] { [] }
+    public func prepare(_ host: MessagesHost, devices: [DeviceID]) {}
+}
+
+/// A named rule about a game's board.
+public struct BoardInvariant<Board: GameBoard>: Sendable {
+    /// A short name, e.g. `lives-never-negative`.
+    public var name: String
+    /// Nil if the rule holds on `board`, else what is wrong.
+    public var violation: @Sendable (Board) -> String?
+
+    public init(_ name: String, violation: @escaping @Sendable (Board) -> String?) {
+        self.name = name
+        self.violation = violation
+    }
+}
+
+/// What a game's board must be: a value that can be stored in snapshots.
+public protocol GameBoard: Hashable, Codable, Sendable {}
+
+/// Where a game stands, as its plug-in sees the board.
+public enum GameProgress: Hashable, Sendable {
+    case inProgress
+    /// Over: `winner` names the player who won (nil for a draw or no winner).
+    case finished(winner: String?)
+}
+
+/// A board drawn for people: cell names row by row (`empty`, `ship`, `hit`, `x`, ...)
+/// and status lines.
+public struct BoardPicture: Hashable, Codable, Sendable {
+    public var cells: [String]
+    public var columns: Int
+    public var lines: [String]
+
+    public init(cells: [String], columns: Int, lines: [String] = []) {
+        self.cells = cells
+        self.columns = columns
+        self.lines = lines
+    }
+
+    /// A cell name as one character for a text grid.
+    public static func symbol(_ cell: String) -> String {
+        switch cell {
+        case "empty": return " "
+        case "ship": return "■"
+        case "hit", "x": return "X"
+        case "miss": return "o"
+        case "o": return "O"
+        default: return cell.first.map { String($0).uppercased() } ?? "?"
+        }
+    }
+
+    /// The grid as text lines.
+    public static func grid(_ cells: [String], columns: Int, indent: String = "    ") -> [String] {
+        guard columns > 0, !cells.isEmpty, cells.count % columns == 0 else { return [] }
+        let rows = cells.count / columns
+        var lines: [String] = []
+        for row in 0..<rows {
+            let marks = (0..<columns).map { symbol(cells[row * columns + $0]) }
+            lines.append(indent + " " + marks.joined(separator: " │ "))
+            if row < rows - 1 { lines.append(indent + Array(repeating: "───", count: columns).joined(separator: "┼")) }
+        }
+        return lines
+    }
+}
+
+/// One event that concerns a game, as a device's recording saw it.
+public enum GameEvent: Hashable, Sendable {
+    /// A game message staged, sent or arrived on a device.
+    case message(GameMessage)
+    /// The extension on a device showed a screen while a game message was selected.
+    case screen(ScreenSighting)
+    /// The user touched the extension on a device.
+    case touch(TouchSighting)
+}
+
+/// A game message on one device.
+public struct GameMessage: Hashable, Sendable {
+    public enum Route: String, Hashable, Sendable {
+        /// The device's extension put it in the input field.
+        case staged
+        /// The device's user sent it.
+        case sent
+        /// It arrived on the device from another.
+        case arrived
+    }
+
+    public var message: Message
+    public var route: Route
+    /// The device whose recording saw it.
+    public var device: DeviceID
+    /// Who made the message, by name as that device shows them (nil if unknown).
+    public var sender: String?
+    /// Whether the sender's own device recorded in this log: false in a log that
+    /// holds only other devices' recordings.
+    public var senderRecorded: Bool
+    /// True the first time this log shows the message sent or arrived anywhere.
+    public var isFirstSighting: Bool
+
+    public init(message: Message, route: Route, device: DeviceID, sender: String?, senderRecorded: Bool,
+                isFirstSighting: Bool) {
+        self.message = message
+        self.route = route
+        self.device = device
+        self.sender = sender
+        self.senderRecorded = senderRecorded
+        self.isFirstSighting = isFirstSighting
+    }
+}
+
+/// A screen the extension showed on a device.
+public struct ScreenSighting: Hashable, Sendable {
+    public var screen: Screen
+    public var device: DeviceID
+    /// The device owner's name.
+    public var player: String?
+    /// The message selected when it was shown.
+    public var selectedMessage: MessageID?
+
+    public init(screen: Screen, device: DeviceID, player: String?, selectedMessage: MessageID?) {
+        self.screen = screen
+        self.device = device
+        self.player = player
+        self.selectedMessage = selectedMessage
+    }
+}
+
+/// A touch on the extension's UI on a device.
+public struct TouchSighting: Hashable, Sendable {
+    public var touch: Touch
+    public var device: DeviceID
+    public var player: String?
+
+    public init(touch: Touch, device: DeviceID, player: String?) {
+        self.touch = touch
+        self.device = device
+        self.player = player
+    }
+}
+
+/// A board for extensions that hold no game, such as a sticker browser.
+public struct NoBoard: GameBoard {
+    public init() {}
+}

@@ -1,0 +1,68 @@
+import GameKit
+import MessagesHost
+import MessagesModel
+
+/// Seed 004's sticker and custom-message extension as a plug-in with no board: its
+/// recordings replay and audit like any other, and it holds no game.
+public struct StickerPlugin: GamePlugin {
+    public init() {}
+
+    public var kind: String { StickerExtension.kind }
+    public var title: String { "Stickers" }
+    public var boardColumns: Int { 0 }
+
+    public func makeExtension() -> any MessagesAppExtension { StickerExtension() }
+    public func isGameMessage(_ message: Message) -> Bool { false }
+    public func newBoard() -> NoBoard { NoBoard() }
+    public func reduce(_ board: inout NoBoard, _ event: GameEvent) {}
+    public func progress(of board: NoBoard) -> GameProgress { .inProgress }
+    public func playerView(of board: NoBoard, for player: String?) -> NoBoard { board }
+    public func picture(of board: NoBoard) -> BoardPicture { BoardPicture(cells: [], columns: 0) }
+    public func result(of board: NoBoard) -> String { "no game" }
+    public func makeChecker() -> any LegalityChecker { NoRules() }
+
+    public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
+        StickerStrategy(players: players, conversation: conversation)
+    }
+
+    /// The sticker GIFs and the photo the extension inserts, on every device.
+    public func prepare(_ host: MessagesHost, devices: [DeviceID]) {
+        let ext = StickerExtension()
+        for device in devices {
+            for sticker in ext.stickers { host.files[device, default: [:]][sticker.fileURL] = 40_000 }
+            host.files[device, default: [:]][ext.attachmentURL] = 1_200_000
+        }
+    }
+}
+
+/// Each player in turn opens the extension and inserts something (a sticker, the
+/// custom message, text or a photo), then sends it or deletes it, a few times.
+struct StickerStrategy: GameStrategy {
+    let players: [DeviceID]
+    let conversation: ConversationID
+    private var turns = 0
+    private let rounds = 4
+
+    init(players: [DeviceID], conversation: ConversationID) {
+        self.players = players
+        self.conversation = conversation
+    }
+
+    mutating func next(_ host: MessagesHost, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+        if let step = pendingDelivery(host) { return step }
+        guard turns < rounds * players.count else {
+            // Done: every device leaves the extension.
+            return players.first { host.activeInstance(on: $0) != nil }.map { ($0, .act(.dismissExtension)) }
+        }
+        let device = players[turns % players.count]
+        if let step = openConversation(host, device, conversation) { return step }
+        if host.staged(on: device, in: conversation) != nil {
+            turns += 1
+            // Most things are sent; some are deleted while the extension still shows.
+            return (device, .act(rng.next() % 4 == 0 ? .deleteStaged : .tapSend))
+        }
+        guard host.activeInstance(on: device) != nil else { return (device, .act(.openExtension)) }
+        let touches: [Touch] = [.sticker(Int(rng.next() % 3)), .button("Send"), .button("Text"), .button("Attachment")]
+        return (device, .act(.touch(touches.randomElement(using: &rng)!)))
+    }
+}
