@@ -56,6 +56,8 @@ public struct BattleshipPlugin: GamePlugin {
             // The result: its image shows the guesser's board, its caption the outcome.
             guard seen.route != .staged else { return }
             board.guesser = seen.sender ?? board.guesser
+            // A result arrives on the placer's device, even one whose placement bubble is gone.
+            if seen.route == .arrived { board.placer = board.placer ?? seen.viewer }
             let cells = seen.message.layout?.template.image?.cells ?? []
             board.hits = cells.indices.filter { cells[$0] == "hit" }
             board.misses = cells.indices.filter { cells[$0] == "miss" }

@@ -162,18 +162,22 @@ public struct GameMessage: Hashable, Sendable {
     public var device: DeviceID
     /// Who made the message, by name as that device shows them (nil if unknown).
     public var sender: String?
+    /// The owner of the device that saw it, by name: the sender for a staged or
+    /// sent message, a recipient for an arrived one.
+    public var viewer: String?
     /// Whether the sender's own device recorded in this log: false in a log that
     /// holds only other devices' recordings.
     public var senderRecorded: Bool
     /// True the first time this log shows the message sent or arrived anywhere.
     public var isFirstSighting: Bool
 
-    public init(message: Message, route: Route, device: DeviceID, sender: String?, senderRecorded: Bool,
+    public init(message: Message, route: Route, device: DeviceID, sender: String?, viewer: String?, senderRecorded: Bool,
                 isFirstSighting: Bool) {
         self.message = message
         self.route = route
         self.device = device
         self.sender = sender
+        self.viewer = viewer
         self.senderRecorded = senderRecorded
         self.isFirstSighting = isFirstSighting
     }

@@ -140,7 +140,8 @@ public final class MessagesHost {
         return made
     }
 
-    func localParticipant(_ device: DeviceID) -> ParticipantID {
+    /// The device owner's identifier on that device.
+    public func localParticipant(_ device: DeviceID) -> ParticipantID {
         participantID(of: devices[device]!.owner, on: device)
     }
 

@@ -157,7 +157,7 @@ extension ConversationState {
         guard let session = message.session else { return [] }
         sessionOfMessage[message.id] = session
         let first = route != .staged && seenMessages.insert(message.id).inserted
-        let seen = GameMessage(message: message, route: route, device: device, sender: sender,
+        let seen = GameMessage(message: message, route: route, device: device, sender: sender, viewer: owner(of: device),
                                senderRecorded: route != .arrived || sender.map(recordedPlayers.contains) == true,
                                isFirstSighting: first)
         if games[session] == nil {

@@ -191,7 +191,8 @@ public final class Simulator {
             sawGame = true
             let sender = names[bubble.sender]
             plugin.reduce(&board, .message(GameMessage(message: message, route: bubble.isOutgoing ? .sent : .arrived, device: first,
-                                                       sender: sender, senderRecorded: true, isFirstSighting: true)))
+                                                       sender: sender, viewer: names[host.localParticipant(first)],
+                                                       senderRecorded: true, isFirstSighting: true)))
         }
         let progress = plugin.progress(of: board)
         let winner: String?

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct AppendAndReadTests {

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import GRDB
+import TestSupport
 import Testing
 
 @Suite struct CompressionTests {

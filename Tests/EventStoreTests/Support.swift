@@ -1,17 +1,7 @@
+import TestSupport
 import EventStore
 import Foundation
 import GRDB
-
-/// A fresh folder per test, removed when the test ends.
-final class TemporaryFolder {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "gamelog-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appending(path: name).path }
-}
 
 func sampleEvents(_ count: Int, stream: UUID = UUID(), startingAt time: Int64 = 1_700_000_000_000_000) -> [NewEvent] {
     (0..<count).map { n in

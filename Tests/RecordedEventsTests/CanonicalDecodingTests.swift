@@ -4,6 +4,8 @@ import MessagesModel
 @testable import RecordedEvents
 import Recorder
 import Simulation
+import Games
+import GameKit
 import Testing
 
 /// The fast canonical reader must give exactly what the reference (`JSONDecoder`)

@@ -4,19 +4,11 @@ import MessagesHost
 import MessagesModel
 import RecordedEvents
 import Recorder
-import SeedExtensions
 import Simulation
+import TestSupport
+import Games
+import GameKit
 import Testing
-
-final class TemporaryFolder {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "gamelog-recorder-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appending(path: name).path }
-}
 
 func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(StoredEvent, RecordedEvent)] {
     try store.events(query).map { ($0, try RecordedEvent.decode(type: $0.type, typeVersion: $0.typeVersion, payload: $0.payload)) }
@@ -118,10 +110,11 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("log.sqlite"))
         let recorder = Recorder(store: store, clock: FixedClock(), seed: 1)
-        let host = recorder.makeHost(seed: 1) { SeedExtensions.make(kind: $0.kind) }
+        let games = GameRegistry.standard
+        let host = recorder.makeHost(seed: 1) { games.plugin(for: $0.kind)!.makeExtension() }
         host.addDevice("A", owner: "Alice")
         host.addDevice("B", owner: "Bob")
-        let chat = try host.startConversation(kind: StickerExtension.kind, between: ["A", "B"])
+        let chat = try host.startConversation(kind: "stickers", between: ["A", "B"])
         try host.perform(.openConversation(chat), on: "A")
         try host.perform(.openExtension, on: "A")
         try host.perform(.touch(.button("Send")), on: "A")

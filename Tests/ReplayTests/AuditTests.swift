@@ -8,6 +8,9 @@ import Recorder
 import Replay
 import Simulation
 import TamperKit
+import Games
+import GameKit
+import TestSupport
 import Testing
 
 @Suite struct TamperCorpusTests {

@@ -4,6 +4,9 @@ import Foundation
 import MessagesModel
 import Recorder
 import Simulation
+import Games
+import GameKit
+import TestSupport
 import Testing
 
 /// Imports from files: the fast line reader against its reference (`JSONDecoder`),

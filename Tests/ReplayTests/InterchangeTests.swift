@@ -5,6 +5,9 @@ import Projections
 import Recorder
 import Replay
 import Simulation
+import Games
+import GameKit
+import TestSupport
 import Testing
 
 @Suite struct InterchangeTests {
@@ -64,8 +67,7 @@ import Testing
             let other = try #require(mergedStates[conversation])
             #expect(other.devices == state.devices)
             #expect(other.orderedGames.map(\.status) == state.orderedGames.map(\.status))
-            #expect(other.orderedGames.map(\.battleship) == state.orderedGames.map(\.battleship))
-            #expect(other.orderedGames.map(\.tictactoe) == state.orderedGames.map(\.tictactoe))
+            #expect(other.orderedGames.map(\.board) == state.orderedGames.map(\.board))
             #expect(other.orderedGames.map(\.messages) == state.orderedGames.map(\.messages))
         }
         // The one-pass catalog folds the merged log's out-of-order conversations again

@@ -4,6 +4,9 @@ import Projections
 import Recorder
 import Replay
 import Simulation
+import Games
+import GameKit
+import TestSupport
 import Testing
 
 @Suite struct StoredSnapshotTests {

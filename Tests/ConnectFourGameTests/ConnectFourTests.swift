@@ -1,0 +1,114 @@
+import Audit
+import ConnectFourGame
+import EventStore
+import Foundation
+import GameKit
+import Games
+import MessagesHost
+import MessagesModel
+import Projections
+import Recorder
+import Replay
+import Simulation
+import TestSupport
+import Testing
+
+@Suite struct ConnectFourRulesTests {
+    @Test func discsFallToTheLowestFreeRowAndFourInARowWins() throws {
+        var state = ConnectFour.GameState()
+        for column in [3, 3, 4, 4, 5, 5] { state = try #require(state.dropping(in: column)) }
+        #expect(state.cells[5 * 7 + 3] == .red && state.cells[4 * 7 + 3] == .yellow)
+        #expect(state.winner == nil && state.toMove == .red)
+        state = try #require(state.dropping(in: 6))
+        #expect(state.winner == .red)
+        #expect(state.caption == "Red wins!")
+        #expect(state.dropping(in: 0) == nil) // nothing after a win
+    }
+
+    @Test func aFullColumnTakesNoDisc() throws {
+        var state = ConnectFour.GameState()
+        for _ in 0..<6 { state = try #require(state.dropping(in: 0)) }
+        #expect(!state.isOpen(0))
+        #expect(state.dropping(in: 0) == nil)
+        #expect(state.dropping(in: 7) == nil)
+    }
+
+    @Test func urlsRoundTripAndHostileOnesAreRefusedWithAReason() throws {
+        var state = ConnectFour.GameState()
+        for column in [0, 1, 2] { state = try #require(state.dropping(in: column)) }
+        #expect(state.encode() == "www.example.com/connectfour?moves=0,1,2")
+        #expect(try ConnectFour.GameState(url: state.encode()) == state)
+        #expect(throws: ConnectFour.DecodeError.notConnectFour) { try ConnectFour.GameState(url: "www.example.com/x?a=1") }
+        #expect(throws: ConnectFour.DecodeError.nonNumericMove("1,x")) { try ConnectFour.GameState(url: "?moves=1,x") }
+        #expect(throws: ConnectFour.DecodeError.illegalMove(index: 6, column: 0)) {
+            try ConnectFour.GameState(url: "?moves=0,0,0,0,0,0,0")
+        }
+        #expect(throws: ConnectFour.DecodeError.url(.badScheme("ftp"))) { try ConnectFour.GameState(url: "ftp://h?moves=1") }
+    }
+}
+
+@Suite struct ConnectFourFlowTests {
+    @Test func aMoveIsSentAtOnceAsALiveBubbleAndTheOtherPlayerAnswersInTheSameSession() throws {
+        let t = try Table(ConnectFourPlugin())
+        try t.do("A", .openConversation(t.game), .openExtension)
+        #expect(t.screen("A")?.buttons.first?.title == "New game")
+        try t.do("A", .touch(.button("New game")))
+        #expect(t.screen("A")?.name == "grid")
+        try t.do("A", .touch(.cell(3)))
+        #expect(t.host.activeInstance(on: "A") == nil) // dismissed after the move
+        #expect(t.staged("A") == nil) // sent, not staged
+        let first = try #require(t.latest("A"))
+        #expect(first.url == "www.example.com/connectfour?moves=3")
+        guard case .live? = first.layout else { Issue.record("not a live layout"); return }
+        try t.do("B", .openConversation(t.game))
+        t.host.deliverAll()
+        try t.do("B", .tapMessage(first.id))
+        #expect(t.screen("B")?.labels == ["Yellow to play"])
+        try t.do("B", .touch(.cell(3)))
+        // One move per opening: the extension has dismissed itself.
+        #expect(throws: HostError.extensionNotActive("B")) { try t.do("B", .touch(.cell(4))) }
+        let answer = try #require(t.latest("B"))
+        #expect(answer.url == "www.example.com/connectfour?moves=3,3")
+        #expect(answer.session == first.session)
+        t.host.deliverAll()
+        // The live bubble runs an instance in transcript style that draws the grid.
+        try t.do("A", .viewLiveMessage(answer.id))
+        #expect(t.host.deliveredCallbacks[.willBecomeActive, default: 0] >= 3)
+    }
+}
+
+@Suite struct ConnectFourAsAPlugInTests {
+    /// Simulated games through the registry: recorded, replayed with boards, and
+    /// audited clean; a forged double move is caught by the game's own checks.
+    @Test func simulatedGamesReplayAndVerifyAndAForgedMoveIsCaught() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("c4.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 4), games: .standard, seed: 4, noise: 0.2)
+        var finished = 0
+        for _ in 0..<12 {
+            let report = try simulator.play(ConnectFourPlugin().kind)
+            if report.isOver { finished += 1 }
+        }
+        #expect(finished >= 8)
+        let catalog = try GameCatalog(store: store, games: .standard)
+        #expect(catalog.games.count >= 12)
+        #expect(catalog.games.allSatisfy { $0.kind == "connectfour" && $0.title == "Connect Four" })
+        #expect(catalog.games.filter { $0.status == "finished" }.count >= 8)
+        let findings = try Auditor(games: .standard).audit(store)
+        #expect(findings.filter { $0.severity == .error }.isEmpty, "\(findings.prefix(3))")
+
+        // A message that skips a move breaks one-move-per-message.
+        let checker = ConnectFourPlugin().makeChecker()
+        var rules = checker
+        func sent(_ url: String, caption: String) -> GameEvent {
+            .message(GameMessage(message: Message(id: MessageID(UUID()), session: SessionID(UUID(uuidString: "00000000-0000-4000-8000-000000000001")!),
+                                                  url: url, layout: .template(TemplateLayout(caption: caption))),
+                                 route: .sent, device: "A", sender: "Alice", viewer: "Alice", senderRecorded: true, isFirstSighting: true))
+        }
+        #expect(rules.check(sent("?moves=3", caption: "Yellow to play")).isEmpty)
+        let broken = rules.check(sent("?moves=3,3,4", caption: "Yellow to play"))
+        #expect(broken.map(\.rule) == ["one-move-per-message"])
+        let lying = rules.check(sent("?moves=3,3,4,4", caption: "Red wins!"))
+        #expect(lying.map(\.rule) == ["caption-matches-grid"])
+    }
+}
