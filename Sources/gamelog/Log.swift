@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import Projections
 import MessagesModel
 import RecordedEvents
 import Replay
@@ -16,17 +17,52 @@ struct Log: ParsableCommand {
     @Option(help: "Only events at or after this time (ISO 8601, or microseconds since 1970).") var since: String?
     @Option(help: "Only events at or before this time.") var until: String?
     @Option(help: "At most this many events.") var limit: Int?
+    @Option(name: .customLong("as"),
+            help: "Whose view: a device (its own events in full, other devices' as 'device X acted'), or auditor (everything, the default).")
+    var perspective: String?
     @Flag(help: "Print one JSON object per line.") var json = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, not \(limit).") }
+    }
 
     func run() throws {
         try reportingErrors {
             let store = try options.openForReading()
             var streams: Set<UUID>? = nil
-            if let game { streams = try options.streams(ofGame: game, in: store) }
+            var positions: Set<Int64>? = nil
+            var devices: [DeviceID]
+            if let game {
+                let opened = try OpenedGame(options: options, id: game)
+                streams = Set(opened.replayer.events.map(\.stream))
+                // A game's own events: from its first to its latest, not its whole conversation's.
+                if opened.session != nil {
+                    let steps = try opened.steps()
+                    positions = Set(opened.replayer.events[(steps.lowerBound - 1)..<steps.upperBound].map(\.position))
+                }
+                devices = opened.replayer.devices
+            } else {
+                devices = try recordedDevices(store)
+            }
+            let only = try device.map { name in
+                guard let match = devices.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                    throw ValidationError("--device '\(name)' recorded nothing here; the devices are \(devices.map(\.name).joined(separator: ", ")).")
+                }
+                return match
+            }
+            var seenAs = Perspective.auditor
+            if let perspective {
+                do {
+                    seenAs = try Perspective(perspective, devices: devices)
+                } catch {
+                    throw ValidationError("--as \(error).")
+                }
+            }
             let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
             var shown = 0
             try store.scan(query) { event in
                 if let limit, shown >= limit { return }
+                if let positions, !positions.contains(event.position) { return }
                 if let kind, !(event.type == kind || event.type.hasPrefix(kind + ".")) { return }
                 let decoded = try? RecordedEvent.decode(type: event.type, typeVersion: event.typeVersion, payload: event.payload)
                 let context = decoded?.context
@@ -36,8 +72,16 @@ struct Log: ParsableCommand {
                 } else {
                     deviceName = context?.device.name
                 }
-                if let device, deviceName != device { return }
+                if let only, deviceName != only.name { return }
                 shown += 1
+                if case .device(let viewer) = seenAs, deviceName != viewer.name {
+                    if json {
+                        print(#"{"device":"\#(deviceName ?? "")","hidden":true,"position":\#(event.position)}"#)
+                    } else {
+                        print("\(String(event.position).leftPad(7))  \((deviceName ?? "-").leftPad(28))  device \(deviceName ?? "?") acted")
+                    }
+                    return
+                }
                 if json {
                     var object: [String: Any] = [
                         "position": event.position, "id": event.id.uuidString.lowercased(),
@@ -75,6 +119,18 @@ struct Log: ParsableCommand {
         case .screen(let screen, _): return ([screen.name] + screen.labels).joined(separator: " · ")
         }
     }
+}
+
+/// The devices whose recordings a log holds, by name.
+func recordedDevices(_ store: EventStore) throws -> [DeviceID] {
+    var devices = Set<DeviceID>()
+    try store.scan(EventQuery(types: ["recording.started"])) { stored in
+        if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion,
+                                                                          payload: stored.payload) {
+            devices.insert(info.device)
+        }
+    }
+    return devices.sorted()
 }
 
 func parseTime(_ text: String) throws -> Timestamp {

@@ -20,7 +20,7 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
         let store = try EventStore(path: folder.path("log.sqlite"))
         let recorder = Recorder(store: store, clock: FixedClock(), seed: 99)
         let simulator = Simulator(recorder: recorder, games: .standard, seed: 99, noise: 0.3)
-        for n in 0..<120 { try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe") }
+        for n in 0..<160 { try simulator.play(simulator.mixedKind(n)) }
 
         var stored: [Callback: Int] = [:]
         for callback in Callback.allCases {
@@ -33,9 +33,19 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
         }
         #expect(recorder.recordedCallbacks == delivered)
         // The noisy players reached the rarer paths too.
-        for callback: Callback in [.willSelect, .didSelect, .didReceive, .didStartSending] {
+        for callback: Callback in [.willSelect, .didSelect, .didReceive, .didStartSending, .didCancelSending] {
             #expect((delivered[callback] ?? 0) > 0, "\(callback) never happened")
         }
+        // ... and everything else the host can do: the sticker extension's inserts,
+        // iOS 11's send, live bubbles in transcript style.
+        for type in ["action.insertSticker", "action.insertText", "action.insertAttachment", "action.send", "input.viewLiveMessage"] {
+            #expect(try store.events(EventQuery(types: [type]), verify: false).count > 0, "no \(type)")
+        }
+        let transcriptStyle = try decodedEvents(store, EventQuery(types: ["callback.willBecomeActive"])).filter { pair in
+            if case .callback(_, let context) = pair.1 { return context.style == .transcript }
+            return false
+        }
+        #expect(transcriptStyle.count > 0)
         #expect(try store.verifyIntegrity().isSound)
     }
 }
