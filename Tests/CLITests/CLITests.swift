@@ -249,6 +249,17 @@ final class Folder {
 
         _ = try tmux(["send-keys", "-t", session, "Left"])
         text = try screen(session, until: "changes from step")
+
+        // v switches whose view: each device, then the auditor again.
+        _ = try tmux(["send-keys", "-t", session, "v"])
+        text = try screen(session, until: "seen as device A")
+        #expect(text.contains("seen as device A") && !text.contains("device B (Bob)"))
+        _ = try tmux(["send-keys", "-t", session, "v"])
+        text = try screen(session, until: "seen as device B")
+        #expect(text.contains("seen as device B") && !text.contains("device A (Alice)"))
+        _ = try tmux(["send-keys", "-t", session, "v"])
+        text = try screen(session, until: "seen as auditor")
+        #expect(text.contains("seen as auditor"))
         _ = try tmux(["send-keys", "-t", session, "q"])
         text = try screen(session, until: "REPLAY-EXITED")
         #expect(text.contains("REPLAY-EXITED"))

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Perspectives and plug-in games through the real binary, as a user types them.
+@Suite(.serialized) struct PerspectiveCLITests {
+    func demoGames(_ folder: Folder) throws -> [[String: Any]] {
+        let demo = try gamelog(["demo", "--fixed-clock"], in: folder.url)
+        #expect(demo.status == 0, "\(demo.stderr)")
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        return try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+    }
+
+    /// Every step of the demo's Battleship game before Bob receives the placement,
+    /// seen as B, names none of Alice's taps or ship cells.
+    @Test func asBobTheDemoShowsNothingOfAlicesPlacementBeforeItArrives() throws {
+        let folder = try Folder()
+        let games = try demoGames(folder)
+        let battleship = try #require(games.first { $0["kind"] as? String == "battleship" }?["id"] as? String)
+        var step = 0, hidden = 0
+        while true {
+            let run = try gamelog(["state", battleship, "--at", "\(step)", "--as", "B"], in: folder.url)
+            #expect(run.status == 0, "\(run.stderr)")
+            if run.stdout.contains("↓ received") { break }
+            for leak in ["touch", "cell", "■", "ship", "Ship", "placer", "Alice"] {
+                #expect(!run.stdout.contains(leak), "step \(step) as B shows '\(leak)':\n\(run.stdout)")
+            }
+            if run.stdout.contains("device A acted") { hidden += 1 }
+            step += 1
+            guard step < 200 else { Issue.record("B never received the placement"); return }
+        }
+        #expect(hidden >= 10)
+        // As the auditor the same steps show Alice's taps.
+        let auditor = try gamelog(["state", battleship, "--at", "12"], in: folder.url)
+        #expect(auditor.stdout.contains("input.touch"))
+    }
+
+    @Test func asTakesOnlyTheConversationsDevices() throws {
+        let folder = try Folder()
+        let games = try demoGames(folder)
+        let id = try #require(games.first?["id"] as? String)
+        for command in [["state", id, "--as", "Z"], ["diff", id, "1", "2", "--as", "Z"], ["replay", id, "--as", "Z"],
+                        ["log", "--game", id, "--as", "Z"]] {
+            let run = try gamelog(command, in: folder.url)
+            #expect(run.status != 0, "\(command)")
+            #expect(run.stderr.contains("'Z' is not a device") && run.stderr.contains("A, B, or auditor"), "\(command): \(run.stderr)")
+        }
+        let lower = try gamelog(["state", id, "--as", "b"], in: folder.url)
+        #expect(lower.status == 0 && lower.stdout.contains("seen as device B"))
+    }
+
+    @Test func aThirdGameIsSimulatedListedAndVerified() throws {
+        let folder = try Folder()
+        let run = try gamelog(["simulate", "--game", "connectfour", "--games", "4", "--seed", "2", "--db", "c4.sqlite"], in: folder.url)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("connectfour:"))
+        let games = try gamelog(["games", "--db", "c4.sqlite", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        #expect(list.count >= 4)
+        #expect(list.allSatisfy { $0["title"] as? String == "Connect Four" })
+        let id = try #require(list.first?["id"] as? String)
+        let state = try gamelog(["state", id, "--db", "c4.sqlite"], in: folder.url)
+        #expect(state.stdout.contains("Connect Four"))
+        #expect(state.stdout.split(separator: "\n").filter { $0.contains("│") }.count >= 6) // a 7 x 6 grid
+        let verify = try gamelog(["verify", "--db", "c4.sqlite"], in: folder.url)
+        #expect(verify.status == 0, "\(verify.stdout)")
+        let unknown = try gamelog(["simulate", "--game", "chess"], in: folder.url)
+        #expect(unknown.status != 0 && unknown.stderr.contains("battleship, tictactoe, connectfour, stickers"))
+    }
+
+    /// One phone's export, imported alone, verifies clean and says whose recording is missing.
+    @Test func oneDevicesLogStandsAlone() throws {
+        let folder = try Folder()
+        _ = try demoGames(folder)
+        let export = try gamelog(["export", "--device", "A", "--db", "gamelog.sqlite"], in: folder.url)
+        try export.stdout.write(to: folder.url.appending(path: "a.jsonl"), atomically: true, encoding: .utf8)
+        let imported = try gamelog(["import", "--db", "a.sqlite", "a.jsonl"], in: folder.url)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let verify = try gamelog(["verify", "--db", "a.sqlite"], in: folder.url)
+        #expect(verify.status == 0, "\(verify.stdout)")
+        #expect(verify.stdout.contains("not checkable") && verify.stdout.contains("Bob's recording is missing"))
+        #expect(verify.stdout.contains("recordings from device A"))
+        let games = try gamelog(["games", "--db", "a.sqlite", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        #expect(list.count == 2)
+        #expect(list.allSatisfy { $0["status"] as? String == "finished" && $0["missingRecordings"] as? [String] == ["Bob"] })
+    }
+}
