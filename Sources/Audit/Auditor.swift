@@ -173,6 +173,21 @@ extension Auditor {
         ["integrity", "lifecycle", "legality", "consistency"] + invariants.map(\.name) + games.invariantNames
     }
 
+    /// Every rule name a finding can carry: integrity, lifecycle and consistency
+    /// rules, and each registered game's.
+    public var ruleNames: [String] {
+        var names = ["gapless-positions", "hash-chain", "gapless-stream-versions", "payload-decodes", "positions-in-order",
+                     "didBecomeActive-after-willBecomeActive", "didResignActive-after-willResignActive",
+                     "didSelect-follows-willSelect", "didTransition-follows-willTransition", "none-in-transcript-style",
+                     "unfinished-callback-pair", "willBecomeActive-when-inactive", "willResignActive-when-active",
+                     "no-duplicates", "received-unchanged", "received-was-sent", "delivered"]
+        names += Callback.allCases.flatMap { ["\($0.rawValue)-only-while-active", "\($0.rawValue)-for-a-staged-message"] }
+        return names + games.plugins.flatMap(\.ruleNames)
+    }
+
+    /// Whether `name` is a check, a rule or an invariant that ``bisect(_:_:rule:)`` can look for.
+    public func isRule(_ name: String) -> Bool { checkNames.contains(name) || ruleNames.contains(name) }
+
     /// Binary search for the first step whose prefix breaks `name` (a check family, a
     /// rule, or an invariant). A broken rule stays broken, so the search is sound.
     public func bisect(_ conversation: ConversationID, _ events: [ReplayEvent], rule name: String) -> BisectResult? {

@@ -117,6 +117,10 @@ public struct BattleshipPlugin: GamePlugin {
 
     public func makeChecker() -> any LegalityChecker { BattleshipChecker() }
 
+    public var ruleNames: [String] {
+        ["battleship-url-decodes", "nothing-after-completion", "two-distinct-ships", "ships-unchanged", "result-after-placement", "result-matches-taps"]
+    }
+
     public var invariants: [BoardInvariant<BattleshipBoard>] {
         [BoardInvariant("lives-never-negative") { board in board.livesLeft < 0 ? "\(board.livesLeft) lives" : nil }]
     }

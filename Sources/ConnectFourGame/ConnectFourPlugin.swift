@@ -63,6 +63,10 @@ public struct ConnectFourPlugin: GamePlugin {
 
     public func makeChecker() -> any LegalityChecker { ConnectFourChecker() }
 
+    public var ruleNames: [String] {
+        ["connectfour-url-decodes", "no-move-after-win", "one-move-per-message", "caption-matches-grid"]
+    }
+
     public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
         ConnectFourStrategy(players: players, conversation: conversation)
     }

@@ -42,8 +42,17 @@ public final class EventStore {
         self.path = path
         self.access = access
         self.clock = clock
-        let exists = FileManager.default.fileExists(atPath: path)
+        var isFolder: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+        if exists && isFolder.boolValue { throw EventStoreError.isAFolder(path: path) }
         if !exists && access == .readOnly { throw EventStoreError.databaseNotFound(path: path) }
+        if !exists {
+            let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            var parentIsFolder: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: parent, isDirectory: &parentIsFolder) || !parentIsFolder.boolValue {
+                throw EventStoreError.folderNotFound(path: path, folder: parent)
+            }
+        }
         if exists { try Self.checkHeader(path: path, access: access) }
 
         var config = Configuration()

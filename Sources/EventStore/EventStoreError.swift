@@ -5,6 +5,10 @@ import Foundation
 public enum EventStoreError: Error, Equatable, CustomStringConvertible {
     // Opening
     case databaseNotFound(path: String)
+    /// The path names a folder, not a file.
+    case isAFolder(path: String)
+    /// The folder that would hold a new database does not exist.
+    case folderNotFound(path: String, folder: String)
     case notADatabase(path: String, reason: String)
     case notAGamelogDatabase(path: String, applicationID: Int32)
     case newerSchema(path: String, found: Int, supported: Int)
@@ -41,23 +45,27 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .databaseNotFound(let path):
-            return "no gamelog database at \(path). Create one with `gamelog demo` or `gamelog simulate`, or pass --db PATH."
+            return "no gamelog database at \(path)."
+        case .isAFolder(let path):
+            return "\(path) is a folder, not a database file; nothing was changed."
+        case .folderNotFound(let path, let folder):
+            return "cannot create \(path): the folder \(folder) does not exist; nothing was created."
         case .notADatabase(let path, let reason):
-            return "\(path) is not an SQLite database (\(reason)). Check the path given with --db; the file was not changed."
+            return "\(path) is not an SQLite database (\(reason)); the file was not changed."
         case .notAGamelogDatabase(let path, let applicationID):
-            return "\(path) is an SQLite database but not a gamelog one (application_id \(applicationID)). Pass the path of a gamelog database with --db; the file was not changed."
+            return "\(path) is an SQLite database but not a gamelog one (application_id \(applicationID)); the file was not changed."
         case .newerSchema(let path, let found, let supported):
             return "\(path) uses gamelog schema version \(found), newer than the \(supported) this gamelog understands. Upgrade gamelog; the file was not changed."
         case .olderSchema(let path, let found, let current):
-            return "\(path) uses gamelog schema version \(found); this gamelog writes version \(current). Run `gamelog migrate --db \(path)` to upgrade it (reading commands never change the file)."
+            return "\(path) uses gamelog schema version \(found); this gamelog writes version \(current) and reads it after a migration (reading never changes the file)."
         case .migrationMismatch(let path, let version, let name):
             return "\(path) records migration \(version) (\(name)) with different SQL than this gamelog carries. The database was made by another build of gamelog; it was not changed."
         case .damagedDatabase(let path, let detail):
             return "\(path) is damaged: \(detail). Restore it from a backup or re-import the devices' logs; the file was not changed."
         case .readOnly(let path, let detail):
-            return "cannot write to \(path): \(detail). Check the file's permissions or pass another --db."
+            return "cannot write to \(path): \(detail). Check the file's and its folder's permissions."
         case .storageFull(let path, let detail):
-            return "no space left to write \(path): \(detail). Free some disk space and try again; nothing of this batch was stored."
+            return "no space left to write \(path): \(detail). Free some disk space and try again; nothing of this batch was stored (earlier batches are kept)."
         case .versionConflict(let stream, let expected, let actual):
             return "stream \(stream.uuidString.lowercased()) is at version \(actual), not \(expected); nothing was written. Re-read the stream and retry."
         case .invalidEvent(let id, let reason):

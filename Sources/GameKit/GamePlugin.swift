@@ -56,6 +56,9 @@ public protocol GamePlugin: Sendable {
     /// A fresh legality checker for one conversation of this game.
     func makeChecker() -> any LegalityChecker
 
+    /// The names of the rules its checker reports (for `bisect` to accept).
+    var ruleNames: [String] { get }
+
     /// A player that moves the game toward its end in a simulated world.
     func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy
 
@@ -70,6 +73,7 @@ public protocol GamePlugin: Sendable {
 extension GamePlugin {
     public func playerView(of message: Message, for player: String?) -> Message { message }
     public var invariants: [BoardInvariant<Board>] { [] }
+    public var ruleNames: [String] { [] }
     public func prepare(_ host: MessagesHost, devices: [DeviceID]) {}
 }
 

@@ -64,6 +64,17 @@ public final class Recorder: HostObserver {
     /// Events waiting for ``flush()``.
     public var pendingCount: Int { buffer.count }
 
+    /// Drops the buffered events if every recording they start is already stored:
+    /// a seeded game that an earlier run (perhaps one that was killed later) already
+    /// recorded. Returns whether it dropped them.
+    public func discardIfAlreadyRecorded() throws -> Bool {
+        let starting = expectations.filter { $0.value == .noStream }.map(\.key)
+        guard !starting.isEmpty, try starting.allSatisfy({ try store.streamVersion($0) > 0 }) else { return false }
+        buffer.removeAll(keepingCapacity: true)
+        expectations = [:]
+        return true
+    }
+
     func record(_ event: RecordedEvent, stream: UUID) {
         let version = versions[stream] ?? 0
         if expectations[stream] == nil { expectations[stream] = version == 0 ? .noStream : .exactly(version) }

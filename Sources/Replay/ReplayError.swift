@@ -10,13 +10,15 @@ public enum ReplayError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noSuchGame(let id):
-            return "no game or conversation id starts with '\(id)'. `gamelog games` lists them."
+            return "no game or conversation id starts with '\(id)'."
         case .ambiguousGame(let id, let candidates):
-            return "'\(id)' matches several games (\(candidates.prefix(5).joined(separator: ", "))); give more of the id."
+            let shown = candidates.prefix(5).joined(separator: ", ")
+            let more = candidates.count > 5 ? " and \(candidates.count - 5) more" : ""
+            return "'\(id)' matches \(candidates.count) games (\(shown)\(more)); give more of the id."
         case .stepOutOfRange(let step, let count):
             return "step \(step) is outside 0...\(count) for this game."
         case .undecodableEvent(let position, let detail):
-            return "event at position \(position) cannot be decoded: \(detail). `gamelog verify` checks the log."
+            return "event at position \(position) cannot be decoded: \(detail)."
         }
     }
 }

@@ -26,6 +26,8 @@ public struct GameReport: Sendable {
     /// Cells per row of `board`.
     public var boardColumns: Int
     public var eventsWritten: Int
+    /// True when an earlier run with the same seed had recorded this game: nothing was written.
+    public var alreadyRecorded = false
 }
 
 /// Plays games between simulated devices and records them.
@@ -92,9 +94,13 @@ public final class Simulator {
                 if flushEveryStep { try recorder.flush() }
             }
         }
+        // Re-running a seed replays its games exactly: one already stored adds nothing.
+        let alreadyRecorded = try !flushEveryStep && recorder.discardIfAlreadyRecorded()
         try recorder.flush()
         let written = recorder.writtenEvents - writtenBefore
-        return report(plugin, host, game, steps, finished, written)
+        var report = report(plugin, host, game, steps, finished, written)
+        report.alreadyRecorded = alreadyRecorded
+        return report
     }
 
     /// The kind of the `number`th game of a mixed run: every registered game in turn.

@@ -73,6 +73,10 @@ public struct TicTacToePlugin: GamePlugin {
 
     public func makeChecker() -> any LegalityChecker { TicTacToeChecker() }
 
+    public var ruleNames: [String] {
+        ["tictactoe-url-decodes", "no-move-after-win", "one-mark-per-message", "players-alternate", "trailing-item-names-mover", "caption-matches-board"]
+    }
+
     public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
         TicTacToeStrategy(first: players[0], second: players[1], conversation: conversation)
     }

@@ -19,13 +19,22 @@ struct Bisect: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            let auditor = Auditor(games: .standard)
+            guard auditor.isRule(invariant) else {
+                throw ValidationError("--invariant '\(invariant)' is no check, rule or invariant; choose one of \(auditor.checkNames.joined(separator: ", ")), or a rule name that `gamelog verify` reports.")
+            }
             let opened = try OpenedGame(options: options, id: game)
             let replayer = opened.replayer
-            guard let result = Auditor(games: .standard).bisect(replayer.conversation, replayer.events, rule: invariant) else {
-                print("\(invariant) holds at every step of this game (\(replayer.stepCount) steps).")
+            let seenAs = try opened.perspective(perspective)
+            guard let result = auditor.bisect(replayer.conversation, replayer.events, rule: invariant) else {
+                if json {
+                    print(#"{"holds":true,"invariant":"\#(invariant)","steps":\#(replayer.stepCount)}"#)
+                } else {
+                    print("\(invariant) holds at every step of this game (\(replayer.stepCount) steps).")
+                }
                 return
             }
-            let seenAs = try opened.perspective(perspective)
+
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -34,8 +43,8 @@ struct Bisect: ParsableCommand {
                                                 replayer: replayer, perspective: seenAs)
                 let after = try StateText.json(try replayer.state(at: result.step, as: seenAs), step: result.step,
                                                replayer: replayer, perspective: seenAs)
-                print(#"{"step":\#(result.step),"finding":\#(finding),"before":\#(before),"after":\#(after)}"#)
-                return
+                print(#"{"holds":false,"step":\#(result.step),"finding":\#(finding),"before":\#(before),"after":\#(after)}"#)
+                throw ExitCode(1)
             }
             print("first failing step: \(result.step) of \(replayer.stepCount)")
             print(result.finding.description)
@@ -45,6 +54,7 @@ struct Bisect: ParsableCommand {
             print("\n--- after (step \(result.step)) ---")
             StateText.render(try replayer.state(at: result.step, as: seenAs), step: result.step, replayer: replayer,
                              perspective: seenAs, focus: opened.session).forEach { print($0) }
+            throw ExitCode(1)
         }
     }
 }

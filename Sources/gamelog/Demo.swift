@@ -92,7 +92,7 @@ struct Demo: ParsableCommand {
             print("  Transcript on \(device):")
             lines.forEach { print("    \($0)") }
         }
-        print("  \(report.steps.count) steps, \(report.eventsWritten) events recorded.")
+        print("  \(report.steps.count) player actions, \(report.eventsWritten) events recorded (each event is a step of `gamelog state`).")
     }
 }
 

@@ -87,7 +87,7 @@ struct DictionaryCommand: ParsableCommand {
                 guard let data = FileManager.default.contents(atPath: file) else {
                     throw ValidationError("cannot read \(file).")
                 }
-                let id = try options.openForWriting().addDictionary(name: name, bytes: Array(data))
+                let id = try options.openExistingForWriting().addDictionary(name: name, bytes: Array(data))
                 print("Added dictionary \(id) (\(name), \(data.count) bytes).")
             }
         }

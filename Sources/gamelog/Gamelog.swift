@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Gamelog: ParsableCommand {
@@ -7,7 +8,59 @@ struct Gamelog: ParsableCommand {
         abstract: "Record, replay and audit turn-based games played through Messages extensions.",
         discussion: """
             Every lifecycle callback and every extension action is stored as a compressed, \
-            hash-chained event in one SQLite file (default ./gamelog.sqlite).
+            hash-chained event in one SQLite file (default ./gamelog.sqlite, or $GAMELOG_DB).
             """,
-        subcommands: [Demo.self, Simulate.self, GamesCommand.self, Log.self, State.self, Diff.self, ReplayCommand.self, Export.self, Import.self, Index.self, Migrate.self, Verify.self, Bisect.self, Info.self, DictionaryCommand.self])
+        subcommands: [Demo.self, Simulate.self, GamesCommand.self, Log.self, State.self, Diff.self, ReplayCommand.self, Export.self,
+                      Import.self, Index.self, Migrate.self, Verify.self, Bisect.self, Info.self, DictionaryCommand.self])
+
+    /// Parses and runs, with `--db` accepted before the subcommand too, and argument
+    /// errors as one or two plain lines.
+    static func main() {
+        let arguments = movingGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        let command: ParsableCommand
+        do {
+            command = try parseAsRoot(arguments)
+        } catch {
+            exitExplaining(error, arguments: arguments)
+        }
+        do {
+            var command = command
+            try command.run()
+        } catch {
+            exitExplaining(error, arguments: arguments)
+        }
+    }
+
+    /// `gamelog --db X games` means `gamelog games --db X`: every command takes --db.
+    static func movingGlobalOptions(_ arguments: [String]) -> [String] {
+        var moved: [String] = [], rest = arguments
+        while let first = rest.first, first == "--db" || first.hasPrefix("--db=") {
+            rest.removeFirst()
+            moved.append(first)
+            if first == "--db", let value = rest.first {
+                moved.append(value)
+                rest.removeFirst()
+            }
+        }
+        guard !moved.isEmpty, let subcommand = rest.first else { return arguments }
+        return [subcommand] + moved + rest.dropFirst()
+    }
+
+    static func exitExplaining(_ error: Error, arguments: [String]) -> Never {
+        let code = exitCode(for: error)
+        if code == .success || error is CleanExit {
+            exit(withError: error) // help and version requests print in full
+        }
+        let message = self.message(for: error)
+        if !message.isEmpty {
+            let subcommand = arguments.first { !$0.hasPrefix("-") }.flatMap { name in
+                configuration.subcommands.first { $0._commandName == name }?._commandName
+            }
+            Terminal.standardError("error: " + message.replacingOccurrences(of: "Error: ", with: ""))
+            if error is ValidationError || code == .validationFailure {
+                Terminal.standardError("See `gamelog \(subcommand.map { $0 + " " } ?? "")--help`.")
+            }
+        }
+        Foundation.exit(code.rawValue)
+    }
 }

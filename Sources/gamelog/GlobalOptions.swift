@@ -5,11 +5,21 @@ import Replay
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The gamelog database file.", valueName: "path"))
-    var db: String = "./gamelog.sqlite"
+    /// The database when no --db is given: `GAMELOG_DB`, else ./gamelog.sqlite.
+    static var defaultDatabase: String { ProcessInfo.processInfo.environment["GAMELOG_DB"] ?? "./gamelog.sqlite" }
+
+    @Option(name: .long, help: ArgumentHelp("The gamelog database file (default: $GAMELOG_DB, else ./gamelog.sqlite).",
+                                            valueName: "path"))
+    var db: String = GlobalOptions.defaultDatabase
 
     func openForWriting() throws -> EventStore {
         try EventStore(path: db, access: .readWrite)
+    }
+
+    /// Opens an existing database for writing; never creates one.
+    func openExistingForWriting() throws -> EventStore {
+        guard FileManager.default.fileExists(atPath: db) else { throw EventStoreError.databaseNotFound(path: db) }
+        return try EventStore(path: db, access: .readWrite)
     }
 
     func openForReading() throws -> EventStore {
@@ -32,8 +42,32 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
         throw error
     } catch let error as CleanExit {
         throw error
+    } catch let error as ValidationError {
+        throw error
     } catch {
         Terminal.standardError("error: \(String(describing: error))")
+        if let hint = hint(for: error) { Terminal.standardError(hint) }
         throw ExitCode.failure
+    }
+}
+
+/// The way out, in commands and flags, for errors the library describes.
+func hint(for error: Error) -> String? {
+    switch error {
+    case EventStoreError.databaseNotFound:
+        return "Create one with `gamelog demo` or `gamelog simulate`, or pass --db PATH (or set GAMELOG_DB)."
+    case EventStoreError.isAFolder, EventStoreError.folderNotFound, EventStoreError.notADatabase,
+         EventStoreError.notAGamelogDatabase:
+        return "Pass the path of a gamelog database with --db."
+    case EventStoreError.olderSchema(let path, _, _):
+        return "Run `gamelog migrate --db \(path)` to upgrade it."
+    case EventStoreError.readOnly:
+        return "Pass another --db, or fix the permissions."
+    case ReplayError.noSuchGame, ReplayError.ambiguousGame:
+        return "`gamelog games` lists the games and their ids."
+    case ReplayError.undecodableEvent:
+        return "`gamelog verify` checks the whole log."
+    default:
+        return nil
     }
 }

@@ -19,7 +19,7 @@ struct Index: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let store = try options.openForWriting()
+            let store = try options.openExistingForWriting()
             let index = try GameIndex(store: store)
             let progress = ProgressBar(total: index.streams.count, label: "games")
             var written = 0, done = 0
@@ -34,7 +34,7 @@ struct Index: ParsableCommand {
                 progress.update(done)
             }
             progress.finish()
-            print("stored \(written) snapshots (every \(every) steps, projection version \(ConversationState.projectionVersion)) for \(index.streams.count) conversations in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+            print("stored \(written) snapshots (every \(every) steps, projection version \(ConversationState.projectionVersion)) for the \(index.streams.count) conversations recorded (\(Set(index.sessions.keys).count) games sent) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
     }
 }

@@ -18,7 +18,7 @@ struct ReplayCommand: ParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String
     @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A), or auditor for everything.") var perspective: String = "auditor"
-    @Option(help: "Print the state at this step and exit.") var step: Int?
+    @Option(parsing: .unconditional, help: "Print the state at this step and exit.") var step: Int?
     @Flag(help: "Print JSON and exit.") var json = false
 
     func run() throws {

@@ -9,7 +9,7 @@ import Simulation
 struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play many random games (with cancels, re-taps, dismissals, switching away) and record them.",
-        discussion: "The same seed plays the same games; with --clock fixed it also writes the same times, so the log is identical. Re-running a seed into the same database adds nothing: event ids come from the seed.")
+        discussion: "The same seed plays the same games; with --clock fixed it also writes the same times, so the log is identical. Each game is stored whole or not at all. Re-running a seed into the same database skips the games it already recorded and plays the rest, so an interrupted run resumes where it stopped.")
 
     enum Clock: String, ExpressibleByArgument, CaseIterable {
         case system, fixed
@@ -29,7 +29,7 @@ struct Simulate: ParsableCommand {
     @Option(help: "Where recorded times come from: system, or fixed (reproducible).")
     var clock: Clock = .system
 
-    @Option(help: "Chance, 0 to 1, that a step is noise (cancel, re-tap, dismiss, switch away).")
+    @Option(help: "Chance, 0 to 0.9, that a step is noise (cancel, re-tap, dismiss, switch away).")
     var noise: Double = 0.15
 
     @Flag(help: "Print a JSON summary instead of text.")
@@ -51,11 +51,12 @@ struct Simulate: ParsableCommand {
             let simulator = Simulator(recorder: recorder, games: .standard, seed: seed, noise: noise)
             let progress = ProgressBar(total: games, label: "games")
             let started = Date()
-            var finished = 0
+            var finished = 0, skipped = 0
             var outcomes: [String: Int] = [:]
             for number in 0..<games {
                 let report = try simulator.play(game == "mixed" ? simulator.mixedKind(number) : game)
                 if report.finished { finished += 1 }
+                if report.alreadyRecorded { skipped += 1 }
                 outcomes[outcomeClass(report), default: 0] += 1
                 progress.update(number + 1, detail: "· \(recorder.writtenEvents) events")
             }
@@ -64,7 +65,7 @@ struct Simulate: ParsableCommand {
             let written = recorder.writtenEvents
             if json {
                 let summary: [String: Any] = [
-                    "games": games, "finished": finished, "eventsWritten": written, "seconds": seconds,
+                    "games": games, "finished": finished, "alreadyRecorded": skipped, "eventsWritten": written, "seconds": seconds,
                     "seed": seed, "database": store.path, "outcomes": outcomes,
                 ]
                 let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
@@ -72,7 +73,9 @@ struct Simulate: ParsableCommand {
             } else {
                 print("Played \(games) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
                 print("Wrote \(written) events to \(store.path) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
-                if written == 0 { print("Nothing new: these games were already recorded with this seed.") }
+                if skipped > 0 {
+                    print("\(skipped) of the \(games) games were already recorded with this seed and were skipped.")
+                }
                 for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) { print("  \(outcome): \(count)") }
             }
         }

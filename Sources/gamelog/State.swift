@@ -8,7 +8,7 @@ struct State: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix of it.") var game: String
-    @Option(help: "The step (0 is before the first event; default: the last).") var at: Int?
+    @Option(parsing: .unconditional, help: "The step (0 is before the first event; default: the last).") var at: Int?
     @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A), or auditor for everything.") var perspective: String = "auditor"
     @Flag(help: "Print JSON.") var json = false
 
