@@ -57,7 +57,8 @@ final class InteractiveReplay {
         self.perspective = perspective
     }
 
-    static let help = "n/→ next  p/← prev  g step  t time  m msg  k kind  d diff  v view  q quit"
+    /// The key bar: "q quit" first, so a narrow terminal keeps the way out.
+    static let help = "q quit  n/→ next  p/← prev  g step  t time  m message  k kind  d diff  v whose view"
 
     func run() throws {
         tcgetattr(STDIN_FILENO, &saved)
@@ -71,7 +72,7 @@ final class InteractiveReplay {
         write("\u{1B}[?25l")
         while true {
             try draw()
-            guard let key = readKey() else { return }
+            guard let key = readKeyRedrawingOnResize() else { return }
             message = ""
             let replayer = opened.replayer
             switch key {
@@ -88,18 +89,19 @@ final class InteractiveReplay {
             case "m":
                 if let next = replayer.nextMessage(after: step) { step = next } else { message = "no later message" }
             case "g":
-                if let text = prompt("go to step (0...\(replayer.stepCount)): "), let n = Int(text),
-                   (0...replayer.stepCount).contains(n) {
+                // Esc cancels a prompt quietly.
+                guard let text = prompt("go to step (0...\(replayer.stepCount)): ") else { break }
+                if let n = Int(text), (0...replayer.stepCount).contains(n) {
                     step = n
                 } else {
-                    message = "not a step in 0...\(replayer.stepCount)"
+                    message = "'\(text)' is not a step in 0...\(replayer.stepCount)"
                 }
             case "t":
-                if let text = prompt("go to time (ISO 8601): "), let time = try? parseTime(text),
-                   let found = replayer.step(atOrAfter: time) {
-                    step = found
+                guard let text = prompt("go to time (ISO 8601, e.g. 2026-01-01T00:00:10Z): ") else { break }
+                if let time = try? parseTime(text) {
+                    if let found = replayer.step(atOrAfter: time) { step = found } else { message = "no event at or after \(text)" }
                 } else {
-                    message = "no event at or after that time"
+                    message = "'\(text)' is not a time: use ISO 8601 (2026-01-01T00:00:10Z) or microseconds since 1970"
                 }
             case "k":
                 if let kind = prompt("next event of kind (e.g. callback.didReceive): "), !kind.isEmpty {
@@ -113,22 +115,44 @@ final class InteractiveReplay {
 
     private func draw() throws {
         let (rows, columns) = terminalSize()
+        lastSize = (rows, columns)
         let state = try opened.replayer.state(at: step, as: perspective)
         var lines = StateText.render(state, step: step, replayer: opened.replayer, perspective: perspective,
                                      focus: opened.session)
-        if showDiff {
-            lines.append("")
-            lines.append("changes from step \(max(step - 1, 0)):")
-            let changes = try opened.replayer.diff(from: max(step - 1, 0), to: step, as: perspective)
-            lines += changes.isEmpty ? ["  none"] : changes.map { "  " + $0.description }
-        }
         let room = max(rows - 2, 1)
-        if lines.count > room { lines = Array(lines.prefix(room - 1)) + ["… (\(lines.count - room + 1) more lines)"] }
+        var diff: [String] = []
+        if showDiff {
+            diff.append("changes from step \(max(step - 1, 0)):")
+            let changes = try opened.replayer.diff(from: max(step - 1, 0), to: step, as: perspective)
+            diff += changes.isEmpty ? ["  none"] : changes.map { "  " + $0.description }
+            // On a short screen the diff asked for keeps its place: the state gives way,
+            // down to its header line.
+            diff = Array(diff.prefix(max(room - 2, 1)))
+        }
+        let stateRoom = max(room - diff.count - (diff.isEmpty ? 0 : 1), 1)
+        if lines.count > stateRoom {
+            lines = Array(lines.prefix(max(stateRoom - 1, 1))) + (stateRoom > 1 ? ["… (\(lines.count - stateRoom + 1) more lines)"] : [])
+        }
+        if !diff.isEmpty { lines += [""] + diff }
         var screen = "\u{1B}[H\u{1B}[2J"
         for line in lines { screen += String(line.prefix(columns)) + "\r\n" }
         screen += "\u{1B}[\(rows - 1);1H" + String(message.prefix(columns))
         screen += "\u{1B}[\(rows);1H\u{1B}[7m" + String(Self.help.padding(toLength: columns, withPad: " ", startingAt: 0)) + "\u{1B}[0m"
         write(screen)
+    }
+
+    private var lastSize = (rows: 0, columns: 0)
+
+    /// Waits for a key, redrawing whenever the terminal changes size meanwhile.
+    private func readKeyRedrawingOnResize() -> String? {
+        while true {
+            var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 200)
+            if ready > 0 { return readKey() }
+            if ready < 0 && errno != EINTR { return nil }
+            let size = terminalSize()
+            if size != lastSize { try? draw() }
+        }
     }
 
     private func readKey() -> String? {

@@ -266,6 +266,55 @@ final class Folder {
     }
 }
 
+extension InteractiveReplayTests {
+    /// A small terminal keeps the way out and the diff; a resize redraws at once;
+    /// a bad time says why; Esc cancels a prompt.
+    @Test func smallAndResizedTerminalsBadTimesAndEscape() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let game = try #require(list.first?["id"] as? String)
+        let binary = try gamelogPath()
+        let session = "gamelog-small-\(UUID().uuidString.prefix(8))"
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", "60", "-y", "15",
+                      "cd \(folder.url.path) && \(binary) replay \(game.prefix(8)); echo REPLAY-EXITED; sleep 30"])
+        defer { _ = try? tmux(["kill-session", "-t", session]) }
+
+        var text = try screen(session, until: "step 0/")
+        #expect(text.contains("q quit"))
+        _ = try tmux(["send-keys", "-t", session, "g"])
+        _ = try screen(session, until: "go to step")
+        _ = try tmux(["send-keys", "-t", session, "30", "Enter"])
+        _ = try screen(session, until: "step 30/")
+        _ = try tmux(["send-keys", "-t", session, "d"])
+        text = try screen(session, until: "changes from step 29")
+        #expect(text.contains("changes from step 29"), "\(text)")
+        #expect(text.contains("q quit"))
+
+        _ = try tmux(["send-keys", "-t", session, "t"])
+        _ = try screen(session, until: "go to time")
+        _ = try tmux(["send-keys", "-t", session, "yesterday", "Enter"])
+        text = try screen(session, until: "is not a time")
+        #expect(text.contains("'yesterday' is not a time"))
+
+        _ = try tmux(["send-keys", "-t", session, "g"])
+        _ = try screen(session, until: "go to step")
+        _ = try tmux(["send-keys", "-t", session, "Escape"])
+        Thread.sleep(forTimeInterval: 0.5)
+        text = try tmux(["capture-pane", "-p", "-t", session])
+        #expect(!text.contains("go to step") && !text.contains("not a step"), "\(text)")
+        #expect(text.contains("step 30/"))
+
+        // A bigger window is filled without a key press.
+        _ = try tmux(["resize-window", "-t", session, "-x", "120", "-y", "50"])
+        text = try screen(session, until: "device B (Bob)")
+        #expect(text.contains("device B (Bob)"))
+        _ = try tmux(["send-keys", "-t", session, "q"])
+        #expect(try screen(session, until: "REPLAY-EXITED").contains("REPLAY-EXITED"))
+    }
+}
+
 @Suite struct MigrateTests {
     @Test func anOlderSchemaIsReadAfterTheMigrateTheErrorNames() throws {
         let folder = try Folder()
