@@ -32,7 +32,28 @@ public struct Auditor: Sendable {
     /// - Parameters:
     ///   - game: an id prefix to audit one game's conversation only.
     ///   - progress: called with (events checked, total).
-    public func audit(_ store: EventStore, game: String? = nil, progress: ((Int, Int) -> Void)? = nil) throws -> [Finding] {
+    public func audit(_ store: EventStore, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil,
+                      progress: ((Int, Int) -> Void)? = nil) throws -> [Finding] {
+        try report(store, game: game, trusting: trusted, progress: progress).findings
+    }
+
+    /// What ``audit(_:game:trusting:progress:)`` found, with the signatures' report.
+    public struct Report: Sendable {
+        public var findings: [Finding]
+        /// The keys found and whether they were trusted; nil when one game was audited.
+        public var proofs: ProofReport?
+    }
+
+    /// Every check, and what the signature check read.
+    /// - Parameter trusted: device name → Ed25519 public key the auditor trusts; nil
+    ///   checks signatures against the keys found in the log itself.
+    public func report(_ store: EventStore, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil,
+                       progress: ((Int, Int) -> Void)? = nil) throws -> Report {
+        // SQLite's own check first: a broken index can hide rows from every query.
+        let structure = try store.structuralProblems().map { problem in
+            Finding(.error, .integrity, position: nil, rule: "sqlite-integrity-check",
+                    expected: "a sound database file", found: problem)
+        }
         let total = Int(try store.count().events)
         // Which conversations to check. On a damaged log this may fail; the integrity
         // findings then say why, so the failure only surfaces for a sound log.
@@ -74,17 +95,61 @@ public struct Auditor: Sendable {
         }
         let integrity = try shared.integrity()
         if !integrity.isSound {
-            return integrity.problems.map { problem in
+            return Report(findings: structure + integrity.problems.map { problem in
                 Finding(.error, .integrity, position: problem.position, rule: Self.rule(problem),
                         expected: "an untouched event", found: problem.description)
-            }
+            }, proofs: nil)
         }
-        _ = try plan.get()
+        let index = try plan.get()
+        var findings = try shared.findings() + structure
+        var proofs: ProofReport?
+        if game == nil {
+            let report = try store.verifyProofs(trusting: trusted)
+            findings += report.problems.map { problem in
+                Finding(problem.isError ? .error : .warning, .signature, position: problem.position, device: problem.device,
+                        rule: problem.kind.rawValue, expected: "events as their device signed them", found: problem.detail)
+            }
+            proofs = report
+        }
+        findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
         // Lanes finish in any order: a total order keeps the report the same run to run.
-        return try shared.findings().sorted {
+        findings.sort {
             ($0.position ?? .max, $0.rule, $0.game ?? "", $0.device ?? "", $0.expected, $0.found)
                 < ($1.position ?? .max, $1.rule, $1.game ?? "", $1.device ?? "", $1.expected, $1.found)
         }
+        return Report(findings: findings, proofs: proofs)
+    }
+
+    /// Every stored snapshot of the running projection version, re-derived from the
+    /// events: one that differs (or does not decode) could show a state that never was.
+    func snapshotFindings(_ store: EventStore, conversations: [ConversationID],
+                          streams: [ConversationID: Set<UUID>]) throws -> [Finding] {
+        var findings: [Finding] = []
+        let decoder = JSONDecoder(games: games)
+        for conversation in conversations {
+            let stored = try store.snapshots(conversation: conversation.uuid, projectionVersion: ConversationState.projectionVersion)
+            guard !stored.isEmpty else { continue }
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams[conversation] ?? [],
+                                        verify: false, games: games)
+            for snapshot in stored {
+                var problem: String?
+                if snapshot.step > replayer.stepCount {
+                    problem = "a snapshot of step \(snapshot.step), past the conversation's \(replayer.stepCount) events"
+                } else if let state = try? decoder.decode(ConversationState.self, from: Data(snapshot.state)) {
+                    if state != (try replayer.state(at: snapshot.step)) {
+                        problem = "a snapshot of step \(snapshot.step) that differs from the state its events give"
+                    }
+                } else {
+                    problem = "a snapshot of step \(snapshot.step) that does not decode"
+                }
+                if let problem {
+                    findings.append(Finding(.error, .snapshot, position: min(snapshot.position, replayer.events.last?.position ?? 0),
+                                            game: conversation.uuid.uuidString, rule: "snapshot-matches-events",
+                                            expected: "the state the events give", found: problem))
+                }
+            }
+        }
+        return findings
     }
 
     /// Every check on one conversation's events, in time order.

@@ -8,7 +8,13 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
         /// neither kept nor broken, and never an error.
         case notCheckable
     }
-    public enum Check: String, Hashable, Codable, Sendable { case integrity, lifecycle, legality, consistency, invariant }
+    public enum Check: String, Hashable, Codable, Sendable {
+        case integrity, lifecycle, legality, consistency, invariant
+        /// The devices' signatures over their streams.
+        case signature
+        /// Stored projection snapshots against the events.
+        case snapshot
+    }
 
     public var severity: Severity
     public var check: Check

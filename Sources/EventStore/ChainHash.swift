@@ -46,6 +46,24 @@ public enum ChainHash {
         return Array(hasher.finalize())
     }
 
+    /// A stream chain's hash: `SHA-256(previous || envelope without its position)`.
+    /// Positions change when logs are merged; a stream's chain does not, so a
+    /// device's events keep their proof in any log.
+    public static func streamHash(previous: [UInt8], envelope: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: previous)
+        envelope.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[8...])) }
+        return Array(hasher.finalize())
+    }
+
+    /// The stream hash of a stored event given its stream predecessor's.
+    static func streamHash(previous: [UInt8], event e: StoredEvent, scratch: inout [UInt8]) -> [UInt8] {
+        envelope(position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion,
+                 type: e.type, typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload,
+                 into: &scratch)
+        return streamHash(previous: previous, envelope: scratch)
+    }
+
     /// The chain hash of a stored event given its predecessor's. `scratch` holds the
     /// envelope; pass the same array for every event of a scan to allocate it once.
     static func hash(previous: [UInt8], event e: StoredEvent, scratch: inout [UInt8]) -> [UInt8] {

@@ -11,9 +11,13 @@ extension EventStore {
     ///   ``EventStoreError/versionConflict(stream:expected:actual:)`` and writes
     ///   nothing. A stream whose events in the batch are all already stored is not
     ///   checked (that is a retry of a batch that succeeded).
+    /// - `signing` gives the key of the device that recorded a stream: each device
+    ///   signs, in the same transaction, a ``Checkpoint`` over the heads of its
+    ///   streams this batch appended to, chained to its previous checkpoint.
     /// - Returns: for each event, in order, its position and stream version.
     @discardableResult
-    public func append(_ events: [NewEvent], expecting: [UUID: ExpectedVersion] = [:]) throws -> [AppendedEvent] {
+    public func append(_ events: [NewEvent], expecting: [UUID: ExpectedVersion] = [:],
+                       signing: ((UUID) -> DeviceKey?)? = nil) throws -> [AppendedEvent] {
         guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
         guard !events.isEmpty else { return [] }
         for event in events {
@@ -31,7 +35,9 @@ extension EventStore {
         var newTypes: [String: Int64] = [:]
         try Self.translating(path) {
             try queue.inTransaction(.immediate) { db in
-                results = try appendInTransaction(db, events, expecting: expecting, newTypes: &newTypes)
+                let (appended, heads) = try appendInTransaction(db, events, expecting: expecting, newTypes: &newTypes)
+                results = appended
+                if let signing { try sign(db, heads, signing) }
                 return .commit
             }
         }
@@ -44,10 +50,13 @@ extension EventStore {
         var rowID: Int64
         var version: Int64
         var startVersion: Int64
+        /// The stream hash at `version`.
+        var head: [UInt8]
     }
 
+    /// Appends; returns the results and the new head of every stream that grew.
     private func appendInTransaction(_ db: Database, _ events: [NewEvent], expecting: [UUID: ExpectedVersion],
-                                     newTypes: inout [String: Int64]) throws -> [AppendedEvent] {
+                                     newTypes: inout [String: Int64]) throws -> ([AppendedEvent], [SignedHead]) {
         let compressor = try currentCompressor(db)
         let tail = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
         var position: Int64 = tail?[0] ?? 0
@@ -64,7 +73,7 @@ extension EventStore {
                                 recorded_at, codec, dictionary_id, raw_size, payload, hash)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """))
-        let findStream = try db.cachedStatement(sql: "SELECT id, version FROM streams WHERE uuid = ?")
+        let findStream = try db.cachedStatement(sql: "SELECT id, version, head FROM streams WHERE uuid = ?")
         let insertStream = try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)")
 
         var streams: [UUID: StreamState] = [:]
@@ -93,10 +102,13 @@ extension EventStore {
             } else {
                 let uuidBytes = Data(event.stream.bytes)
                 if let row = try Row.fetchOne(findStream, arguments: [uuidBytes]) {
-                    stream = StreamState(rowID: row[0], version: row[1], startVersion: row[1])
+                    let version: Int64 = row[1]
+                    let head = try (row[2] as Data?).map(Array.init)
+                        ?? (version == 0 ? ChainHash.genesis : legacyHead(db, stream: event.stream))
+                    stream = StreamState(rowID: row[0], version: version, startVersion: version, head: head)
                 } else {
                     try insertStream.execute(arguments: [uuidBytes])
-                    stream = StreamState(rowID: db.lastInsertedRowID, version: 0, startVersion: 0)
+                    stream = StreamState(rowID: db.lastInsertedRowID, version: 0, startVersion: 0, head: ChainHash.genesis)
                 }
                 if let expected = expecting[event.stream], !expected.matches(stream.version) {
                     throw EventStoreError.versionConflict(stream: event.stream, expected: expected, actual: stream.version)
@@ -104,7 +116,6 @@ extension EventStore {
             }
             position += 1
             stream.version += 1
-            streams[event.stream] = stream
 
             let typeID = try typeID(db, for: event.type, newTypes: &newTypes)
             ChainHash.envelope(
@@ -112,6 +123,8 @@ extension EventStore {
                 type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload,
                 into: &envelope)
             let hash = ChainHash.hash(previous: previousHash, envelope: envelope)
+            stream.head = ChainHash.streamHash(previous: stream.head, envelope: envelope)
+            streams[event.stream] = stream
             let encoded = try pipeline.encoded(index)
             let (row, version) = (position, stream.version)
             try withUnsafeBytes(of: event.id.uuid) { id in
@@ -139,11 +152,63 @@ extension EventStore {
             seenInBatch[event.id] = appended
             results.append(appended)
         }
-        let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ? WHERE id = ?")
-        for stream in streams.values where stream.version != stream.startVersion {
-            try updateStream.execute(arguments: [stream.version, stream.rowID])
+        let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?")
+        var heads: [SignedHead] = []
+        for (uuid, stream) in streams where stream.version != stream.startVersion {
+            try updateStream.execute(arguments: [stream.version, Data(stream.head), stream.rowID])
+            heads.append(SignedHead(stream: uuid, version: stream.version, hash: stream.head))
         }
-        return results
+        return (results, heads)
+    }
+
+    /// The head of a stream written before streams kept one: its chain from its events.
+    private func legacyHead(_ db: Database, stream: UUID) throws -> [UInt8] {
+        let (sql, arguments) = Self.selectSQL(for: EventQuery(stream: stream), withPredecessorHash: false)
+        let names = RowNames()
+        var head = ChainHash.genesis, scratch: [UInt8] = []
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        while let row = try cursor.next() {
+            head = ChainHash.streamHash(previous: head, event: try decodeRow(db, row, names), scratch: &scratch)
+        }
+        return head
+    }
+
+    /// Each device signs the heads of its streams this batch grew, chained to its last checkpoint.
+    private func sign(_ db: Database, _ heads: [SignedHead], _ keyOf: (UUID) -> DeviceKey?) throws {
+        var byKey: [[UInt8]: (key: DeviceKey, heads: [SignedHead])] = [:]
+        for head in heads {
+            guard let key = keyOf(head.stream) else { continue }
+            byKey[key.publicKey, default: (key, [])].heads.append(head)
+        }
+        for (publicKey, group) in byKey.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let last = try lastCheckpoint(db, publicKey: publicKey)
+            let checkpoint = try Checkpoint.signing(group.heads, device: group.key.device, key: group.key.privateKey,
+                                                    sequence: (last?.sequence ?? 0) + 1, previous: last?.digest ?? ChainHash.genesis,
+                                                    signedAt: clock())
+            try insert(checkpoint, db)
+        }
+    }
+
+    func lastCheckpoint(_ db: Database, publicKey: [UInt8]) throws -> Checkpoint? {
+        try Row.fetchOne(db, sql: """
+            SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints
+            WHERE public_key = ? ORDER BY sequence DESC LIMIT 1
+            """, arguments: [Data(publicKey)]).map(Self.checkpoint)
+    }
+
+    static func checkpoint(_ row: Row) -> Checkpoint {
+        Checkpoint(device: row[2], publicKey: Array(row[0] as Data), sequence: row[1], previous: Array(row[3] as Data),
+                   signedAt: Timestamp(microsecondsSince1970: row[4]), heads: Checkpoint.unpacked(Array(row[5] as Data)) ?? [],
+                   signature: Array(row[6] as Data))
+    }
+
+    func insert(_ checkpoint: Checkpoint, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO checkpoints (public_key, sequence, device, previous, signed_at, heads, signature)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [Data(checkpoint.publicKey), checkpoint.sequence, checkpoint.device, Data(checkpoint.previous),
+                             checkpoint.signedAt.microsecondsSince1970, Data(Checkpoint.packed(checkpoint.heads)),
+                             Data(checkpoint.signature)])
     }
 
     private func typeID(_ db: Database, for name: String, newTypes: inout [String: Int64]) throws -> Int64 {

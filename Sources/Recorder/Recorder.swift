@@ -18,6 +18,10 @@ public final class Recorder: HostObserver {
     private var expectations: [UUID: ExpectedVersion] = [:]
     private var versions: [UUID: Int64] = [:]
     private var wrappers: [UUID: RecordingExtension] = [:]
+    /// The device of every recording started, for signing.
+    private var deviceOfStream: [UUID: DeviceID] = [:]
+    private var keys: [DeviceID: DeviceKey] = [:]
+    private let makeKey: (DeviceID) -> DeviceKey?
 
     /// Callbacks recorded so far, by kind.
     public private(set) var recordedCallbacks: [Callback: Int] = [:]
@@ -26,10 +30,25 @@ public final class Recorder: HostObserver {
 
     /// - Parameters:
     ///   - seed: makes event ids deterministic (a seeded simulation); nil for random ids.
-    public init(store: EventStore, clock: any RecordingClock = SystemClock(), seed: UInt64? = nil) {
+    ///   - keys: each device's signing key; by default one derived from the seed (so
+    ///     seeded runs sign reproducibly), or a fresh random key per device without
+    ///     one. Return nil to leave a device's recordings unsigned.
+    public init(store: EventStore, clock: any RecordingClock = SystemClock(), seed: UInt64? = nil,
+                keys: ((DeviceID) -> DeviceKey?)? = nil) {
         self.store = store
         self.clock = clock
         self.ids = seed.map { SeededGenerator(seed: $0 ^ 0x5EED_1D5) }
+        makeKey = keys ?? { device in
+            seed.map { DeviceKey.derived(device: device.name, seed: $0) } ?? DeviceKey.random(device: device.name)
+        }
+    }
+
+    /// The key that signs a device's checkpoints.
+    public func key(of device: DeviceID) -> DeviceKey? {
+        if let known = keys[device] { return known }
+        let made = makeKey(device)
+        keys[device] = made
+        return made
     }
 
     /// Wraps a host's extension factory so every instance is recorded.
@@ -53,7 +72,11 @@ public final class Recorder: HostObserver {
     @discardableResult
     public func flush() throws -> Int {
         guard !buffer.isEmpty else { return 0 }
-        let results = try store.append(buffer, expecting: expectations)
+        var signers: [UUID: DeviceKey] = [:]
+        for event in buffer where signers[event.stream] == nil {
+            if let device = deviceOfStream[event.stream], let key = key(of: device) { signers[event.stream] = key }
+        }
+        let results = try store.append(buffer, expecting: expectations) { signers[$0] }
         let written = results.filter(\.isNew).count
         writtenEvents += written
         buffer.removeAll(keepingCapacity: true)
@@ -95,6 +118,7 @@ public final class Recorder: HostObserver {
     // MARK: HostObserver
 
     public func instanceStarted(_ info: InstanceInfo) {
+        deviceOfStream[info.instanceID] = info.device
         record(.recordingStarted(info), stream: info.instanceID)
     }
 

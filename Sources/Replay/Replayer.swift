@@ -26,13 +26,15 @@ public final class Replayer {
     public private(set) var storedSnapshotsUsed = 0
 
     /// - Parameter useStoredSnapshots: start from snapshots `gamelog index` stored,
-    ///   when they are of this projection version and still match the log.
+    ///   when they are of this projection version and still match the log's event
+    ///   there. Off by default: nothing signs a snapshot, so a forged one could show
+    ///   a state the events never produced; `gamelog verify` re-derives them all.
     public init(store: EventStore, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32,
-                useStoredSnapshots: Bool = true, games: GameRegistry) throws {
+                useStoredSnapshots: Bool = false, verify: Bool = true, games: GameRegistry) throws {
         self.conversation = conversation
         self.games = games
         self.snapshotInterval = max(1, snapshotInterval)
-        events = try Self.load(from: store, streams: streams)
+        events = try Self.load(from: store, streams: streams, verify: verify)
         devices = Set(events.compactMap(\.device)).sorted()
         guard useStoredSnapshots else { return }
         let decoder = JSONDecoder(games: games)

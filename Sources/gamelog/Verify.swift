@@ -17,15 +17,33 @@ struct Verify: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "Only this game (or conversation): an id or a unique prefix.") var game: String?
-    @Flag(help: "Print findings as JSON.") var json = false
+    @Option(help: "A keys file (`gamelog keys --json` of a log you trust, or {\"A\": \"hex key\"}): signatures must be by these keys.")
+    var trust: String?
+    @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
 
     func run() throws {
-        try reportingErrors {
+        guard json else { return try reportingErrors { try check() } }
+        do {
+            try check()
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            // Scripts get JSON whatever happened.
+            let object: [String: Any] = ["ok": false, "error": String(describing: error), "hint": hint(for: error) ?? ""]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            throw ExitCode.failure
+        }
+    }
+
+    private func check() throws {
+        do {
+            let trusted = try trust.map(readTrustedKeys)
             let store = try options.openForReading()
             let total = Int(try store.count().events)
             let progress = ProgressBar(total: total, label: "events")
             let started = Date()
-            let findings = try Auditor(games: .standard).audit(store, game: game) { done, _ in progress.update(done) }
+            let report = try Auditor(games: .standard).report(store, game: game, trusting: trusted) { done, _ in progress.update(done) }
+            let findings = report.findings
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
             let errors = findings.filter { $0.severity == .error }
@@ -35,13 +53,21 @@ struct Verify: ParsableCommand {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                let report = Report(events: total, ok: errors.isEmpty, seconds: seconds, recordedDevices: devices,
-                                    notCheckable: unchecked.count, findings: findings)
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+                let keys = report.proofs?.keys.map { Report.Key(device: $0.device, publicKey: hex($0.publicKey), checkpoints: $0.checkpoints) }
+                let document = Report(events: total, ok: errors.isEmpty, seconds: seconds, recordedDevices: devices,
+                                      notCheckable: unchecked.count, keys: keys ?? [], keysTrusted: trusted != nil,
+                                      findings: findings)
+                print(String(decoding: try encoder.encode(document), as: UTF8.self))
             } else {
                 for finding in findings.prefix(100) { print(finding.description) }
                 if findings.count > 100 { print("… and \(findings.count - 100) more (use --json for all)") }
                 let rate = Int(Double(total) / max(seconds, 0.001))
+                if let proofs = report.proofs {
+                    let signers = proofs.keys.map { "\($0.device) (key \(hex($0.publicKey).prefix(12))…, \($0.checkpoints) checkpoints)" }
+                    print(signers.isEmpty ? "signatures: none; the log's events are unsigned"
+                          : "signatures: \(signers.joined(separator: ", ")); "
+                            + (proofs.trusted ? "checked against the trusted keys" : "keys taken from the log itself (pass --trust KEYS.json to check them against keys you trust)"))
+                }
                 print("recordings from device\(devices.count == 1 ? "" : "s") \(devices.joined(separator: ", "))"
                       + (unchecked.isEmpty ? "" : "; \(unchecked.count) checks need a recording this log does not hold"))
                 if errors.isEmpty {
@@ -60,6 +86,14 @@ struct Verify: ParsableCommand {
         var seconds: Double
         var recordedDevices: [String]
         var notCheckable: Int
+        var keys: [Key]
+        var keysTrusted: Bool
         var findings: [Finding]
+
+        struct Key: Encodable {
+            var device: String
+            var publicKey: String
+            var checkpoints: Int
+        }
     }
 }

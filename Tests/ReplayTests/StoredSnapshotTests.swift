@@ -28,7 +28,7 @@ import Testing
         let (store, catalog) = try indexed(folder)
         var used = 0
         for (conversation, streams) in catalog.streams {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, games: .standard)
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, useStoredSnapshots: true, games: .standard)
             used += replayer.storedSnapshotsUsed
             var folded = ConversationState(conversation: conversation, games: .standard)
             for step in 0...replayer.stepCount {
@@ -44,7 +44,7 @@ import Testing
         let (store, catalog) = try indexed(folder)
         try tamper(folder.path("log.sqlite"), "UPDATE snapshots SET projection_version = projection_version + 1")
         for (conversation, streams) in catalog.streams {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, games: .standard)
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, useStoredSnapshots: true, games: .standard)
             #expect(replayer.storedSnapshotsUsed == 0)
         }
     }
@@ -57,7 +57,7 @@ import Testing
         // The longest conversation: it surely has snapshots.
         let (conversation, streams) = try #require(catalog.streams.max { (catalog.eventCounts[$0.key] ?? 0) < (catalog.eventCounts[$1.key] ?? 0) })
         #expect((catalog.eventCounts[conversation] ?? 0) > 32)
-        let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, games: .standard)
+        let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 16, useStoredSnapshots: true, games: .standard)
         #expect(replayer.storedSnapshotsUsed == 0)
         #expect(try replayer.state(at: replayer.stepCount) == ConversationState.folding(conversation, replayer.events, games: .standard))
     }
