@@ -147,7 +147,7 @@ let package = Package(
             name: "ReplayTests",
             dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
                            "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport",
-                           .product(name: "GRDB", package: "GRDB.swift")],
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

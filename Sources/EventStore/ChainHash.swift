@@ -21,7 +21,7 @@ public enum ChainHash {
 
     /// Writes an event's envelope bytes into `out`, replacing its contents and
     /// keeping its capacity, so a loop over many events allocates once.
-    static func envelope(position: Int64, id: UUID, stream: UUID, streamVersion: Int64,
+    public static func envelope(position: Int64, id: UUID, stream: UUID, streamVersion: Int64,
                          type: String, typeVersion: Int, recordedAt: Timestamp,
                          payload: [UInt8], into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)

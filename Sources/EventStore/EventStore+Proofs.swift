@@ -168,3 +168,57 @@ extension EventStore {
 
 private func short(_ id: UUID) -> String { String(id.uuidString.prefix(8)).lowercased() }
 private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+extension EventStore {
+    /// The stored event with this id, if any.
+    public func event(id: UUID) throws -> StoredEvent? {
+        try read { db in
+            guard let position = try Int64.fetchOne(db, sql: "SELECT position FROM events WHERE event_id = ?",
+                                                    arguments: [Data(id.bytes)]) else { return nil }
+            let (sql, arguments) = Self.selectSQL(for: EventQuery(positions: position...position), withPredecessorHash: false)
+            return try Row.fetchOne(db, sql: sql, arguments: arguments).map { try decodeRow(db, $0, RowNames()) }
+        }
+    }
+
+    /// A stream's chain hash after `version` of its stored events; genesis for 0,
+    /// nil if the stream holds fewer.
+    public func streamHash(_ stream: UUID, at version: Int64) throws -> [UInt8]? {
+        guard version > 0 else { return ChainHash.genesis }
+        var hash = ChainHash.genesis, reached: Int64 = 0, scratch: [UInt8] = []
+        try scan(EventQuery(stream: stream), verify: false) { event in
+            guard event.streamVersion <= version else { return }
+            hash = ChainHash.streamHash(previous: hash, event: event, scratch: &scratch)
+            reached = event.streamVersion
+        }
+        return reached == version ? hash : nil
+    }
+
+    /// Stores checkpoints from another log (an import), keeping those already here.
+    /// - Throws: ``EventStoreError/checkpointConflict(device:sequence:)`` if one
+    ///   stored here under the same key and sequence differs; nothing is stored then.
+    /// - Returns: how many were new.
+    @discardableResult
+    public func store(_ checkpoints: [Checkpoint]) throws -> Int {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        var added = 0
+        try Self.translating(path) {
+            try queue.inTransaction(.immediate) { db in
+                for checkpoint in checkpoints {
+                    if let stored = try Row.fetchOne(db, sql: """
+                        SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints
+                        WHERE public_key = ? AND sequence = ?
+                        """, arguments: [Data(checkpoint.publicKey), checkpoint.sequence]).map(Self.checkpoint) {
+                        guard stored == checkpoint else {
+                            throw EventStoreError.checkpointConflict(device: checkpoint.device, sequence: checkpoint.sequence)
+                        }
+                        continue
+                    }
+                    try insert(checkpoint, db)
+                    added += 1
+                }
+                return .commit
+            }
+        }
+        return added
+    }
+}

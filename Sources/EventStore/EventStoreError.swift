@@ -22,6 +22,8 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
     case versionConflict(stream: UUID, expected: ExpectedVersion, actual: Int64)
     case invalidEvent(id: UUID, reason: String)
     case invalidDictionary(reason: String)
+    /// A checkpoint differs from the one stored under the same key and sequence.
+    case checkpointConflict(device: String, sequence: Int64)
 
     // Reading and verifying: each names the global position
     case missingEvent(position: Int64)
@@ -72,6 +74,8 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
             return "event \(id.uuidString.lowercased()) is invalid: \(reason); nothing was written."
         case .invalidDictionary(let reason):
             return "invalid dictionary: \(reason); nothing was stored."
+        case .checkpointConflict(let device, let sequence):
+            return "device \(device)'s checkpoint \(sequence) differs from the one already stored under its key: one of the two logs was forged; nothing was stored."
         case .missingEvent(let position):
             return "event at position \(position) is missing: a row was deleted."
         case .outOfOrder(let position, let detail):

@@ -15,6 +15,7 @@ enum ExportLine {
         var position: Int64
         var recordedAt: Int64
         var stream: UUID
+        var streamHash: [UInt8]?
         var streamVersion: Int64
         var type: String
         var typeVersion: Int
@@ -35,6 +36,7 @@ enum ExportLine {
                   literal(",\"position\":"), let position = integer(),
                   literal(",\"recordedAt\":"), let recordedAt = integer(),
                   literal(",\"stream\":"), let stream = uuid(),
+                  let streamHash = optionalStreamHash(),
                   literal(",\"streamVersion\":"), let streamVersion = integer(),
                   literal(",\"type\":"), let typeBytes = string(),
                   literal(",\"typeVersion\":"), let typeVersion = integer(),
@@ -42,7 +44,14 @@ enum ExportLine {
                   let type = String(validating: typeBytes, as: UTF8.self),
                   let version = Int(exactly: typeVersion) else { return nil }
             return Fields(id: id, payload: payload, position: position, recordedAt: recordedAt, stream: stream,
-                          streamVersion: streamVersion, type: type, typeVersion: version)
+                          streamHash: streamHash.hash, streamVersion: streamVersion, type: type, typeVersion: version)
+        }
+
+        /// `,"streamHash":"<64 hex>"` if present (older exports have none); nil if malformed.
+        private mutating func optionalStreamHash() -> (hash: [UInt8]?, Void)? {
+            guard literal(",\"streamHash\":") else { return (nil, ()) }
+            guard let text = string(), text.count == 64, let hash = Hex.bytes(text[...]) else { return nil }
+            return (hash, ())
         }
 
         private mutating func literal(_ text: StaticString) -> Bool {

@@ -65,6 +65,10 @@ public struct ImportPlan: Sendable {
     let files: [ExportFile]
     let lines: [Interchange.LineRef]
     let keys: [Interchange.MergeKey]
+    /// The checkpoints the files carry, with where each stood.
+    let checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)]
+    /// Streams whose lines start past version 1: their chain continues one stored here.
+    let continued: [UUID: (firstVersion: Int64, firstLine: Int)]
 
     /// Events found in the files, repeats included.
     public var count: Int { lines.count }
@@ -86,6 +90,7 @@ extension Interchange {
         let totalBytes = files.reduce(0) { $0 + $1.contents.count }
         var lines: [LineRef] = []
         var keys: [MergeKey] = []
+        var checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)] = []
         var bytesBefore = 0
         for (fileIndex, file) in files.enumerated() {
             try file.contents.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
@@ -98,6 +103,11 @@ extension Interchange {
                     defer { start = end + 1 }
                     let (from, to) = trimmed(all, start, end)
                     if from == to { continue }
+                    if let checkpoint = try checkpointLine(UnsafeRawBufferPointer(rebasing: all[from..<to]), file: file.name,
+                                                           line: lineNumber) {
+                        checkpoints.append((checkpoint, file.name, lineNumber))
+                        continue
+                    }
                     let fields = try parse(UnsafeRawBufferPointer(rebasing: all[from..<to]), file: file.name, line: lineNumber)
                     do {
                         _ = try RecordedEvent.decode(type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload)
@@ -112,7 +122,96 @@ extension Interchange {
             bytesBefore += file.contents.count
         }
         progress?(totalBytes, totalBytes)
-        return ImportPlan(files: files, lines: lines, keys: keys)
+        var plan = ImportPlan(files: files, lines: lines, keys: keys, checkpoints: checkpoints, continued: [:])
+        plan = try checkChains(plan)
+        return plan
+    }
+
+    /// A checkpoint line, checked: its fields and its signature under its own key.
+    /// Nil for any other line.
+    static func checkpointLine(_ line: UnsafeRawBufferPointer, file: String, line number: Int) throws -> Checkpoint? {
+        let prefix = Array(#"{"checkpoint":"#.utf8)
+        guard line.count > prefix.count, line.prefix(prefix.count).elementsEqual(prefix) else { return nil }
+        let decoded: ExportedCheckpoint
+        do {
+            decoded = try JSONDecoder().decode(ExportedCheckpoint.Line.self, from: Data(line)).checkpoint
+        } catch {
+            throw InterchangeError.malformedLine(file: file, line: number, detail: "a checkpoint line lacks a field or has one of the wrong kind")
+        }
+        guard let checkpoint = decoded.checkpoint else {
+            throw InterchangeError.badCheckpoint(file: file, line: number, detail: "a key, hash or signature is not hex of its length")
+        }
+        guard checkpoint.isSigned(by: checkpoint.publicKey) else {
+            throw InterchangeError.badCheckpoint(file: file, line: number,
+                                                 detail: "device \(checkpoint.device)'s signature does not verify under its key")
+        }
+        return checkpoint
+    }
+
+    /// Recomputes every stream's chain from its lines: each line's stream hash must
+    /// be its chain's, and every head a checkpoint signed must be reached with that
+    /// hash. Streams that start past version 1 are checked against the store on import.
+    static func checkChains(_ plan: ImportPlan) throws -> ImportPlan {
+        var signed: [UUID: [Int64: (hash: [UInt8], checkpoint: Int)]] = [:]
+        for (index, entry) in plan.checkpoints.enumerated() {
+            for head in entry.checkpoint.heads { signed[head.stream, default: [:]][head.version] = (head.hash, index) }
+        }
+        var byStream: [UUID: [Int]] = [:]
+        for index in plan.keys.indices { byStream[plan.keys[index].stream, default: []].append(index) }
+        var continued: [UUID: (firstVersion: Int64, firstLine: Int)] = [:]
+        var scratch: [UInt8] = []
+        for (stream, indices) in byStream {
+            let ordered = indices.sorted { (plan.keys[$0].streamVersion, $0) < (plan.keys[$1].streamVersion, $1) }
+            let first = plan.keys[ordered[0]].streamVersion
+            if first > 1 {
+                continued[stream] = (first, ordered[0])
+                continue
+            }
+            var hash = ChainHash.genesis, version: Int64 = 0, device: String?
+            var last: ExportLine.Fields?
+            for index in ordered {
+                let fields = try plan.fields(index)
+                let ref = plan.lines[index], file = plan.files[Int(ref.file)].name
+                if let previous = last, previous.streamVersion == fields.streamVersion {
+                    // The same event twice (two files): fine; two different ones: not.
+                    guard previous == fields || (previous.id == fields.id && previous.payload == fields.payload) else {
+                        throw InterchangeError.conflict(file: file, line: Int(ref.line), id: fields.id,
+                                                        detail: "another line gives stream \(short(stream)) version \(fields.streamVersion) too")
+                    }
+                    continue
+                }
+                guard fields.streamVersion == version + 1 else {
+                    throw InterchangeError.missingEvents(stream: stream, expectedVersion: version + 1, found: fields.streamVersion)
+                }
+                if device == nil, case .recordingStarted(let info)? = try? RecordedEvent.decode(
+                    type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload) {
+                    device = info.device.name
+                }
+                ChainHash.envelope(position: 0, id: fields.id, stream: stream, streamVersion: fields.streamVersion,
+                                   type: fields.type, typeVersion: fields.typeVersion,
+                                   recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
+                                   into: &scratch)
+                hash = ChainHash.streamHash(previous: hash, envelope: scratch)
+                version = fields.streamVersion
+                let who = device.map { "device \($0)'s " } ?? ""
+                if let carried = fields.streamHash, carried != hash {
+                    throw InterchangeError.editedLine(file: file, line: Int(ref.line), detail:
+                        "its content does not give the stream hash it carries (\(who)stream \(short(stream)) version \(version))")
+                }
+                if let head = signed[stream]?[version], head.hash != hash {
+                    let checkpoint = plan.checkpoints[head.checkpoint]
+                    throw InterchangeError.editedLine(file: file, line: Int(ref.line), detail:
+                        "\(who)stream \(short(stream)) up to version \(version) is not what device \(checkpoint.checkpoint.device) signed in its checkpoint \(checkpoint.checkpoint.sequence) (\(checkpoint.file):\(checkpoint.line))")
+                }
+                last = fields
+            }
+            if let highest = signed[stream]?.keys.max(), highest > version {
+                let checkpoint = plan.checkpoints[signed[stream]![highest]!.checkpoint]
+                throw InterchangeError.badCheckpoint(file: checkpoint.file, line: checkpoint.line, detail:
+                    "device \(checkpoint.checkpoint.device) signed \(highest) events of stream \(short(stream)), but the files hold \(version): its tail was cut")
+            }
+        }
+        return ImportPlan(files: plan.files, lines: plan.lines, keys: plan.keys, checkpoints: plan.checkpoints, continued: continued)
     }
 
     /// Merges checked logs into `store`, like ``import(_:into:batchSize:progress:)``:
@@ -121,6 +220,8 @@ extension Interchange {
     /// parsed again when its batch is stored, so memory holds only the plan.
     public static func `import`(_ plan: ImportPlan, into store: EventStore, batchSize: Int = 1_000,
                                 progress: ((_ eventsDone: Int, _ eventsTotal: Int) -> Void)? = nil) throws -> ImportSummary {
+        try checkAgainst(store, plan)
+        try store.store(plan.checkpoints.map(\.checkpoint))
         let stored = try merge(
             count: plan.lines.count, key: { plan.keys[$0] },
             event: { index in
@@ -137,6 +238,42 @@ extension Interchange {
                                 progress: ((ImportStage, Int, Int) -> Void)? = nil) throws -> ImportSummary {
         let plan = try check(files: files) { progress?(.checking, $0, $1) }
         return try self.import(plan, into: store, batchSize: batchSize) { progress?(.storing, $0, $1) }
+    }
+
+    /// What needs the store: lines whose id is stored must carry the same event, and
+    /// streams that continue a stored one must continue its chain.
+    static func checkAgainst(_ store: EventStore, _ plan: ImportPlan) throws {
+        for (stream, start) in plan.continued {
+            let ref = plan.lines[start.firstLine], file = plan.files[Int(ref.file)].name
+            guard let hash = try store.streamHash(stream, at: start.firstVersion - 1) else {
+                throw InterchangeError.missingEvents(stream: stream, expectedVersion: try store.streamVersion(stream) + 1,
+                                                     found: start.firstVersion)
+            }
+            let fields = try plan.fields(start.firstLine)
+            var scratch: [UInt8] = []
+            ChainHash.envelope(position: 0, id: fields.id, stream: stream, streamVersion: fields.streamVersion, type: fields.type,
+                               typeVersion: fields.typeVersion, recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt),
+                               payload: fields.payload, into: &scratch)
+            if let carried = fields.streamHash, carried != ChainHash.streamHash(previous: hash, envelope: scratch) {
+                throw InterchangeError.editedLine(file: file, line: Int(ref.line), detail:
+                    "it does not continue stream \(short(stream)) as stored here")
+            }
+        }
+        guard try store.count().events > 0 else { return }
+        for index in plan.lines.indices {
+            let fields = try plan.fields(index)
+            guard let stored = try store.event(id: fields.id) else { continue }
+            var differences: [String] = []
+            if stored.stream != fields.stream || stored.streamVersion != fields.streamVersion { differences.append("stream and version") }
+            if stored.type != fields.type || stored.typeVersion != fields.typeVersion { differences.append("type") }
+            if stored.recordedAt.microsecondsSince1970 != fields.recordedAt { differences.append("time") }
+            if stored.payload != fields.payload { differences.append("payload") }
+            guard differences.isEmpty else {
+                let ref = plan.lines[index]
+                throw InterchangeError.conflict(file: plan.files[Int(ref.file)].name, line: Int(ref.line), id: fields.id,
+                                                detail: "its \(differences.joined(separator: ", ")) differ")
+            }
+        }
     }
 
     /// Where one line lies in its file.
@@ -166,8 +303,17 @@ extension Interchange {
         } catch {
             throw InterchangeError.malformedLine(file: file, line: number, detail: "\(error)")
         }
+        var streamHash: [UInt8]?
+        if let text = event.streamHash {
+            guard let hash = Hex.bytes(text, count: 32) else {
+                throw InterchangeError.malformedLine(file: file, line: number, detail: "streamHash is not 64 hex digits")
+            }
+            streamHash = hash
+        }
         return ExportLine.Fields(id: event.id, payload: Array(event.payload.utf8), position: event.position,
-                                 recordedAt: event.recordedAt, stream: event.stream, streamVersion: event.streamVersion,
-                                 type: event.type, typeVersion: event.typeVersion)
+                                 recordedAt: event.recordedAt, stream: event.stream, streamHash: streamHash,
+                                 streamVersion: event.streamVersion, type: event.type, typeVersion: event.typeVersion)
     }
 }
+
+private func short(_ id: UUID) -> String { String(id.uuidString.prefix(8)).lowercased() }

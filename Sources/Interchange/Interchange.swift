@@ -16,6 +16,96 @@ public struct ExportedEvent: Codable, Hashable, Sendable {
     public var payload: String
     /// Where the event stood in the exporting database, for reference.
     public var position: Int64
+    /// The stream's chain hash after this event, hex (absent in exports made before
+    /// stream chains).
+    public var streamHash: String?
+
+    public init(id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int, recordedAt: Int64,
+                payload: String, position: Int64, streamHash: String? = nil) {
+        self.id = id
+        self.stream = stream
+        self.streamVersion = streamVersion
+        self.type = type
+        self.typeVersion = typeVersion
+        self.recordedAt = recordedAt
+        self.payload = payload
+        self.position = position
+        self.streamHash = streamHash
+    }
+}
+
+/// A checkpoint line: `{"checkpoint":{...}}`, byte fields in hex.
+public struct ExportedCheckpoint: Codable, Hashable, Sendable {
+    public struct Head: Codable, Hashable, Sendable {
+        public var stream: UUID
+        public var version: Int64
+        public var hash: String
+    }
+
+    public var device: String
+    public var publicKey: String
+    public var sequence: Int64
+    public var previous: String
+    public var signedAt: Int64
+    public var heads: [Head]
+    public var signature: String
+
+    public init(_ c: Checkpoint) {
+        device = c.device
+        publicKey = Hex.string(c.publicKey)
+        sequence = c.sequence
+        previous = Hex.string(c.previous)
+        signedAt = c.signedAt.microsecondsSince1970
+        heads = c.heads.map { Head(stream: $0.stream, version: $0.version, hash: Hex.string($0.hash)) }
+        signature = Hex.string(c.signature)
+    }
+
+    /// The checkpoint, if every byte field is hex of the right length.
+    public var checkpoint: Checkpoint? {
+        guard let key = Hex.bytes(publicKey, count: 32), let previous = Hex.bytes(previous, count: 32),
+              let signature = Hex.bytes(signature, count: 64) else { return nil }
+        var out: [SignedHead] = []
+        for head in heads {
+            guard let hash = Hex.bytes(head.hash, count: 32) else { return nil }
+            out.append(SignedHead(stream: head.stream, version: head.version, hash: hash))
+        }
+        return Checkpoint(device: device, publicKey: key, sequence: sequence, previous: previous,
+                          signedAt: Timestamp(microsecondsSince1970: signedAt), heads: out, signature: signature)
+    }
+
+    struct Line: Codable { var checkpoint: ExportedCheckpoint }
+}
+
+/// Hex for byte fields in exported lines.
+enum Hex {
+    static func string(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    static func bytes(_ text: String, count: Int) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == count * 2 else { return nil }
+        return bytes(utf8[...])
+    }
+
+    static func bytes(_ utf8: ArraySlice<UInt8>) -> [UInt8]? {
+        guard utf8.count % 2 == 0 else { return nil }
+        func nibble(_ b: UInt8) -> UInt8? {
+            switch b {
+            case 48...57: b - 48
+            case 97...102: b - 87
+            case 65...70: b - 55
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count / 2)
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
+            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
 }
 
 /// Why an import was refused. Nothing of the failing batch is stored.
@@ -24,6 +114,12 @@ public enum InterchangeError: Error, Hashable, Sendable, CustomStringConvertible
     case invalidPayload(file: String, line: Int, detail: String)
     case missingEvents(stream: UUID, expectedVersion: Int64, found: Int64)
     case unreadableFile(file: String, detail: String)
+    /// A line's event is not the one its stream's chain (or its device's signature) vouches for.
+    case editedLine(file: String, line: Int, detail: String)
+    /// A checkpoint line that does not verify.
+    case badCheckpoint(file: String, line: Int, detail: String)
+    /// An event id already stored with other content.
+    case conflict(file: String, line: Int, id: UUID, detail: String)
 
     public var description: String {
         switch self {
@@ -33,6 +129,12 @@ public enum InterchangeError: Error, Hashable, Sendable, CustomStringConvertible
             return "\(file):\(line) has a payload gamelog cannot read (\(detail)); nothing from this file was imported."
         case .unreadableFile(let file, let detail):
             return "cannot read \(file) (\(detail)); check the path and its permissions. Nothing was imported."
+        case .editedLine(let file, let line, let detail):
+            return "\(file):\(line) was changed after it was recorded: \(detail). Nothing was imported."
+        case .badCheckpoint(let file, let line, let detail):
+            return "\(file):\(line) holds a checkpoint that does not verify: \(detail). Nothing was imported."
+        case .conflict(let file, let line, let id, let detail):
+            return "\(file):\(line): event \(id.uuidString.lowercased()) is already stored with different content (\(detail)); one of the two logs was changed. Nothing was imported."
         case .missingEvents(let stream, let expected, let found):
             return "stream \(stream.uuidString.lowercased()) jumps from version \(expected - 1) to \(found): the export is missing events; nothing was imported."
         }
@@ -58,20 +160,40 @@ public enum Interchange {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var count = 0
+        var heads: [UUID: [UInt8]] = [:]
+        var scratch: [UInt8] = []
         try store.scan(EventQuery(streams: streams)) { stored in
             var payload = String(decoding: stored.payload, as: UTF8.self)
+            var bytes = stored.payload
             if let redactor {
                 // Re-encode so the redacted payload is canonical again (keys sorted).
                 let redacted = Array(redactor.apply(to: payload).utf8)
                 let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: redacted)
-                payload = String(decoding: event.payload(), as: UTF8.self)
+                bytes = event.payload()
+                payload = String(decoding: bytes, as: UTF8.self)
             }
+            // Each line carries its stream's chain hash, so an edited line is found on import.
+            ChainHash.envelope(position: stored.position, id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion,
+                               type: stored.type, typeVersion: stored.typeVersion, recordedAt: stored.recordedAt,
+                               payload: bytes, into: &scratch)
+            let head = ChainHash.streamHash(previous: heads[stored.stream] ?? ChainHash.genesis, envelope: scratch)
+            heads[stored.stream] = head
             let line = ExportedEvent(id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion,
                                      type: stored.type, typeVersion: stored.typeVersion,
                                      recordedAt: stored.recordedAt.microsecondsSince1970, payload: payload,
-                                     position: stored.position)
+                                     position: stored.position, streamHash: Hex.string(head))
             try write(String(decoding: try encoder.encode(line), as: UTF8.self))
             count += 1
+        }
+        // The signatures travel with the events: every checkpoint chain that covers an
+        // exported stream, whole. A redacted export changed what was signed: none.
+        if !redact {
+            let all = try store.checkpoints()
+            let keys = Set(all.filter { $0.heads.contains { streams?.contains($0.stream) ?? true } }.map(\.publicKey))
+            for checkpoint in all where keys.contains(checkpoint.publicKey) {
+                let line = ExportedCheckpoint.Line(checkpoint: ExportedCheckpoint(checkpoint))
+                try write(String(decoding: try encoder.encode(line), as: UTF8.self))
+            }
         }
         return count
     }
@@ -83,7 +205,8 @@ public enum Interchange {
             let f = try plan.fields(index)
             return ExportedEvent(id: f.id, stream: f.stream, streamVersion: f.streamVersion, type: f.type,
                                  typeVersion: f.typeVersion, recordedAt: f.recordedAt,
-                                 payload: String(decoding: f.payload, as: UTF8.self), position: f.position)
+                                 payload: String(decoding: f.payload, as: UTF8.self), position: f.position,
+                                 streamHash: f.streamHash.map(Hex.string))
         }
     }
 

@@ -1,0 +1,269 @@
+import Audit
+
+import EventStore
+import Foundation
+import GameKit
+import Games
+import GRDB
+import Interchange
+import Projections
+import Recorder
+import Replay
+import Simulation
+import TestSupport
+import Testing
+
+/// A forger who knows docs/FORMAT.md and holds no device key: edits rows with raw
+/// SQL and recomputes everything that is not signed.
+struct Forger {
+    let path: String
+
+    /// Replaces the payload of the event at `position` (stored raw, codec 0), then
+    /// recomputes the global chain from there and the stream's stored head.
+    func rewrite(position: Int64, _ change: (String) -> String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            let store = try EventStore(path: path, access: .readOnly)
+            let event = try #require(try store.event(at: position, verify: false))
+            let payload = Array(change(String(decoding: event.payload, as: UTF8.self)).utf8)
+            #expect(payload != event.payload)
+            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = ?, raw_size = ? WHERE position = ?",
+                           arguments: [Data(payload), payload.count, position])
+            try rechain(db, from: position)
+        }
+    }
+
+    /// Recomputes the global chain from `position` on, and every stream's head.
+    func rechain(_ db: Database, from position: Int64) throws {
+        let store = try EventStore(path: path, access: .readOnly)
+        var previous = position <= 1 ? ChainHash.genesis
+            : Array(try Data.fetchOne(db, sql: "SELECT hash FROM events WHERE position = ?", arguments: [position - 1])!)
+        var heads: [UUID: [UInt8]] = [:]
+        for event in try store.events(verify: false) {
+            var scratch: [UInt8] = []
+            ChainHash.envelope(position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion,
+                               type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt,
+                               payload: event.payload, into: &scratch)
+            heads[event.stream] = ChainHash.streamHash(previous: heads[event.stream] ?? ChainHash.genesis, envelope: scratch)
+            guard event.position >= position else { continue }
+            let hash = ChainHash.hash(previous: previous, envelope: scratch)
+            try db.execute(sql: "UPDATE events SET hash = ? WHERE position = ?", arguments: [Data(hash), event.position])
+            previous = hash
+        }
+        for (stream, head) in heads {
+            try db.execute(sql: "UPDATE streams SET head = ? WHERE uuid = ?", arguments: [Data(head), withUnsafeBytes(of: stream.uuid) { Data($0) }])
+        }
+    }
+}
+
+@Suite(.serialized) struct ForgeryTests {
+    let folder: TemporaryFolder
+    let clean: String
+    let keys: [String: [UInt8]]
+
+    init() throws {
+        folder = try TemporaryFolder()
+        clean = folder.path("clean.sqlite")
+        let store = try EventStore(path: clean)
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 808), games: .standard, seed: 808)
+        for n in 0..<8 { try simulator.play(simulator.mixedKind(n)) }
+        keys = ["A": DeviceKey.derived(device: "A", seed: 808).publicKey, "B": DeviceKey.derived(device: "B", seed: 808).publicKey]
+    }
+
+    func copy(_ name: String) throws -> String {
+        let path = folder.path(name)
+        try FileManager.default.copyItem(atPath: clean, toPath: path)
+        return path
+    }
+
+    func errors(_ path: String, trusting: [String: [UInt8]]? = nil) throws -> [Finding] {
+        try Auditor(games: .standard).audit(try EventStore(path: path, access: .readOnly), trusting: trusting)
+            .filter { $0.severity == .error }
+    }
+
+    /// The middle event of a game message's insert, found by its payload.
+    func insertPosition(_ path: String) throws -> Int64 {
+        let store = try EventStore(path: path, access: .readOnly)
+        let inserts = try store.events(EventQuery(types: ["action.insert"]))
+        #expect(inserts.count > 4)
+        return inserts[inserts.count / 2].position
+    }
+
+    @Test func theCleanLogVerifiesAgainstTheDevicesKeys() throws {
+        #expect(try errors(clean, trusting: keys).isEmpty)
+        let report = try EventStore(path: clean, access: .readOnly).verifyProofs(trusting: keys)
+        #expect(report.checkpoints >= 16) // a checkpoint per device per game at least
+        #expect(report.problems.isEmpty, "\(report.problems.prefix(3))")
+    }
+
+    @Test func anEditWithEveryChainRecomputedIsCaughtBySignatures() throws {
+        let path = try copy("edited.sqlite")
+        let position = try insertPosition(path)
+        try Forger(path: path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
+        // The chains are consistent: only the signatures say no.
+        #expect(try EventStore(path: path, access: .readOnly).verifyIntegrity().isSound)
+        let found = try errors(path)
+        #expect(found.contains { $0.check == .signature && $0.rule == "changedEvent" }, "\(found)")
+        // Nothing the forger can show points past the log's end.
+        let last = try EventStore(path: path, access: .readOnly).lastPosition()
+        #expect(found.allSatisfy { ($0.position ?? 0) <= last })
+    }
+
+    @Test func aCutTailWithTheStreamVersionLoweredIsCaught() throws {
+        let path = try copy("cut.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            // The log's last three events, and their stream told it is shorter.
+            let last = try Int64.fetchOne(db, sql: "SELECT max(position) FROM events")!
+            let stream = try Int64.fetchOne(db, sql: "SELECT stream_id FROM events WHERE position = ?", arguments: [last])!
+            let cut = try Int64.fetchOne(db, sql: "SELECT count(*) FROM events WHERE stream_id = ? AND position > ?",
+                                         arguments: [stream, last - 3])!
+            try db.execute(sql: "DELETE FROM events WHERE stream_id = ? AND position > ?", arguments: [stream, last - 3])
+            try db.execute(sql: "UPDATE streams SET version = version - ? WHERE id = ?", arguments: [cut, stream])
+            try Forger(path: path).rechain(db, from: last - 2)
+        }
+        let found = try errors(path)
+        #expect(found.contains { $0.rule == "cutBelowCheckpoint" }, "\(found.map(\.rule))")
+    }
+
+    @Test func aCheckpointRemovedFromTheMiddleBreaksItsDevicesChain() throws {
+        let path = try copy("gap.sqlite")
+        try DatabaseQueue(path: path).writeWithoutTransaction {
+            try $0.execute(sql: "DELETE FROM checkpoints WHERE device = 'A' AND sequence = 3")
+        }
+        #expect(try errors(path).contains { $0.rule == "brokenCheckpointChain" })
+    }
+
+    @Test func reSigningWithAnotherKeyIsCaughtByTheTrustedKeys() throws {
+        let path = try copy("resigned.sqlite")
+        let position = try insertPosition(path)
+        try Forger(path: path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
+        // The forger re-signs every checkpoint of both devices with keys of their own,
+        // over heads recomputed from the forged events.
+        let store = try EventStore(path: path, access: .readOnly)
+        var heads: [UUID: [Int64: [UInt8]]] = [:]
+        var running: [UUID: [UInt8]] = [:]
+        for event in try store.events(verify: false) {
+            var scratch: [UInt8] = []
+            ChainHash.envelope(position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion,
+                               type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt,
+                               payload: event.payload, into: &scratch)
+            let hash = ChainHash.streamHash(previous: running[event.stream] ?? ChainHash.genesis, envelope: scratch)
+            running[event.stream] = hash
+            heads[event.stream, default: [:]][event.streamVersion] = hash
+        }
+        var forged: [Checkpoint] = []
+        var previous: [String: [UInt8]] = [:]
+        for checkpoint in try store.checkpoints().sorted(by: { ($0.device, $0.sequence) < ($1.device, $1.sequence) }) {
+            let mallory = DeviceKey.derived(device: checkpoint.device, seed: 666)
+            let recomputed = checkpoint.heads.map { SignedHead(stream: $0.stream, version: $0.version, hash: heads[$0.stream]![$0.version]!) }
+            let signed = try Checkpoint.signing(recomputed, device: checkpoint.device, key: mallory.privateKey, sequence: checkpoint.sequence,
+                                                previous: previous[checkpoint.device] ?? ChainHash.genesis, signedAt: checkpoint.signedAt)
+            previous[checkpoint.device] = signed.digest
+            forged.append(signed)
+        }
+        try DatabaseQueue(path: path).writeWithoutTransaction { try $0.execute(sql: "DELETE FROM checkpoints") }
+        try EventStore(path: path).store(forged)
+        // Against the keys in the log, the forgery holds together...
+        #expect(try errors(path).filter { $0.check == .signature }.isEmpty)
+        // ...against the devices' own keys it does not.
+        let found = try errors(path, trusting: keys)
+        #expect(found.filter { $0.rule == "untrustedKey" }.count == 2, "\(found.map(\.found))")
+    }
+
+    @Test func aForgedSnapshotIsReportedAndNeverShown() throws {
+        let path = try copy("snapshot.sqlite")
+        let store = try EventStore(path: path)
+        let catalog = try GameCatalog(store: store, games: .standard)
+        var stored = 0
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 8, games: .standard)
+            let snapshots = try replayer.snapshotsToStore()
+            stored += snapshots.count
+            try store.replaceSnapshots(conversation: conversation.uuid, with: snapshots.map { snapshot in
+                var forged = snapshot
+                // Bob renamed Mallory, event hash and position kept.
+                let text = String(decoding: snapshot.state, as: UTF8.self).replacingOccurrences(of: "\"Bob\"", with: "\"Mallory\"")
+                forged.state = Array(text.utf8)
+                return forged
+            })
+        }
+        #expect(stored > 8)
+        let found = try errors(path)
+        #expect(found.filter { $0.check == .snapshot }.count >= stored / 2, "\(found.count)")
+        // What the commands show comes from the events.
+        let (conversation, streams) = try #require(catalog.streams.max { $0.value.count < $1.value.count })
+        let replayer = try Replayer(store: try EventStore(path: path, access: .readOnly), conversation: conversation,
+                                    streams: streams, snapshotInterval: 8, games: .standard)
+        let state = try replayer.state(at: replayer.stepCount)
+        #expect(state.devices.values.allSatisfy { !$0.names.values.contains("Mallory") })
+        #expect(replayer.storedSnapshotsUsed == 0)
+    }
+
+    @Test func aBrokenIndexIsReported() throws {
+        let path = try copy("index.sqlite")
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = 'CREATE INDEX events_by_time ON events(raw_size)' WHERE name = 'events_by_time'")
+        }
+        let found = try errors(path)
+        #expect(found.contains { $0.rule == "sqlite-integrity-check" && $0.found.contains("events_by_time") })
+    }
+
+    @Test func anEditedExportLineIsRefusedWithItsLineAndStoresNothing() throws {
+        var text = ""
+        _ = try Interchange.export(from: try EventStore(path: clean, access: .readOnly)) { text += $0 + "\n" }
+        var lines = text.split(separator: "\n").map(String.init)
+        let index = try #require(lines.firstIndex { $0.contains("Ship_Location=") && $0.contains("action.insert") })
+        let original = lines[index]
+        lines[index] = original.replacingOccurrences(of: "Ship_Location=", with: "Ship_Location=1")
+        #expect(throws: InterchangeError.self) { _ = try Interchange.read(lines.joined(separator: "\n"), file: "edited.jsonl") }
+        do {
+            _ = try Interchange.read(lines.joined(separator: "\n"), file: "edited.jsonl")
+        } catch let error as InterchangeError {
+            #expect(error.description.hasPrefix("edited.jsonl:\(index + 1) "), "\(error)")
+        }
+        // The same edit with the stream hashes of that line and every later one of its
+        // stream recomputed: the device's signed checkpoint refuses it.
+        var events = try Interchange.read(text, file: "clean.jsonl")
+        #expect(events.count > 100)
+        let target = events[index]
+        events[index].payload = target.payload.replacingOccurrences(of: "Ship_Location=", with: "Ship_Location=1")
+        var running: [UUID: [UInt8]] = [:]
+        for i in events.indices {
+            var scratch: [UInt8] = []
+            ChainHash.envelope(position: 0, id: events[i].id, stream: events[i].stream, streamVersion: events[i].streamVersion,
+                               type: events[i].type, typeVersion: events[i].typeVersion,
+                               recordedAt: Timestamp(microsecondsSince1970: events[i].recordedAt),
+                               payload: Array(events[i].payload.utf8), into: &scratch)
+            let hash = ChainHash.streamHash(previous: running[events[i].stream] ?? ChainHash.genesis, envelope: scratch)
+            running[events[i].stream] = hash
+            events[i].streamHash = hash.map { String(format: "%02x", $0) }.joined()
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let checkpoints = text.split(separator: "\n").filter { $0.hasPrefix(#"{"checkpoint":"#) }
+        #expect(!checkpoints.isEmpty)
+        let forged = try events.map { String(decoding: try encoder.encode($0), as: UTF8.self) } + checkpoints.map(String.init)
+        do {
+            _ = try Interchange.read(forged.joined(separator: "\n"), file: "forged.jsonl")
+            Issue.record("a re-chained edit was accepted")
+        } catch let error as InterchangeError {
+            #expect(error.description.contains("forged.jsonl:") && error.description.contains("signed"), "\(error)")
+        }
+    }
+
+    @Test func anIdStoredWithOtherContentIsAConflictNotASkip() throws {
+        var text = ""
+        _ = try Interchange.export(from: try EventStore(path: clean, access: .readOnly)) { text += $0 + "\n" }
+        let target = try EventStore(path: folder.path("target.sqlite"))
+        let plan = try Interchange.check(files: [ExportFile(name: "clean.jsonl", contents: Data(text.utf8))])
+        #expect(try Interchange.import(plan, into: target).stored > 100)
+        // Change what one stored event says, in the target, as a second forged log would.
+        let position = try insertPosition(target.path)
+        try Forger(path: target.path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
+        let before = try Data(contentsOf: URL(fileURLWithPath: target.path))
+        #expect(throws: InterchangeError.self) { _ = try Interchange.import(plan, into: try EventStore(path: target.path)) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target.path)) == before)
+    }
+}
