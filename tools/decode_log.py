@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Decode every event of a gamelog database and recompute its hash chain, using only
-the standard library, following docs/FORMAT.md. Prints one JSON line per event with
---events, and always a final summary line; exits 1 if the chain is broken.
+"""Decode every event of a gamelog database, recompute its hash chain and every
+stream's chain, and check the devices' signed checkpoints, following docs/FORMAT.md
+with the standard library and `cryptography` (for Ed25519) only. Prints one JSON
+line per event with --events, and always a final summary line; exits 1 if anything
+does not verify.
 
-Usage: tools/decode_log.py DATABASE [--events]
+Usage: tools/decode_log.py DATABASE [--events] [--trust KEYS.json]
 """
 import hashlib
 import json
@@ -13,12 +15,28 @@ import sys
 import uuid
 import zlib
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+
+def checkpoint_message(device, sequence, previous, signed_at, heads):
+    """The bytes a device signs: see "Checkpoints" in docs/FORMAT.md."""
+    name = device.encode()
+    return (b"gamelog checkpoint v1\n" + struct.pack(">H", len(name)) + name + struct.pack(">Q", sequence)
+            + previous + struct.pack(">q", signed_at) + struct.pack(">I", len(heads) // 56) + heads)
+
 
 def main() -> int:
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     path, show = sys.argv[1], "--events" in sys.argv
+    trusted = None
+    if "--trust" in sys.argv:
+        with open(sys.argv[sys.argv.index("--trust") + 1]) as f:
+            keys = json.load(f)
+        trusted = ({k["device"]: bytes.fromhex(k["publicKey"]) for k in keys} if isinstance(keys, list)
+                   else {d: bytes.fromhex(k) for d, k in keys.items()})
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     if db.execute("PRAGMA application_id").fetchone()[0] != 0x474C4F47:
         print(f"{path} is not a gamelog database", file=sys.stderr)
@@ -30,6 +48,8 @@ def main() -> int:
            FROM events e JOIN streams s ON s.id = e.stream_id JOIN event_types t ON t.id = e.type_id
            ORDER BY e.position""")
     previous, expected, count, problems = bytes(32), 1, 0, []
+    stream_heads = {}   # stream -> {version: stream hash}
+    running = {}
     for (position, event_id, stream, version, type_name, type_version,
          recorded_at, codec, dictionary_id, raw_size, stored, stored_hash) in rows:
         count += 1
@@ -53,6 +73,9 @@ def main() -> int:
                     + struct.pack(">H", len(name)) + name + struct.pack(">I", type_version)
                     + struct.pack(">q", recorded_at) + struct.pack(">I", len(payload)) + payload)
         computed = hashlib.sha256(previous + envelope).digest()
+        # The stream chain: the same envelope without its position.
+        running[stream] = hashlib.sha256(running.get(stream, bytes(32)) + envelope[8:]).digest()
+        stream_heads.setdefault(stream, {})[version] = running[stream]
         if computed != stored_hash:
             problems.append(f"hash mismatch at position {position}")
         previous = stored_hash
@@ -61,7 +84,31 @@ def main() -> int:
                               "stream": str(uuid.UUID(bytes=stream)), "version": version,
                               "type": type_name, "recordedAt": recorded_at,
                               "payload": json.loads(payload)}, sort_keys=True))
-    print(json.dumps({"events": count, "head": previous.hex(), "problems": problems}))
+    checkpoints = db.execute(
+        "SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints "
+        "ORDER BY public_key, sequence").fetchall()
+    last_key, digest, next_sequence = None, bytes(32), 1
+    for key, sequence, device, before, signed_at, heads, signature in checkpoints:
+        if key != last_key:
+            last_key, digest, next_sequence = key, bytes(32), 1
+        if sequence != next_sequence or before != digest:
+            problems.append(f"device {device}: checkpoint {sequence} does not follow the one before")
+        message = checkpoint_message(device, sequence, before, signed_at, heads)
+        digest, next_sequence = hashlib.sha256(message + signature).digest(), sequence + 1
+        if trusted is not None and trusted.get(device) != key:
+            problems.append(f"device {device}: checkpoint {sequence} is signed with an untrusted key")
+            continue
+        try:
+            Ed25519PublicKey.from_public_bytes(key).verify(signature, message)
+        except InvalidSignature:
+            problems.append(f"device {device}: checkpoint {sequence} has a bad signature")
+            continue
+        for offset in range(0, len(heads), 56):
+            stream, version = heads[offset:offset + 16], struct.unpack(">Q", heads[offset + 16:offset + 24])[0]
+            if stream_heads.get(stream, {}).get(version) != heads[offset + 24:offset + 56]:
+                problems.append(f"device {device}: stream {uuid.UUID(bytes=stream)} version {version} "
+                                f"is not what checkpoint {sequence} signed")
+    print(json.dumps({"events": count, "head": previous.hex(), "checkpoints": len(checkpoints), "problems": problems}))
     return 1 if problems else 0
 
 

@@ -189,6 +189,9 @@ final class Folder {
         #expect(object["head"] as? String == (try store.headHash()).map { String(format: "%02x", $0) }.joined())
         #expect(object["events"] as? Int == Int(try store.count().events))
         #expect((object["problems"] as? [Any])?.isEmpty == true)
+        // It checked the devices' signatures too, from FORMAT.md alone.
+        #expect(object["checkpoints"] as? Int == (try store.checkpoints().count))
+        #expect((object["checkpoints"] as? Int ?? 0) > 0)
     }
 }
 
@@ -321,7 +324,10 @@ extension InteractiveReplayTests {
         _ = try gamelog(["simulate", "--games", "1", "--db", "old.sqlite"], in: folder.url)
         // Roll the file back to schema 2, as a database from before snapshots.
         try DatabaseQueue(path: folder.path("old.sqlite")).writeWithoutTransaction {
-            try $0.execute(sql: "DROP TABLE snapshots; DELETE FROM schema_migrations WHERE version = 3; PRAGMA user_version = 2")
+            try $0.execute(sql: """
+                DROP TABLE snapshots; DROP TABLE checkpoints; ALTER TABLE streams DROP COLUMN head;
+                DELETE FROM schema_migrations WHERE version >= 3; PRAGMA user_version = 2
+                """)
         }
         let refused = try gamelog(["log", "--db", "old.sqlite"], in: folder.url)
         #expect(refused.status != 0 && refused.stderr.contains("gamelog migrate"))
