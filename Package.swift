@@ -7,7 +7,7 @@ let game: [Target.Dependency] = ["GameKit", "MessagesModel", "MessagesHost"]
 
 let package = Package(
     name: "gamelog",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "gamelog", targets: ["gamelog"]),
         .library(name: "EventStore", targets: ["EventStore"]),

@@ -10,8 +10,13 @@ import RecordedEvents
 ///
 /// Events are buffered and written in one transaction by ``flush()``; an event is
 /// stored (acknowledged) once `flush` returns. One stream per extension instance.
+/// Each device signs its streams (see ``EventStore/append(_:expecting:signing:)``),
+/// and may write to a database of its own, as phones would.
+///
+/// A real device records through the same calls: ``record(_:in:)`` from each
+/// lifecycle callback, action and input of its message extension.
 public final class Recorder: HostObserver {
-    private let store: EventStore
+    private let storeOf: (DeviceID) -> EventStore
     private let clock: any RecordingClock
     private var ids: SeededGenerator?
     private var buffer: [NewEvent] = []
@@ -33,9 +38,22 @@ public final class Recorder: HostObserver {
     ///   - keys: each device's signing key; by default one derived from the seed (so
     ///     seeded runs sign reproducibly), or a fresh random key per device without
     ///     one. Return nil to leave a device's recordings unsigned.
-    public init(store: EventStore, clock: any RecordingClock = SystemClock(), seed: UInt64? = nil,
+    public convenience init(store: EventStore, clock: any RecordingClock = SystemClock(), seed: UInt64? = nil,
+                            keys: ((DeviceID) -> DeviceKey?)? = nil) {
+        self.init(storeOf: { _ in store }, clock: clock, seed: seed, keys: keys)
+    }
+
+    /// A recorder that writes each device's recordings to that device's own database.
+    /// - Parameter storeOf: the database of a device; called once per device.
+    public init(storeOf: @escaping (DeviceID) -> EventStore, clock: any RecordingClock = SystemClock(), seed: UInt64? = nil,
                 keys: ((DeviceID) -> DeviceKey?)? = nil) {
-        self.store = store
+        var stores: [DeviceID: EventStore] = [:]
+        self.storeOf = { device in
+            if let known = stores[device] { return known }
+            let made = storeOf(device)
+            stores[device] = made
+            return made
+        }
         self.clock = clock
         self.ids = seed.map { SeededGenerator(seed: $0 ^ 0x5EED_1D5) }
         makeKey = keys ?? { device in
@@ -76,8 +94,24 @@ public final class Recorder: HostObserver {
         for event in buffer where signers[event.stream] == nil {
             if let device = deviceOfStream[event.stream], let key = key(of: device) { signers[event.stream] = key }
         }
-        let results = try store.append(buffer, expecting: expectations) { signers[$0] }
-        let written = results.filter(\.isNew).count
+        // One transaction per database: one in all, or one per device's own.
+        var batches: [(store: EventStore, events: [NewEvent])] = []
+        for event in buffer {
+            let store = storeOf(deviceOfStream[event.stream] ?? DeviceID(""))
+            if let index = batches.firstIndex(where: { $0.store === store }) {
+                batches[index].events.append(event)
+            } else {
+                batches.append((store, [event]))
+            }
+        }
+        var written = 0
+        for batch in batches {
+            let streams = Set(batch.events.map(\.stream))
+            let results = try batch.store.append(batch.events, expecting: expectations.filter { streams.contains($0.key) }) {
+                signers[$0]
+            }
+            written += results.filter(\.isNew).count
+        }
         writtenEvents += written
         buffer.removeAll(keepingCapacity: true)
         expectations = [:]
@@ -92,10 +126,21 @@ public final class Recorder: HostObserver {
     /// recorded. Returns whether it dropped them.
     public func discardIfAlreadyRecorded() throws -> Bool {
         let starting = expectations.filter { $0.value == .noStream }.map(\.key)
-        guard !starting.isEmpty, try starting.allSatisfy({ try store.streamVersion($0) > 0 }) else { return false }
+        guard !starting.isEmpty, try starting.allSatisfy({ stream in
+            try storeOf(deviceOfStream[stream] ?? DeviceID("")).streamVersion(stream) > 0
+        }) else { return false }
         buffer.removeAll(keepingCapacity: true)
         expectations = [:]
         return true
+    }
+
+    /// Records one event of an extension instance, to be written by the next
+    /// ``flush()``. This is what a real device calls from its message extension:
+    /// `.recordingStarted(info)` once when the instance starts, then each callback,
+    /// action, user input, transcript change and screen with the instance's context.
+    public func record(_ event: RecordedEvent, in instance: InstanceInfo) {
+        deviceOfStream[instance.instanceID] = instance.device
+        record(event, stream: instance.instanceID)
     }
 
     func record(_ event: RecordedEvent, stream: UUID) {

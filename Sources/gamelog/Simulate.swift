@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import GameKit
+import MessagesModel
 import Games
 import Recorder
 import Simulation
@@ -32,6 +33,9 @@ struct Simulate: ParsableCommand {
     @Option(help: "Chance, 0 to 0.9, that a step is noise (cancel, re-tap, dismiss, switch away).")
     var noise: Double = 0.15
 
+    @Option(help: ArgumentHelp("Write each device's recordings to a database of its own, DIR/A.sqlite, DIR/B.sqlite, as phones would (instead of --db).", valueName: "DIR"))
+    var perDevice: String?
+
     @Flag(help: "Print a JSON summary instead of text.")
     var json = false
 
@@ -46,8 +50,27 @@ struct Simulate: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let store = try options.openForWriting()
-            let recorder = Recorder(store: store, clock: clock == .fixed ? FixedClock() : SystemClock(), seed: seed)
+            let recordingClock: any RecordingClock = clock == .fixed ? FixedClock() : SystemClock()
+            let recorder: Recorder
+            let destination: String
+            if let perDevice {
+                var isFolder: ObjCBool = false
+                if FileManager.default.fileExists(atPath: perDevice, isDirectory: &isFolder), !isFolder.boolValue {
+                    throw ValidationError("--per-device \(perDevice) is a file; give a folder (it is created if missing).")
+                }
+                try FileManager.default.createDirectory(atPath: perDevice, withIntermediateDirectories: true)
+                // Open every device's database up front, so a bad folder fails before any game.
+                var stores: [DeviceID: EventStore] = [:]
+                for device in ["A", "B"] as [DeviceID] {
+                    stores[device] = try EventStore(path: URL(fileURLWithPath: perDevice).appending(path: "\(device.name).sqlite").path)
+                }
+                recorder = Recorder(storeOf: { stores[$0]! }, clock: recordingClock, seed: seed)
+                destination = "\(perDevice)/A.sqlite and \(perDevice)/B.sqlite"
+            } else {
+                let store = try options.openForWriting()
+                recorder = Recorder(store: store, clock: recordingClock, seed: seed)
+                destination = store.path
+            }
             let simulator = Simulator(recorder: recorder, games: .standard, seed: seed, noise: noise)
             let progress = ProgressBar(total: games, label: "games")
             let started = Date()
@@ -66,13 +89,13 @@ struct Simulate: ParsableCommand {
             if json {
                 let summary: [String: Any] = [
                     "games": games, "finished": finished, "alreadyRecorded": skipped, "eventsWritten": written, "seconds": seconds,
-                    "seed": seed, "database": store.path, "outcomes": outcomes,
+                    "seed": seed, "database": destination, "outcomes": outcomes,
                 ]
                 let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
                 print("Played \(games) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
-                print("Wrote \(written) events to \(store.path) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
+                print("Wrote \(written) events to \(destination) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
                 if skipped > 0 {
                     print("\(skipped) of the \(games) games were already recorded with this seed and were skipped.")
                 }

@@ -17,8 +17,8 @@ struct Verify: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "Only this game (or conversation): an id or a unique prefix.") var game: String?
-    @Option(help: "A keys file (`gamelog keys --json` of a log you trust, or {\"A\": \"hex key\"}): signatures must be by these keys.")
-    var trust: String?
+    @Option(help: "A keys file (`gamelog keys --json` of a log you trust, or {\"A\": \"hex key\"}): signatures must be by these keys. Repeat it for one file per device.")
+    var trust: [String] = []
     @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
 
     func run() throws {
@@ -37,7 +37,8 @@ struct Verify: ParsableCommand {
 
     private func check() throws {
         do {
-            let trusted = try trust.map(readTrustedKeys)
+            let trusted = try trust.isEmpty ? nil
+                : trust.map(readTrustedKeys).reduce(into: [String: [UInt8]]()) { $0.merge($1) { _, new in new } }
             let store = try options.openForReading()
             let total = Int(try store.count().events)
             let progress = ProgressBar(total: total, label: "events")
