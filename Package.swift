@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "Replay", targets: ["Replay"]),
         .library(name: "Interchange", targets: ["Interchange"]),
         .library(name: "Audit", targets: ["Audit"]),
+        .library(name: "Rerun", targets: ["Rerun"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -75,8 +76,10 @@ let package = Package(
         .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameKit", "MessagesModel"], swiftSettings: strict),
         .target(
             name: "Audit",
-            dependencies: ["EventStore", "Projections", "RecordedEvents", "Replay", "GameKit", "MessagesModel"],
+            dependencies: ["EventStore", "Projections", "RecordedEvents", "Replay", "Rerun", "GameKit", "MessagesModel"],
             swiftSettings: strict),
+        .target(name: "Rerun", dependencies: ["GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay", "EventStore"],
+                swiftSettings: strict),
         .target(
             name: "TamperKit",
             dependencies: ["EventStore", "Interchange", "RecordedEvents", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
@@ -90,7 +93,7 @@ let package = Package(
             name: "gamelog",
             dependencies: [
                 "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
-                "ZlibCodec", "Projections", "Replay", "Interchange", "Audit",
+                "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -146,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "ReplayTests",
             dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
-                           "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport",
+                           "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun",
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         .testTarget(

@@ -5,6 +5,7 @@ import MessagesModel
 import Projections
 import RecordedEvents
 import Replay
+import Rerun
 
 /// A rule about the projected state that must hold at every step; users add their own.
 public protocol Invariant: Sendable {
@@ -21,6 +22,9 @@ public struct Auditor: Sendable {
     /// The games whose rules are checked.
     public var games: GameRegistry
     public var invariants: [any Invariant]
+    /// Whether to re-run every recording against the extensions' current code (the
+    /// check "outputs match the extension's code"); off for speed.
+    public var rerunsExtensions = true
 
     public init(games: GameRegistry, invariants: [any Invariant] = Auditor.builtInInvariants) {
         self.games = games
@@ -112,6 +116,25 @@ public struct Auditor: Sendable {
             proofs = report
         }
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
+        if rerunsExtensions {
+            let only = game.map { _ in Set(index.conversations) }
+            for result in try Rerunner(games: games).rerun(store: store, conversations: only) {
+                switch result.outcome {
+                case .diverged:
+                    let d = result.divergence!
+                    findings.append(Finding(.error, .rerun, position: d.position, game: result.conversation?.uuidString,
+                                            device: result.device, rule: "outputs-match-the-extension",
+                                            expected: d.recorded.map { "the recorded \($0)" } ?? "no further output",
+                                            found: d.now.map { "the code now produces \($0)" } ?? "the code now produces nothing there"))
+                case .skipped:
+                    findings.append(Finding(.notCheckable, .rerun, position: nil, game: result.conversation?.uuidString,
+                                            device: result.device, rule: "outputs-match-the-extension",
+                                            expected: "an extension of kind \(result.kind)", found: "none registered: not re-run"))
+                case .matched:
+                    break
+                }
+            }
+        }
         // Lanes finish in any order: a total order keeps the report the same run to run.
         findings.sort {
             ($0.position ?? .max, $0.rule, $0.game ?? "", $0.device ?? "", $0.expected, $0.found)
@@ -245,7 +268,8 @@ extension Auditor {
                      "didBecomeActive-after-willBecomeActive", "didResignActive-after-willResignActive",
                      "didSelect-follows-willSelect", "didTransition-follows-willTransition", "none-in-transcript-style",
                      "unfinished-callback-pair", "willBecomeActive-when-inactive", "willResignActive-when-active",
-                     "no-duplicates", "received-unchanged", "received-was-sent", "delivered"]
+                     "no-duplicates", "received-unchanged", "received-was-sent", "delivered", "sent-is-inserted",
+                     "sqlite-integrity-check", "snapshot-matches-events", "outputs-match-the-extension"]
         names += Callback.allCases.flatMap { ["\($0.rawValue)-only-while-active", "\($0.rawValue)-for-a-staged-message"] }
         return names + games.plugins.flatMap(\.ruleNames)
     }

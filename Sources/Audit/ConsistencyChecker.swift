@@ -19,6 +19,8 @@ public struct ConsistencyChecker {
     private var members: Set<String> = []
     private var sent: [MessageID: Sent] = [:]
     private var arrivals: [MessageID: [String: Int64]] = [:]
+    /// The message each device's extension inserted and has not sent yet.
+    private var inserted: [String: Message] = [:]
     private var orphanArrivals: [(message: Message, device: String, senderName: String?, position: Int64)] = []
     public private(set) var findings: [Finding] = []
 
@@ -38,8 +40,18 @@ public struct ConsistencyChecker {
             members.insert(device)
             for (id, name) in info.names { names[device, default: [:]][id.uuid.uuidString] = name }
             owners[device] = info.names[info.localParticipant]
+        case .action(let record, let context):
+            if case .insert(let message) = record.action, record.error == nil { inserted[context.device.name] = message }
         case .transcript(.sent(.message(let message)), let context):
             let device = context.device.name
+            // What is sent is what the extension put in the input field.
+            if let staged = inserted[device], staged.id == message.id,
+               staged.url != message.url || staged.session != message.session || staged.layout != message.layout {
+                findings.append(Finding(.error, .consistency, position: e.position, game: message.session?.uuid.uuidString,
+                                        device: device, rule: "sent-is-inserted", expected: "the message the extension inserted",
+                                        found: "a sent message with a different url, session or layout"))
+            }
+            inserted[device] = nil
             sent[message.id] = Sent(message: message, device: device, position: e.position,
                                     shownCaption: shown(message.caption, on: device))
         case .transcript(.arrived(.message(let message), let sender), let context):

@@ -14,6 +14,8 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
         case signature
         /// Stored projection snapshots against the events.
         case snapshot
+        /// The recorded outputs against the extension's code, re-run.
+        case rerun
     }
 
     public var severity: Severity

@@ -57,6 +57,18 @@ struct BattleshipChecker: LegalityChecker {
             fail("battleship-url-decodes", expected: "a valid Battleship URL", found: error.description)
             return breaks
         }
+        // The image is the seed's snapshot of the board: a placement's hides the ships,
+        // a result's shows hits only on ships and misses only off them.
+        if let cells = message.layout?.template.image?.cells {
+            let hits = cells.indices.filter { cells[$0] == "hit" }, misses = cells.indices.filter { cells[$0] == "miss" }
+            let fits = cells.count == Battleship.cellCount && (model.isComplete
+                ? hits.allSatisfy(model.shipLocations.contains) && !misses.contains(where: model.shipLocations.contains)
+                : hits.isEmpty && misses.isEmpty && !cells.contains("ship"))
+            if !fits {
+                fail("image-matches-url", expected: model.isComplete ? "hits on ships \(model.shipLocations) only" : "an image that hides the ships",
+                     found: "\(cells)")
+            }
+        }
         var game = games[session] ?? Game()
         defer { games[session] = game }
         if game.complete {

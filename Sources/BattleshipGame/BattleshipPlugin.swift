@@ -118,7 +118,7 @@ public struct BattleshipPlugin: GamePlugin {
     public func makeChecker() -> any LegalityChecker { BattleshipChecker() }
 
     public var ruleNames: [String] {
-        ["battleship-url-decodes", "nothing-after-completion", "two-distinct-ships", "ships-unchanged", "result-after-placement", "result-matches-taps"]
+        ["battleship-url-decodes", "nothing-after-completion", "two-distinct-ships", "ships-unchanged", "result-after-placement", "result-matches-taps", "image-matches-url"]
     }
 
     public var invariants: [BoardInvariant<BattleshipBoard>] {

@@ -74,7 +74,7 @@ public struct TicTacToePlugin: GamePlugin {
     public func makeChecker() -> any LegalityChecker { TicTacToeChecker() }
 
     public var ruleNames: [String] {
-        ["tictactoe-url-decodes", "no-move-after-win", "one-mark-per-message", "players-alternate", "trailing-item-names-mover", "caption-matches-board"]
+        ["tictactoe-url-decodes", "no-move-after-win", "one-mark-per-message", "players-alternate", "trailing-item-names-mover", "caption-matches-board", "image-matches-url"]
     }
 
     public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
@@ -128,6 +128,9 @@ struct TicTacToeChecker: LegalityChecker {
         }
         if let cell = added.first, added.count == 1, state.cells[cell] != state.lastMover {
             fail("trailing-item-names-mover", expected: "the mover \(state.cells[cell])", found: "trailing item \(state.lastMover ?? 0)")
+        }
+        if let image = message.layout?.template.image, image.cells != state.cellNames {
+            fail("image-matches-url", expected: "the board image \(state.cellNames)", found: "\(image.cells)")
         }
         if message.caption != state.caption {
             fail("caption-matches-board", expected: "\"\(state.caption)\"", found: "\"\(message.caption ?? "")\"")

@@ -19,6 +19,7 @@ struct Verify: ParsableCommand {
     @Argument(help: "Only this game (or conversation): an id or a unique prefix.") var game: String?
     @Option(help: "A keys file (`gamelog keys --json` of a log you trust, or {\"A\": \"hex key\"}): signatures must be by these keys. Repeat it for one file per device.")
     var trust: [String] = []
+    @Flag(help: "Skip re-running the recordings against the extensions' code (faster).") var noRerun = false
     @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
 
     func run() throws {
@@ -43,7 +44,9 @@ struct Verify: ParsableCommand {
             let total = Int(try store.count().events)
             let progress = ProgressBar(total: total, label: "events")
             let started = Date()
-            let report = try Auditor(games: .standard).report(store, game: game, trusting: trusted) { done, _ in progress.update(done) }
+            var auditor = Auditor(games: .standard)
+            auditor.rerunsExtensions = !noRerun
+            let report = try auditor.report(store, game: game, trusting: trusted) { done, _ in progress.update(done) }
             let findings = report.findings
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
