@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "Interchange", targets: ["Interchange"]),
         .library(name: "Audit", targets: ["Audit"]),
         .library(name: "Rerun", targets: ["Rerun"]),
+        .library(name: "Fork", targets: ["Fork"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -81,6 +82,10 @@ let package = Package(
         .target(name: "Rerun", dependencies: ["GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay", "EventStore"],
                 swiftSettings: strict),
         .target(
+            name: "Fork",
+            dependencies: ["EventStore", "GameKit", "MessagesHost", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay"],
+            swiftSettings: strict),
+        .target(
             name: "TamperKit",
             dependencies: ["EventStore", "Interchange", "RecordedEvents", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
@@ -93,7 +98,7 @@ let package = Package(
             name: "gamelog",
             dependencies: [
                 "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
-                "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun",
+                "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun", "Fork",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -149,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "ReplayTests",
             dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
-                           "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun",
+                           "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun", "Fork",
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         .testTarget(

@@ -30,6 +30,8 @@ public struct GameSummary: Hashable, Codable, Sendable {
     public var lastPosition: Int64
     public var startedAt: String
     public var endedAt: String
+    /// For a fork: the game it branched from and at which step.
+    public var forkedFrom: ForkOrigin?
 }
 
 /// Every game in the log, from one ``FullReplay`` pass: the summaries of the games,
@@ -56,12 +58,13 @@ public struct GameCatalog {
     public init(store: EventStore, verify: Bool = true, games registry: GameRegistry, progress: ((Int) -> Void)? = nil) throws {
         var games: [GameSummary] = [], streams: [ConversationID: Set<UUID>] = [:]
         var eventCounts: [ConversationID: Int] = [:], kinds: [ConversationID: String] = [:]
+        let origins = try store.forkOrigins()
         statistics = try FullReplay.run(store: store, verify: verify, games: registry, progress: progress) { done in
             let conversation = done.state.conversation
             streams[conversation] = done.streams
             eventCounts[conversation] = done.events
             kinds[conversation] = done.state.kind
-            games += Self.summaries(of: done.state)
+            games += Self.summaries(of: done.state, origin: origins[conversation.uuid])
         }
         self.games = games.sorted { $0.firstPosition < $1.firstPosition }
         self.streams = streams
@@ -70,7 +73,7 @@ public struct GameCatalog {
     }
 
     /// The games of one folded conversation.
-    public static func summaries(of state: ConversationState) -> [GameSummary] {
+    public static func summaries(of state: ConversationState, origin: ForkOrigin? = nil) -> [GameSummary] {
         var players: [String: String] = [:]
         for view in state.orderedDevices {
             if let name = view.ownerName { players[view.device.name] = name }
@@ -85,7 +88,7 @@ public struct GameCatalog {
                 status: game.status.rawValue, winner: game.winner, result: result(game, in: state),
                 events: game.lastStep - game.firstStep + 1, firstPosition: game.firstPosition, lastPosition: game.lastPosition,
                 startedAt: Timestamp(microsecondsSince1970: game.startedAt).description,
-                endedAt: Timestamp(microsecondsSince1970: game.endedAt).description)
+                endedAt: Timestamp(microsecondsSince1970: game.endedAt).description, forkedFrom: origin)
         }
     }
 

@@ -12,6 +12,8 @@ struct OpenedGame {
     let store: EventStore
     let replayer: Replayer
     let session: SessionID?
+    /// Where the game was forked from, if it is a fork.
+    let origin: ForkOrigin?
 
     init(options: GlobalOptions, id: String) throws {
         store = try options.openForReading()
@@ -20,6 +22,7 @@ struct OpenedGame {
         self.session = session
         replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [],
                                 games: .standard)
+        origin = try store.forkOrigins()[conversation.uuid]
     }
 
     func checkStep(_ step: Int) throws {
@@ -48,7 +51,7 @@ struct OpenedGame {
 /// Text rendering of states, events and diffs.
 enum StateText {
     static func render(_ state: ConversationState, step: Int, replayer: Replayer, perspective: Perspective,
-                       focus: SessionID?) -> [String] {
+                       focus: SessionID?, origin: ForkOrigin? = nil) -> [String] {
         var lines: [String] = []
         var header = "step \(step)/\(replayer.stepCount)"
         if let event = replayer.event(at: step) {
@@ -63,6 +66,12 @@ enum StateText {
         }
         lines.append(header)
         lines.append(seenAs(perspective, replayer: replayer, state: state))
+        if let origin {
+            let head = origin.sourceHead.prefix(6).map { String(format: "%02x", $0) }.joined()
+            let here = step <= origin.branchStep ? "re-enacted" : "the branch"
+            lines.append("fork of \(origin.sourceGame) at its step \(origin.sourceStep) (source head \(head)…): steps 1...\(origin.branchStep) "
+                         + "re-enact it, the branch begins at step \(origin.branchStep + 1); this step is \(here)")
+        }
         for game in state.orderedGames where focus == nil || game.session == focus {
             lines.append("")
             let title = state.plugin?.title ?? game.kind
@@ -109,7 +118,8 @@ enum StateText {
     static func seenAs(_ perspective: Perspective, replayer: Replayer, state: ConversationState) -> String {
         switch perspective {
         case .auditor:
-            let missing = state.missingRecordings
+            // Whose recordings the whole log lacks, not only this step.
+            let missing = (try? replayer.state(at: replayer.stepCount).missingRecordings) ?? state.missingRecordings
             return "seen as auditor: every event of recordings from \(replayer.devices.map(\.name).joined(separator: ", "))"
                 + (missing.isEmpty ? "" : "; no recording from \(missing.joined(separator: ", "))'s device")
         case .device(let device):

@@ -33,7 +33,7 @@ struct ReplayCommand: ParsableCommand {
                     print(try StateText.json(state, step: at, replayer: opened.replayer, perspective: seenAs))
                 } else {
                     StateText.render(state, step: at, replayer: opened.replayer, perspective: seenAs,
-                                     focus: opened.session).forEach { print($0) }
+                                     focus: opened.session, origin: opened.origin).forEach { print($0) }
                 }
                 return
             }
@@ -118,7 +118,7 @@ final class InteractiveReplay {
         lastSize = (rows, columns)
         let state = try opened.replayer.state(at: step, as: perspective)
         var lines = StateText.render(state, step: step, replayer: opened.replayer, perspective: perspective,
-                                     focus: opened.session)
+                                     focus: opened.session, origin: opened.origin)
         let room = max(rows - 2, 1)
         var diff: [String] = []
         if showDiff {

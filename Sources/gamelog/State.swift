@@ -22,7 +22,7 @@ struct State: ParsableCommand {
             if json {
                 print(try StateText.json(state, step: step, replayer: opened.replayer, perspective: seenAs))
             } else {
-                StateText.render(state, step: step, replayer: opened.replayer, perspective: seenAs, focus: opened.session)
+                StateText.render(state, step: step, replayer: opened.replayer, perspective: seenAs, focus: opened.session, origin: opened.origin)
                     .forEach { print($0) }
             }
         }

@@ -325,7 +325,7 @@ extension InteractiveReplayTests {
         // Roll the file back to schema 2, as a database from before snapshots.
         try DatabaseQueue(path: folder.path("old.sqlite")).writeWithoutTransaction {
             try $0.execute(sql: """
-                DROP TABLE snapshots; DROP TABLE checkpoints; ALTER TABLE streams DROP COLUMN head;
+                DROP TABLE snapshots; DROP TABLE checkpoints; DROP TABLE forks; ALTER TABLE streams DROP COLUMN head;
                 DELETE FROM schema_migrations WHERE version >= 3; PRAGMA user_version = 2
                 """)
         }

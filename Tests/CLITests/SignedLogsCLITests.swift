@@ -41,3 +41,38 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.path("edited.sqlite")))
     }
 }
+
+/// Issue 12's fork as a user types it.
+@Suite(.serialized) struct ForkCLITests {
+    @Test func aTicTacToeForkAtStepTenWithAnotherMoveVerifiesRerunsAndShowsItsOrigin() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let tictactoe = try #require(list.first { $0["kind"] as? String == "tictactoe" }?["id"] as? String)
+        let before = try Data(contentsOf: folder.url.appending(path: "gamelog.sqlite"))
+        // At step 10 Alice has the board open and has not moved: she takes a corner instead of the centre.
+        let moves = ["A touch cell 0", "A send", "B open", "B deliver", "B tap-latest", "B touch cell 4", "B send",
+                     "A deliver", "A tap-latest", "A touch cell 1", "A send", "B deliver", "B tap-latest", "B touch cell 8", "B send",
+                     "A deliver", "A tap-latest", "A touch cell 2", "A send", "B deliver", "B tap-latest", "B dismiss"]
+        try moves.joined(separator: "\n").write(to: folder.url.appending(path: "moves.txt"), atomically: true, encoding: .utf8)
+        let fork = try gamelog(["fork", String(tictactoe.prefix(8)), "--at", "10", "--into", "fork.sqlite", "--input", "moves.txt"],
+                               in: folder.url)
+        #expect(fork.status == 0, "\(fork.stderr)")
+        #expect(try Data(contentsOf: folder.url.appending(path: "gamelog.sqlite")) == before) // the source is only read
+        #expect(try gamelog(["verify", "--db", "fork.sqlite"], in: folder.url).status == 0)
+        let rerun = try gamelog(["rerun", "--db", "fork.sqlite"], in: folder.url)
+        #expect(rerun.status == 0 && rerun.stdout.contains("0 diverged"), "\(rerun.stdout)")
+        let forked = try gamelog(["games", "--db", "fork.sqlite"], in: folder.url)
+        #expect(forked.stdout.contains("fork of \(tictactoe.prefix(8)) at step 10") && forked.stdout.contains("X (Alice) won"), "\(forked.stdout)")
+        let id = try #require(forked.stdout.split(separator: " ").first.map(String.init))
+        let state = try gamelog(["replay", id, "--db", "fork.sqlite", "--step", "12"], in: folder.url)
+        #expect(state.stdout.contains("fork of \(tictactoe.prefix(8)) at its step 10") && state.stdout.contains("this step is the branch"),
+                "\(state.stdout)")
+        // The corner move is the branch's: the source's first move was the centre.
+        let final = try gamelog(["state", id, "--db", "fork.sqlite"], in: folder.url)
+        #expect(final.stdout.contains(" X │ X │ X"))
+        let bad = try gamelog(["fork", String(tictactoe.prefix(8)), "--at", "10", "--into", "gamelog.sqlite"], in: folder.url)
+        #expect(bad.status != 0 && bad.stderr.contains("never writes its source"))
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import EventStore
+import Fork
+import Foundation
+import Games
+import MessagesModel
+import Recorder
+import Replay
+
+struct ForkCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fork",
+        abstract: "Branch a recorded game at a step into a new log, then play on with new inputs.",
+        discussion: """
+            The game is re-enacted up to the step in a fresh simulated world (users' inputs and \\
+            arrivals, in the order they happened; everything else is produced again) and recorded \\
+            into OUT as new streams that name their origin. The source log is only read. New inputs \\
+            come from --input, one step a line: `B touch cell 4`, `A send`, `B deliver`, \\
+            `A tap-latest`, `A open`, `A open-extension`, `B expand`, `B collapse`, `A dismiss`, \\
+            `A delete`, `A touch button Start game`, `A touch alert`, `A leave` (# starts a comment).
+            """)
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String
+    @Option(parsing: .unconditional, help: "The step to branch after (0 is before the first event).") var at: Int
+    @Option(help: ArgumentHelp("The log to write the fork into (created if missing).", valueName: "OUT.sqlite")) var into: String
+    @Option(help: ArgumentHelp("A file of new steps to play after the fork point; - reads standard input.", valueName: "SCRIPT"))
+    var input: String?
+    @Option(help: "The new world's seed (identifiers, signing keys).") var seed: UInt64 = 1
+
+    func validate() throws {
+        guard URL(fileURLWithPath: into).standardizedFileURL != URL(fileURLWithPath: options.db).standardizedFileURL else {
+            throw ValidationError("--into must name another file than --db: a fork never writes its source.")
+        }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try OpenedGame(options: options, id: game)
+            try opened.checkStep(at)
+            // Read the script before anything is written, so a bad line leaves OUT alone.
+            var lines: [(number: Int, text: String)] = []
+            if let input {
+                let text: String
+                if input == "-" {
+                    text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                } else {
+                    guard let data = FileManager.default.contents(atPath: input) else {
+                        throw ValidationError("--input: cannot read \(input).")
+                    }
+                    text = String(decoding: data, as: UTF8.self)
+                }
+                for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let trimmed = line.trimmingCharacters(in: .whitespaces)
+                    if !trimmed.isEmpty && !trimmed.hasPrefix("#") { lines.append((index + 1, trimmed)) }
+                }
+            }
+            let out = try EventStore(path: into, access: .readWrite)
+            let fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: at, into: out, seed: seed)
+            var played = 0
+            for line in lines {
+                guard let (device, step) = fork.parse(line.text) else {
+                    throw ValidationError("\(input!):\(line.number): '\(line.text)' is not a step (e.g. `B touch cell 4`, `A send`, `B deliver`).")
+                }
+                do {
+                    try fork.play(step, on: device)
+                } catch {
+                    throw ValidationError("\(input!):\(line.number): \(error); the fork and the steps before this line are kept in \(into).")
+                }
+                played += 1
+            }
+            let id = fork.conversation.uuid.uuidString.lowercased()
+            print("forked \(game) at step \(at) of \(opened.replayer.stepCount) into \(into) as conversation \(id.prefix(8)); played \(played) new steps")
+            print("Next: `gamelog replay \(id.prefix(8)) --db \(into)` shows the branch; `gamelog verify --db \(into)` checks it.")
+        }
+    }
+}
