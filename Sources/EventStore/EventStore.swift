@@ -63,7 +63,7 @@ public final class EventStore {
         // Keep the file untouched until we know it is ours: GRDB must not switch the
         // journal mode of a foreign or newer database.
         config.journalMode = .default
-        let queue = try Self.translating(path) { try DatabaseQueue(path: path, configuration: config) }
+        let queue = try Self.translating(path) { try DatabaseQueue(path: Self.openingPath(path, access), configuration: config) }
         self.queue = queue
 
         let version = try Self.translating(path) { try queue.read { try Schema.check($0, path: path) } }
@@ -137,6 +137,18 @@ public final class EventStore {
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try Self.translating(path) { try queue.read(body) }
+    }
+
+    /// The name SQLite opens. A reader of a file no writer has open (no write-ahead
+    /// log beside it) opens it as immutable: SQLite then creates no `-wal` or `-shm`
+    /// file, so reading leaves the folder as it was and works from read-only media.
+    /// With a log present a writer may be at work, and SQLite's own locking is needed.
+    static func openingPath(_ path: String, _ access: Access) -> String {
+        guard access == .readOnly else { return path }
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int ?? 0
+        guard wal == 0, let encoded = URL(fileURLWithPath: path).standardizedFileURL.path
+            .addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) else { return path }
+        return "file:\(encoded)?immutable=1"
     }
 
     static func checkHeader(path: String, access: Access) throws {

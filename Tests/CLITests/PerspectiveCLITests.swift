@@ -1,3 +1,4 @@
+import GRDB
 import Foundation
 import Testing
 import TestSupport
@@ -84,5 +85,34 @@ import TestSupport
         let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
         #expect(list.count == 2)
         #expect(list.allSatisfy { $0["status"] as? String == "finished" && $0["missingRecordings"] as? [String] == ["Bob"] })
+    }
+}
+
+/// Reading never writes: not the file, and nothing beside it.
+@Suite struct ReadOnlyCLITests {
+    @Test func readingCommandsLeaveTheFolderAsItWas() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        // Copy the database alone into a folder of its own, as one would receive it.
+        let inbox = folder.url.appending(path: "inbox")
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: folder.url.appending(path: "gamelog.sqlite"), to: inbox.appending(path: "log.sqlite"))
+        let before = try Data(contentsOf: inbox.appending(path: "log.sqlite"))
+        let games = try gamelog(["games", "--json", "--db", "log.sqlite"], in: inbox)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let id = try #require(list.first?["id"] as? String)
+        let commands: [[String]] = [["games"], ["log"], ["state", id], ["diff", id, "1", "5"], ["replay", id, "--step", "3"],
+                                    ["verify"], ["rerun"], ["keys"], ["info"], ["export"], ["bisect", id, "--invariant", "legality"]]
+        for command in commands {
+            let run = try gamelog(command + ["--db", "log.sqlite"], in: inbox)
+            #expect(run.status == 0, "\(command): \(run.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: inbox.path) == ["log.sqlite"], "\(command) left files")
+        }
+        #expect(try Data(contentsOf: inbox.appending(path: "log.sqlite")) == before)
+        // A file this gamelog refuses is left alone too.
+        try DatabaseQueue(path: inbox.appending(path: "log.sqlite").path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = 99") }
+        let refused = try gamelog(["games", "--db", "log.sqlite"], in: inbox)
+        #expect(refused.status != 0 && refused.stderr.contains("newer"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: inbox.path) == ["log.sqlite"])
     }
 }
