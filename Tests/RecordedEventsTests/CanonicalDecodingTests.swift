@@ -123,13 +123,17 @@ import Testing
             canonical.replacingOccurrences(of: "\"cell\":{\"_0\":4}", with: "\"cell\":{\"_0\":4.0}"),      // a fraction
             canonical.replacingOccurrences(of: "\"device\":\"B\"", with: "\"device\":\"\\u0042\""),         // an escape
         ]
+        var readByTheReference = 0
         for variant in variants {
             let bytes = Array(variant.utf8)
             #expect(fast(type: event.type, bytes) == nil, "\(variant)")
+            // The reference reads the whitespace, the unknown key and the escape alike (a fraction it may refuse).
             if let decoded = try? RecordedEvent.decode(type: event.type, typeVersion: 1, payload: bytes) {
                 #expect(decoded == event, "\(variant)")
+                readByTheReference += 1
             }
         }
+        #expect(readByTheReference >= 3)
         // Unsorted keys: the reference reads them; the fast reader must not.
         let unsorted = Array(#"{"context":\#(String(decoding: try JSONEncoder().encode(Self.context), as: UTF8.self)),"body":{"expand":{}}}"#.utf8)
         #expect(fast(type: "input.expand", unsorted) == nil)
@@ -140,6 +144,7 @@ import Testing
     /// accepts, the reference accepts as the same event.
     @Test func theFastReaderNeverAcceptsWhatTheReferenceRefuses() throws {
         var generator = SeededGenerator(seed: 11)
+        var fastAccepted = 0
         for event in Self.everyShape {
             let payload = event.payload()
             for _ in 0..<200 {
@@ -150,9 +155,12 @@ import Testing
                 default: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: Int(generator.next() % UInt64(bytes.count)))
                 }
                 guard let quick = fast(type: event.type, bytes) else { continue }
+                fastAccepted += 1
                 let slow = try? reference(type: event.type, bytes)
                 #expect(slow == quick, "\(String(decoding: bytes, as: UTF8.self))")
             }
         }
+        // Some mutations (a changed letter inside a string) stay canonical: the comparison ran.
+        #expect(fastAccepted > 50)
     }
 }

@@ -165,6 +165,7 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
         let first = try EventStore(path: folder.path("fresh.sqlite"))
         let simulator = Simulator(recorder: Recorder(store: first, clock: FixedClock(), seed: 8), games: .standard, seed: 8)
         for _ in 0..<5 { try simulator.play("battleship") }
+        #expect(try first.count().events > 100)
         #expect(try store.count().events == (try first.count().events))
     }
 }
