@@ -110,8 +110,8 @@ public struct BattleshipPlugin: GamePlugin {
         let guesser = board.guesser ?? "the guesser"
         switch board.outcome {
         case .won?: return "\(guesser) destroyed all the ships (\(board.misses.count) missed)"
-        case .lost?: return "\(guesser) lost: \(board.misses.count) misses, \(board.hits.count) hit"
-        case nil: return "\(board.placer ?? "?") hid ships; \(board.hits.count) hit, \(board.misses.count) missed"
+        case .lost?: return "\(guesser) lost: \(count(board.misses.count, "miss", "misses")), \(count(board.hits.count, "hit", "hits"))"
+        case nil: return "\(board.placer ?? "?") hid ships; \(count(board.hits.count, "hit", "hits")), \(board.misses.count) missed"
         }
     }
 
@@ -128,4 +128,9 @@ public struct BattleshipPlugin: GamePlugin {
     public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
         BattleshipStrategy(placer: players[0], guesser: players[1], conversation: conversation)
     }
+}
+
+/// "no hits", "1 hit", "2 hits".
+private func count(_ n: Int, _ one: String, _ many: String) -> String {
+    n == 0 ? "no \(many)" : n == 1 ? "1 \(one)" : "\(n) \(many)"
 }

@@ -301,7 +301,7 @@ extension Interchange {
         do {
             event = try JSONDecoder().decode(ExportedEvent.self, from: Data(line))
         } catch {
-            throw InterchangeError.malformedLine(file: file, line: number, detail: "\(error)")
+            throw InterchangeError.malformedLine(file: file, line: number, detail: plainDescription(of: error))
         }
         var streamHash: [UInt8]?
         if let text = event.streamHash {

@@ -114,7 +114,7 @@ extension RecordedEvent {
         } catch let error as PayloadDecodingError {
             throw error
         } catch {
-            throw .malformed(type: type, detail: String(describing: error))
+            throw .malformed(type: type, detail: plainDescription(of: error))
         }
     }
 }

@@ -51,7 +51,7 @@ struct Demo: ParsableCommand {
 
     private func narrate(_ device: DeviceID, _ step: PlayerStep, _ host: MessagesHost) {
         let owner = device == "A" ? "Alice" : "Bob"
-        var line = "\(device) \(owner.padding(toLength: 5, withPad: " ", startingAt: 0)) › \(describe(step, device, host))"
+        var line = "\(device) \(owner.rightPad(5)) › \(describe(step, device, host))"
         if let active = host.activeInstance(on: device) {
             let screen = active.extension.screen
             line += "   [\(active.style) · \(screen.name)\(screen.labels.isEmpty ? "" : " · " + screen.labels.joined(separator: " · "))]"

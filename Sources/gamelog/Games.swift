@@ -29,7 +29,7 @@ struct GamesCommand: ParsableCommand {
                 let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
                 var missing = game.missingRecordings.isEmpty ? "" : "  (no recording from \(game.missingRecordings.joined(separator: ", ")))"
                 if let origin = game.forkedFrom { missing += "  (fork of \(origin.sourceGame) at step \(origin.sourceStep))" }
-                print("\(game.id.prefix(8))  \(game.kind.padding(toLength: 11, withPad: " ", startingAt: 0)) \(players.padding(toLength: 18, withPad: " ", startingAt: 0)) \(game.status.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)\(missing)")
+                print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(game.status.rightPad(10)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)\(missing)")
             }
         }
     }

@@ -59,6 +59,14 @@ struct Log: ParsableCommand {
                 }
             }
             let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
+            // Each recording's names, so captions read "Alice placed...", as `state` shows them.
+            var namesOf: [UUID: [ParticipantID: String]] = [:]
+            try store.scan(EventQuery(streams: streams, types: ["recording.started"])) { stored in
+                if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion,
+                                                                                  payload: stored.payload) {
+                    namesOf[stored.stream] = info.names
+                }
+            }
             var shown = 0
             try store.scan(query) { event in
                 if let limit, shown >= limit { return }
@@ -92,7 +100,7 @@ struct Log: ParsableCommand {
                     print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
                 } else {
                     let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
-                    print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.padding(toLength: 28, withPad: " ", startingAt: 0)) \(style.padding(toLength: 20, withPad: " ", startingAt: 0)) \(decoded.map(summary) ?? "(undecodable payload)")")
+                    print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.rightPad(31)) \(style.rightPad(20)) \(decoded.map { ParticipantNames.resolve(summary($0), names: namesOf[event.stream] ?? [:]) } ?? "(undecodable payload)")")
                 }
             }
         }
@@ -146,5 +154,10 @@ func parseTime(_ text: String) throws -> Timestamp {
 extension String {
     func leftPad(_ width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+
+    /// Spaces after, up to `width`; a longer text is kept whole, never cut.
+    func rightPad(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

@@ -116,3 +116,23 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: inbox.path) == ["log.sqlite"])
     }
 }
+
+/// What a person reads: whole type names, names for identifiers, whole player names.
+@Suite struct OutputCLITests {
+    @Test func logAndGamesPrintWholeNamesAndPeople() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let log = try gamelog(["log"], in: folder.url)
+        #expect(log.stdout.contains("action.requestPresentationStyle "))
+        #expect(log.stdout.contains("Alice placed their ships!"))
+        #expect(!log.stdout.contains("$"), "captions keep a $<uuid> mention")
+        // The type name as shown is the value --kind takes.
+        let kind = try gamelog(["log", "--kind", "action.requestPresentationStyle"], in: folder.url)
+        #expect(kind.status == 0 && kind.stdout.split(separator: "\n").count >= 2)
+        let export = try gamelog(["export", "--redact"], in: folder.url)
+        try export.stdout.write(to: folder.url.appending(path: "r.jsonl"), atomically: true, encoding: .utf8)
+        #expect(try gamelog(["import", "--db", "r.sqlite", "r.jsonl"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--db", "r.sqlite"], in: folder.url)
+        #expect(games.stdout.contains("A=Player 1 B=Player 2"), "\(games.stdout)")
+    }
+}

@@ -121,3 +121,31 @@ import Testing
         #expect(captions.contains { $0.contains("Player") })
     }
 }
+
+@Suite struct ImportErrorWordingTests {
+    @Test func importErrorsSayWhatALineLacksInWordsNotSwiftTypes() {
+        let id = "019B76DA-B7A0-713A-A801-BFDBCCEA01A7"
+        let cases: [(String, String)] = [
+            (#"{"id":"\#(id)","payload":"{}","position":1,"recordedAt":5,"streamVersion":1,"type":"input.expand","typeVersion":1}"#,
+             "it lacks the field stream"),
+            (#"{"id":"\#(id)","payload":"{}","position":"one","recordedAt":5,"stream":"\#(id)","streamVersion":1,"type":"input.expand","typeVersion":1}"#,
+             "the field position is not a number"),
+            (#"{"id":"\#(id)","payload":"{}","position":1,"recordedAt":5,"stream":"\#(id)","streamVersion":1,"type":"input.expand","typeVersion":1}"#,
+             "it lacks the field body"),
+            ("{not json", "it is not valid JSON"),
+        ]
+        var checked = 0
+        for (line, words) in cases {
+            do {
+                _ = try Interchange.read(line, file: "x.jsonl")
+                Issue.record("accepted: \(line)")
+            } catch {
+                let text = String(describing: error)
+                #expect(text.contains("x.jsonl:1") && text.contains(words), "\(text)")
+                #expect(!text.contains("CodingKeys") && !text.contains("DecodingError"), "\(text)")
+                checked += 1
+            }
+        }
+        #expect(checked == cases.count)
+    }
+}
