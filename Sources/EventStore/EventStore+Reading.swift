@@ -8,7 +8,13 @@ extension EventStore {
     /// With `verify` (the default) every event's chain hash is recomputed from its
     /// predecessor's, and a gap in positions is reported, so a changed or deleted row
     /// throws an ``EventStoreError`` naming its position. Reading never writes.
+    ///
+    /// With `skippingDamaged`, an event that does not decode or does not match its
+    /// hash (and a gap where one was deleted) is handed to it instead of stopping the
+    /// scan, and the scan goes on with the next event, chained to the damaged one's
+    /// stored hash.
     public func scan(_ query: EventQuery = .all, verify: Bool = true,
+                     skippingDamaged damaged: ((EventStoreError) -> Void)? = nil,
                      _ body: (StoredEvent) throws -> Void) throws {
         var (sql, arguments) = Self.selectSQL(for: query, withPredecessorHash: verify && !query.isContiguous)
         if let limit = query.limit { sql += " LIMIT \(limit)" }
@@ -34,11 +40,23 @@ extension EventStore {
                 var envelope: [UInt8] = []
                 let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
                 while let row = try cursor.next() {
-                    let event = try decodeRow(db, row, names)
+                    let event: StoredEvent
+                    do {
+                        event = try decodeRow(db, row, names)
+                    } catch let error as EventStoreError where damaged != nil {
+                        damaged?(error)
+                        let position: Int64 = row[0]
+                        if verify && query.isContiguous { previousHash = try row.bytes(at: 11) }
+                        if expectedPosition != nil { expectedPosition = position + 1 }
+                        continue
+                    }
                     if verify {
                         if let expected = expectedPosition {
-                            if event.position != expected { throw EventStoreError.missingEvent(position: expected) }
-                            expectedPosition = expected + 1
+                            if event.position != expected {
+                                guard let damaged else { throw EventStoreError.missingEvent(position: expected) }
+                                for missing in expected..<event.position { damaged(.missingEvent(position: missing)) }
+                            }
+                            expectedPosition = event.position + 1
                         }
                         let predecessor: [UInt8]
                         if let previousHash {
@@ -51,7 +69,10 @@ extension EventStore {
                             throw EventStoreError.missingEvent(position: event.position - 1)
                         }
                         guard ChainHash.hash(previous: predecessor, event: event, scratch: &envelope) == event.hash else {
-                            throw EventStoreError.hashMismatch(position: event.position)
+                            guard let damaged else { throw EventStoreError.hashMismatch(position: event.position) }
+                            damaged(.hashMismatch(position: event.position))
+                            if query.isContiguous { previousHash = event.hash }
+                            continue
                         }
                         if query.isContiguous { previousHash = event.hash }
                     }

@@ -146,7 +146,10 @@ public enum Interchange {
     /// Writes every event of `query` (restricted to `streams` if given) as one line each.
     /// With `redact`, participant identifiers are replaced consistently by new ones and
     /// display names by "Player 1", "Player 2", ...
+    /// - Parameter damaged: called with each event that cannot be read, which is left
+    ///   out; without it the first such event stops the export.
     public static func export(from store: EventStore, streams: Set<UUID>? = nil, redact: Bool = false,
+                              skippingDamaged damaged: ((EventStoreError) -> Void)? = nil,
                               write: (String) throws -> Void) throws -> Int {
         var redactor = redact ? Redactor() : nil
         if redact {
@@ -162,7 +165,7 @@ public enum Interchange {
         var count = 0
         var heads: [UUID: [UInt8]] = [:]
         var scratch: [UInt8] = []
-        try store.scan(EventQuery(streams: streams)) { stored in
+        try store.scan(EventQuery(streams: streams), skippingDamaged: damaged) { stored in
             var payload = String(decoding: stored.payload, as: UTF8.self)
             var bytes = stored.payload
             if let redactor {

@@ -54,7 +54,7 @@ public enum FullReplay {
     private final class Mailbox: @unchecked Sendable {
         // Guarded by `condition`.
         private let condition = NSCondition()
-        private var ready: [Int: Result<(Int, [Decoded]), Error>] = [:]
+        private var ready: [Int: Result<(Int, [Decoded], [Error]), Error>] = [:]
         private var ahead: [Int]
         private var cancelled = false
 
@@ -69,14 +69,14 @@ public enum FullReplay {
             return !cancelled
         }
 
-        func put(_ chunk: Int, _ result: Result<(Int, [Decoded]), Error>) {
+        func put(_ chunk: Int, _ result: Result<(Int, [Decoded], [Error]), Error>) {
             condition.lock()
             ready[chunk] = result
             condition.broadcast()
             condition.unlock()
         }
 
-        func take(_ chunk: Int, lane: Int) -> Result<(Int, [Decoded]), Error> {
+        func take(_ chunk: Int, lane: Int) -> Result<(Int, [Decoded], [Error]), Error> {
             condition.lock()
             defer { condition.unlock() }
             while ready[chunk] == nil { condition.wait() }
@@ -120,6 +120,7 @@ public enum FullReplay {
     @discardableResult
     public static func run(store: EventStore, verify: Bool = true, lanes: Int? = nil, chunkSize: Int = 4_096,
                            games: GameRegistry, progress: ((Int) -> Void)? = nil,
+                           skippingDamaged damaged: ((Error) -> Void)? = nil,
                            finished: (Finished) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
         var conversationOfStream: [UUID: ConversationID] = [:]
@@ -167,10 +168,17 @@ public enum FullReplay {
         let decoders = lanes ?? min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
         let last = try store.lastPosition()
         if decoders < 2 || last < 4 * chunkSize {
-            try store.scan(verify: verify) { stored in
+            try store.scan(verify: verify, skippingDamaged: damaged) { stored in
                 statistics.events += 1
                 if statistics.events % 16_384 == 0 { progress?(statistics.events) }
-                if let decoded = try decode(stored, conversationOfStream) { try fold(decoded.0, decoded.1) }
+                let decoded: Decoded?
+                do {
+                    decoded = try decode(stored, conversationOfStream)
+                } catch let error where damaged != nil {
+                    damaged?(error)
+                    return
+                }
+                if let decoded { try fold(decoded.0, decoded.1) }
             }
         } else {
             // Reading, checking and decoding take most of the time and need no order,
@@ -179,7 +187,7 @@ public enum FullReplay {
             // chunks ahead, so memory stays bounded however long the log.
             let chunks = Int((last + Int64(chunkSize) - 1) / Int64(chunkSize))
             let mailbox = Mailbox(lanes: decoders)
-            let path = store.path, streams = conversationOfStream, size = chunkSize
+            let path = store.path, streams = conversationOfStream, size = chunkSize, skipping = damaged != nil
             for lane in 0..<decoders {
                 let thread = Thread {
                     // A failure is handed over as its chunk, so the folding thread
@@ -196,16 +204,22 @@ public enum FullReplay {
                         var items: [Decoded] = []
                         items.reserveCapacity(size)
                         var read = 0
+                        var skipped: [Error] = []
                         let first = Int64(chunk) * Int64(size) + 1
                         do {
-                            try reader.scan(EventQuery(positions: first...(first + Int64(size) - 1)), verify: verify) { stored in
+                            try reader.scan(EventQuery(positions: first...(first + Int64(size) - 1)), verify: verify,
+                                            skippingDamaged: skipping ? { skipped.append($0) } : nil) { stored in
                                 read += 1
-                                if let decoded = try decode(stored, streams) { items.append(decoded) }
+                                do {
+                                    if let decoded = try decode(stored, streams) { items.append(decoded) }
+                                } catch where skipping {
+                                    skipped.append(error)
+                                }
                             }
                         } catch {
                             return mailbox.put(chunk, .failure(error))
                         }
-                        mailbox.put(chunk, .success((read, items)))
+                        mailbox.put(chunk, .success((read, items, skipped)))
                     }
                 }
                 thread.stackSize = 1 << 20
@@ -213,7 +227,8 @@ public enum FullReplay {
             }
             defer { mailbox.cancel() }
             for chunk in 0..<chunks {
-                let (read, items) = try mailbox.take(chunk, lane: chunk % decoders).get()
+                let (read, items, skipped) = try mailbox.take(chunk, lane: chunk % decoders).get()
+                skipped.forEach { damaged?($0) }
                 for (conversation, event) in items { try fold(conversation, event) }
                 let before = statistics.events
                 statistics.events += read

@@ -55,11 +55,15 @@ public struct GameCatalog {
     ///   - games: the games whose boards are folded.
     ///   - verify: check the hash chain while reading (as `scan` does).
     ///   - progress: called now and then with the events read so far.
-    public init(store: EventStore, verify: Bool = true, games registry: GameRegistry, progress: ((Int) -> Void)? = nil) throws {
+    /// - Parameter damaged: called with each event that cannot be read; the pass goes
+    ///   on without it. Without it, the first such event stops the pass.
+    public init(store: EventStore, verify: Bool = true, games registry: GameRegistry, progress: ((Int) -> Void)? = nil,
+                skippingDamaged damaged: ((Error) -> Void)? = nil) throws {
         var games: [GameSummary] = [], streams: [ConversationID: Set<UUID>] = [:]
         var eventCounts: [ConversationID: Int] = [:], kinds: [ConversationID: String] = [:]
         let origins = try store.forkOrigins()
-        statistics = try FullReplay.run(store: store, verify: verify, games: registry, progress: progress) { done in
+        statistics = try FullReplay.run(store: store, verify: verify, games: registry, progress: progress,
+                                          skippingDamaged: damaged) { done in
             let conversation = done.state.conversation
             streams[conversation] = done.streams
             eventCounts[conversation] = done.events

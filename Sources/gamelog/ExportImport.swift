@@ -14,6 +14,8 @@ struct Export: ParsableCommand {
     @Option(help: "Only this game (or conversation) id prefix.") var game: String?
     @Option(help: "Only the recordings of this device (e.g. A): that device's own log.") var device: String?
     @Flag(help: "Replace participant identifiers and names consistently.") var redact = false
+    @Flag(help: "Leave out events that cannot be read (a damaged file), export the rest, and say what was left out.")
+    var skipDamaged = false
 
     func run() throws {
         try reportingErrors {
@@ -32,7 +34,9 @@ struct Export: ParsableCommand {
             }
             let output = FileHandle.standardOutput
             var buffer = ""
-            let count = try Interchange.export(from: store, streams: streams, redact: redact) { line in
+            var damaged: [EventStoreError] = []
+            let count = try Interchange.export(from: store, streams: streams, redact: redact,
+                                               skippingDamaged: skipDamaged ? { damaged.append($0) } : nil) { line in
                 buffer += line + "\n"
                 if buffer.utf8.count > 1 << 16 {
                     output.write(Data(buffer.utf8))
@@ -41,6 +45,10 @@ struct Export: ParsableCommand {
             }
             output.write(Data(buffer.utf8))
             Terminal.standardError("exported \(count) events")
+            if !damaged.isEmpty {
+                let positions = damaged.compactMap(\.position).map(String.init)
+                Terminal.standardError("left out \(damaged.count) damaged events (positions \(positions.prefix(10).joined(separator: ", "))\(positions.count > 10 ? ", …" : "")); `gamelog verify` says what is wrong with each")
+            }
         }
     }
 }

@@ -15,13 +15,21 @@ struct GamesCommand: ParsableCommand {
         try reportingErrors {
             let store = try options.openForReading()
             let progress = ProgressBar(total: Int(try store.count().events), label: "events")
-            let catalog = try GameCatalog(store: store, games: .standard) { progress.update($0) }
+            var damaged: [Error] = []
+            let catalog = try GameCatalog(store: store, games: .standard, progress: { progress.update($0) },
+                                          skippingDamaged: { damaged.append($0) })
             progress.finish()
+            defer {
+                if !damaged.isEmpty {
+                    Terminal.standardError("\(damaged.count) damaged events were left out of these games (the first: \(damaged[0])). `gamelog verify` names them all; `gamelog export --skip-damaged` salvages the rest.")
+                }
+            }
             let games = catalog.games
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 print(String(decoding: try encoder.encode(games), as: UTF8.self))
+                if !damaged.isEmpty { throw ExitCode.failure }
                 return
             }
             if games.isEmpty { print("No games recorded in \(store.path).") }
@@ -31,6 +39,7 @@ struct GamesCommand: ParsableCommand {
                 if let origin = game.forkedFrom { missing += "  (fork of \(origin.sourceGame) at step \(origin.sourceStep))" }
                 print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(game.status.rightPad(10)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)\(missing)")
             }
+            if !damaged.isEmpty { throw ExitCode.failure }
         }
     }
 }

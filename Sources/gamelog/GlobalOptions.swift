@@ -67,6 +67,9 @@ func hint(for error: Error) -> String? {
         return "`gamelog games` lists the games and their ids."
     case ReplayError.undecodableEvent:
         return "`gamelog verify` checks the whole log."
+    case EventStoreError.corruptPayload, EventStoreError.hashMismatch, EventStoreError.missingEvent,
+         EventStoreError.unknownCodec, EventStoreError.unknownDictionary:
+        return "`gamelog verify` names every damaged event; `gamelog export --skip-damaged` salvages the others."
     default:
         return nil
     }

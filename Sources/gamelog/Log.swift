@@ -67,8 +67,15 @@ struct Log: ParsableCommand {
                     namesOf[stored.stream] = info.names
                 }
             }
-            var shown = 0
-            try store.scan(query) { event in
+            var shown = 0, damaged = 0
+            try store.scan(query, skippingDamaged: { problem in
+                damaged += 1
+                if json {
+                    print(#"{"damaged":true,"position":\#(problem.position ?? 0)}"#)
+                } else {
+                    print("\(String(problem.position ?? 0).leftPad(7))  damaged: \(problem)")
+                }
+            }) { event in
                 if let limit, shown >= limit { return }
                 if let positions, !positions.contains(event.position) { return }
                 if let kind, !(event.type == kind || event.type.hasPrefix(kind + ".")) { return }
@@ -102,6 +109,10 @@ struct Log: ParsableCommand {
                     let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
                     print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.rightPad(31)) \(style.rightPad(20)) \(decoded.map { ParticipantNames.resolve(summary($0), names: namesOf[event.stream] ?? [:]) } ?? "(undecodable payload)")")
                 }
+            }
+            if damaged > 0 {
+                Terminal.standardError("\(damaged) damaged events were listed in place. `gamelog verify` says what is wrong; `gamelog export --skip-damaged` salvages the rest.")
+                throw ExitCode.failure
             }
         }
     }

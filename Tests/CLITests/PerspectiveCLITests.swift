@@ -1,3 +1,4 @@
+import EventStore
 import GRDB
 import Foundation
 import Testing
@@ -134,5 +135,31 @@ import TestSupport
         #expect(try gamelog(["import", "--db", "r.sqlite", "r.jsonl"], in: folder.url).status == 0)
         let games = try gamelog(["games", "--db", "r.sqlite"], in: folder.url)
         #expect(games.stdout.contains("A=Player 1 B=Player 2"), "\(games.stdout)")
+    }
+}
+
+/// One damaged event does not hide the rest of a log.
+@Suite struct DamagedEventCLITests {
+    @Test func readingCommandsGoOnPastADamagedEventAndExportCanSalvage() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let total = try EventStore(path: folder.path("gamelog.sqlite"), access: .readOnly).count().events
+        try DatabaseQueue(path: folder.path("gamelog.sqlite")).writeWithoutTransaction {
+            try $0.execute(sql: "UPDATE events SET payload = zeroblob(length(payload)) WHERE position = 50")
+        }
+        let games = try gamelog(["games"], in: folder.url)
+        #expect(games.status == 1)
+        #expect(games.stdout.split(separator: "\n").count == 2, "both games are still listed: \(games.stdout)")
+        #expect(games.stderr.contains("1 damaged events") && games.stderr.contains("position 50"))
+        let log = try gamelog(["log"], in: folder.url)
+        #expect(log.status == 1)
+        #expect(log.stdout.split(separator: "\n").count == Int(total), "every event has its line")
+        #expect(log.stdout.contains("50  damaged: "))
+        let plain = try gamelog(["export"], in: folder.url)
+        #expect(plain.status != 0 && plain.stderr.contains("--skip-damaged"))
+        let salvage = try gamelog(["export", "--skip-damaged"], in: folder.url)
+        #expect(salvage.status == 0)
+        #expect(salvage.stdout.split(separator: "\n").filter { !$0.hasPrefix(#"{"checkpoint""#) }.count == Int(total) - 1)
+        #expect(salvage.stderr.contains("left out 1 damaged events (positions 50)"))
     }
 }
