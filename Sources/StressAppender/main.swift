@@ -31,10 +31,11 @@ var idGenerator = SeededGenerator(seed: seed)
 let own = idGenerator.uuid()
 var version = try store.streamVersion(own)
 var index = 0
-// A recording's first event, then taps: valid gamelog events, so `gamelog verify` can judge the log.
+// A recording's first event, then taps: valid gamelog events, so `gamelog verify` can judge the log. The
+// kind is no game gamelog carries: these taps were never made on a real extension, so none is re-run.
 let conversation = ConversationID(idGenerator.uuid())
 if version == 0 {
-    let info = InstanceInfo(instanceID: own, device: "A", conversation: conversation, kind: "battleship",
+    let info = InstanceInfo(instanceID: own, device: "A", conversation: conversation, kind: "stress-taps",
                             localParticipant: ParticipantID(idGenerator.uuid()), remoteParticipants: [], names: [:])
     let started = RecordedEvent.recordingStarted(info)
     try store.append([NewEvent(id: own, stream: own, type: started.type, recordedAt: Timestamp(Date()), payload: started.payload())],

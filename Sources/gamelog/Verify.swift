@@ -73,7 +73,7 @@ struct Verify: ParsableCommand {
                             + (proofs.trusted ? "checked against the trusted keys" : "keys taken from the log itself (pass --trust KEYS.json to check them against keys you trust)"))
                 }
                 print("recordings from device\(devices.count == 1 ? "" : "s") \(devices.joined(separator: ", "))"
-                      + (unchecked.isEmpty ? "" : "; \(unchecked.count) checks need a recording this log does not hold"))
+                      + (unchecked.isEmpty ? "" : "; \(unchecked.count) checks could not be made from this log (the \"not checkable\" lines say why)"))
                 if errors.isEmpty {
                     print("ok: \(total) events checked, no errors\(warnings == 0 ? "" : ", \(warnings) warnings") (\(rate) events/s)")
                 } else {
