@@ -1,0 +1,63 @@
+import Foundation
+import MessagesModel
+
+// The single door through which callbacks reach extensions, and the lifecycle moves
+// (activate, resign, transition) built on it.
+extension MessagesHost {
+    /// The single door through which callbacks reach extensions, so the
+    /// transcript-style rule holds everywhere.
+    func deliver(_ callback: Callback, to instance: ExtensionInstance, message: Message? = nil,
+                 style: PresentationStyle? = nil) {
+        if instance.style == .transcript && Callback.suppressedInTranscript.contains(callback) { return }
+        deliveredCallbacks[callback, default: 0] += 1
+        let ext = instance.extension
+        let conversation = instance.conversationValue
+        switch callback {
+        case .willBecomeActive: ext.willBecomeActive(with: conversation)
+        case .didBecomeActive: ext.didBecomeActive(with: conversation)
+        case .willResignActive: ext.willResignActive(with: conversation)
+        case .didResignActive: ext.didResignActive(with: conversation)
+        case .willSelect: ext.willSelect(message!, conversation: conversation)
+        case .didSelect: ext.didSelect(message!, conversation: conversation)
+        case .didReceive: ext.didReceive(message!, conversation: conversation)
+        case .didStartSending: ext.didStartSending(message!, conversation: conversation)
+        case .didCancelSending: ext.didCancelSending(message!, conversation: conversation)
+        case .willTransition: ext.willTransition(to: style!)
+        case .didTransition: ext.didTransition(to: style!)
+        }
+    }
+
+    func activate(_ instance: ExtensionInstance, style: PresentationStyle, selected: Message?) {
+        instance.selectedMessage = selected
+        instance.style = style
+        instance.isActive = true
+        deliver(.willBecomeActive, to: instance)
+        deliver(.didBecomeActive, to: instance)
+    }
+
+    func resign(_ instance: ExtensionInstance) {
+        guard instance.isActive else { return }
+        deliver(.willResignActive, to: instance)
+        deliver(.didResignActive, to: instance)
+        instance.isActive = false
+        instance.selectedMessage = nil
+    }
+
+    func transition(_ instance: ExtensionInstance, to style: PresentationStyle) {
+        deliver(.willTransition, to: instance, style: style)
+        instance.style = style
+        deliver(.didTransition, to: instance, style: style)
+    }
+
+    func resignEverything(on device: DeviceID) {
+        guard let current = devices[device]?.current else { return }
+        if let instance = instances[device]?[current] { resign(instance) }
+        for live in liveInstances(on: device, in: current) { resign(live) }
+    }
+
+    /// The live (transcript-style) instances of a conversation, in a stable order.
+    func liveInstances(on device: DeviceID, in conversation: ConversationID) -> [ExtensionInstance] {
+        (liveInstances[device] ?? [:]).values.filter { $0.info.conversation == conversation }
+            .sorted { $0.info.instanceID.uuidString < $1.info.instanceID.uuidString }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import MessagesModel
+
+// The input field and the transcript: staging, validating and sending items.
+extension MessagesHost {
+    /// Validates and stages an item in the input field, replacing what was there.
+    func stage(_ item: Item, by instance: ExtensionInstance) -> MessagesError? {
+        guard instance.isActive else {
+            return MessagesError(.apiUnavailableInPresentationContext, "the extension is not active, so it cannot insert")
+        }
+        if let error = validate(item, on: instance.info.device) { return error }
+        devices[instance.info.device]!.staged[instance.info.conversation] = stamped(item, by: instance, pending: true)
+        return nil
+    }
+
+    /// iOS 11's `send`: straight to the transcript, if visible with a recent touch.
+    func sendDirectly(_ item: Item, by instance: ExtensionInstance) -> MessagesError? {
+        let device = instance.info.device
+        guard instance.isActive, instance.style != .transcript, devices[device]!.current == instance.info.conversation else {
+            return MessagesError(.sendWhileNotVisible, "send needs the extension visible in its conversation")
+        }
+        guard instance.lastTouch == actionCounter else {
+            return MessagesError(.sendWithoutRecentInteraction, "send needs a touch on the extension in the same interaction")
+        }
+        if let error = validate(item, on: device) { return error }
+        send(stamped(item, by: instance, pending: false), from: device, in: instance.info.conversation, instance: instance)
+        return nil
+    }
+
+    func stamped(_ item: Item, by instance: ExtensionInstance, pending: Bool) -> Item {
+        guard case .message(var message) = item else { return item }
+        message.senderParticipantIdentifier = instance.info.localParticipant
+        message.isPending = pending
+        return .message(message)
+    }
+
+    func validate(_ item: Item, on device: DeviceID) -> MessagesError? {
+        switch item {
+        case .message(let message):
+            if let url = message.url { return URLRules.validate(url, policy: urlPolicy) }
+            return nil
+        case .text:
+            return nil
+        case .sticker(let sticker):
+            guard sticker.fileURL.hasPrefix("file://") else {
+                return MessagesError(.improperFileURL, "a sticker needs a file URL, not '\(sticker.fileURL)'")
+            }
+            let lower = sticker.fileURL.lowercased()
+            guard [".png", ".apng", ".gif", ".jpg", ".jpeg"].contains(where: lower.hasSuffix) else {
+                return MessagesError(.stickerFileImproperFileFormat, "a sticker must be PNG, APNG, GIF or JPEG")
+            }
+            guard let size = files[device]?[sticker.fileURL] else {
+                return MessagesError(.fileNotFound, "no file at \(sticker.fileURL)")
+            }
+            guard size <= 500 * 1024 else {
+                return MessagesError(.stickerFileImproperFileSize, "a sticker file must be at most 500 KB, not \(size) bytes")
+            }
+            return nil
+        case .attachment(let url, _):
+            guard url.hasPrefix("file://") else {
+                return MessagesError(.improperFileURL, "insertAttachment takes a file URL, not '\(url)'")
+            }
+            guard files[device]?[url] != nil else { return MessagesError(.fileNotFound, "no file at \(url)") }
+            return nil
+        }
+    }
+
+    func send(_ item: Item, from device: DeviceID, in conversation: ConversationID, instance: ExtensionInstance) {
+        var sent = item
+        if case .message(var message) = item {
+            message.isPending = false
+            sent = .message(message)
+        }
+        let me = localParticipant(device)
+        devices[device]!.transcripts[conversation] = applyingSessionRule(
+            devices[device]!.transcripts[conversation] ?? [],
+            adding: Bubble(content: .item(sent), sender: me, isOutgoing: true))
+        observer?.transcriptChanged(.sent(sent), instance: instance.info)
+        for other in conversations[conversation]!.devices where other != device {
+            pendingDeliveries.append(Delivery(to: other, conversation: conversation, item: sent, from: device))
+        }
+    }
+}
