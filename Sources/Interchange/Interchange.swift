@@ -154,7 +154,7 @@ public enum Interchange {
         var redactor = redact ? Redactor() : nil
         if redact {
             // First pass: every participant the log knows, in order of appearance.
-            try store.scan(EventQuery(streams: streams, types: ["recording.started"])) { stored in
+            try store.scan(EventQuery(streams: streams, types: [RecordedEvent.TypeName.recordingStarted])) { stored in
                 if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload) {
                     redactor!.learn(info)
                 }

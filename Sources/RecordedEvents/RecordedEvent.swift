@@ -97,17 +97,31 @@ public enum RecordedEvent: Hashable, Sendable {
     /// The extension's UI changed to this screen.
     case screen(Screen, EventContext)
 
+    /// Stored type names that readers look for by name.
+    public enum TypeName {
+        public static let recordingStarted = "recording.started"
+        public static let recordingEnded = "recording.ended"
+        public static let transcriptSent = "transcript.sent"
+        public static let transcriptArrived = "transcript.arrived"
+        public static let screen = "ui.screen"
+        /// `callback.<name>`, e.g. `callback.didReceive`.
+        public static func callback(_ callback: Callback) -> String { "callback." + callback.rawValue }
+        /// `action.<name>`, e.g. `action.insert`.
+        public static func action(_ name: String) -> String { "action." + name }
+        public static let insert = "action.insert"
+    }
+
     /// The stored event type.
     public var type: String {
         switch self {
-        case .recordingStarted: return "recording.started"
-        case .recordingEnded: return "recording.ended"
+        case .recordingStarted: return TypeName.recordingStarted
+        case .recordingEnded: return TypeName.recordingEnded
         case .input(let action, _): return "input." + action.kindName
-        case .callback(let record, _): return "callback." + record.callback.rawValue
-        case .action(let record, _): return "action." + record.action.name
-        case .transcript(.sent, _): return "transcript.sent"
-        case .transcript(.arrived, _): return "transcript.arrived"
-        case .screen: return "ui.screen"
+        case .callback(let record, _): return TypeName.callback(record.callback)
+        case .action(let record, _): return TypeName.action(record.action.name)
+        case .transcript(.sent, _): return TypeName.transcriptSent
+        case .transcript(.arrived, _): return TypeName.transcriptArrived
+        case .screen: return TypeName.screen
         }
     }
 

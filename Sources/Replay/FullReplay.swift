@@ -41,13 +41,7 @@ public enum FullReplay {
     /// streams that are not recordings.
     private static func decode(_ stored: StoredEvent, _ conversationOfStream: [UUID: ConversationID]) throws -> Decoded? {
         guard let conversation = conversationOfStream[stored.stream] else { return nil }
-        do {
-            let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
-            return (conversation, ReplayEvent(position: stored.position, recordedAt: stored.recordedAt.microsecondsSince1970,
-                                              stream: stored.stream, event: event))
-        } catch {
-            throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
-        }
+        return (conversation, try ReplayEvent(stored, keepingHash: false))
     }
 
     /// Decoded chunks on their way from the decoding threads to the folding one.
@@ -128,7 +122,7 @@ public enum FullReplay {
         var lastPosition: [ConversationID: Int64] = [:]
         try store.scanStreamHeads { head in
             // Streams that are not recordings hold no game.
-            guard head.first.type == "recording.started" else { return }
+            guard head.first.type == RecordedEvent.TypeName.recordingStarted else { return }
             guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
                 type: head.first.type, typeVersion: head.first.typeVersion, payload: head.first.payload) else {
                 throw ReplayError.undecodableEvent(position: head.first.position, detail: "a recording.started payload")

@@ -20,7 +20,7 @@ public struct GameIndex {
     /// ever sent. Games only staged (inserted, never sent) are looked up on demand.
     public init(store: EventStore) throws {
         self.store = store
-        try store.scan(EventQuery(types: ["recording.started"])) { stored in
+        try store.scan(EventQuery(types: [RecordedEvent.TypeName.recordingStarted])) { stored in
             guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
                 type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload) else {
                 throw ReplayError.undecodableEvent(position: stored.position, detail: "a recording.started payload")
@@ -28,7 +28,7 @@ public struct GameIndex {
             if streams[info.conversation] == nil { conversations.append(info.conversation) }
             streams[info.conversation, default: []].insert(stored.stream)
         }
-        try indexSessions(types: ["transcript.sent"])
+        try indexSessions(types: [RecordedEvent.TypeName.transcriptSent])
     }
 
     private mutating func indexSessions(types: Set<String>) throws {
@@ -58,7 +58,7 @@ public struct GameIndex {
             return try match(prefix)
         } catch ReplayError.noSuchGame where !sawEveryMessage {
             var wider = self
-            try wider.indexSessions(types: ["action.insert", "transcript.arrived"])
+            try wider.indexSessions(types: [RecordedEvent.TypeName.insert, RecordedEvent.TypeName.transcriptArrived])
             wider.sawEveryMessage = true
             return try wider.match(prefix)
         }

@@ -72,15 +72,7 @@ public final class Replayer {
     ///   only when the caller has just checked the whole chain.
     public static func load(from store: EventStore, streams: Set<UUID>, verify: Bool = true) throws -> [ReplayEvent] {
         var loaded: [ReplayEvent] = []
-        try store.scan(EventQuery(streams: streams), verify: verify) { stored in
-            do {
-                let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
-                loaded.append(ReplayEvent(position: stored.position, recordedAt: stored.recordedAt.microsecondsSince1970,
-                                          stream: stored.stream, event: event, hash: stored.hash))
-            } catch {
-                throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
-            }
-        }
+        try store.scan(EventQuery(streams: streams), verify: verify) { stored in loaded.append(try ReplayEvent(stored)) }
         loaded.sort { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) }
         return loaded
     }

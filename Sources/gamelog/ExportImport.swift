@@ -24,7 +24,7 @@ struct Export: ParsableCommand {
             if let game { streams = try options.streams(ofGame: game, in: store) }
             if let device {
                 var own = Set<UUID>()
-                try store.scan(EventQuery(types: ["recording.started"])) { stored in
+                try store.scan(EventQuery(types: [RecordedEvent.TypeName.recordingStarted])) { stored in
                     if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload),
                        info.device.name == device {
                         own.insert(stored.stream)

@@ -61,7 +61,7 @@ struct Log: ParsableCommand {
             let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
             // Each recording's names, so captions read "Alice placed...", as `state` shows them.
             var namesOf: [UUID: [ParticipantID: String]] = [:]
-            try store.scan(EventQuery(streams: streams, types: ["recording.started"])) { stored in
+            try store.scan(EventQuery(streams: streams, types: [RecordedEvent.TypeName.recordingStarted])) { stored in
                 if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion,
                                                                                   payload: stored.payload) {
                     namesOf[stored.stream] = info.names
@@ -143,7 +143,7 @@ struct Log: ParsableCommand {
 /// The devices whose recordings a log holds, by name.
 func recordedDevices(_ store: EventStore) throws -> [DeviceID] {
     var devices = Set<DeviceID>()
-    try store.scan(EventQuery(types: ["recording.started"])) { stored in
+    try store.scan(EventQuery(types: [RecordedEvent.TypeName.recordingStarted])) { stored in
         if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion,
                                                                           payload: stored.payload) {
             devices.insert(info.device)
