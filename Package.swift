@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("MemberImportVisibility")]
 /// What a game module may use: the plug-in protocol and the Messages model and host.
 let game: [Target.Dependency] = ["GameKit", "MessagesModel", "MessagesHost"]
 
@@ -72,7 +72,7 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Shell
-        .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "EventStore"], swiftSettings: strict),
+        .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "MessagesModel", "EventStore"], swiftSettings: strict),
         .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
         .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameKit", "MessagesModel"], swiftSettings: strict),
         .target(
@@ -98,6 +98,8 @@ let package = Package(
             name: "gamelog",
             dependencies: [
                 "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
+                // The demo plays the seeds' two games by name.
+                "BattleshipGame", "TicTacToeGame",
                 "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun", "Fork",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -112,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmark",
             dependencies: [
-                "EventStore", "Replay", "MessagesModel", "Games", "GameKit",
+                "EventStore", "Replay", "Projections", "MessagesModel", "Games", "GameKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -150,7 +152,10 @@ let package = Package(
             name: "RecordedEventsTests",
             dependencies: ["RecordedEvents", "MessagesModel", "Recorder", "Simulation", "EventStore", "Games", "GameKit"],
             swiftSettings: strict),
-        .testTarget(name: "RecorderTests", dependencies: ["Recorder", "Simulation", "EventStore", "Games", "MessagesModel", "MessagesHost", "TestSupport", "GameKit"], swiftSettings: strict),
+        .testTarget(
+            name: "RecorderTests",
+            dependencies: ["Recorder", "Simulation", "EventStore", "Games", "MessagesModel", "MessagesHost", "RecordedEvents", "TestSupport", "GameKit"],
+            swiftSettings: strict),
         .testTarget(
             name: "ReplayTests",
             dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",

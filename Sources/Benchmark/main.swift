@@ -5,6 +5,7 @@
 // Usage: Benchmark WORKLOAD.sqlite WORKLOAD.jsonl SCRATCH-FOLDER [SMALL-EVENTS]
 //        Benchmark --replay-memory DATABASE     (a child run: one full replay, then
 //                                                prints "events seconds peak-RSS-MB")
+import Projections
 import EventStore
 import Foundation
 import Games

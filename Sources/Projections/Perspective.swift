@@ -1,3 +1,4 @@
+import RecordedEvents
 import GameKit
 import MessagesModel
 

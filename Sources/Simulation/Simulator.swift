@@ -1,3 +1,4 @@
+import Foundation
 import EventStore
 import GameKit
 import MessagesHost

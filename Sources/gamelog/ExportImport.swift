@@ -1,3 +1,4 @@
+import MessagesModel
 import ArgumentParser
 import EventStore
 import Foundation

@@ -1,3 +1,4 @@
+import RecordedEvents
 import ArgumentParser
 import EventStore
 import Foundation

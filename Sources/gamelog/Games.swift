@@ -1,3 +1,4 @@
+import EventStore
 import ArgumentParser
 import Foundation
 import Games

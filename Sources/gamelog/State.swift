@@ -1,3 +1,4 @@
+import Replay
 import ArgumentParser
 import Foundation
 import Projections

@@ -1,3 +1,4 @@
+import MessagesModel
 import Audit
 
 import EventStore

@@ -1,3 +1,4 @@
+import MessagesHost
 import EventStore
 import Fork
 import Foundation
@@ -5,6 +6,7 @@ import GameKit
 import Games
 import MessagesModel
 import Projections
+import RecordedEvents
 import Recorder
 import Replay
 import Rerun

@@ -1,3 +1,4 @@
+import MessagesModel
 import EventStore
 import Foundation
 import Interchange

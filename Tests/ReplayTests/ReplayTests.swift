@@ -1,3 +1,4 @@
+import RecordedEvents
 import BattleshipGame
 import EventStore
 import Foundation
