@@ -28,11 +28,15 @@ let package = Package(
         .library(name: "Audit", targets: ["Audit"]),
         .library(name: "Rerun", targets: ["Rerun"]),
         .library(name: "Fork", targets: ["Fork"]),
+        .library(name: "WebViewer", targets: ["WebViewer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        // Hummingbird's own logging API, named so the viewer can quiet its request log.
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
         // MARK: Edges: zlib, SQLite
@@ -82,6 +86,18 @@ let package = Package(
         .target(name: "Rerun", dependencies: ["GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay", "EventStore"],
                 swiftSettings: strict),
         .target(
+            name: "Presentation",
+            dependencies: ["EventStore", "GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay"],
+            swiftSettings: strict),
+        .target(
+            name: "WebViewer",
+            dependencies: [
+                "Audit", "EventStore", "GameKit", "MessagesModel", "Presentation", "Projections", "RecordedEvents", "Replay",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .target(
             name: "Fork",
             dependencies: ["EventStore", "GameKit", "MessagesHost", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay"],
             swiftSettings: strict),
@@ -100,7 +116,8 @@ let package = Package(
                 "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
                 // The demo plays the seeds' two games by name.
                 "BattleshipGame", "TicTacToeGame",
-                "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun", "Fork",
+                "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun", "Fork", "Presentation", "WebViewer",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -161,6 +178,12 @@ let package = Package(
             dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
                            "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun", "Fork",
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
+        .testTarget(
+            name: "WebViewerTests",
+            dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "Recorder", "Simulation", "TestSupport",
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird")],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -3,6 +3,7 @@ import Audit
 import EventStore
 import Foundation
 import Games
+import Presentation
 import Projections
 import Replay
 

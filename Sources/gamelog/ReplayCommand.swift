@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import Presentation
 import Projections
 import Replay
 

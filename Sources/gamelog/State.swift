@@ -1,6 +1,7 @@
 import Replay
 import ArgumentParser
 import Foundation
+import Presentation
 import Projections
 
 struct State: ParsableCommand {

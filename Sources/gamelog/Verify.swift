@@ -2,6 +2,7 @@ import ArgumentParser
 import Audit
 import EventStore
 import Foundation
+import MessagesModel
 import Games
 
 struct Verify: ParsableCommand {

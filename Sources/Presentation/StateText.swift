@@ -1,0 +1,120 @@
+import EventStore
+import Foundation
+import GameKit
+import MessagesModel
+import Projections
+import RecordedEvents
+import Replay
+
+/// Text and JSON renderings of a state at a step, shared by the command line and the
+/// web viewer, so both say the same.
+public enum StateText {
+    public static func render(_ state: ConversationState, step: Int, replayer: Replayer, perspective: Perspective,
+                       focus: SessionID?, origin: ForkOrigin? = nil) -> [String] {
+        var lines: [String] = []
+        var header = "step \(step)/\(replayer.stepCount)"
+        if let event = replayer.event(at: step) {
+            if perspective.sees(event) {
+                header += "  position \(event.position)  \(Timestamp(microsecondsSince1970: event.recordedAt))"
+                header += "  \(describe(event, state))"
+            } else {
+                header += "  device \(event.device?.name ?? "?") acted"
+            }
+        } else {
+            header += "  (before the first event)"
+        }
+        lines.append(header)
+        lines.append(seenAs(perspective, replayer: replayer, state: state))
+        if let origin {
+            let head = origin.sourceHead.prefix(6).map { String(format: "%02x", $0) }.joined()
+            let here = step <= origin.branchStep ? "re-enacted" : "the branch"
+            lines.append("fork of \(origin.sourceGame) at its step \(origin.sourceStep) (source head \(head)…): steps 1...\(origin.branchStep) "
+                         + "re-enact it, the branch begins at step \(origin.branchStep + 1); this step is \(here)")
+        }
+        for game in state.orderedGames where focus == nil || game.session == focus {
+            lines.append("")
+            let title = state.plugin?.title ?? game.kind
+            lines.append("game \(game.session.uuid.uuidString.prefix(8).lowercased()) · \(title) · \(game.status.rawValue)")
+            if let plugin = state.plugin {
+                let picture = plugin.picture(of: game.board)
+                lines += BoardPicture.grid(picture.cells, columns: picture.columns)
+                lines += picture.lines.map { "    " + $0 }
+            }
+            lines.append("    " + GameCatalog.result(game, in: state))
+        }
+        let columns = state.plugin?.boardColumns ?? 0
+        for view in state.orderedDevices {
+            lines.append("")
+            let name = view.ownerName ?? view.device.name
+            let ui = view.isActive
+                ? "active · \(view.style) · \(([view.screen.name] + view.screen.labels).joined(separator: " · "))"
+                : "inactive"
+            lines.append("device \(view.device) (\(name)): \(ui)")
+            if view.isActive, let alert = view.screen.alert { lines.append("  alert: \(alert.title) \(alert.message)") }
+            if view.isActive { lines += BoardPicture.grid(view.screen.cells, columns: columns, indent: "  ") }
+            for line in view.transcript {
+                let who = line.bubble.isOutgoing ? "me" : view.resolve("$\(line.bubble.sender.uuid.uuidString)")
+                switch line.bubble.content {
+                case .summary: lines.append("  (\(line.shown))")
+                default: lines.append("  \(who): \(line.shown)\(line.bubble.isOutgoing ? "  ✓ sent" : "  ↓ received")")
+                }
+            }
+            if let staged = view.staged {
+                let text: String
+                switch staged {
+                case .message(let m): text = view.resolve(m.caption ?? "message")
+                case .text(let t): text = t
+                case .sticker(let s): text = "sticker \(s.localizedDescription)"
+                case .attachment(let url, let n): text = "attachment \(n ?? url)"
+                }
+                lines.append("  input field: \(text)  (pending)")
+            }
+        }
+        return lines
+    }
+
+    /// Whose view this is, and which recordings it stands on.
+    public static func seenAs(_ perspective: Perspective, replayer: Replayer, state: ConversationState) -> String {
+        switch perspective {
+        case .auditor:
+            // Whose recordings the whole log lacks, not only this step.
+            let missing = (try? replayer.state(at: replayer.stepCount).missingRecordings) ?? state.missingRecordings
+            return "seen as auditor: every event of recordings from \(replayer.devices.map(\.name).joined(separator: ", "))"
+                + (missing.isEmpty ? "" : "; no recording from \(missing.joined(separator: ", "))'s device")
+        case .device(let device):
+            return "seen as device \(device): only what it showed or received"
+        }
+    }
+
+    public static func describe(_ event: ReplayEvent, _ state: ConversationState) -> String {
+        let device = event.device?.name ?? "?"
+        var text = "\(device): \(event.event.type)"
+        switch event.event {
+        case .input(let action, _): text += " (\(action))"
+        case .callback(let record, _):
+            if let style = record.style { text += " (to \(style))" }
+            if let message = record.message { text += " (\(message.caption ?? "message"))" }
+        case .action(let record, _):
+            if let error = record.error { text += " → error \(error.code.rawValue)" }
+        default: break
+        }
+        return text
+    }
+
+    public static func json(_ state: ConversationState, step: Int, replayer: Replayer, perspective: Perspective) throws -> String {
+        var object = state.presentation()
+        object["step"] = step
+        object["stepCount"] = replayer.stepCount
+        object["perspective"] = perspective.description
+        object["missingRecordings"] = state.missingRecordings
+        if let event = replayer.event(at: step) {
+            if perspective.sees(event) {
+                object["event"] = ["position": event.position, "type": event.event.type, "device": event.device?.name ?? "",
+                                   "recordedAt": Timestamp(microsecondsSince1970: event.recordedAt).description]
+            } else {
+                object["event"] = ["device": event.device?.name ?? "", "hidden": true]
+            }
+        }
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+}

@@ -1,0 +1,307 @@
+import Audit
+import EventStore
+import Foundation
+import GameKit
+import MessagesModel
+import Presentation
+import Projections
+import RecordedEvents
+import Replay
+
+/// Server-rendered pages: plain HTML with a little CSS and JavaScript, all in the
+/// binary; nothing is fetched from elsewhere.
+enum Pages {
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.count)
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
+    static func page(title: String, body: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(escape(title)) · gamelog</title><style>\(css)</style></head>
+        <body>\(body)<script>\(script)</script></body></html>
+        """
+    }
+
+    // MARK: Games
+
+    struct GamesQuery {
+        var kind: String?
+        var status: String?
+        var result: String?
+        var page = 1
+        static let pageSize = 50
+    }
+
+    static func games(_ model: ViewerModel, _ query: GamesQuery) throws -> String {
+        let all = try model.summaries()
+        let audit = model.auditStatus
+        let matching = all.filter { game in
+            (query.kind.map { $0 == game.kind } ?? true) && (query.status.map { $0 == game.status } ?? true)
+                && (query.result.map { game.result.localizedCaseInsensitiveContains($0) } ?? true)
+        }
+        let pages = max(1, (matching.count + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
+        let pageNumber = min(max(1, query.page), pages)
+        let shown = matching.dropFirst((pageNumber - 1) * GamesQuery.pageSize).prefix(GamesQuery.pageSize)
+        func option(_ value: String, _ selected: String?) -> String {
+            "<option value=\"\(escape(value))\"\(value == selected ? " selected" : "")>\(escape(value))</option>"
+        }
+        let kinds = Array(Set(all.map(\.kind))).sorted(), statuses = Array(Set(all.map(\.status))).sorted()
+        var rows = ""
+        for game in shown {
+            let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            let status: String
+            if let audit {
+                let problems = (audit[game.id] ?? []) + (audit[game.conversation] ?? [])
+                let errors = problems.filter { $0.severity == .error }.count
+                status = errors == 0 ? "<span class=ok>ok</span>" : "<span class=bad>\(errors) errors</span>"
+            } else {
+                status = "<span class=pending>checking…</span>"
+            }
+            let fork = game.forkedFrom.map { " <span class=fork>fork of \(escape($0.sourceGame.prefix(8).lowercased())) at step \($0.sourceStep)</span>" } ?? ""
+            rows += """
+                <tr data-game="\(game.id)"><td><a href="/games/\(game.id)">\(game.id.prefix(8))</a></td><td>\(escape(game.title))</td>
+                <td>\(escape(players))</td><td>\(escape(game.status))</td><td>\(escape(game.result))\(fork)</td>
+                <td class=num>\(game.events)</td><td>\(escape(game.startedAt)) … \(escape(game.endedAt))</td><td>\(status)</td></tr>
+                """
+        }
+        var pager = ""
+        if pages > 1 {
+            func link(_ n: Int, _ label: String) -> String {
+                var parts = ["page=\(n)"]
+                if let kind = query.kind { parts.append("kind=\(kind)") }
+                if let status = query.status { parts.append("status=\(status)") }
+                if let result = query.result { parts.append("result=\(result.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? "")") }
+                return "<a href=\"/games?\(parts.joined(separator: "&amp;"))\">\(label)</a>"
+            }
+            pager = "<p class=pager>" + (pageNumber > 1 ? link(pageNumber - 1, "← previous") : "") + " page \(pageNumber) of \(pages) "
+                + (pageNumber < pages ? link(pageNumber + 1, "next →") : "") + "</p>"
+        }
+        let body = """
+            <header><h1>gamelog</h1><p>\(escape(model.path)) · \(all.count) games</p></header>
+            <form class=filters method=get action="/games">
+            <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) }.joined())</select></label>
+            <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status) }.joined())</select></label>
+            <label>result <input name=result value="\(escape(query.result ?? ""))" placeholder="e.g. Alice"></label>
+            <button>filter</button></form>
+            <table id=games><thead><tr><th>game</th><th>kind</th><th>players</th><th>status</th><th>result</th><th>events</th>
+            <th>time</th><th>audit</th></tr></thead><tbody>\(rows)</tbody></table>
+            \(matching.isEmpty ? "<p>No game matches.</p>" : "")\(pager)
+            """
+        return page(title: "games", body: body)
+    }
+
+    // MARK: One game at one step
+
+    static func game(_ model: ViewerModel, id: String, step requested: Int?, perspective text: String?) throws -> String {
+        let (conversation, session) = try model.resolve(id)
+        let replayer = try model.replayer(conversation)
+        let step = requested ?? replayer.stepCount
+        guard (0...replayer.stepCount).contains(step) else { throw ViewerError.badParameter("step \(step) is outside 0...\(replayer.stepCount)") }
+        let perspective: Perspective
+        do {
+            perspective = try replayer.perspective(text ?? "auditor")
+        } catch {
+            throw ViewerError.badParameter("as: \(error)")
+        }
+        let state = try model.state(conversation, at: step, as: perspective)
+        let changes = step > 0 ? try model.diff(conversation, from: step - 1, to: step, as: perspective) : []
+        let findings = try model.findings(conversation)
+        let asParameter = perspective == .auditor ? "auditor" : { if case .device(let d) = perspective { return d.name } else { return "" } }()
+        let base = "/games/\(escape(id))"
+
+        // The perspective switch.
+        let choices = ["auditor"] + replayer.devices.map(\.name)
+        let switcher = choices.map { choice in
+            let current = choice == asParameter
+            return "<a class=\"view\(current ? " current" : "")\" href=\"\(base)?step=\(step)&amp;as=\(choice)\" data-view=\"\(choice)\">\(choice == "auditor" ? "auditor" : "device \(choice)")</a>"
+        }.joined(separator: " ")
+
+        // Findings as marks on the timeline.
+        var positionsToStep: [Int64: Int] = [:]
+        for (index, event) in replayer.events.enumerated() { positionsToStep[event.position] = index + 1 }
+        let marks = findings.compactMap { finding -> String? in
+            guard let position = finding.position, let at = positionsToStep[position], finding.severity != .notCheckable else { return nil }
+            let left = replayer.stepCount > 0 ? Double(at) / Double(replayer.stepCount) * 100 : 0
+            return "<a class=\"mark \(finding.severity.rawValue)\" style=\"left:\(String(format: "%.2f", left))%\" href=\"\(base)?step=\(at)&amp;as=\(asParameter)\" title=\"\(escape(finding.description))\"></a>"
+        }.joined()
+
+        // The event at this step.
+        var eventHTML = "<p class=muted>before the first event</p>"
+        if let event = replayer.event(at: step) {
+            if perspective.sees(event) {
+                let payload = String(decoding: event.event.payload(), as: UTF8.self)
+                let pretty = (try? JSONSerialization.jsonObject(with: Data(payload.utf8)))
+                    .flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys]) }
+                    .map { String(decoding: $0, as: UTF8.self) } ?? payload
+                eventHTML = """
+                    <p><b>\(escape(StateText.describe(event, state)))</b> · position \(event.position) · \(Timestamp(microsecondsSince1970: event.recordedAt))</p>
+                    <details><summary>payload</summary><pre id=payload>\(escape(pretty))</pre></details>
+                    """
+            } else {
+                eventHTML = "<p class=muted>device \(escape(event.device?.name ?? "?")) acted</p>"
+            }
+        }
+
+        // The game's board, as this perspective knows it.
+        var boardHTML = ""
+        for game in state.orderedGames where session == nil || game.session == session {
+            guard let plugin = state.plugin else { continue }
+            let picture = plugin.picture(of: game.board)
+            boardHTML += """
+                <section class=game><h2>\(escape(plugin.title)) · \(escape(game.status.rawValue))</h2>
+                \(grid(picture.cells, columns: picture.columns, id: "board"))
+                \(picture.lines.map { "<p>\(escape($0))</p>" }.joined())<p class=result>\(escape(GameCatalog.result(game, in: state)))</p></section>
+                """
+        }
+        if boardHTML.isEmpty { boardHTML = "<section class=game><p class=muted>no game yet, as \(escape(perspective.description)) knows</p></section>" }
+
+        // One phone per device this perspective sees.
+        let columns = state.plugin?.boardColumns ?? 0
+        let phones = state.orderedDevices.map { view -> String in
+            let owner = view.ownerName ?? view.device.name
+            var bubbles = ""
+            for line in view.transcript {
+                switch line.bubble.content {
+                case .summary: bubbles += "<div class=\"bubble summary\">\(escape(line.shown))</div>"
+                default:
+                    let side = line.bubble.isOutgoing ? "out" : "in"
+                    let who = line.bubble.isOutgoing ? "" : "<span class=who>\(escape(view.resolve("$\(line.bubble.sender.uuid.uuidString)")))</span>"
+                    var image = ""
+                    if let cells = line.bubble.message?.layout?.template.image?.cells, cells.count > 1, columns > 0 {
+                        image = grid(cells, columns: columns, id: nil)
+                    }
+                    bubbles += "<div class=\"bubble \(side)\">\(who)\(image)<span class=text>\(escape(line.shown))</span></div>"
+                }
+            }
+            if let staged = view.staged {
+                let text: String
+                switch staged {
+                case .message(let m): text = view.resolve(m.caption ?? "message")
+                case .text(let t): text = t
+                case .sticker(let s): text = "sticker \(s.localizedDescription)"
+                case .attachment(let url, let name): text = "attachment \(name ?? url)"
+                }
+                bubbles += "<div class=\"input\">\(escape(text)) <small>(in the input field)</small></div>"
+            }
+            var screen = "<div class=\"screen off\">extension not showing</div>"
+            if view.isActive {
+                let labels = view.screen.labels.map { "<p>\(escape($0))</p>" }.joined()
+                let buttons = view.screen.buttons.map { "<button disabled>\(escape($0.title))</button>" }.joined()
+                let alert = view.screen.alert.map { "<p class=alert>\(escape($0.title)) \(escape($0.message))</p>" } ?? ""
+                screen = """
+                    <div class="screen \(view.style)"><p class=style>\(escape(view.screen.name)) · \(view.style)</p>\(labels)
+                    \(grid(view.screen.cells, columns: columns, id: nil))\(buttons)\(alert)</div>
+                    """
+            }
+            return """
+                <section class=phone data-device="\(escape(view.device.name))"><h3>device \(escape(view.device.name)) · \(escape(owner))</h3>
+                <div class=transcript>\(bubbles.isEmpty ? "<p class=muted>no messages</p>" : bubbles)</div>\(screen)</section>
+                """
+        }.joined()
+
+        let diffHTML = changes.isEmpty ? "<p class=muted>no change</p>"
+            : "<ul class=diff>" + changes.prefix(200).map { "<li>\(escape($0.description))</li>" }.joined() + "</ul>"
+        let origin = model.origin(conversation).map { origin in
+            "<p class=fork>fork of \(escape(origin.sourceGame)) at its step \(origin.sourceStep); the branch begins at step \(origin.branchStep + 1)</p>"
+        } ?? ""
+        let errors = findings.filter { $0.severity == .error }.count
+        let body = """
+            <header><p><a href="/games">← games</a></p><h1>\(escape(state.plugin?.title ?? state.kind)) <small>\(escape(id))</small></h1>
+            \(origin)<nav class=views>seen as: \(switcher)</nav>
+            <p class=audit>\(errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) errors (marked on the timeline)</span>")</p></header>
+            <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)">
+            <button id=first title="first step">⏮</button><button id=prev title="previous step (←)">◀</button>
+            <button id=play title="play or pause (space)">▶</button><button id=next title="next step (→)">▶▶</button>
+            <label>speed <select id=speed><option value=1000>1×</option><option value=400 selected>2.5×</option><option value=150>6×</option></select></label>
+            <span id=stepLabel>step \(step) of \(replayer.stepCount)</span>
+            <div class=track><input type=range id=slider min=0 max=\(replayer.stepCount) value=\(step)><div class=marks>\(marks)</div></div>
+            </section>
+            <main><section class=event><h2>this step</h2>\(eventHTML)<h2>changes from step \(max(step - 1, 0))</h2>\(diffHTML)</section>
+            \(boardHTML)<div class=phones>\(phones)</div></main>
+            """
+        return page(title: "game \(id.prefix(8))", body: body)
+    }
+
+    static func grid(_ cells: [String], columns: Int, id: String?) -> String {
+        guard columns > 0, !cells.isEmpty, cells.count % columns == 0 else { return "" }
+        var rows = ""
+        for row in 0..<(cells.count / columns) {
+            rows += "<tr>" + (0..<columns).map { column in
+                let cell = cells[row * columns + column]
+                return "<td class=\"cell \(escape(cell))\" title=\"\(escape(cell))\">\(escape(BoardPicture.symbol(cell)))</td>"
+            }.joined() + "</tr>"
+        }
+        return "<table class=grid\(id.map { " id=\($0)" } ?? "")>\(rows)</table>"
+    }
+
+    static let css = """
+        body{font:14px/1.4 -apple-system,system-ui,sans-serif;margin:0 1.5em 2em;color:#222;background:#fafafa}
+        header h1{margin:.4em 0 .1em}h1 small{font-size:.5em;color:#888}a{color:#0a58ca}.muted{color:#888}
+        table#games{border-collapse:collapse;width:100%}#games td,#games th{padding:.3em .5em;border-bottom:1px solid #ddd;text-align:left}
+        .num{text-align:right}.ok{color:#197a2e}.bad{color:#b00020;font-weight:bold}.pending{color:#888}.fork{color:#6a3cbc}
+        .filters{margin:.8em 0}.filters label{margin-right:1em}.views a{margin-right:.6em;padding:.1em .5em;border-radius:4px}
+        .views a.current{background:#0a58ca;color:#fff;text-decoration:none}
+        .timeline{position:sticky;top:0;background:#fafafa;padding:.5em 0;border-bottom:1px solid #ddd;z-index:2}
+        .track{position:relative;margin-top:.4em}#slider{width:100%}.marks{position:relative;height:10px}
+        .mark{position:absolute;top:0;width:6px;height:10px;margin-left:-3px;background:#b00020;border-radius:2px}.mark.warning{background:#e0a800}
+        main{display:flex;flex-wrap:wrap;gap:1.5em;margin-top:1em}.event{flex:1 1 320px;min-width:280px}
+        pre{background:#fff;border:1px solid #ddd;padding:.5em;max-height:16em;overflow:auto;font-size:12px}
+        .diff{font-family:ui-monospace,monospace;font-size:12px;padding-left:1.2em}
+        .game{flex:0 0 auto}.phones{display:flex;gap:1.5em;flex-wrap:wrap}
+        .phone{width:300px;border:10px solid #222;border-radius:28px;background:#fff;padding:.6em;min-height:420px;display:flex;flex-direction:column}
+        .phone h3{margin:.2em 0 .5em;font-size:13px;text-align:center}.transcript{flex:1;display:flex;flex-direction:column;gap:.35em}
+        .bubble{max-width:78%;padding:.35em .6em;border-radius:14px;font-size:13px}.bubble.out{align-self:flex-end;background:#0a84ff;color:#fff}
+        .bubble.in{align-self:flex-start;background:#e5e5ea}.bubble.summary{align-self:center;background:none;color:#888;font-style:italic;font-size:12px}
+        .who{display:block;font-size:11px;color:#555}.input{border:1px dashed #999;border-radius:12px;padding:.3em .6em;margin-top:.4em;font-size:12px}
+        .screen{border-top:1px solid #ccc;margin-top:.6em;padding-top:.4em;font-size:12px}.screen.off{color:#888;text-align:center}
+        .screen.expanded{background:#f2f7ff}.style{color:#555;margin:.2em 0}.alert{background:#fff3cd;padding:.3em}
+        table.grid{border-collapse:collapse;margin:.3em 0}.grid td{width:26px;height:26px;border:1px solid #999;text-align:center;font-weight:bold}
+        .cell.ship{background:#5b6f8a;color:#fff}.cell.hit{background:#2e9e44;color:#fff}.cell.miss{background:#d9534f;color:#fff}
+        .cell.x{color:#0a58ca}.cell.o{color:#b00020}.cell.red{background:#e53935;color:#e53935}.cell.yellow{background:#fdd835;color:#fdd835}
+        .bubble table.grid td{width:14px;height:14px;font-size:9px}.result{font-weight:bold}
+        """
+
+    /// The timeline: slider, buttons, arrow keys and play, moving by page loads so
+    /// every step is a link that can be shared.
+    static let script = """
+        (function(){var t=document.querySelector('.timeline');if(!t)return;
+        var step=+t.dataset.step,steps=+t.dataset.steps,as=t.dataset.as,base=t.dataset.base;
+        function go(n){n=Math.max(0,Math.min(steps,n));if(n!==step)location.href=base+'?step='+n+'&as='+encodeURIComponent(as)+(playing()?'&play='+speed():'');}
+        function playing(){return new URLSearchParams(location.search).has('play')||window.__playing;}
+        function speed(){return document.getElementById('speed').value;}
+        document.getElementById('slider').addEventListener('change',function(e){go(+e.target.value);});
+        document.getElementById('prev').onclick=function(){window.__playing=false;go(step-1);};
+        document.getElementById('next').onclick=function(){window.__playing=false;go(step+1);};
+        document.getElementById('first').onclick=function(){window.__playing=false;go(0);};
+        var play=document.getElementById('play');
+        var q=new URLSearchParams(location.search);if(q.has('play')){document.getElementById('speed').value=q.get('play');}
+        function tick(){if(step<steps){window.__playing=true;setTimeout(function(){go(step+1);},+speed());}else{play.textContent='▶';}}
+        if(q.has('play')){play.textContent='⏸';tick();}
+        play.onclick=function(){if(q.has('play')){location.href=base+'?step='+step+'&as='+encodeURIComponent(as);}else{window.__playing=true;play.textContent='⏸';tick();}};
+        document.addEventListener('keydown',function(e){if(e.target.tagName==='INPUT'||e.target.tagName==='SELECT')return;
+        if(e.key==='ArrowLeft'){go(step-1);}else if(e.key==='ArrowRight'){go(step+1);}else if(e.key===' '){e.preventDefault();play.click();}});
+        })();
+        """
+}
+
+/// Why a request was refused.
+enum ViewerError: Error, CustomStringConvertible {
+    case badParameter(String)
+    var description: String {
+        switch self { case .badParameter(let detail): return detail }
+    }
+}

@@ -1,0 +1,115 @@
+import Audit
+import EventStore
+import Foundation
+import GameKit
+import MessagesModel
+import Projections
+import Replay
+
+/// What the viewer knows of one log, opened read-only: the game index (read once),
+/// the game list, recently opened games, and audit findings. Every read goes through
+/// one lock: SQLite connections and replayers are not shared between threads.
+public final class ViewerModel: @unchecked Sendable {
+    public let path: String
+    public let games: GameRegistry
+    private let lock = NSLock()
+    private let store: EventStore
+    private let index: GameIndex
+    private let origins: [UUID: ForkOrigin]
+    private var catalog: [GameSummary]?
+    private var replayers: [ConversationID: Replayer] = [:]
+    private var recent: [ConversationID] = []
+    private var findings: [ConversationID: [Finding]] = [:]
+    /// Set once the whole log's audit (run in the background) is done.
+    private var audited: [String: [Finding]]?
+
+    /// Opens the log read-only: nothing is written to it or beside it.
+    public init(path: String, games: GameRegistry) throws {
+        self.path = path
+        self.games = games
+        store = try EventStore(path: path, access: .readOnly)
+        index = try GameIndex(store: store)
+        origins = try store.forkOrigins()
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Every game, folded once and kept.
+    public func summaries() throws -> [GameSummary] {
+        try locked {
+            if let catalog { return catalog }
+            let made = try GameCatalog(store: store, games: games).games
+            catalog = made
+            return made
+        }
+    }
+
+    /// The conversation (and game) an id names.
+    public func resolve(_ id: String) throws -> (conversation: ConversationID, game: SessionID?) {
+        try locked { try index.resolve(id) }
+    }
+
+    /// A conversation's replayer; the last 16 opened are kept.
+    public func replayer(_ conversation: ConversationID) throws -> Replayer {
+        try locked {
+            if let known = replayers[conversation] {
+                recent.removeAll { $0 == conversation }
+                recent.append(conversation)
+                return known
+            }
+            let made = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [], games: games)
+            replayers[conversation] = made
+            recent.append(conversation)
+            if recent.count > 16 { replayers[recent.removeFirst()] = nil }
+            return made
+        }
+    }
+
+    /// The state at a step as a perspective sees it. Replayers cache folds, so this
+    /// runs under the lock too.
+    public func state(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> ConversationState {
+        let replayer = try replayer(conversation)
+        return try locked { try replayer.state(at: step, as: perspective) }
+    }
+
+    public func diff(_ conversation: ConversationID, from a: Int, to b: Int, as perspective: Perspective) throws -> [StateChange] {
+        let replayer = try replayer(conversation)
+        return try locked { try replayer.diff(from: a, to: b, as: perspective) }
+    }
+
+    /// The audit findings of one conversation (every check, the re-run included).
+    public func findings(_ conversation: ConversationID) throws -> [Finding] {
+        if let known = locked({ findings[conversation] }) { return known }
+        let replayer = try replayer(conversation)
+        let found = try locked { () -> [Finding] in
+            var auditor = Auditor(games: games)
+            auditor.rerunsExtensions = true
+            return try auditor.audit(store, game: replayer.conversation.uuid.uuidString)
+        }
+        locked { findings[conversation] = found }
+        return found
+    }
+
+    /// Where a fork came from.
+    public func origin(_ conversation: ConversationID) -> ForkOrigin? { origins[conversation.uuid] }
+
+    /// The audit status of each game once the background audit is done, by game id.
+    public var auditStatus: [String: [Finding]]? { locked { audited } }
+
+    /// Audits the whole log once, on a connection of its own, then keeps each game's findings.
+    public func auditInBackground() {
+        let path = self.path, games = self.games
+        let thread = Thread { [weak self] in
+            guard let reader = try? EventStore(path: path, access: .readOnly),
+                  let found = try? Auditor(games: games).audit(reader) else { return }
+            var byGame: [String: [Finding]] = [:]
+            for finding in found { byGame[(finding.game ?? "").lowercased(), default: []].append(finding) }
+            self?.locked { self?.audited = byGame }
+        }
+        thread.start()
+    }
+}

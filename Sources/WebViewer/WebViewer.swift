@@ -1,0 +1,174 @@
+import Audit
+import EventStore
+import Foundation
+import GameKit
+import Hummingbird
+import Logging
+import MessagesModel
+import Presentation
+import Projections
+import Replay
+
+/// The web viewer's routes: pages for people, the same JSON as the command line's
+/// `--json` under `/api`. Read-only: every write method gets 405.
+public enum WebViewer {
+    public static func router(_ model: ViewerModel) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/") { _, _ in
+            Response(status: .seeOther, headers: [.location: "/games"])
+        }
+        router.get("/games") { request, _ in
+            try respond(html: true) {
+                let q = request.uri.queryParameters
+                let page = try q["page"].map { text -> Int in
+                    guard let n = Int(text), n >= 1 else { throw ViewerError.badParameter("page '\(text)' is not a page number") }
+                    return n
+                } ?? 1
+                return try Pages.games(model, Pages.GamesQuery(kind: nonEmpty(q["kind"]), status: nonEmpty(q["status"]),
+                                                               result: nonEmpty(q["result"]), page: page))
+            }
+        }
+        router.get("/games/:id") { request, context in
+            try respond(html: true) {
+                let id = try context.parameters.require("id")
+                return try Pages.game(model, id: id, step: try step(request.uri.queryParameters["step"]),
+                                      perspective: nonEmpty(request.uri.queryParameters["as"]))
+            }
+        }
+        router.get("/api/games") { _, _ in
+            try respond(html: false) { try json(try model.summaries()) }
+        }
+        router.get("/api/games/:id") { _, context in
+            try respond(html: false) {
+                let id = try context.parameters.require("id")
+                let (conversation, session) = try model.resolve(id)
+                let replayer = try model.replayer(conversation)
+                let summaries = try model.summaries().filter {
+                    $0.conversation == conversation.uuid.uuidString.lowercased()
+                        && (session == nil || $0.id == session!.uuid.uuidString.lowercased())
+                }
+                let object: [String: Any] = [
+                    "conversation": conversation.uuid.uuidString.lowercased(), "steps": replayer.stepCount,
+                    "devices": replayer.devices.map(\.name),
+                    "games": try JSONSerialization.jsonObject(with: Data(try json(summaries).utf8)),
+                ]
+                return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+            }
+        }
+        router.get("/api/games/:id/steps/:step") { request, context in
+            try respond(html: false) {
+                let (conversation, _) = try model.resolve(try context.parameters.require("id"))
+                let replayer = try model.replayer(conversation)
+                guard let n = try step(context.parameters.get("step")), (0...replayer.stepCount).contains(n) else {
+                    throw ViewerError.badParameter("the step must be in 0...\(replayer.stepCount)")
+                }
+                let perspective: Perspective
+                do {
+                    perspective = try replayer.perspective(nonEmpty(request.uri.queryParameters["as"]) ?? "auditor")
+                } catch {
+                    throw ViewerError.badParameter("as: \(error)")
+                }
+                let state = try model.state(conversation, at: n, as: perspective)
+                return try StateText.json(state, step: n, replayer: replayer, perspective: perspective)
+            }
+        }
+        router.get("/api/verify/:id") { _, context in
+            try respond(html: false) {
+                let (conversation, _) = try model.resolve(try context.parameters.require("id"))
+                let findings = try model.findings(conversation)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                let document = VerifyDocument(ok: !findings.contains { $0.severity == .error },
+                                              notCheckable: findings.filter { $0.severity == .notCheckable }.count, findings: findings)
+                return String(decoding: try encoder.encode(document), as: UTF8.self)
+            }
+        }
+        router.get("/api/**") { _, _ in
+            errorResponse(.notFound, "no such API route; the routes are /api/games, /api/games/ID, /api/games/ID/steps/N?as=D and /api/verify/ID", html: false)
+        }
+        // Nothing here writes.
+        for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
+            // Every route by name: a path that has a GET route answers other methods only through its own.
+            for path in ["/", "/games", "/games/:id", "/api/games", "/api/games/:id", "/api/games/:id/steps/:step",
+                         "/api/verify/:id", "/api/**", "/**"] {
+                router.on(RouterPath(path), method: method) { _, _ in
+                    errorResponse(.methodNotAllowed, "gamelog serve is read-only: \(method) is not allowed", html: false,
+                                  headers: [.allow: "GET, HEAD"])
+                }
+            }
+        }
+        return router
+    }
+
+    /// An application serving the viewer on `host:port`.
+    public static func application(_ model: ViewerModel, host: String, port: Int,
+                                   onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        Application(router: router(model), configuration: .init(address: .hostname(host, port: port), serverName: "gamelog"),
+                    onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+                    logger: {
+                        var logger = Logger(label: "gamelog.serve")
+                        logger.logLevel = .warning
+                        return logger
+                    }())
+    }
+
+    struct VerifyDocument: Encodable {
+        var ok: Bool
+        var notCheckable: Int
+        var findings: [Finding]
+    }
+
+    static func nonEmpty(_ value: Substring?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return String(value)
+    }
+
+    static func step(_ value: (some StringProtocol)?) throws -> Int? {
+        guard let value, !value.isEmpty else { return nil }
+        guard let n = Int(value), n >= 0 else { throw ViewerError.badParameter("step '\(value)' is not a step number") }
+        return n
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Runs a page or API body, answering errors with their status: unknown ids 404,
+    /// bad parameters 400, anything else 500; JSON errors under /api.
+    static func respond(html: Bool, _ body: () throws -> String) throws -> Response {
+        do {
+            let text = try body()
+            return Response(status: .ok, headers: [.contentType: html ? "text/html; charset=utf-8" : "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(string: text)))
+        } catch let error as ReplayError {
+            switch error {
+            case .noSuchGame: return errorResponse(.notFound, error.description, html: html)
+            case .ambiguousGame, .stepOutOfRange: return errorResponse(.badRequest, error.description, html: html)
+            case .undecodableEvent: return errorResponse(.internalServerError, error.description, html: html)
+            }
+        } catch let error as ViewerError {
+            return errorResponse(.badRequest, error.description, html: html)
+        } catch let error as HTTPError {
+            return errorResponse(error.status, error.body ?? "\(error.status)", html: html)
+        } catch {
+            return errorResponse(.internalServerError, String(describing: error), html: html)
+        }
+    }
+
+    static func errorResponse(_ status: HTTPResponse.Status, _ message: String, html: Bool,
+                              headers extra: HTTPFields = [:]) -> Response {
+        var headers = extra
+        let body: String
+        if html {
+            headers[.contentType] = "text/html; charset=utf-8"
+            body = Pages.page(title: "\(status.code)", body: "<h1>\(status.code) \(Pages.escape(status.reasonPhrase))</h1><p id=error>\(Pages.escape(message))</p><p><a href=\"/games\">← games</a></p>")
+        } else {
+            headers[.contentType] = "application/json"
+            let object = ["error": message, "status": "\(status.code)"]
+            body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+}
