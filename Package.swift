@@ -181,7 +181,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WebViewerTests",
-            dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "Recorder", "Simulation", "TestSupport",
+            dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "MessagesModel", "Recorder", "Replay", "Simulation", "TestSupport",
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdTesting", package: "hummingbird")],
             swiftSettings: strict),

@@ -224,7 +224,7 @@ enum Pages {
             \(origin)<nav class=views>seen as: \(switcher)</nav>
             <p class=audit>\(errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) errors (marked on the timeline)</span>")</p></header>
             <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)">
-            <button id=first title="first step">⏮</button><button id=prev title="previous step (←)">◀</button>
+            <button id=first title="first step">first</button><button id=prev title="previous step (←)">◀</button>
             <button id=play title="play or pause (space)">▶</button><button id=next title="next step (→)">▶▶</button>
             <label>speed <select id=speed><option value=1000>1×</option><option value=400 selected>2.5×</option><option value=150>6×</option></select></label>
             <span id=stepLabel>step \(step) of \(replayer.stepCount)</span>

@@ -1,0 +1,124 @@
+import EventStore
+import Foundation
+import GameKit
+import Games
+import Hummingbird
+import HummingbirdTesting
+import MessagesModel
+import Recorder
+import Replay
+import Simulation
+import TestSupport
+import Testing
+import WebViewer
+
+/// Every page and API route, through Hummingbird's testing client, on a real log.
+@Suite struct RouteTests {
+    /// A demo-like log: one Battleship game whose second device has not yet tapped
+    /// the placement at step 12, and one tic-tac-toe game.
+    static func log(_ folder: TemporaryFolder) throws -> String {
+        let path = folder.path("viewer.sqlite")
+        do {
+            let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 2026),
+                                      games: .standard, seed: 2026)
+            try simulator.play("battleship") { game in
+                [("A", .act(.openConversation(game))), ("A", .act(.openExtension)), ("A", .act(.touch(.button("Start game")))),
+                 ("A", .act(.touch(.cell(2)))), ("A", .act(.touch(.cell(6)))), ("A", .act(.touch(.button("Finished")))),
+                 ("A", .act(.tapSend)), ("B", .act(.openConversation(game))), ("B", .deliver), ("B", .tapLatestMessage),
+                 ("B", .act(.touch(.cell(4)))), ("B", .act(.touch(.cell(2))))]
+            }
+            try simulator.play("tictactoe")
+        }
+        return path
+    }
+
+    func client<T: Sendable>(_ body: @escaping @Sendable (any TestClientProtocol, String) async throws -> T) async throws -> T {
+        let folder = try TemporaryFolder()
+        let path = try Self.log(folder)
+        let model = try ViewerModel(path: path, games: .standard)
+        let app = Application(router: WebViewer.router(model))
+        let games = try model.summaries()
+        let battleship = try #require(games.first { $0.kind == "battleship" }?.id)
+        let result = try await app.test(.router) { client in try await body(client, battleship) }
+        withExtendedLifetime(folder) {}
+        return result
+    }
+
+    @Test func pagesAnswerWithHTML() async throws {
+        try await client { client, game in
+            try await client.execute(uri: "/", method: .get) { response in
+                #expect(response.status == .seeOther && response.headers[.location] == "/games")
+            }
+            try await client.execute(uri: "/games", method: .get) { response in
+                #expect(response.status == .ok)
+                let html = String(buffer: response.body)
+                #expect(html.contains("<table id=games>") && html.contains(String(game.prefix(8))) && html.contains("Tic-tac-toe"))
+            }
+            try await client.execute(uri: "/games?kind=tictactoe", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(!html.contains(String(game.prefix(8))) && html.contains("Tic-tac-toe"))
+            }
+            try await client.execute(uri: "/games/\(game)?as=auditor", method: .get) { response in
+                #expect(response.status == .ok)
+                let html = String(buffer: response.body)
+                #expect(html.contains("id=slider") && html.contains("data-device=\"A\"") && html.contains("data-device=\"B\""))
+                #expect(html.contains("cell ship"))
+            }
+        }
+    }
+
+    /// As B, before the placement arrived, nothing of Alice's ships or taps shows.
+    @Test func aDevicesPageShowsOnlyWhatItSaw() async throws {
+        try await client { client, game in
+            try await client.execute(uri: "/games/\(game)?step=12&as=B", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok)
+                #expect(!html.contains("cell ship") && !html.contains("data-device=\"A\"") && html.contains("device A acted"))
+            }
+            try await client.execute(uri: "/api/games/\(game)/steps/12?as=B", method: .get) { response in
+                let text = String(buffer: response.body)
+                #expect(response.status == .ok && text.contains("\"perspective\":\"device B\"") && !text.contains("\"ship\""))
+            }
+        }
+    }
+
+    @Test func theAPIGivesTheCommandLinesJSON() async throws {
+        try await client { client, game in
+            try await client.execute(uri: "/api/games", method: .get) { response in
+                #expect(response.headers[.contentType] == "application/json")
+                let list = try #require(try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [[String: Any]])
+                #expect(list.count == 2 && list.contains { $0["id"] as? String == game })
+            }
+            try await client.execute(uri: "/api/games/\(game)", method: .get) { response in
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any])
+                #expect((object["steps"] as? Int ?? 0) > 12 && object["devices"] as? [String] == ["A", "B"])
+            }
+            try await client.execute(uri: "/api/verify/\(game)", method: .get) { response in
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any])
+                #expect(object["ok"] as? Bool == true)
+            }
+        }
+    }
+
+    @Test func unknownIdsBadParametersAndWritesAreRefusedAsJSON() async throws {
+        try await client { client, game in
+            for (uri, status) in [("/api/games/ffffffff", HTTPResponse.Status.notFound), ("/api/games/\(game)/steps/9999", .badRequest),
+                                  ("/api/games/\(game)/steps/12?as=Z", .badRequest), ("/api/nothing", .notFound),
+                                  ("/api/games/\(game)/steps/minus", .badRequest)] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == status, "\(uri)")
+                    let object = try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any]
+                    #expect(object?["error"] is String, "\(uri)")
+                }
+            }
+            try await client.execute(uri: "/games/ffffffff", method: .get) { response in
+                #expect(response.status == .notFound && String(buffer: response.body).contains("id=error"))
+            }
+            for method in [HTTPRequest.Method.post, .put, .delete] {
+                try await client.execute(uri: "/api/games", method: method) { response in
+                    #expect(response.status == .methodNotAllowed)
+                }
+            }
+        }
+    }
+}

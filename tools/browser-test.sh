@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Drives headless Chromium over `gamelog serve` on a demo database, as a person would
+# look at it: the games page, both games step by step from each device's view and the
+# auditor's. Checks what the pages show (the DOM after scripts ran), keeps a screenshot
+# of each in out/screenshots/, and checks the database is byte-identical afterwards
+# with nothing created beside it. Usage: tools/browser-test.sh [GAMELOG-BINARY]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+binary=${1:-}
+if [ -z "$binary" ]; then
+  swift build --product gamelog >/dev/null
+  binary="$root/.build/debug/gamelog"
+fi
+browser=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$browser" ] || { echo "error: no chromium; install Debian's chromium package" >&2; exit 1; }
+
+work=$(mktemp -d)
+shots="$root/out/screenshots"
+mkdir -p "$shots"
+server=""
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+cd "$work"
+"$binary" demo --fixed-clock >/dev/null
+before=$(sha256sum gamelog.sqlite)
+"$binary" serve --port 0 > serve.out 2>&1 &
+server=$!
+for _ in $(seq 1 100); do grep -q "http://" serve.out 2>/dev/null && break; sleep 0.1; done
+base=$(grep -o 'http://[^/]*' serve.out | head -n 1)
+[ -n "$base" ] || { echo "error: gamelog serve did not start: $(cat serve.out)" >&2; exit 1; }
+
+games=$(curl -s "$base/api/games")
+battleship=$(python3 -c 'import json,sys; print(next(g["id"] for g in json.loads(sys.argv[1]) if g["kind"]=="battleship"))' "$games")
+tictactoe=$(python3 -c 'import json,sys; print(next(g["id"] for g in json.loads(sys.argv[1]) if g["kind"]=="tictactoe"))' "$games")
+
+passed=0 failed=0
+# page NAME URL: the DOM after scripts, and a screenshot.
+page() {
+  "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=2000 \
+    --dump-dom "$2" 2>/dev/null > "$work/$1.html"
+  "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,1100 \
+    --screenshot="$shots/$1.png" "$2" >/dev/null 2>&1
+}
+check() { # check NAME DESCRIPTION (grep -q PATTERN | ! grep -q PATTERN)...
+  local name=$1 what=$2; shift 2
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $name: $what"; fi
+}
+has() { grep -q -- "$2" "$work/$1.html"; }
+lacks() { ! grep -q -- "$2" "$work/$1.html"; }
+
+page games "$base/games"
+check games "both games are listed" has games "${battleship:0:8}"
+check games "tic-tac-toe is listed" has games "${tictactoe:0:8}"
+check games "the audit ran" has games 'class="ok">ok<\|class=ok>ok<'
+
+page battleship-auditor "$base/games/$battleship?as=auditor"
+check battleship-auditor "the board shows a hit" has battleship-auditor 'cell hit'
+check battleship-auditor "the board shows a miss" has battleship-auditor 'cell miss'
+check battleship-auditor "both phones" has battleship-auditor 'data-device="B"'
+check battleship-auditor "the timeline" has battleship-auditor 'id="slider"'
+check battleship-auditor "the replaced bubble is a summary line" has battleship-auditor 'bubble summary'
+
+page battleship-B-step12 "$base/games/$battleship?step=12&as=B"
+check battleship-B-step12 "Bob sees no ship before the placement arrives" lacks battleship-B-step12 'cell ship'
+check battleship-B-step12 "Alice's tap is only 'device A acted'" has battleship-B-step12 'device A acted'
+check battleship-B-step12 "no phone of Alice's" lacks battleship-B-step12 'data-device="A"'
+
+page battleship-B-end "$base/games/$battleship?as=B"
+check battleship-B-end "Bob's board has his hits" has battleship-B-end 'cell hit'
+check battleship-B-end "Bob never sees the ships he did not hit" lacks battleship-B-end 'title="ship"'
+
+page battleship-A-step20 "$base/games/$battleship?step=20&as=A"
+check battleship-A-step20 "Alice sees the ships she placed" has battleship-A-step20 'title="ship"'
+
+page tictactoe-step40 "$base/games/$tictactoe?step=40&as=auditor"
+check tictactoe-step40 "marks on the board" has tictactoe-step40 'cell x'
+check tictactoe-step40 "the event at the step" has tictactoe-step40 'id="payload"'
+
+page tictactoe-B-end "$base/games/$tictactoe?as=B"
+check tictactoe-B-end "X won, as Bob saw" has tictactoe-B-end 'X (Alice) won'
+
+page not-found "$base/games/ffffffff"
+check not-found "an unknown game is a page that says so" has not-found 'no game or conversation id starts with'
+
+kill "$server"; wait "$server" 2>/dev/null || true; server=""
+after=$(sha256sum gamelog.sqlite)
+check database "the database is byte-identical after serving" test "$before" = "$after"
+check database "serving created no file beside the database" test "$(ls | grep -c '^gamelog.sqlite')" = 1
+
+echo "screenshots in out/screenshots/: $(ls "$shots" | tr '\n' ' ')"
+echo "browser test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
