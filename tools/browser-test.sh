@@ -35,6 +35,9 @@ games=$(curl -s "$base/api/games")
 battleship=$(python3 -c 'import json,sys; print(next(g["id"] for g in json.loads(sys.argv[1]) if g["kind"]=="battleship"))' "$games")
 tictactoe=$(python3 -c 'import json,sys; print(next(g["id"] for g in json.loads(sys.argv[1]) if g["kind"]=="tictactoe"))' "$games")
 
+# The audit runs in the background from startup: wait until the list shows its verdicts.
+for _ in $(seq 1 100); do curl -s "$base/games" | grep -q 'checking…' || break; sleep 0.1; done
+
 passed=0 failed=0
 # page NAME URL: the DOM after scripts, and a screenshot.
 page() {
