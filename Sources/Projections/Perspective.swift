@@ -39,7 +39,7 @@ public enum PerspectiveError: Error, Hashable, Sendable, CustomStringConvertible
     public var description: String {
         switch self {
         case .unknownDevice(let name, let devices):
-            return "'\(name)' is not a device of this conversation; its devices are \(devices.map(\.name).joined(separator: ", ")), or auditor"
+            return "'\(name)' is not a device here; the devices are \(devices.map(\.name).joined(separator: ", ")), or auditor"
         }
     }
 }

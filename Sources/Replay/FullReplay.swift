@@ -115,6 +115,7 @@ public enum FullReplay {
     public static func run(store: EventStore, verify: Bool = true, lanes: Int? = nil, chunkSize: Int = 4_096,
                            games: GameRegistry, progress: ((Int) -> Void)? = nil,
                            skippingDamaged damaged: ((Error) -> Void)? = nil,
+                           as perspective: Perspective = .auditor,
                            finished: (Finished) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
         var conversationOfStream: [UUID: ConversationID] = [:]
@@ -134,8 +135,8 @@ public enum FullReplay {
 
         func hand(_ entry: Open) throws {
             let conversation = entry.state.conversation
-            try finished(Finished(state: entry.state, events: entry.count, span: (entry.first, entry.last),
-                                  streams: streamsOf[conversation] ?? []))
+            try finished(Finished(state: entry.state.playerView(for: perspective), events: entry.count,
+                                  span: (entry.first, entry.last), streams: streamsOf[conversation] ?? []))
         }
         var open: [ConversationID: Open] = [:]
         var later: [ConversationID] = []
@@ -150,7 +151,8 @@ public enum FullReplay {
             }
             if (event.recordedAt, event.position) < entry.lastKey { entry.inTimeOrder = false }
             entry.lastKey = (event.recordedAt, event.position)
-            entry.state.apply(event)
+            // A device's view folds its own events only.
+            if perspective.sees(event) { entry.state.apply(event) }
             entry.count += 1
             entry.first = min(entry.first, event.recordedAt)
             entry.last = max(entry.last, event.recordedAt)
@@ -237,7 +239,7 @@ public enum FullReplay {
         for conversation in later {
             let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])
             let entry = Open(conversation, games: games, at: events.first?.recordedAt ?? 0)
-            for event in events { entry.state.apply(event) }
+            for event in events where perspective.sees(event) { entry.state.apply(event) }
             entry.count = events.count
             entry.last = events.last?.recordedAt ?? 0
             try hand(entry)

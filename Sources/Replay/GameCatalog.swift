@@ -57,17 +57,21 @@ public struct GameCatalog {
     ///   - progress: called now and then with the events read so far.
     /// - Parameter damaged: called with each event that cannot be read; the pass goes
     ///   on without it. Without it, the first such event stops the pass.
+    /// - Parameter perspective: whose view: a device's lists only the games its own
+    ///   recordings show, as it knew them.
     public init(store: EventStore, verify: Bool = true, games registry: GameRegistry, progress: ((Int) -> Void)? = nil,
-                skippingDamaged damaged: ((Error) -> Void)? = nil) throws {
+                skippingDamaged damaged: ((Error) -> Void)? = nil, as perspective: Perspective = .auditor) throws {
         var games: [GameSummary] = [], streams: [ConversationID: Set<UUID>] = [:]
         var eventCounts: [ConversationID: Int] = [:], kinds: [ConversationID: String] = [:]
         let origins = try store.forkOrigins()
         statistics = try FullReplay.run(store: store, verify: verify, games: registry, progress: progress,
-                                          skippingDamaged: damaged) { done in
+                                          skippingDamaged: damaged, as: perspective) { done in
             let conversation = done.state.conversation
             streams[conversation] = done.streams
             eventCounts[conversation] = done.events
             kinds[conversation] = done.state.kind
+            // A device's view holds only that device: conversations it was not in list no game.
+            if case .device(let device) = perspective, done.state.devices[device] == nil { return }
             games += Self.summaries(of: done.state, origin: origins[conversation.uuid])
         }
         self.games = games.sorted { $0.firstPosition < $1.firstPosition }

@@ -49,6 +49,12 @@ import TestSupport
         }
         let lower = try gamelog(["state", id, "--as", "b"], in: folder.url)
         #expect(lower.status == 0 && lower.stdout.contains("seen as device B"))
+        // games as a device: what its own log shows, as it knew it.
+        let asBob = try gamelog(["games", "--as", "B", "--json"], in: folder.url)
+        let bobs = try #require(try JSONSerialization.jsonObject(with: Data(asBob.stdout.utf8)) as? [[String: Any]])
+        #expect(bobs.count == 2 && bobs.allSatisfy { $0["devices"] as? [String] == ["B"] && $0["players"] as? [String: String] == ["B": "Bob"] })
+        let refused = try gamelog(["games", "--as", "Z"], in: folder.url)
+        #expect(refused.status != 0 && refused.stderr.contains("A, B, or auditor"))
     }
 
     @Test func aThirdGameIsSimulatedListedAndVerified() throws {
