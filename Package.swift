@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "WebViewer",
             dependencies: [
-                "Audit", "EventStore", "GameKit", "MessagesModel", "Presentation", "Projections", "RecordedEvents", "Replay",
+                "Audit", "EventStore", "GameKit", "MessagesModel", "Presentation", "Projections", "RecordedEvents", "Replay", "Rerun",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -5,6 +5,7 @@ import GameKit
 import MessagesModel
 import Projections
 import Replay
+import Rerun
 
 /// What the viewer knows of one log, opened read-only: the game index (read once),
 /// the game list, recently opened games, and audit findings. Every read goes through
@@ -85,10 +86,19 @@ public final class ViewerModel: @unchecked Sendable {
     public func findings(_ conversation: ConversationID) throws -> [Finding] {
         if let known = locked({ findings[conversation] }) { return known }
         let replayer = try replayer(conversation)
-        let found = try locked { () -> [Finding] in
-            var auditor = Auditor(games: games)
-            auditor.rerunsExtensions = true
-            return try auditor.audit(store, game: replayer.conversation.uuid.uuidString)
+        // The game's own checks and its re-run, from the events already read: the whole
+        // log's chain is the background audit's, so opening a game costs the same in a big log.
+        let found = locked { () -> [Finding] in
+            var found = Auditor(games: games).check(conversation, replayer.events)
+            for stream in Dictionary(grouping: replayer.events, by: \.stream).values {
+                let result = Rerunner(games: games).rerun(stream.sorted { $0.position < $1.position })
+                if result.outcome == .diverged, let divergence = result.divergence {
+                    found.append(Finding(.error, .rerun, position: divergence.position, game: conversation.uuid.uuidString,
+                                         device: result.device, rule: "outputs-match-the-extension",
+                                         expected: divergence.recorded ?? "no further output", found: divergence.now ?? "no output"))
+                }
+            }
+            return found
         }
         locked { findings[conversation] = found }
         return found
