@@ -79,6 +79,17 @@ public enum Item: Hashable, Codable, Sendable {
         if case .message(let m) = self { return m }
         return nil
     }
+
+    /// What a person reads for it: a message's caption, the text, or what was sent.
+    /// Captions may hold `$<uuid>` mentions, which each device resolves to names.
+    public var plainText: String {
+        switch self {
+        case .message(let m): return m.caption ?? "message"
+        case .text(let t): return t
+        case .sticker(let s): return "sticker \(s.localizedDescription)"
+        case .attachment(let url, let name): return "attachment \(name ?? url)"
+        }
+    }
 }
 
 /// One line of a device's transcript.

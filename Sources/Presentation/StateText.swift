@@ -60,14 +60,7 @@ public enum StateText {
                 }
             }
             if let staged = view.staged {
-                let text: String
-                switch staged {
-                case .message(let m): text = view.resolve(m.caption ?? "message")
-                case .text(let t): text = t
-                case .sticker(let s): text = "sticker \(s.localizedDescription)"
-                case .attachment(let url, let n): text = "attachment \(n ?? url)"
-                }
-                lines.append("  input field: \(text)  (pending)")
+                lines.append("  input field: \(view.resolve(staged.plainText))  (pending)")
             }
         }
         return lines

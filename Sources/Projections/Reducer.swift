@@ -126,10 +126,7 @@ extension ConversationState {
         let text: String
         switch bubble.content {
         case .summary(let summary, _): text = summary
-        case .item(.message(let m)): text = m.caption ?? "message"
-        case .item(.text(let t)): text = t
-        case .item(.sticker(let s)): text = "sticker \(s.localizedDescription)"
-        case .item(.attachment(let url, let name)): text = "attachment \(name ?? url)"
+        case .item(let item): text = item.plainText
         }
         return TranscriptLine(bubble: bubble, shown: view.resolve(text))
     }

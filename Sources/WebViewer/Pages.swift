@@ -188,14 +188,7 @@ enum Pages {
                 }
             }
             if let staged = view.staged {
-                let text: String
-                switch staged {
-                case .message(let m): text = view.resolve(m.caption ?? "message")
-                case .text(let t): text = t
-                case .sticker(let s): text = "sticker \(s.localizedDescription)"
-                case .attachment(let url, let name): text = "attachment \(name ?? url)"
-                }
-                bubbles += "<div class=\"input\">\(escape(text)) <small>(in the input field)</small></div>"
+                bubbles += "<div class=\"input\">\(escape(view.resolve(staged.plainText))) <small>(in the input field)</small></div>"
             }
             var screen = "<div class=\"screen off\">extension not showing</div>"
             if view.isActive {
