@@ -108,6 +108,6 @@ public enum StateText {
                 object["event"] = ["device": event.device?.name ?? "", "hidden": true]
             }
         }
-        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        return try JSONStyle.text(object)
     }
 }

@@ -4,8 +4,28 @@ import Foundation
 public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible {
     /// E.g. `devices.B.screen.labels[1]`.
     public var path: String
+    /// The values as people read them.
     public var before: String?
     public var after: String?
+    /// The same values as JSON text (for `--json`, where `false` is a boolean).
+    public var beforeJSON: String?
+    public var afterJSON: String?
+
+    public init(path: String, before: String?, after: String?, beforeJSON: String? = nil, afterJSON: String? = nil) {
+        self.path = path
+        self.before = before
+        self.after = after
+        self.beforeJSON = beforeJSON
+        self.afterJSON = afterJSON
+    }
+
+    /// The change as a JSON object in gamelog's style: `{path, before, after}` with JSON values.
+    public var jsonObject: [String: Any] {
+        func value(_ text: String?) -> Any {
+            text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) } ?? NSNull()
+        }
+        return ["path": path, "before": value(beforeJSON), "after": value(afterJSON)]
+    }
 
     public var description: String {
         switch (before, after) {
@@ -18,12 +38,12 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
 }
 
 extension ConversationState {
-    /// The presentable part of the state as a JSON object: devices and games, without
-    /// the reducer's bookkeeping.
+    /// The presentable part of the state as a JSON object in gamelog's style
+    /// (``JSONStyle``): devices and games, without the reducer's bookkeeping.
     public func presentation() -> [String: Any] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let object = (try? JSONSerialization.jsonObject(with: encoder.encode(self))) as? [String: Any] ?? [:]
+        let object = (try? encoder.encode(self)).flatMap { try? JSONStyle.normalize(json: $0) } as? [String: Any] ?? [:]
         return object.filter { ["devices", "games", "kind", "step", "position"].contains($0.key) }
     }
 
@@ -73,7 +93,10 @@ extension ConversationState {
             break
         default:
             let before = a.map(render), after = b.map(render)
-            if before != after { changes.append(StateChange(path: path, before: before, after: after)) }
+            if before != after {
+                changes.append(StateChange(path: path, before: before, after: after,
+                                           beforeJSON: a.flatMap { try? JSONStyle.text($0) }, afterJSON: b.flatMap { try? JSONStyle.text($0) }))
+            }
         }
     }
 }

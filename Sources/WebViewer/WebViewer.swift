@@ -76,11 +76,9 @@ public enum WebViewer {
             try respond(html: false) {
                 let (conversation, _) = try model.resolve(try context.parameters.require("id"))
                 let findings = try model.findings(conversation)
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
                 let document = VerifyDocument(ok: !findings.contains { $0.severity == .error },
                                               notCheckable: findings.filter { $0.severity == .notCheckable }.count, findings: findings)
-                return String(decoding: try encoder.encode(document), as: UTF8.self)
+                return try JSONStyle.text(encoding: document)
             }
         }
         router.get("/api/**") { _, _ in
@@ -130,9 +128,7 @@ public enum WebViewer {
     }
 
     static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        try JSONStyle.text(encoding: value)
     }
 
     /// Runs a page or API body, answering errors with their status: unknown ids 404,

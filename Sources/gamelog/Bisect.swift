@@ -37,9 +37,7 @@ struct Bisect: ParsableCommand {
             }
 
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                let finding = String(decoding: try encoder.encode(result.finding), as: UTF8.self)
+                let finding = try JSONStyle.text(encoding: result.finding)
                 let before = try StateText.json(try replayer.state(at: result.step - 1, as: seenAs), step: result.step - 1,
                                                 replayer: replayer, perspective: seenAs)
                 let after = try StateText.json(try replayer.state(at: result.step, as: seenAs), step: result.step,

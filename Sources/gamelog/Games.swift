@@ -36,9 +36,7 @@ struct GamesCommand: ParsableCommand {
             }
             let games = catalog.games
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(games), as: UTF8.self))
+                print(try JSONStyle.text(encoding: games))
                 if !damaged.isEmpty { throw ExitCode.failure }
                 return
             }

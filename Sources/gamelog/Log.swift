@@ -103,7 +103,7 @@ struct Log: ParsableCommand {
                         "stream": event.stream.uuidString.lowercased(), "streamVersion": event.streamVersion,
                         "type": event.type, "typeVersion": event.typeVersion, "recordedAt": event.recordedAt.description,
                     ]
-                    object["payload"] = try? JSONSerialization.jsonObject(with: Data(event.payload))
+                    object["payload"] = try? JSONStyle.normalize(json: Data(event.payload))
                     print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
                 } else {
                     let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import Projections
 import Games
 import MessagesModel
 import Replay
@@ -38,9 +39,7 @@ struct RerunCommand: ParsableCommand {
             let skipped = results.filter { $0.outcome == .skipped }
             let events = results.reduce(0) { $0 + $1.events }
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(results), as: UTF8.self))
+                print(try JSONStyle.text(encoding: results))
             } else {
                 for result in diverged {
                     let d = result.divergence!

@@ -48,9 +48,7 @@ struct Diff: ParsableCommand {
             try opened.checkStep(to)
             let changes = try opened.replayer.diff(from: from, to: to, as: try opened.perspective(perspective))
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(changes), as: UTF8.self))
+                print(try JSONStyle.text(changes.map(\.jsonObject)))
             } else if changes.isEmpty {
                 print("no changes between steps \(from) and \(to)")
             } else {

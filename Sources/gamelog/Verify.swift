@@ -2,6 +2,7 @@ import ArgumentParser
 import Audit
 import EventStore
 import Foundation
+import Projections
 import MessagesModel
 import Games
 
@@ -56,13 +57,11 @@ struct Verify: ParsableCommand {
             let warnings = findings.count - errors.count - unchecked.count
             let devices = try recordedDevices(store).map(\.name)
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
                 let keys = report.proofs?.keys.map { Report.Key(device: $0.device, publicKey: hex($0.publicKey), checkpoints: $0.checkpoints) }
                 let document = Report(events: total, ok: errors.isEmpty, seconds: seconds, recordedDevices: devices,
                                       notCheckable: unchecked.count, keys: keys ?? [], keysTrusted: trusted != nil,
                                       findings: findings)
-                print(String(decoding: try encoder.encode(document), as: UTF8.self))
+                print(try JSONStyle.text(encoding: document))
             } else {
                 for finding in findings.prefix(100) { print(finding.description) }
                 if findings.count > 100 { print("… and \(findings.count - 100) more (use --json for all)") }

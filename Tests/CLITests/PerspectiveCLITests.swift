@@ -169,3 +169,30 @@ import TestSupport
         #expect(salvage.stderr.contains("left out 1 damaged events (positions 50)"))
     }
 }
+
+/// One JSON style for every --json (README, "JSON output").
+@Suite struct JSONStyleCLITests {
+    @Test func everyJSONOutputHasTheOneStyle() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let id = try #require(list.first?["id"] as? String)
+        let uppercaseUUID = try Regex("[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}")
+        var outputs = 0
+        for command in [["games", "--json"], ["state", id, "--json"], ["diff", id, "10", "30", "--json"], ["log", "--json", "--limit", "40"],
+                        ["verify", "--json"], ["rerun", "--json"], ["bisect", id, "--invariant", "legality", "--json"],
+                        ["replay", id, "--step", "20", "--json"]] {
+            let run = try gamelog(command, in: folder.url)
+            #expect(run.status == 0, "\(command): \(run.stderr)")
+            #expect(!run.stdout.contains("\"_0\""), "\(command) prints Swift's _0 keys")
+            #expect(run.stdout.firstMatch(of: uppercaseUUID) == nil, "\(command) prints an upper-case UUID")
+            outputs += 1
+        }
+        #expect(outputs == 8)
+        let state = try gamelog(["state", id, "--json", "--at", "20"], in: folder.url)
+        #expect(state.stdout.contains("\"style\":\"expanded\"") || state.stdout.contains("\"style\":\"compact\""))
+        let diff = try gamelog(["diff", id, "19", "20", "--json"], in: folder.url)
+        #expect(!diff.stdout.contains("\"false\"") && !diff.stdout.contains("\"true\""), "\(diff.stdout)")
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// The one JSON style of everything gamelog prints for scripts (`--json`, the web
+/// viewer's API): keys as the model names them, sorted; identifiers (UUIDs) in lower
+/// case, as values and as keys; enumeration cases by name, never Swift's `_0`
+/// wrappers; presentation styles by name (`compact`, `expanded`, `transcript`);
+/// booleans as `true`/`false`; times as ISO 8601 text or microseconds since 1970 in
+/// fields that say so. Stored payloads keep their own canonical form (docs/FORMAT.md).
+public enum JSONStyle {
+    /// A value decoded by `JSONSerialization`, rewritten to gamelog's style.
+    public static func normalize(_ value: Any, key: String? = nil) -> Any {
+        switch value {
+        case let dictionary as [String: Any]:
+            // `{"_0": x}` is how Swift spells a case's unlabeled value: the value alone reads better.
+            if dictionary.count == 1, let inner = dictionary["_0"] { return normalize(inner, key: key) }
+            var out: [String: Any] = [:]
+            for (k, v) in dictionary {
+                // Beside labeled values, an unlabeled one is the case's `value`.
+                let name = k == "_0" ? "value" : isUUID(k) ? k.lowercased() : k
+                out[name] = normalize(v, key: k)
+            }
+            return out
+        case let array as [Any]:
+            return array.map { normalize($0, key: key) }
+        case let string as String:
+            if isUUID(string) { return string.lowercased() }
+            return string.contains("$") ? lowercasingMentions(string) : string
+        case let number as NSNumber where key == "style" && String(cString: number.objCType) != "c":
+            return ["compact", "expanded", "transcript"].indices.contains(number.intValue)
+                ? ["compact", "expanded", "transcript"][number.intValue] : number
+        default:
+            return value
+        }
+    }
+
+    /// `normalize` over encoded JSON text.
+    public static func normalize(json data: Data) throws -> Any {
+        normalize(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+    }
+
+    /// Canonical text: sorted keys, no whitespace, `/` unescaped.
+    public static func text(_ value: Any) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]),
+               as: UTF8.self)
+    }
+
+    /// An `Encodable` value in gamelog's style, as text.
+    public static func text(encoding value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try text(try normalize(json: try encoder.encode(value)))
+    }
+
+    /// `$<UUID>` mentions in captions, in lower case like every other identifier.
+    static func lowercasingMentions(_ text: String) -> String {
+        var out = "", rest = Substring(text)
+        while let dollar = rest.firstIndex(of: "$") {
+            out += rest[...dollar]
+            let after = rest.index(after: dollar)
+            let candidate = rest[after...].prefix(36)
+            if isUUID(String(candidate)) {
+                out += candidate.lowercased()
+                rest = rest[candidate.endIndex...]
+            } else {
+                rest = rest[after...]
+            }
+        }
+        return out + rest
+    }
+
+    static func isUUID(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return false }
+        for (index, byte) in utf8.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte) else { return false }
+            }
+        }
+        return true
+    }
+}
