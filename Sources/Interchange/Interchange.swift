@@ -294,10 +294,45 @@ struct Redactor {
         String(format: "00000000-0000-4000-8000-%012X", n)
     }
 
+    /// One pass over the payload: every identifier (a whole string, or a `$<uuid>`
+    /// mention inside one) and every name (a whole string) the log knows is replaced.
+    /// Replacing each known value in turn cost time in proportion to the log's
+    /// participants for every event: the square of the log.
     func apply(to payload: String) -> String {
-        var out = payload
-        for (original, replacement) in identifiers { out = out.replacingOccurrences(of: original, with: replacement) }
-        for (original, replacement) in names { out = out.replacingOccurrences(of: "\"\(original)\"", with: "\"\(replacement)\"") }
-        return out
+        let bytes = Array(payload.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        func uuid(at start: Int) -> String? {
+            guard start + 36 <= bytes.count else { return nil }
+            let text = String(decoding: bytes[start..<(start + 36)], as: UTF8.self)
+            return identifiers[text] != nil ? text : nil
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                // A whole string: a name, or an identifier.
+                var end = index + 1
+                while end < bytes.count && bytes[end] != UInt8(ascii: "\"") { end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1 }
+                if end < bytes.count {
+                    let content = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+                    if let replacement = names[content] ?? identifiers[content] {
+                        out += Array("\"\(replacement)\"".utf8)
+                        index = end + 1
+                        continue
+                    }
+                }
+                out.append(byte)
+                index += 1
+            } else if index > 0, bytes[index - 1] == UInt8(ascii: "$"), let id = uuid(at: index), let replacement = identifiers[id] {
+                // A `$<uuid>` mention inside a caption.
+                out += Array(replacement.utf8)
+                index += 36
+            } else {
+                out.append(byte)
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
