@@ -38,10 +38,64 @@ public enum JSONStyle {
         normalize(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
     }
 
-    /// Canonical text: sorted keys, no whitespace, `/` unescaped.
+    /// Canonical text: keys sorted by their UTF-8 bytes (the same on every platform;
+    /// Foundation's own sorting compares digits as numbers), no whitespace, `/`
+    /// unescaped, strings escaped as `JSONEncoder` escapes them.
     public static func text(_ value: Any) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]),
-               as: UTF8.self)
+        var out = ""
+        try write(value, into: &out)
+        return out
+    }
+
+    private static func write(_ value: Any, into out: inout String) throws {
+        switch value {
+        case let dictionary as [String: Any]:
+            out += "{"
+            for (n, key) in dictionary.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+                if n > 0 { out += "," }
+                writeString(key, into: &out)
+                out += ":"
+                try write(dictionary[key]!, into: &out)
+            }
+            out += "}"
+        case let array as [Any]:
+            out += "["
+            for (n, item) in array.enumerated() {
+                if n > 0 { out += "," }
+                try write(item, into: &out)
+            }
+            out += "]"
+        case let string as String:
+            writeString(string, into: &out)
+        case is NSNull:
+            out += "null"
+        case let number as NSNumber:
+            if String(cString: number.objCType) == "c" {
+                out += number.boolValue ? "true" : "false"
+            } else {
+                out += String(decoding: try JSONSerialization.data(withJSONObject: number, options: [.fragmentsAllowed]), as: UTF8.self)
+            }
+        default:
+            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "not a JSON value"))
+        }
+    }
+
+    private static func writeString(_ string: String, into out: inout String) {
+        out += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
     }
 
     /// An `Encodable` value in gamelog's style, as text.

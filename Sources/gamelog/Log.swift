@@ -98,13 +98,11 @@ struct Log: ParsableCommand {
                     return
                 }
                 if json {
-                    var object: [String: Any] = [
-                        "position": event.position, "id": event.id.uuidString.lowercased(),
-                        "stream": event.stream.uuidString.lowercased(), "streamVersion": event.streamVersion,
-                        "type": event.type, "typeVersion": event.typeVersion, "recordedAt": event.recordedAt.description,
-                    ]
-                    object["payload"] = try? JSONStyle.normalize(json: Data(event.payload))
-                    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                    // Written by hand in the one JSON style (keys sorted): a payload is
+                    // rewritten in one pass, with the reference for anything unusual.
+                    let payload = JSONStyleRewriter.rewrite(event.payload).map { String(decoding: $0, as: UTF8.self) }
+                        ?? ((try? JSONStyle.normalize(json: Data(event.payload))).flatMap { try? JSONStyle.text($0) } ?? "null")
+                    print(#"{"id":"\#(event.id.uuidString.lowercased())","payload":\#(payload),"position":\#(event.position),"recordedAt":"\#(event.recordedAt)","stream":"\#(event.stream.uuidString.lowercased())","streamVersion":\#(event.streamVersion),"type":"\#(event.type)","typeVersion":\#(event.typeVersion)}"#)
                 } else {
                     let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
                     print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.rightPad(31)) \(style.rightPad(20)) \(decoded.map { ParticipantNames.resolve(summary($0), names: namesOf[event.stream] ?? [:]) } ?? "(undecodable payload)")")
