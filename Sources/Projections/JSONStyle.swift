@@ -122,16 +122,5 @@ public enum JSONStyle {
         return out + rest
     }
 
-    static func isUUID(_ text: String) -> Bool {
-        let utf8 = text.utf8
-        guard utf8.count == 36 else { return false }
-        for (index, byte) in utf8.enumerated() {
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                guard (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte) else { return false }
-            }
-        }
-        return true
-    }
+    static func isUUID(_ text: String) -> Bool { JSONStyleRewriter.isUUID(Array(text.utf8)) }
 }

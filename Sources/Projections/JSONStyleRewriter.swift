@@ -12,6 +12,16 @@ public enum JSONStyleRewriter {
         return out
     }
 
+    /// Whether the bytes spell a UUID in the 36-character form (either case).
+    static func isUUID(_ raw: [UInt8]) -> Bool {
+        guard raw.count == 36 else { return false }
+        for (i, b) in raw.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 { guard b == UInt8(ascii: "-") else { return false } }
+            else { guard (48...57).contains(b) || (65...70).contains(b) || (97...102).contains(b) else { return false } }
+        }
+        return true
+    }
+
     private struct Reader {
         let bytes: [UInt8]
         var index = 0
@@ -111,14 +121,7 @@ public enum JSONStyleRewriter {
 
         static let delimiters: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]")]
 
-        static func isUUID(_ raw: [UInt8]) -> Bool {
-            guard raw.count == 36 else { return false }
-            for (i, b) in raw.enumerated() {
-                if i == 8 || i == 13 || i == 18 || i == 23 { guard b == UInt8(ascii: "-") else { return false } }
-                else { guard (48...57).contains(b) || (65...70).contains(b) || (97...102).contains(b) else { return false } }
-            }
-            return true
-        }
+        static func isUUID(_ raw: [UInt8]) -> Bool { JSONStyleRewriter.isUUID(raw) }
 
         static func lowercased(_ raw: [UInt8]) -> [UInt8] { raw.map { (65...90).contains($0) ? $0 + 32 : $0 } }
 
