@@ -182,6 +182,11 @@ public struct Auditor: Sendable {
         var lifecycle = LifecycleChecker(), consistency = ConsistencyChecker()
         var legality: (any LegalityChecker)?
         var state = ConversationState(conversation: conversation, games: games)
+        // Whose recordings this log holds, known before the first event is judged.
+        state.knownRecordedPlayers = Set(events.compactMap { e -> String? in
+            if case .recordingStarted(let info) = e.event { return info.names[info.localParticipant] }
+            return nil
+        })
         var findings: [Finding] = []
         // Lifecycle is per recording, in log order within each.
         for e in events.sorted(by: { $0.position < $1.position }) { lifecycle.check(e) }

@@ -39,7 +39,7 @@ struct BattleshipChecker: LegalityChecker {
                 tapsAtInsert[seen.message.id] = taps[seen.device] ?? []
                 return []
             }
-            guard seen.isFirstSighting, let session = seen.message.session else { return [] }
+            guard seen.isAuthoritative, let session = seen.message.session else { return [] }
             return check(seen, session: session)
         }
     }

@@ -79,7 +79,7 @@ struct ConnectFourChecker: LegalityChecker {
     private var games: [SessionID: ConnectFour.GameState] = [:]
 
     mutating func check(_ event: GameEvent) -> [RuleBreak] {
-        guard case .message(let seen) = event, seen.route != .staged, seen.isFirstSighting,
+        guard case .message(let seen) = event, seen.route != .staged, seen.isAuthoritative,
               let session = seen.message.session else { return [] }
         var breaks: [RuleBreak] = []
         func fail(_ rule: String, expected: String, found: String) {

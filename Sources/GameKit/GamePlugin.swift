@@ -175,6 +175,12 @@ public struct GameMessage: Hashable, Sendable {
     /// True the first time this log shows the message sent or arrived anywhere.
     public var isFirstSighting: Bool
 
+    /// The copy a legality checker judges, once per message: the sender's own when
+    /// its recording is in the log, else the first arrival. Phones' clocks differ, so
+    /// in a merged log an arrival may sort before its send: time order alone would
+    /// judge the receiver's copy against the sender's taps.
+    public var isAuthoritative: Bool { route == .sent || (route == .arrived && !senderRecorded && isFirstSighting) }
+
     public init(message: Message, route: Route, device: DeviceID, sender: String?, viewer: String?, senderRecorded: Bool,
                 isFirstSighting: Bool) {
         self.message = message

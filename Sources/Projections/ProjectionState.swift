@@ -111,6 +111,9 @@ public struct ConversationState: Hashable, Codable, Sendable {
     public var recordedPlayers: Set<String> = []
     /// Everyone in the conversation, by name, as the recordings list them.
     public var participants: Set<String> = []
+    /// The owners whose recordings the whole log holds, when the folder knows it up
+    /// front (an audit does); else ``recordedPlayers`` so far stands for it.
+    public var knownRecordedPlayers: Set<String>?
     /// Messages seen sent or arrived on any device so far.
     public var seenMessages: Set<MessageID> = []
     /// Events applied so far.

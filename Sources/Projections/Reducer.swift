@@ -155,7 +155,7 @@ extension ConversationState {
         sessionOfMessage[message.id] = session
         let first = route != .staged && seenMessages.insert(message.id).inserted
         let seen = GameMessage(message: message, route: route, device: device, sender: sender, viewer: owner(of: device),
-                               senderRecorded: route != .arrived || sender.map(recordedPlayers.contains) == true,
+                               senderRecorded: route != .arrived || sender.map((knownRecordedPlayers ?? recordedPlayers).contains) == true,
                                isFirstSighting: first)
         if games[session] == nil {
             guard let plugin, plugin.isGameMessage(message) else { return [.message(seen)] }

@@ -95,6 +95,9 @@ public enum FullReplay {
         var last: Int64
         var lastKey: (recordedAt: Int64, position: Int64) = (.min, 0)
         var inTimeOrder = true
+        /// Messages sent so far, and whether one arrived before a send was seen.
+        var sent = Set<MessageID>()
+        var early = false
         init(_ conversation: ConversationID, games: GameRegistry, at time: Int64) {
             state = ConversationState(conversation: conversation, games: games)
             first = time
@@ -150,6 +153,13 @@ public enum FullReplay {
                 statistics.mostOpenConversations = max(statistics.mostOpenConversations, open.count)
             }
             if (event.recordedAt, event.position) < entry.lastKey { entry.inTimeOrder = false }
+            // An arrival before its send (clocks of different phones): the fold is redone
+            // in causal order, as the replayer reads it.
+            switch event.event {
+            case .transcript(.sent(let item), _): if let id = item.message?.id { entry.sent.insert(id) }
+            case .transcript(.arrived(let item, _), _): if let id = item.message?.id, !entry.sent.contains(id) { entry.early = true }
+            default: break
+            }
             entry.lastKey = (event.recordedAt, event.position)
             // A device's view folds its own events only.
             if perspective.sees(event) { entry.state.apply(event) }
@@ -158,7 +168,7 @@ public enum FullReplay {
             entry.last = max(entry.last, event.recordedAt)
             if event.position >= lastPosition[conversation] ?? .max {
                 open[conversation] = nil
-                if entry.inTimeOrder { try hand(entry) } else { later.append(conversation) }
+                if entry.inTimeOrder && !entry.early { try hand(entry) } else { later.append(conversation) }
             }
         }
         let decoders = lanes ?? min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
@@ -234,7 +244,7 @@ public enum FullReplay {
         progress?(statistics.events)
         // Conversations whose last event never came by (a cut-off log) end here.
         for (_, entry) in open.sorted(by: { $0.value.state.position < $1.value.state.position }) {
-            if entry.inTimeOrder { try hand(entry) } else { later.append(entry.state.conversation) }
+            if entry.inTimeOrder && !entry.early { try hand(entry) } else { later.append(entry.state.conversation) }
         }
         for conversation in later {
             let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])

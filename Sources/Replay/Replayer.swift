@@ -74,7 +74,56 @@ public final class Replayer {
         var loaded: [ReplayEvent] = []
         try store.scan(EventQuery(streams: streams), verify: verify) { stored in loaded.append(try ReplayEvent(stored)) }
         loaded.sort { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) }
-        return loaded
+        return causallyOrdered(loaded)
+    }
+
+    /// Events in time order, except that no message arrives before it was sent: phones'
+    /// clocks differ, so in a log merged from several a slow device's arrival can carry
+    /// an earlier time than the send it answers. Each device's own events keep their
+    /// order; among devices the earliest event goes first unless it is the arrival of a
+    /// message whose send, recorded in this log, has not gone yet.
+    public static func causallyOrdered(_ events: [ReplayEvent]) -> [ReplayEvent] {
+        func message(_ e: ReplayEvent) -> (id: MessageID, arrival: Bool)? {
+            switch e.event {
+            case .transcript(.sent(let item), _): return item.message.map { ($0.id, false) }
+            case .transcript(.arrived(let item, _), _): return item.message.map { ($0.id, true) }
+            default: return nil
+            }
+        }
+        let sent = Set(events.compactMap { e in message(e).flatMap { $0.arrival ? nil : $0.id } })
+        // Nothing to fix unless some arrival comes before its send.
+        var seen = Set<MessageID>(), inOrder = true
+        for e in events {
+            guard let (id, arrival) = message(e) else { continue }
+            if !arrival { seen.insert(id) } else if sent.contains(id) && !seen.contains(id) { inOrder = false; break }
+        }
+        if inOrder { return events }
+        var lanes: [DeviceID?: [ReplayEvent]] = [:]
+        var laneOrder: [DeviceID?] = []
+        for e in events {
+            if lanes[e.device] == nil { laneOrder.append(e.device) }
+            lanes[e.device, default: []].append(e)
+        }
+        var heads = Dictionary(uniqueKeysWithValues: laneOrder.map { ($0, 0) })
+        var emitted = Set<MessageID>()
+        var out: [ReplayEvent] = []
+        out.reserveCapacity(events.count)
+        while out.count < events.count {
+            var best: (lane: DeviceID?, event: ReplayEvent)?, fallback: (lane: DeviceID?, event: ReplayEvent)?
+            for lane in laneOrder {
+                guard let index = heads[lane], index < lanes[lane]!.count else { continue }
+                let e = lanes[lane]![index]
+                if fallback == nil || (e.recordedAt, e.position) < (fallback!.event.recordedAt, fallback!.event.position) { fallback = (lane, e) }
+                if let (id, arrival) = message(e), arrival, sent.contains(id), !emitted.contains(id) { continue }
+                if best == nil || (e.recordedAt, e.position) < (best!.event.recordedAt, best!.event.position) { best = (lane, e) }
+            }
+            // Every head waits on a send: the log contradicts itself; time decides.
+            guard let (lane, e) = best ?? fallback else { break }
+            heads[lane]! += 1
+            if let (id, arrival) = message(e), !arrival { emitted.insert(id) }
+            out.append(e)
+        }
+        return out
     }
 
     public var stepCount: Int { events.count }
