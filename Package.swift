@@ -153,7 +153,8 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Tests
-        .target(name: "TestSupport", dependencies: ["MessagesHost", "MessagesModel", "GameKit"], path: "Tests/TestSupport",
+        .target(name: "TestSupport", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "EventStore",
+                                                   .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/TestSupport",
                 swiftSettings: strict),
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(
@@ -173,12 +174,10 @@ let package = Package(
             name: "RecorderTests",
             dependencies: ["Recorder", "Simulation", "EventStore", "Games", "MessagesModel", "MessagesHost", "RecordedEvents", "TestSupport", "GameKit"],
             swiftSettings: strict),
-        .testTarget(
-            name: "ReplayTests",
-            dependencies: ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
-                           "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun", "Fork",
-                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: strict),
+        .testTarget(name: "ReplayTests", dependencies: shellTest, swiftSettings: strict),
+        .testTarget(name: "AuditTests", dependencies: shellTest, swiftSettings: strict),
+        .testTarget(name: "InterchangeTests", dependencies: shellTest, swiftSettings: strict),
+        .testTarget(name: "ForkTests", dependencies: shellTest, swiftSettings: strict),
         .testTarget(
             name: "WebViewerTests",
             dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "MessagesModel", "Recorder", "Replay", "Simulation", "TestSupport",
@@ -196,4 +195,11 @@ let package = Package(
 func gameTest(_ module: String) -> [Target.Dependency] {
     [.target(name: module), "GameKit", "MessagesModel", "MessagesHost", "TestSupport", "Games", "Simulation", "Recorder", "EventStore",
      "Audit", "Replay", "Projections"]
+}
+
+/// What the shell's tests use: the modules over the store, a simulated world, and test support.
+var shellTest: [Target.Dependency] {
+    ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
+     "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun", "Fork",
+     .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
 }

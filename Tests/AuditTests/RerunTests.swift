@@ -146,7 +146,7 @@ struct VariantBattleship: GamePlugin {
                   let occupied = message.layout?.template.image?.cells.indices.first(where: {
                       $0 != cell && message.layout?.template.image?.cells[$0] != "empty" }) else { continue }
             target = stored.position
-            try Forger(path: moved).rewrite(position: stored.position) {
+            try LogForger(path: moved).rewrite(position: stored.position) {
                 $0.replacingOccurrences(of: #""cell":{"_0":\#(cell)}"#, with: #""cell":{"_0":\#(occupied)}"#)
             }
             break
@@ -163,7 +163,7 @@ struct VariantBattleship: GamePlugin {
         let image = folder.path("image.sqlite")
         try FileManager.default.copyItem(atPath: clean, toPath: image)
         let insert = try #require(try events(image, "action.insert").dropFirst(2).first)
-        try Forger(path: image).rewrite(position: insert.0.position) { payload in
+        try LogForger(path: image).rewrite(position: insert.0.position) { payload in
             guard let range = payload.range(of: #""cells":["#) else { return payload }
             var out = payload
             out.replaceSubrange(range, with: #""cells":["o","#)

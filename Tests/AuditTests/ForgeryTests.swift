@@ -14,49 +14,6 @@ import Simulation
 import TestSupport
 import Testing
 
-/// A forger who knows docs/FORMAT.md and holds no device key: edits rows with raw
-/// SQL and recomputes everything that is not signed.
-struct Forger {
-    let path: String
-
-    /// Replaces the payload of the event at `position` (stored raw, codec 0), then
-    /// recomputes the global chain from there and the stream's stored head.
-    func rewrite(position: Int64, _ change: (String) -> String) throws {
-        let queue = try DatabaseQueue(path: path)
-        try queue.writeWithoutTransaction { db in
-            let store = try EventStore(path: path, access: .readOnly)
-            let event = try #require(try store.event(at: position, verify: false))
-            let payload = Array(change(String(decoding: event.payload, as: UTF8.self)).utf8)
-            #expect(payload != event.payload)
-            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = ?, raw_size = ? WHERE position = ?",
-                           arguments: [Data(payload), payload.count, position])
-            try rechain(db, from: position)
-        }
-    }
-
-    /// Recomputes the global chain from `position` on, and every stream's head.
-    func rechain(_ db: Database, from position: Int64) throws {
-        let store = try EventStore(path: path, access: .readOnly)
-        var previous = position <= 1 ? ChainHash.genesis
-            : Array(try Data.fetchOne(db, sql: "SELECT hash FROM events WHERE position = ?", arguments: [position - 1])!)
-        var heads: [UUID: [UInt8]] = [:]
-        for event in try store.events(verify: false) {
-            var scratch: [UInt8] = []
-            ChainHash.envelope(position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion,
-                               type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt,
-                               payload: event.payload, into: &scratch)
-            heads[event.stream] = ChainHash.streamHash(previous: heads[event.stream] ?? ChainHash.genesis, envelope: scratch)
-            guard event.position >= position else { continue }
-            let hash = ChainHash.hash(previous: previous, envelope: scratch)
-            try db.execute(sql: "UPDATE events SET hash = ? WHERE position = ?", arguments: [Data(hash), event.position])
-            previous = hash
-        }
-        for (stream, head) in heads {
-            try db.execute(sql: "UPDATE streams SET head = ? WHERE uuid = ?", arguments: [Data(head), withUnsafeBytes(of: stream.uuid) { Data($0) }])
-        }
-    }
-}
-
 @Suite(.serialized) struct ForgeryTests {
     let folder: TemporaryFolder
     let clean: String
@@ -100,7 +57,7 @@ struct Forger {
     @Test func anEditWithEveryChainRecomputedIsCaughtBySignatures() throws {
         let path = try copy("edited.sqlite")
         let position = try insertPosition(path)
-        try Forger(path: path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
+        try LogForger(path: path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
         // The chains are consistent: only the signatures say no.
         #expect(try EventStore(path: path, access: .readOnly).verifyIntegrity().isSound)
         let found = try errors(path)
@@ -121,7 +78,7 @@ struct Forger {
                                          arguments: [stream, last - 3])!
             try db.execute(sql: "DELETE FROM events WHERE stream_id = ? AND position > ?", arguments: [stream, last - 3])
             try db.execute(sql: "UPDATE streams SET version = version - ? WHERE id = ?", arguments: [cut, stream])
-            try Forger(path: path).rechain(db, from: last - 2)
+            try LogForger(path: path).rechain(db, from: last - 2)
         }
         let found = try errors(path)
         #expect(found.contains { $0.rule == "cutBelowCheckpoint" }, "\(found.map(\.rule))")
@@ -138,7 +95,7 @@ struct Forger {
     @Test func reSigningWithAnotherKeyIsCaughtByTheTrustedKeys() throws {
         let path = try copy("resigned.sqlite")
         let position = try insertPosition(path)
-        try Forger(path: path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
+        try LogForger(path: path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
         // The forger re-signs every checkpoint of both devices with keys of their own,
         // over heads recomputed from the forged events.
         let store = try EventStore(path: path, access: .readOnly)
@@ -262,7 +219,7 @@ struct Forger {
         #expect(try Interchange.import(plan, into: target).stored > 100)
         // Change what one stored event says, in the target, as a second forged log would.
         let position = try insertPosition(target.path)
-        try Forger(path: target.path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
+        try LogForger(path: target.path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
         let before = try Data(contentsOf: URL(fileURLWithPath: target.path))
         #expect(throws: InterchangeError.self) { _ = try Interchange.import(plan, into: try EventStore(path: target.path)) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: target.path)) == before)

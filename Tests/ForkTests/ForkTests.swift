@@ -14,7 +14,7 @@ import Simulation
 import TestSupport
 import Testing
 
-@Suite struct ForkTests {
+@Suite struct ForkingTests {
     /// A fork re-enacts what was shown: at every boundary between one user input (or
     /// arrival) and the next, each device's transcript and input field in the fork read
     /// as in the source, and the games stand as they did; then the fork reruns clean.

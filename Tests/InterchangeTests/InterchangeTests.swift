@@ -11,7 +11,7 @@ import GameKit
 import TestSupport
 import Testing
 
-@Suite struct InterchangeTests {
+@Suite struct ExportImportTests {
     func export(_ store: EventStore, streams: Set<UUID>? = nil, redact: Bool = false) throws -> String {
         var text = ""
         _ = try Interchange.export(from: store, streams: streams, redact: redact) { text += $0 + "\n" }
