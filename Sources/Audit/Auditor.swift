@@ -118,22 +118,7 @@ public struct Auditor: Sendable {
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
         if rerunsExtensions {
             let only = game.map { _ in Set(index.conversations) }
-            for result in try Rerunner(games: games).rerun(store: store, conversations: only) {
-                switch result.outcome {
-                case .diverged:
-                    let d = result.divergence!
-                    findings.append(Finding(.error, .rerun, position: d.position, game: result.conversation?.uuidString,
-                                            device: result.device, rule: "outputs-match-the-extension",
-                                            expected: d.recorded.map { "the recorded \($0)" } ?? "no further output",
-                                            found: d.now.map { "the code now produces \($0)" } ?? "the code now produces nothing there"))
-                case .skipped:
-                    findings.append(Finding(.notCheckable, .rerun, position: nil, game: result.conversation?.uuidString,
-                                            device: result.device, rule: "outputs-match-the-extension",
-                                            expected: "an extension of kind \(result.kind)", found: "none registered: not re-run"))
-                case .matched:
-                    break
-                }
-            }
+            findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: only))
         }
         // Lanes finish in any order: a total order keeps the report the same run to run.
         findings.sort {
@@ -141,6 +126,27 @@ public struct Auditor: Sendable {
                 < ($1.position ?? .max, $1.rule, $1.game ?? "", $1.device ?? "", $1.expected, $1.found)
         }
         return Report(findings: findings, proofs: proofs)
+    }
+
+    /// What re-runs found, as findings: a divergence is an error; a recording of an
+    /// extension no registered game carries could not be checked.
+    public static func findings(_ results: [RerunResult]) -> [Finding] {
+        results.compactMap { result in
+            switch result.outcome {
+            case .diverged:
+                let d = result.divergence!
+                return Finding(.error, .rerun, position: d.position, game: result.conversation?.uuidString,
+                               device: result.device, rule: "outputs-match-the-extension",
+                               expected: d.recorded.map { "the recorded \($0)" } ?? "no further output",
+                               found: d.now.map { "the code now produces \($0)" } ?? "the code now produces nothing there")
+            case .skipped:
+                return Finding(.notCheckable, .rerun, position: nil, game: result.conversation?.uuidString,
+                               device: result.device, rule: "outputs-match-the-extension",
+                               expected: "an extension of kind \(result.kind)", found: "none registered: not re-run")
+            case .matched:
+                return nil
+            }
+        }
     }
 
     /// Every stored snapshot of the running projection version, re-derived from the
@@ -187,7 +193,7 @@ public struct Auditor: Sendable {
             if case .recordingStarted(let info) = e.event { return info.names[info.localParticipant] }
             return nil
         })
-        var findings: [Finding] = []
+        var legalityFindings: [Finding] = [], invariantFindings: [Finding] = []
         // Lifecycle is per recording, in log order within each.
         for e in events.sorted(by: { $0.position < $1.position }) { lifecycle.check(e) }
         for e in events {
@@ -197,7 +203,7 @@ public struct Auditor: Sendable {
             for event in told {
                 for broken in legality?.check(event) ?? [] {
                     let severity: Finding.Severity = broken.missingRecordingOf == nil ? .error : .notCheckable
-                    findings.append(Finding(severity, .legality, position: e.position, game: broken.session?.uuid.uuidString,
+                    legalityFindings.append(Finding(severity, .legality, position: e.position, game: broken.session?.uuid.uuidString,
                                             device: broken.device?.name, rule: broken.rule,
                                             expected: broken.expected, found: broken.found))
                 }
@@ -205,7 +211,7 @@ public struct Auditor: Sendable {
             if let plugin = state.plugin {
                 for game in state.orderedGames {
                     for (name, problem) in plugin.violations(of: game.board) {
-                        findings.append(Finding(.error, .invariant, position: e.position, game: game.session.uuid.uuidString,
+                        invariantFindings.append(Finding(.error, .invariant, position: e.position, game: game.session.uuid.uuidString,
                                                 device: e.device?.name, rule: name, expected: "the invariant to hold",
                                                 found: problem))
                     }
@@ -213,7 +219,7 @@ public struct Auditor: Sendable {
             }
             for invariant in invariants {
                 if let problem = invariant.violation(in: state, after: e) {
-                    findings.append(Finding(.error, .invariant, position: e.position, device: e.event.context?.device.name,
+                    invariantFindings.append(Finding(.error, .invariant, position: e.position, device: e.event.context?.device.name,
                                             rule: invariant.name, expected: "the invariant to hold", found: problem))
                 }
             }
@@ -222,8 +228,7 @@ public struct Auditor: Sendable {
             lifecycle.finish()
             consistency.finish()
         }
-        return lifecycle.findings + findings.filter { $0.check == .legality } + consistency.findings
-            + findings.filter { $0.check != .legality }
+        return lifecycle.findings + legalityFindings + consistency.findings + invariantFindings
     }
 
     static func rule(_ problem: EventStoreError) -> String {

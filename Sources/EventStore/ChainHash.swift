@@ -95,3 +95,32 @@ extension UUID {
                          b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
     }
 }
+
+/// Every stream's chain, advanced event by event in each stream's order: what export,
+/// import checks, `verify` and forgers in tests all recompute.
+public struct StreamChains: Sendable {
+    /// Each stream's hash after the last event given.
+    public private(set) var heads: [UUID: [UInt8]] = [:]
+    private var scratch: [UInt8] = []
+
+    public init() {}
+
+    /// The stream hash after this event, which becomes the stream's head.
+    @discardableResult
+    public mutating func advance(id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
+                                 recordedAt: Timestamp, payload: [UInt8]) -> [UInt8] {
+        // The stream hash skips the position, so any position serves.
+        ChainHash.envelope(position: 0, id: id, stream: stream, streamVersion: streamVersion, type: type,
+                           typeVersion: typeVersion, recordedAt: recordedAt, payload: payload, into: &scratch)
+        let head = ChainHash.streamHash(previous: heads[stream] ?? ChainHash.genesis, envelope: scratch)
+        heads[stream] = head
+        return head
+    }
+
+    /// ``advance(id:stream:streamVersion:type:typeVersion:recordedAt:payload:)`` for a stored event.
+    @discardableResult
+    public mutating func advance(_ e: StoredEvent) -> [UInt8] {
+        advance(id: e.id, stream: e.stream, streamVersion: e.streamVersion, type: e.type, typeVersion: e.typeVersion,
+                recordedAt: e.recordedAt, payload: e.payload)
+    }
+}

@@ -109,13 +109,13 @@ extension EventStore {
         }
 
         // Recompute every stream's chain from its events.
+        var chains = StreamChains()
         var running: [UUID: (version: Int64, hash: [UInt8], firstUnsigned: Int64?)] = [:]
-        var scratch: [UInt8] = []
         var read: Int64 = 0
         try scan(verify: false) { event in
             var state = running[event.stream] ?? (0, ChainHash.genesis, nil)
             state.version = event.streamVersion
-            state.hash = ChainHash.streamHash(previous: state.hash, event: event, scratch: &scratch)
+            state.hash = chains.advance(event)
             if let signed = required[event.stream]?[event.streamVersion], signed.hash != state.hash {
                 report.problems.append(ProofProblem(kind: .changedEvent, device: signed.device, stream: event.stream,
                     position: event.position, detail:

@@ -163,8 +163,7 @@ public enum Interchange {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var count = 0
-        var heads: [UUID: [UInt8]] = [:]
-        var scratch: [UInt8] = []
+        var chains = StreamChains()
         try store.scan(EventQuery(streams: streams), skippingDamaged: damaged) { stored in
             var payload = String(decoding: stored.payload, as: UTF8.self)
             var bytes = stored.payload
@@ -176,11 +175,8 @@ public enum Interchange {
                 payload = String(decoding: bytes, as: UTF8.self)
             }
             // Each line carries its stream's chain hash, so an edited line is found on import.
-            ChainHash.envelope(position: stored.position, id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion,
-                               type: stored.type, typeVersion: stored.typeVersion, recordedAt: stored.recordedAt,
-                               payload: bytes, into: &scratch)
-            let head = ChainHash.streamHash(previous: heads[stored.stream] ?? ChainHash.genesis, envelope: scratch)
-            heads[stored.stream] = head
+            let head = chains.advance(id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion, type: stored.type,
+                                      typeVersion: stored.typeVersion, recordedAt: stored.recordedAt, payload: bytes)
             let line = ExportedEvent(id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion,
                                      type: stored.type, typeVersion: stored.typeVersion,
                                      recordedAt: stored.recordedAt.microsecondsSince1970, payload: payload,

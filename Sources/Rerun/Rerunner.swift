@@ -147,6 +147,11 @@ public struct Rerunner: Sendable {
         return result
     }
 
+    /// Re-runs each recording among a conversation's events.
+    public func rerun(recordingsOf events: [ReplayEvent]) -> [RerunResult] {
+        Dictionary(grouping: events, by: \.stream).values.map { rerun($0.sorted { $0.position < $1.position }) }
+    }
+
     /// Re-runs every recording of `store` (or of the given conversations), one
     /// conversation in memory at a time.
     /// - Parameter progress: called with (events done, events in all).
@@ -158,9 +163,7 @@ public struct Rerunner: Sendable {
         var done = 0, results: [RerunResult] = []
         for conversation in conversations {
             let events = try Replayer.load(from: store, streams: index.streams[conversation] ?? [])
-            for stream in Dictionary(grouping: events, by: \.stream).values {
-                results.append(rerun(stream.sorted { $0.position < $1.position }))
-            }
+            results += rerun(recordingsOf: events)
             done += events.count
             progress?(done, total)
         }

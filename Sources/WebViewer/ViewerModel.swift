@@ -88,17 +88,9 @@ public final class ViewerModel: @unchecked Sendable {
         let replayer = try replayer(conversation)
         // The game's own checks and its re-run, from the events already read: the whole
         // log's chain is the background audit's, so opening a game costs the same in a big log.
-        let found = locked { () -> [Finding] in
-            var found = Auditor(games: games).check(conversation, replayer.events)
-            for stream in Dictionary(grouping: replayer.events, by: \.stream).values {
-                let result = Rerunner(games: games).rerun(stream.sorted { $0.position < $1.position })
-                if result.outcome == .diverged, let divergence = result.divergence {
-                    found.append(Finding(.error, .rerun, position: divergence.position, game: conversation.uuid.uuidString,
-                                         device: result.device, rule: "outputs-match-the-extension",
-                                         expected: divergence.recorded ?? "no further output", found: divergence.now ?? "no output"))
-                }
-            }
-            return found
+        let found = locked {
+            Auditor(games: games).check(conversation, replayer.events)
+                + Auditor.findings(Rerunner(games: games).rerun(recordingsOf: replayer.events))
         }
         locked { findings[conversation] = found }
         return found

@@ -24,13 +24,7 @@ struct Export: ParsableCommand {
             var streams: Set<UUID>? = nil
             if let game { streams = try options.streams(ofGame: game, in: store) }
             if let device {
-                var own = Set<UUID>()
-                try store.scan(EventQuery(types: [RecordedEvent.TypeName.recordingStarted])) { stored in
-                    if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload),
-                       info.device.name == device {
-                        own.insert(stored.stream)
-                    }
-                }
+                let own = Set(try recordings(store).filter { $0.value.device.name == device }.keys)
                 streams = streams.map { $0.intersection(own) } ?? own
             }
             let output = FileHandle.standardOutput

@@ -9,6 +9,15 @@ import MessagesModel
 import Projections
 import Replay
 
+/// `--as TEXT`: the auditor or one of `devices`, as an argument error naming them.
+func parsePerspective(_ text: String, devices: [DeviceID]) throws -> Perspective {
+    do {
+        return try Perspective(text, devices: devices)
+    } catch {
+        throw ValidationError("--as \(error.description).")
+    }
+}
+
 /// Opens the log read-only and finds a game (or conversation) by id prefix.
 struct OpenedGame {
     let store: EventStore
@@ -35,11 +44,7 @@ struct OpenedGame {
 
     /// `--as`: the auditor or one of the conversation's devices.
     func perspective(_ text: String) throws -> Perspective {
-        do {
-            return try replayer.perspective(text)
-        } catch {
-            throw ValidationError("--as \(error.description).")
-        }
+        try parsePerspective(text, devices: replayer.devices)
     }
 
     /// The steps of the game the id named (the whole conversation for a conversation id).

@@ -20,12 +20,7 @@ struct GamesCommand: ParsableCommand {
             let store = try options.openForReading()
             let progress = ProgressBar(total: Int(try store.count().events), label: "events")
             var damaged: [Error] = []
-            let seenAs: Perspective
-            do {
-                seenAs = try Perspective(perspective, devices: try recordedDevices(store))
-            } catch {
-                throw ValidationError("--as \(error).")
-            }
+            let seenAs = try parsePerspective(perspective, devices: try recordedDevices(store))
             let catalog = try GameCatalog(store: store, games: .standard, progress: { progress.update($0) },
                                           skippingDamaged: { damaged.append($0) }, as: seenAs)
             progress.finish()

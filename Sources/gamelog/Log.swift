@@ -50,23 +50,10 @@ struct Log: ParsableCommand {
                 }
                 return match
             }
-            var seenAs = Perspective.auditor
-            if let perspective {
-                do {
-                    seenAs = try Perspective(perspective, devices: devices)
-                } catch {
-                    throw ValidationError("--as \(error).")
-                }
-            }
+            let seenAs = try perspective.map { try parsePerspective($0, devices: devices) } ?? .auditor
             let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
             // Each recording's names, so captions read "Alice placed...", as `state` shows them.
-            var namesOf: [UUID: [ParticipantID: String]] = [:]
-            try store.scan(EventQuery(streams: streams, types: [RecordedEvent.TypeName.recordingStarted])) { stored in
-                if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion,
-                                                                                  payload: stored.payload) {
-                    namesOf[stored.stream] = info.names
-                }
-            }
+            let namesOf = try recordings(store, streams: streams).mapValues(\.names)
             var shown = 0, damaged = 0
             try store.scan(query, skippingDamaged: { problem in
                 damaged += 1
@@ -138,16 +125,21 @@ struct Log: ParsableCommand {
     }
 }
 
-/// The devices whose recordings a log holds, by name.
-func recordedDevices(_ store: EventStore) throws -> [DeviceID] {
-    var devices = Set<DeviceID>()
-    try store.scan(EventQuery(types: [RecordedEvent.TypeName.recordingStarted])) { stored in
+/// Each recording (stream) of the log, or of `streams`, with who and where it is.
+func recordings(_ store: EventStore, streams: Set<UUID>? = nil) throws -> [UUID: InstanceInfo] {
+    var out: [UUID: InstanceInfo] = [:]
+    try store.scan(EventQuery(streams: streams, types: [RecordedEvent.TypeName.recordingStarted])) { stored in
         if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion,
                                                                           payload: stored.payload) {
-            devices.insert(info.device)
+            out[stored.stream] = info
         }
     }
-    return devices.sorted()
+    return out
+}
+
+/// The devices whose recordings a log holds, by name.
+func recordedDevices(_ store: EventStore) throws -> [DeviceID] {
+    Set(try recordings(store).values.map(\.device)).sorted()
 }
 
 func parseTime(_ text: String) throws -> Timestamp {

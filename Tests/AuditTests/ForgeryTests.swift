@@ -100,15 +100,9 @@ import Testing
         // over heads recomputed from the forged events.
         let store = try EventStore(path: path, access: .readOnly)
         var heads: [UUID: [Int64: [UInt8]]] = [:]
-        var running: [UUID: [UInt8]] = [:]
+        var chains = StreamChains()
         for event in try store.events(verify: false) {
-            var scratch: [UInt8] = []
-            ChainHash.envelope(position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion,
-                               type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt,
-                               payload: event.payload, into: &scratch)
-            let hash = ChainHash.streamHash(previous: running[event.stream] ?? ChainHash.genesis, envelope: scratch)
-            running[event.stream] = hash
-            heads[event.stream, default: [:]][event.streamVersion] = hash
+            heads[event.stream, default: [:]][event.streamVersion] = chains.advance(event)
         }
         var forged: [Checkpoint] = []
         var previous: [String: [UInt8]] = [:]
@@ -187,15 +181,12 @@ import Testing
         #expect(events.count > 100)
         let target = events[index]
         events[index].payload = target.payload.replacingOccurrences(of: "Ship_Location=", with: "Ship_Location=1")
-        var running: [UUID: [UInt8]] = [:]
+        var chains = StreamChains()
         for i in events.indices {
-            var scratch: [UInt8] = []
-            ChainHash.envelope(position: 0, id: events[i].id, stream: events[i].stream, streamVersion: events[i].streamVersion,
-                               type: events[i].type, typeVersion: events[i].typeVersion,
-                               recordedAt: Timestamp(microsecondsSince1970: events[i].recordedAt),
-                               payload: Array(events[i].payload.utf8), into: &scratch)
-            let hash = ChainHash.streamHash(previous: running[events[i].stream] ?? ChainHash.genesis, envelope: scratch)
-            running[events[i].stream] = hash
+            let hash = chains.advance(id: events[i].id, stream: events[i].stream, streamVersion: events[i].streamVersion,
+                                      type: events[i].type, typeVersion: events[i].typeVersion,
+                                      recordedAt: Timestamp(microsecondsSince1970: events[i].recordedAt),
+                                      payload: Array(events[i].payload.utf8))
             events[i].streamHash = hash.map { String(format: "%02x", $0) }.joined()
         }
         let encoder = JSONEncoder()

@@ -35,19 +35,17 @@ public struct LogForger {
         let store = try EventStore(path: path, access: .readOnly)
         var previous = position <= 1 ? ChainHash.genesis
             : Array(try Data.fetchOne(db, sql: "SELECT hash FROM events WHERE position = ?", arguments: [position - 1])!)
-        var heads: [UUID: [UInt8]] = [:]
+        var chains = StreamChains()
         for event in try store.events(verify: false) {
-            var scratch: [UInt8] = []
-            ChainHash.envelope(position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion,
-                               type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt,
-                               payload: event.payload, into: &scratch)
-            heads[event.stream] = ChainHash.streamHash(previous: heads[event.stream] ?? ChainHash.genesis, envelope: scratch)
+            chains.advance(event)
             guard event.position >= position else { continue }
-            let hash = ChainHash.hash(previous: previous, envelope: scratch)
+            let hash = ChainHash.hash(previous: previous, envelope: ChainHash.envelope(
+                position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
+                typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload))
             try db.execute(sql: "UPDATE events SET hash = ? WHERE position = ?", arguments: [Data(hash), event.position])
             previous = hash
         }
-        for (stream, head) in heads {
+        for (stream, head) in chains.heads {
             try db.execute(sql: "UPDATE streams SET head = ? WHERE uuid = ?", arguments: [Data(head), withUnsafeBytes(of: stream.uuid) { Data($0) }])
         }
     }
