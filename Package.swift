@@ -29,6 +29,8 @@ let package = Package(
         .library(name: "Rerun", targets: ["Rerun"]),
         .library(name: "Fork", targets: ["Fork"]),
         .library(name: "WebViewer", targets: ["WebViewer"]),
+        // For the benchmarks and the fuzzer in tools/Benchmarks, which measure compression alone.
+        .library(name: "ZlibCodec", targets: ["ZlibCodec"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -101,14 +103,6 @@ let package = Package(
             name: "Fork",
             dependencies: ["EventStore", "GameKit", "MessagesHost", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay"],
             swiftSettings: strict),
-        .target(
-            name: "TamperKit",
-            dependencies: ["EventStore", "Interchange", "RecordedEvents", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
-            swiftSettings: strict),
-        .executableTarget(
-            name: "TamperCorpus",
-            dependencies: ["TamperKit", "EventStore", "Recorder", "Simulation", "Games"],
-            swiftSettings: strict),
         .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore"], swiftSettings: strict),
         .executableTarget(
             name: "gamelog",
@@ -123,39 +117,13 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        .executableTarget(
-            name: "StoreBenchmark",
-            dependencies: ["EventStore", "Recorder", "Simulation", "Games", "ZlibCodec", .product(name: "GRDB", package: "GRDB.swift")],
-            swiftSettings: strict),
-
-        .executableTarget(
-            name: "Benchmark",
-            dependencies: [
-                "EventStore", "Replay", "Projections", "MessagesModel", "Games", "GameKit",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ],
-            swiftSettings: strict),
-
-        .executableTarget(
-            name: "ReplayBenchmark",
-            dependencies: ["EventStore", "Replay", "Projections", "MessagesModel", "Games"],
-            swiftSettings: strict),
-
-        .executableTarget(
-            name: "StressAppender",
-            dependencies: ["EventStore", "MessagesModel", "RecordedEvents"],
-            swiftSettings: strict),
-
-        .executableTarget(
-            name: "Fuzz",
-            dependencies: ["BattleshipGame", "TicTacToeGame", "ConnectFourGame", "MessagesModel", "RecordedEvents", "ZlibCodec"],
-            swiftSettings: strict),
-
         // MARK: Tests
-        .target(name: "TestSupport", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "EventStore",
+        .target(name: "TestSupport", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "EventStore", "Interchange", "RecordedEvents",
                                                    .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/TestSupport",
                 swiftSettings: strict),
+        // A child process for the crash and contention tests: appends and says what it committed.
+        .executableTarget(name: "StressAppender", dependencies: ["EventStore", "MessagesModel", "RecordedEvents"],
+                          path: "Tests/StressAppender", swiftSettings: strict),
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
@@ -186,7 +154,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["gamelog", "StressAppender", "Fuzz", "TestSupport", "EventStore", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["gamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
     ]
 )
@@ -200,6 +168,6 @@ func gameTest(_ module: String) -> [Target.Dependency] {
 /// What the shell's tests use: the modules over the store, a simulated world, and test support.
 var shellTest: [Target.Dependency] {
     ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
-     "MessagesModel", "MessagesHost", "TamperKit", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun", "Fork",
+     "MessagesModel", "MessagesHost", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun", "Fork",
      .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
 }

@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 games=${1:-10000}
 db=${2:-.build/bench-replay-$games.sqlite}
 swift build -c release --product gamelog >/dev/null
-swift build -c release --product ReplayBenchmark >/dev/null
+swift build -c release --package-path tools/Benchmarks --product gamelog-bench >/dev/null
 if [ ! -f "$db" ]; then
   .build/release/gamelog simulate --games "$games" --seed 1 --clock fixed --db "$db"
 fi
-.build/release/ReplayBenchmark "$db" 200
+tools/Benchmarks/.build/release/gamelog-bench replay "$db" --samples 200

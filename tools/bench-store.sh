@@ -3,5 +3,5 @@
 # baseline measured in the same run. Usage: tools/bench-store.sh [GAMES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product StoreBenchmark >/dev/null
-.build/release/StoreBenchmark "${1:-300}"
+swift build -c release --package-path tools/Benchmarks --product gamelog-bench >/dev/null
+tools/Benchmarks/.build/release/gamelog-bench store --games "${1:-300}"

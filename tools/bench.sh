@@ -16,7 +16,7 @@ python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("eventsourci
 
 echo "… building (release)" >&2
 swift build -c release --product gamelog >/dev/null
-swift build -c release --product Benchmark >/dev/null
+swift build -c release --package-path tools/Benchmarks --product gamelog-bench >/dev/null
 
 workload="$folder/workload-$games.sqlite"
 if [ ! -f "$workload" ]; then
@@ -28,4 +28,4 @@ if [ ! -f "$workload.jsonl" ]; then
   .build/release/gamelog export --db "$workload" > "$workload.jsonl.partial"
   mv "$workload.jsonl.partial" "$workload.jsonl"
 fi
-.build/release/Benchmark "$workload" "$workload.jsonl" "$folder/run" "$small"
+tools/Benchmarks/.build/release/gamelog-bench table "$workload" "$workload.jsonl" "$folder/run" --small "$small"

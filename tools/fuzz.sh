@@ -4,5 +4,5 @@
 # or an input that takes over a second. Usage: tools/fuzz.sh [INPUTS] [SEED]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product Fuzz >/dev/null
-time .build/release/Fuzz "${1:-1000000}" "${2:-1}"
+swift build -c release --package-path tools/Benchmarks --product gamelog-fuzz >/dev/null
+time tools/Benchmarks/.build/release/gamelog-fuzz "${1:-1000000}" "${2:-1}"

@@ -7,10 +7,9 @@ import RecordedEvents
 import Recorder
 import Replay
 import Simulation
-import TamperKit
+import TestSupport
 import Games
 import GameKit
-import TestSupport
 import Testing
 
 @Suite struct TamperCorpusTests {

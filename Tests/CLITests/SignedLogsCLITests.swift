@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import Testing
 import TestSupport
@@ -74,5 +75,30 @@ import TestSupport
         #expect(final.stdout.contains(" X │ X │ X"))
         let bad = try gamelog(["fork", String(tictactoe.prefix(8)), "--at", "10", "--into", "gamelog.sqlite"], in: folder.url)
         #expect(bad.status != 0 && bad.stderr.contains("never writes its source"))
+    }
+}
+
+/// The tamper corpus as an auditor meets it: `gamelog verify --json` on each log with one
+/// injected fault names that fault at its position and exits 1; the clean log passes.
+@Suite(.serialized) struct TamperCorpusCLITests {
+    @Test func verifyReportsEveryInjectedFaultAtItsPosition() throws {
+        let folder = try Folder()
+        let simulate = try gamelog(["simulate", "--games", "12", "--seed", "77", "--clock", "fixed", "--noise", "0.2",
+                                    "--db", "clean.sqlite"], in: folder.url)
+        #expect(simulate.status == 0, "\(simulate.stderr)")
+        #expect(try gamelog(["verify", "--db", "clean.sqlite"], in: folder.url).status == 0)
+        let clean = try EventStore(path: folder.path("clean.sqlite"), access: .readOnly)
+        var checked = 0
+        for fault in TamperKit.Fault.allCases {
+            let tampered = try TamperKit.make(fault, from: clean, to: folder.path("\(fault.rawValue).sqlite"))
+            let run = try gamelog(["verify", "--json", "--db", "\(fault.rawValue).sqlite"], in: folder.url)
+            #expect(run.status == 1, "\(fault.rawValue): exit \(run.status)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            let findings = try #require(report["findings"] as? [[String: Any]])
+            let hit = findings.first { ($0["position"] as? Int).map(Int64.init) == tampered.position && $0["check"] as? String == tampered.check }
+            #expect(hit != nil, "\(fault.rawValue) not reported at \(tampered.position): \(findings.prefix(3))")
+            checked += 1
+        }
+        #expect(checked == TamperKit.Fault.allCases.count && checked > 0)
     }
 }

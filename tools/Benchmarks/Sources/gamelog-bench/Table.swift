@@ -1,0 +1,260 @@
+// The benchmark table of tools/bench.sh: on one workload of simulated games, gamelog
+// against the limit (raw SQLite through the C API) and the peer (Python
+// eventsourcing), every figure measured in this run.
+import ArgumentParser
+import EventStore
+import Foundation
+import Games
+import GRDB
+import GRDBSQLite
+import Measure
+import MessagesModel
+import Projections
+import Replay
+
+struct Table: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The benchmark table: append, bytes, replay, seek and memory against the limit and the peer.")
+
+    @Argument(help: "A log of simulated games (the workload).") var workloadPath: String
+    @Argument(help: "The same log exported as JSON lines, for the peer.") var jsonlPath: String
+    @Argument(help: "A folder for the scratch databases.") var scratch: String
+    @Option(help: "Events in the small log of the memory comparison.") var small: Int = 100_000
+
+    func run() throws {
+        let smallCount = small
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        func fresh(_ name: String) -> String { Measure.fresh(scratch + "/" + name) }
+        func checkpoint(_ path: String) throws {
+            try DatabaseQueue(path: path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        }
+
+        // MARK: The workload
+
+        status("loading the workload")
+        let workload = try loadWorkload(workloadPath)
+        let count = workload.count
+        let rawPayloadBytes = workload.reduce(0) { $0 + $1.payload.count }
+
+        // MARK: Append: gamelog
+
+        status("gamelog append, \(count) events")
+        let gamelogPath = scratch + "/gamelog.sqlite"
+        let gamelogAppend = try median { try appendAll(workload[...], to: fresh("gamelog.sqlite")) }
+        try checkpoint(gamelogPath)
+        let smallPath = fresh("gamelog-small.sqlite")
+        _ = try appendAll(workload.prefix(smallCount), to: smallPath)
+        try checkpoint(smallPath)
+        let storedPayloadBytes = try DatabaseQueue(path: gamelogPath).read {
+            try Int.fetchOne($0, sql: "SELECT sum(length(payload)) FROM events") ?? 0
+        }
+
+        // MARK: Append: the limit, raw SQLite through the C API
+
+        /// Every column of gamelog's rows, already compressed and hashed.
+        struct Row12 {
+            var position: Int64, eventID: [UInt8], streamID: Int64, streamVersion: Int64, typeID: Int64, typeVersion: Int64
+            var recordedAt: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int64, payload: [UInt8], hash: [UInt8]
+        }
+        status("raw SQLite C API insert of the same rows")
+        let rows: [Row12] = try DatabaseQueue(path: gamelogPath).read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM events ORDER BY position").map { r in
+                Row12(position: r["position"], eventID: Array(r["event_id"] as Data), streamID: r["stream_id"],
+                      streamVersion: r["stream_version"], typeID: r["type_id"], typeVersion: r["type_version"],
+                      recordedAt: r["recorded_at"], codec: r["codec"], dictionaryID: r["dictionary_id"], rawSize: r["raw_size"],
+                      payload: Array(r["payload"] as Data), hash: Array(r["hash"] as Data))
+            }
+        }
+        let limitPath = scratch + "/limit.sqlite"
+        func check(_ code: Int32, _ db: OpaquePointer?) {
+            guard code == SQLITE_OK || code == SQLITE_DONE || code == SQLITE_ROW else {
+                fatalError("SQLite: \(String(cString: sqlite3_errmsg(db)))")
+            }
+        }
+        /// One run of the limit: a fresh file with gamelog's schema, every row inserted.
+        func limitRun() throws -> Double {
+            _ = fresh("limit.sqlite")
+            _ = try EventStore(path: limitPath) // the same schema, from the same migrations
+            try DatabaseQueue(path: limitPath).writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS source", arguments: [gamelogPath])
+                try db.execute(sql: "INSERT OR IGNORE INTO event_types SELECT * FROM source.event_types")
+                try db.execute(sql: "INSERT INTO streams SELECT * FROM source.streams")
+                try db.execute(sql: "DETACH DATABASE source")
+            }
+            var limitDB: OpaquePointer?
+            check(sqlite3_open_v2(limitPath, &limitDB, SQLITE_OPEN_READWRITE, nil), limitDB)
+            check(sqlite3_exec(limitDB, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536", nil, nil, nil), limitDB)
+            var insert: OpaquePointer?
+            check(sqlite3_prepare_v2(limitDB, """
+                INSERT INTO events (position, event_id, stream_id, stream_version, type_id, type_version,
+                                    recorded_at, codec, dictionary_id, raw_size, payload, hash)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, -1, &insert, nil), limitDB)
+            let time = seconds {
+                var index = 0
+                while index < rows.count {
+                    check(sqlite3_exec(limitDB, "BEGIN IMMEDIATE", nil, nil, nil), limitDB)
+                    for row in rows[index..<min(index + 1000, rows.count)] {
+                        sqlite3_bind_int64(insert, 1, row.position)
+                        row.eventID.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), nil) }
+                        sqlite3_bind_int64(insert, 3, row.streamID)
+                        sqlite3_bind_int64(insert, 4, row.streamVersion)
+                        sqlite3_bind_int64(insert, 5, row.typeID)
+                        sqlite3_bind_int64(insert, 6, row.typeVersion)
+                        sqlite3_bind_int64(insert, 7, row.recordedAt)
+                        sqlite3_bind_int64(insert, 8, row.codec)
+                        if let id = row.dictionaryID { sqlite3_bind_int64(insert, 9, id) } else { sqlite3_bind_null(insert, 9) }
+                        sqlite3_bind_int64(insert, 10, row.rawSize)
+                        row.payload.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 11, $0.baseAddress, Int32($0.count), nil) }
+                        row.hash.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 12, $0.baseAddress, Int32($0.count), nil) }
+                        check(sqlite3_step(insert), limitDB)
+                        sqlite3_reset(insert)
+                    }
+                    check(sqlite3_exec(limitDB, "COMMIT", nil, nil, nil), limitDB)
+                    index += 1000
+                }
+            }
+            sqlite3_finalize(insert)
+            sqlite3_close(limitDB)
+            return time
+        }
+        let limitAppend = try median { try limitRun() }
+
+        // MARK: Read: the limit, every column of every row through the C API, not decoded
+
+        status("raw read")
+        var limitDB: OpaquePointer?
+        check(sqlite3_open_v2(limitPath, &limitDB, SQLITE_OPEN_READONLY, nil), limitDB)
+        var select: OpaquePointer?
+        check(sqlite3_prepare_v2(limitDB, "SELECT * FROM events ORDER BY position", -1, &select, nil), limitDB)
+        var touched = 0
+        let rawRead = median {
+            defer { sqlite3_reset(select) }
+            return seconds {
+                while sqlite3_step(select) == SQLITE_ROW {
+                    for column in 0..<12 { touched &+= Int(sqlite3_column_bytes(select, Int32(column))) }
+                }
+            }
+        }
+        sqlite3_finalize(select)
+        sqlite3_close(limitDB)
+
+        // MARK: The peer
+
+        status("peer: Python eventsourcing 9.5.6")
+        let peer = Process()
+        peer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // This file is tools/Benchmarks/Sources/gamelog-bench/Table.swift; the peer's script is in tools/.
+        let toolsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        peer.arguments = ["python3", toolsFolder.appending(path: "peer_eventsourcing.py").path, jsonlPath, fresh("peer.sqlite")]
+        let peerOutput = Pipe()
+        peer.standardOutput = peerOutput
+        try peer.run()
+        let peerData = peerOutput.fileHandleForReading.readDataToEndOfFile()
+        peer.waitUntilExit()
+        guard peer.terminationStatus == 0,
+              let peerResult = try JSONSerialization.jsonObject(with: peerData) as? [String: Any],
+              let peerRate = peerResult["rate"] as? Double, let peerFile = peerResult["file_bytes"] as? Int,
+              let peerState = peerResult["state_bytes"] as? Int, peerResult["events"] as? Int == count else {
+            fatalError("the peer failed: \(String(decoding: peerData, as: UTF8.self))")
+        }
+
+        // MARK: Replay
+
+        status("full replay")
+        let store = try EventStore(path: gamelogPath, access: .readOnly)
+        var gameCount = 0
+        let replayVerified = try median {
+            gameCount = 0
+            return try seconds { try FullReplay.run(store: store, games: .standard) { gameCount += $0.state.games.count } }
+        }
+        let replayUnverified = try median { try seconds { try FullReplay.run(store: store, verify: false, games: .standard) { _ in } } }
+
+        func childReplay(_ path: String) throws -> (events: Int, seconds: Double, megabytes: Double) {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            child.arguments = ["replay-memory", path]
+            let out = Pipe()
+            child.standardOutput = out
+            try child.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+            let parts = text.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+            guard parts.count == 3, let events = Int(parts[0]), let time = Double(parts[1]), let mb = Double(parts[2]) else {
+                fatalError("the replay child printed \(text)")
+            }
+            return (events, time, mb)
+        }
+        status("replay memory in child processes")
+        let small = try childReplay(smallPath), large = try childReplay(gamelogPath)
+
+        // MARK: Seek
+
+        status("seek")
+        let index = try GameIndex(store: store)
+        var generator = SeededGenerator(seed: 99)
+        let conversations = index.conversations
+        var openAndJump: [Double] = [], jumpOnly: [Double] = []
+        for _ in 0..<300 {
+            let conversation = conversations[Int(generator.next() % UInt64(conversations.count))]
+            let start = now()
+            let replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [], games: .standard)
+            _ = try replayer.state(at: Int(generator.next() % UInt64(replayer.stepCount + 1)))
+            openAndJump.append(Double(now() - start) / 1e6)
+            for _ in 0..<10 {
+                let step = Int(generator.next() % UInt64(replayer.stepCount + 1))
+                let jumpStart = now()
+                _ = try replayer.state(at: step)
+                jumpOnly.append(Double(now() - jumpStart) / 1e6)
+            }
+        }
+
+        // MARK: The table
+
+        func rate(_ events: Int, _ time: Double) -> Double { Double(events) / time }
+        func line(_ label: String, _ value: String, _ note: String = "") -> String {
+            label.padding(toLength: 66, withPad: " ", startingAt: 0) + value.leftPadded(18) + "  " + note
+        }
+        func verdict(_ met: Bool) -> String { met ? "met" : "MISSED" }
+        let gamelogRate = rate(count, gamelogAppend), limitRate = rate(count, limitAppend)
+        let replayRate = rate(count, replayVerified)
+        let gamelogBytes = Double(fileSize(gamelogPath)) / Double(count)
+        let peerBytes = Double(peerFile) / Double(count)
+
+        print("""
+            workload: \(number(Double(count))) events from simulated games (\(gameCount) games), \(number(Double(smallCount))) for the small log
+
+            APPEND, batches of 1,000 events per transaction                                 events/s
+            \(line("gamelog (canonical payload, deflate + dictionary, SHA-256 chain)", number(gamelogRate)))
+            \(line("limit: raw SQLite C API, same rows already compressed", number(limitRate)))
+            \(line("peer: Python eventsourcing 9.5.6, SQLite + ZlibCompressor", number(peerRate)))
+            \(line("  gamelog / peer", String(format: "%.2fx", gamelogRate / peerRate), "target >= 10x: \(verdict(gamelogRate >= 10 * peerRate))"))
+            \(line("  gamelog / limit", String(format: "%.2fx", gamelogRate / limitRate), "target >= 0.3x: \(verdict(gamelogRate >= 0.3 * limitRate))"))
+
+            BYTES PER EVENT                                                                    bytes
+            \(line("raw canonical payload (JSON, sorted keys)", String(format: "%.1f", Double(rawPayloadBytes) / Double(count))))
+            \(line("peer: whole file", String(format: "%.1f", peerBytes), String(format: "(its compressed state alone %.1f)", Double(peerState) / Double(count))))
+            \(line("gamelog: whole file, with ids, hashes, indexes", String(format: "%.1f", gamelogBytes), String(format: "(compressed payload alone %.1f)", Double(storedPayloadBytes) / Double(count))))
+            \(line("  gamelog / peer", String(format: "%.2fx", gamelogBytes / peerBytes), "target <= 0.35x: \(verdict(gamelogBytes <= 0.35 * peerBytes))"))
+
+            REPLAY, every projection of every conversation                                 events/s
+            \(line("gamelog full replay, hash chain verified", number(replayRate), "target >= 500,000: \(verdict(replayRate >= 500_000))"))
+            \(line("gamelog full replay, chain not verified", number(rate(count, replayUnverified))))
+            \(line("limit: raw read of every column, C API", number(rate(count, rawRead))))
+            \(line("  gamelog / limit", String(format: "%.3fx", replayRate / rate(count, rawRead))))
+
+            SEEK to a random step of a random game                                               ms
+            \(line("open the game and jump, median", String(format: "%.3f", percentile(openAndJump, 0.5)), "target < 5 ms: \(verdict(percentile(openAndJump, 0.5) < 5))"))
+            \(line("open the game and jump, p99", String(format: "%.3f", percentile(openAndJump, 0.99))))
+            \(line("jump within an open game, median", String(format: "%.3f", percentile(jumpOnly, 0.5))))
+            \(line("jump within an open game, p99", String(format: "%.3f", percentile(jumpOnly, 0.99))))
+
+            REPLAY MEMORY, peak RSS of a process doing one full replay                           MB
+            \(line("\(number(Double(small.events))) events", String(format: "%.1f", small.megabytes), String(format: "(%@ events/s)", number(rate(small.events, small.seconds)))))
+            \(line("\(number(Double(large.events))) events", String(format: "%.1f", large.megabytes), String(format: "(%@ events/s)", number(rate(large.events, large.seconds)))))
+            \(line("  growth for \(String(format: "%.0f", Double(large.events) / Double(small.events)))x the events", String(format: "%.2fx", large.megabytes / small.megabytes), "target flat: \(verdict(large.megabytes < small.megabytes * 1.5))"))
+            """)
+        precondition(touched > 0)
+    }
+}

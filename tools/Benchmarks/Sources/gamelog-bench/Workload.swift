@@ -1,0 +1,60 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import Games
+import Measure
+import Projections
+import Replay
+
+/// Every event of a workload log, ready to append again.
+func loadWorkload(_ path: String) throws -> [NewEvent] {
+    var events: [NewEvent] = []
+    try EventStore(path: path, access: .readOnly).scan { e in
+        events.append(NewEvent(id: e.id, stream: e.stream, type: e.type, typeVersion: e.typeVersion,
+                               recordedAt: e.recordedAt, payload: e.payload))
+    }
+    return events
+}
+
+/// Seconds to append `events` to the store at `path`, in batches of 1,000.
+func appendAll(_ events: ArraySlice<NewEvent>, to path: String) throws -> Double {
+    let store = try EventStore(path: path)
+    return try seconds {
+        var index = events.startIndex
+        while index < events.endIndex {
+            try store.append(Array(events[index..<min(index + 1000, events.endIndex)]))
+            index += 1000
+        }
+    }
+}
+
+/// Appends a workload to a fresh file alone, for a profiler:
+/// `perf record -g -- gamelog-bench append-only W.sqlite OUT.sqlite`.
+struct AppendOnly: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Append a workload to a fresh file, nothing else (for a profiler).")
+    @Argument(help: "The workload log.") var workload: String
+    @Argument(help: "The file to append to (replaced).") var output: String
+
+    func run() throws {
+        let events = try loadWorkload(workload)
+        let time = try appendAll(events[...], to: fresh(output))
+        print(events.count, "events appended at", Int(Double(events.count) / time), "events/s")
+    }
+}
+
+/// One full replay in this process, printing "events seconds peak-RSS-MB": the table
+/// runs it as a child so that each figure is one replay's memory alone.
+struct ReplayMemory: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "One full replay; prints events, seconds and peak memory (MB).")
+    @Argument(help: "The log to replay.") var database: String
+
+    func run() throws {
+        let store = try EventStore(path: database, access: .readOnly)
+        let total = try store.count().events
+        // The replay alone: every conversation folded, each dropped when finished.
+        var games = 0
+        let time = try seconds { try FullReplay.run(store: store, games: .standard) { games += $0.state.games.count } }
+        precondition(games > 0)
+        print(total, time, peakRSSMegabytes())
+    }
+}
