@@ -79,11 +79,11 @@ let package = Package(
 
         // MARK: Shell
         .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "MessagesModel", "EventStore"], swiftSettings: strict),
-        .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
-        .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameKit", "MessagesModel"], swiftSettings: strict),
+        .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel", "Recorder"], swiftSettings: strict),
+        .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameKit", "MessagesModel", "Recorder"], swiftSettings: strict),
         .target(
             name: "Audit",
-            dependencies: ["EventStore", "Projections", "RecordedEvents", "Replay", "Rerun", "GameKit", "MessagesModel"],
+            dependencies: ["EventStore", "Projections", "RecordedEvents", "Recorder", "Replay", "Rerun", "GameKit", "MessagesModel"],
             swiftSettings: strict),
         .target(name: "Rerun", dependencies: ["GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay", "EventStore"],
                 swiftSettings: strict),

@@ -16,6 +16,8 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
         case snapshot
         /// The recorded outputs against the extension's code, re-run.
         case rerun
+        /// The catalog of conversations and games against the events it is derived from.
+        case catalog
     }
 
     public var severity: Severity

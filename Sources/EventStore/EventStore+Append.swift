@@ -83,6 +83,11 @@ extension EventStore {
         let pipeline = CompressionPipeline(events: events, compressor: compressor)
         defer { pipeline.finish() }
         var envelope: [UInt8] = []
+        let firstPosition = position
+        // The catalog rows of this batch, each (id, stream) once; and whether every new
+        // event came with its tags, without which the catalog no longer covers the log.
+        var catalogRows: [CatalogRow: Int64] = [:]
+        var everyEventTagged = true
 
         for (index, event) in events.enumerated() {
             if let earlier = seenInBatch[event.id] {
@@ -148,6 +153,13 @@ extension EventStore {
                 }
             }
             previousHash = hash
+            if let tags = event.tags {
+                for tag in tags where catalogRows[CatalogRow(tag: tag, streamRowID: stream.rowID)] == nil {
+                    catalogRows[CatalogRow(tag: tag, streamRowID: stream.rowID)] = position
+                }
+            } else {
+                everyEventTagged = false
+            }
             let appended = AppendedEvent(position: position, streamVersion: stream.version, isNew: true)
             seenInBatch[event.id] = appended
             results.append(appended)
@@ -158,7 +170,29 @@ extension EventStore {
             try updateStream.execute(arguments: [stream.version, Data(stream.head), stream.rowID])
             heads.append(SignedHead(stream: uuid, version: stream.version, hash: stream.head))
         }
+        if position > firstPosition { try updateCatalog(db, catalogRows, from: firstPosition, to: position, covering: everyEventTagged) }
         return (results, heads)
+    }
+
+    private struct CatalogRow: Hashable {
+        var tag: EventTag
+        var streamRowID: Int64
+    }
+
+    /// Writes a batch's catalog rows; the catalog goes on covering the log only if it
+    /// covered it before the batch and every new event came with its tags.
+    private func updateCatalog(_ db: Database, _ rows: [CatalogRow: Int64], from oldLast: Int64, to newLast: Int64,
+                               covering: Bool) throws {
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO catalog (kind, key, stream_id, position) VALUES (?, ?, ?, ?)
+            ON CONFLICT (kind, key, stream_id) DO NOTHING
+            """)
+        for (row, position) in rows {
+            try insert.execute(arguments: [row.tag.kind.rawValue, Data(row.tag.id.bytes), row.streamRowID, position])
+        }
+        if covering {
+            try db.execute(sql: "UPDATE catalog_coverage SET through = ? WHERE through = ?", arguments: [newLast, oldLast])
+        }
     }
 
     /// The head of a stream written before streams kept one: its chain from its events.

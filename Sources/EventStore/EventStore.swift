@@ -70,7 +70,7 @@ public final class EventStore {
         switch access {
         case .readOnly:
             if version == 0 { throw EventStoreError.databaseNotFound(path: path) }
-            if version < Schema.currentVersion {
+            if version < Schema.oldestReadableVersion {
                 throw EventStoreError.olderSchema(path: path, found: version, current: Schema.currentVersion)
             }
         case .readWrite:

@@ -55,14 +55,19 @@ public struct NewEvent: Hashable, Sendable {
     public var recordedAt: Timestamp
     /// Canonical payload bytes. These, not the compressed form, are hashed.
     public var payload: [UInt8]
+    /// The ids this event names for the catalog. `nil` means the appender keeps no
+    /// catalog: the catalog then stops covering the log, and readers scan instead.
+    public var tags: [EventTag]?
 
-    public init(id: UUID, stream: UUID, type: String, typeVersion: Int = 1, recordedAt: Timestamp, payload: [UInt8]) {
+    public init(id: UUID, stream: UUID, type: String, typeVersion: Int = 1, recordedAt: Timestamp, payload: [UInt8],
+                tags: [EventTag]? = nil) {
         self.id = id
         self.stream = stream
         self.type = type
         self.typeVersion = typeVersion
         self.recordedAt = recordedAt
         self.payload = payload
+        self.tags = tags
     }
 }
 

@@ -30,6 +30,11 @@ public enum Schema {
     /// The newest schema version this build understands.
     public static var currentVersion: Int { migrations.last?.version ?? 0 }
 
+    /// The oldest schema that opens for reading without a migration. The steps after it
+    /// only add what readers can do without (the catalog: they scan instead), so a log
+    /// written by an earlier build reads as it is, from read-only media too.
+    public static let oldestReadableVersion = 5
+
     static let ledgerSQL = """
         CREATE TABLE IF NOT EXISTS schema_migrations (
             version    INTEGER PRIMARY KEY,

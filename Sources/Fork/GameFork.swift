@@ -74,7 +74,7 @@ public final class GameFork {
                             sourceStep: step, sourceHead: try sourceStore.headHash(), branchStep: 0, createdAt: Timestamp(Date()))
         try reenact(replayer, upTo: step)
         try recorder.flush()
-        let reenacted = try GameIndex(store: store).streams[conversation].map { try store.events(EventQuery(streams: $0)).count } ?? 0
+        let reenacted = try store.events(EventQuery(streams: try GameIndex(store: store).streams(of: conversation))).count
         origin.branchStep = reenacted
         try store.recordFork(origin)
     }

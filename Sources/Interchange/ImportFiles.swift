@@ -2,6 +2,7 @@ import MessagesModel
 import EventStore
 import Foundation
 import RecordedEvents
+import Recorder
 
 /// An exported log (JSON Lines) to import, mapped from its file rather than read
 /// into memory, so a log of millions of events costs only its index.
@@ -228,7 +229,8 @@ extension Interchange {
             event: { index in
                 let fields = try plan.fields(index)
                 return NewEvent(id: fields.id, stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
-                                recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload)
+                                recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
+                                tags: RecordedEvent.catalogTags(type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload))
             },
             into: store, batchSize: batchSize, progress: { progress?($0, plan.lines.count) })
         return ImportSummary(read: plan.lines.count, stored: stored)

@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import MessagesModel
 import RecordedEvents
+import Recorder
 
 /// One exported event: a JSON object on its own line (JSON Lines).
 public struct ExportedEvent: Codable, Hashable, Sendable {
@@ -223,8 +224,10 @@ public enum Interchange {
                                   stream: events[$0].stream) },
                   event: { index in
                       let e = events[index]
+                      let payload = Array(e.payload.utf8)
                       return NewEvent(id: e.id, stream: e.stream, type: e.type, typeVersion: e.typeVersion,
-                                      recordedAt: Timestamp(microsecondsSince1970: e.recordedAt), payload: Array(e.payload.utf8))
+                                      recordedAt: Timestamp(microsecondsSince1970: e.recordedAt), payload: payload,
+                                      tags: RecordedEvent.catalogTags(type: e.type, typeVersion: e.typeVersion, payload: payload))
                   },
                   into: store, batchSize: batchSize, progress: progress)
     }

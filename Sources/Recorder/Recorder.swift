@@ -157,7 +157,7 @@ public final class Recorder: HostObserver {
             id = .timeOrdered(at: time, using: &system)
         }
         buffer.append(NewEvent(id: id, stream: stream, type: event.type, typeVersion: RecordedEvent.currentTypeVersion,
-                               recordedAt: time, payload: event.payload()))
+                               recordedAt: time, payload: event.payload(), tags: event.catalogTags))
     }
 
     // MARK: HostObserver

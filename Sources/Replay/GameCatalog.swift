@@ -109,3 +109,49 @@ public struct GameCatalog {
         }
     }
 }
+
+/// One page of the game list, and how many games there are in all.
+public struct GamePage: Sendable {
+    public var games: [GameSummary]
+    /// Games in the log (for a device's view: games in the log, some of which that device may not have seen).
+    public var total: Int
+    /// The page's first game, counted from 0 among all games.
+    public var offset: Int
+
+    public init(games: [GameSummary], total: Int, offset: Int) {
+        self.games = games
+        self.total = total
+        self.offset = offset
+    }
+}
+
+extension GameCatalog {
+    /// A page of the game list. With a complete catalog only the conversations of the
+    /// page's games are folded, so a page costs the same in a log of any size; without
+    /// one the whole log is folded once and the page cut from it.
+    /// - Parameters:
+    ///   - offset: how many games to skip, in order of each game's first mention.
+    ///   - limit: the most games to list.
+    public static func page(store: EventStore, games registry: GameRegistry, offset: Int, limit: Int,
+                            as perspective: Perspective = .auditor) throws -> GamePage {
+        guard try store.catalogIsComplete() else {
+            let all = try GameCatalog(store: store, games: registry, as: perspective).games
+            return GamePage(games: Array(all.dropFirst(offset).prefix(limit)), total: all.count, offset: offset)
+        }
+        let index = try GameIndex(store: store)
+        let listed = try index.games()
+        let wanted = listed.dropFirst(offset).prefix(limit)
+        let origins = try store.forkOrigins()
+        var listedGames: [GameSummary] = []
+        var folded = Set<ConversationID>()
+        for (_, conversation) in wanted where folded.insert(conversation).inserted {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation),
+                                        games: registry)
+            let state = try replayer.state(at: replayer.stepCount, as: perspective)
+            if case .device(let device) = perspective, state.devices[device] == nil { continue }
+            let ids = Set(wanted.filter { $0.conversation == conversation }.map { $0.game.uuid.uuidString.lowercased() })
+            listedGames += summaries(of: state, origin: origins[conversation.uuid]).filter { ids.contains($0.id) }
+        }
+        return GamePage(games: listedGames.sorted { $0.firstPosition < $1.firstPosition }, total: listed.count, offset: offset)
+    }
+}

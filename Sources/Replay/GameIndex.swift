@@ -2,79 +2,151 @@ import EventStore
 import Foundation
 import MessagesModel
 import RecordedEvents
+import Recorder
 
-/// Which recordings make up each conversation, and which games (sessions) each holds,
-/// read from the few event types that say so. It finds a game's events without folding
-/// the whole log the way ``GameCatalog`` does.
+/// Which recordings make up each conversation, and which games (sessions) each holds.
+///
+/// In a log whose catalog covers every event (every log appended by this build), each
+/// question is a lookup in the catalog, so it costs the same in a log of any size.
+/// In a log written before the catalog existed, the index scans the few event types
+/// that name conversations and games, as ``GameIndex/fillCatalog(_:progress:)`` would.
 public struct GameIndex {
-    /// The recordings (streams) of each conversation.
-    public private(set) var streams: [ConversationID: Set<UUID>] = [:]
-    /// Conversations in order of their first recording.
-    public private(set) var conversations: [ConversationID] = []
-    /// The conversation of every session a message was inserted, sent or received in.
-    public private(set) var sessions: [SessionID: ConversationID] = [:]
     private let store: EventStore
-    private var sawEveryMessage = false
+    private let scanned: Scanned?
 
-    /// Reads the recordings' first events and the sent messages: every game that was
-    /// ever sent. Games only staged (inserted, never sent) are looked up on demand.
-    public init(store: EventStore) throws {
-        self.store = store
-        try store.scan(EventQuery(types: [RecordedEvent.TypeName.recordingStarted])) { stored in
-            guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
-                type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload) else {
-                throw ReplayError.undecodableEvent(position: stored.position, detail: "a recording.started payload")
-            }
-            if streams[info.conversation] == nil { conversations.append(info.conversation) }
-            streams[info.conversation, default: []].insert(stored.stream)
-        }
-        try indexSessions(types: [RecordedEvent.TypeName.transcriptSent])
+    /// What a scan found: the whole index in memory.
+    private struct Scanned {
+        var streams: [ConversationID: Set<UUID>] = [:]
+        var conversations: [ConversationID] = []
+        var sessions: [SessionID: ConversationID] = [:]
     }
 
-    private mutating func indexSessions(types: Set<String>) throws {
-        try store.scan(EventQuery(types: types)) { stored in
+    /// Opens the index: nothing is read yet when the catalog is complete; otherwise the
+    /// log's catalogued event types are scanned once.
+    public init(store: EventStore) throws {
+        self.store = store
+        if try store.catalogIsComplete() {
+            scanned = nil
+            return
+        }
+        var scanned = Scanned()
+        try store.scan(EventQuery(types: RecordedEvent.cataloguedTypes)) { stored in
             let event: RecordedEvent
             do {
                 event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
             } catch {
                 throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
             }
-            let message: Message?
-            switch event {
-            case .action(let record, _): if case .insert(let m) = record.action { message = m } else { message = nil }
-            case .transcript(.sent(let item), _), .transcript(.arrived(let item, _), _): message = item.message
-            default: message = nil
-            }
-            if let session = message?.session, let conversation = event.context?.conversation, sessions[session] == nil {
-                sessions[session] = conversation
+            for tag in event.catalogTags {
+                switch tag.kind {
+                case .conversation:
+                    let conversation = ConversationID(tag.id)
+                    if scanned.streams[conversation] == nil { scanned.conversations.append(conversation) }
+                    scanned.streams[conversation, default: []].insert(stored.stream)
+                default:
+                    if let conversation = event.context?.conversation, scanned.sessions[SessionID(tag.id)] == nil {
+                        scanned.sessions[SessionID(tag.id)] = conversation
+                    }
+                }
             }
         }
+        self.scanned = scanned
+    }
+
+    /// Whether answers come from the catalog (true) or from a scan of the log.
+    public var usesCatalog: Bool { scanned == nil }
+
+    /// The recordings (streams) of a conversation.
+    public func streams(of conversation: ConversationID) throws -> Set<UUID> {
+        if let scanned { return scanned.streams[conversation] ?? [] }
+        return Set(try store.catalogEntries(.conversation, id: conversation.uuid).map(\.stream))
+    }
+
+    /// The recordings of every conversation.
+    public func allStreams() throws -> [ConversationID: Set<UUID>] {
+        if let scanned { return scanned.streams }
+        var streams: [ConversationID: Set<UUID>] = [:]
+        for entry in try store.catalogEntries(.conversation) { streams[ConversationID(entry.tag.id), default: []].insert(entry.stream) }
+        return streams
+    }
+
+    /// Conversations in order of their first recording.
+    public func conversations() throws -> [ConversationID] {
+        if let scanned { return scanned.conversations }
+        var seen = Set<ConversationID>(), ordered: [ConversationID] = []
+        for entry in try store.catalogEntries(.conversation) where seen.insert(ConversationID(entry.tag.id)).inserted {
+            ordered.append(ConversationID(entry.tag.id))
+        }
+        return ordered
+    }
+
+    /// Every game (session) and its conversation, in order of the game's first mention.
+    public func games() throws -> [(game: SessionID, conversation: ConversationID)] {
+        if let scanned {
+            return scanned.sessions.map { ($0.key, $0.value) }.sorted { $0.game.uuid.uuidString < $1.game.uuid.uuidString }
+        }
+        let conversationOf = try streamConversations()
+        var seen = Set<SessionID>(), games: [(SessionID, ConversationID)] = []
+        for entry in try store.catalogEntries(.game) where seen.insert(SessionID(entry.tag.id)).inserted {
+            if let conversation = conversationOf[entry.stream] { games.append((SessionID(entry.tag.id), conversation)) }
+        }
+        return games
+    }
+
+    private func streamConversations() throws -> [UUID: ConversationID] {
+        var conversationOf: [UUID: ConversationID] = [:]
+        for entry in try store.catalogEntries(.conversation) { conversationOf[entry.stream] = ConversationID(entry.tag.id) }
+        return conversationOf
     }
 
     /// The conversation of the game (or conversation) whose id starts with `prefix`,
     /// and the game's session when the prefix named one.
     public func resolve(_ prefix: String) throws -> (conversation: ConversationID, game: SessionID?) {
-        do {
-            return try match(prefix)
-        } catch ReplayError.noSuchGame where !sawEveryMessage {
-            var wider = self
-            try wider.indexSessions(types: [RecordedEvent.TypeName.insert, RecordedEvent.TypeName.transcriptArrived])
-            wider.sawEveryMessage = true
-            return try wider.match(prefix)
-        }
-    }
-
-    private func match(_ prefix: String) throws -> (conversation: ConversationID, game: SessionID?) {
         let needle = prefix.lowercased()
         guard !needle.isEmpty else { throw ReplayError.noSuchGame(prefix) }
-        var matches: [(ConversationID, SessionID?)] = conversations
-            .filter { $0.uuid.uuidString.lowercased().hasPrefix(needle) }.map { ($0, nil) }
-        matches += sessions.filter { $0.key.uuid.uuidString.lowercased().hasPrefix(needle) }
-            .sorted { $0.key.uuid.uuidString < $1.key.uuid.uuidString }.map { ($0.value, $0.key) }
+        var matches: [(ConversationID, SessionID?)]
+        if let scanned {
+            matches = scanned.conversations.filter { $0.uuid.uuidString.lowercased().hasPrefix(needle) }.map { ($0, nil) }
+            matches += scanned.sessions.filter { $0.key.uuid.uuidString.lowercased().hasPrefix(needle) }
+                .sorted { $0.key.uuid.uuidString < $1.key.uuid.uuidString }.map { ($0.value, $0.key) }
+        } else {
+            guard isUUIDPrefix(needle) else { throw ReplayError.noSuchGame(prefix) }
+            matches = Set(try store.catalogEntries(.conversation, idPrefix: needle).map { ConversationID($0.tag.id) })
+                .sorted { $0.uuid.uuidString < $1.uuid.uuidString }.map { ($0, nil) }
+            var sessions: [SessionID: ConversationID] = [:]
+            for entry in try store.catalogEntries(.game, idPrefix: needle) where sessions[SessionID(entry.tag.id)] == nil {
+                // The game's conversation: that of the recording that named it.
+                if let conversation = try conversation(ofStream: entry.stream) { sessions[SessionID(entry.tag.id)] = conversation }
+            }
+            matches += sessions.sorted { $0.key.uuid.uuidString < $1.key.uuid.uuidString }.map { ($0.value, $0.key) }
+        }
         guard let first = matches.first else { throw ReplayError.noSuchGame(prefix) }
         guard Set(matches.map(\.0)).count == 1 else {
             throw ReplayError.ambiguousGame(prefix, candidates: matches.map { ($0.1?.uuid ?? $0.0.uuid).uuidString.lowercased() })
         }
         return (first.0, matches.first { $0.1 != nil }?.1)
+    }
+
+    private func conversation(ofStream stream: UUID) throws -> ConversationID? {
+        try store.catalogEntries(ofStream: stream).first { $0.tag.kind == .conversation }.map { ConversationID($0.tag.id) }
+    }
+
+    /// Whether `text` can begin an id as the CLI prints it: hex digits, dashes where a UUID has them.
+    private func isUUIDPrefix(_ text: String) -> Bool {
+        let template = Array("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")
+        guard text.count <= template.count else { return false }
+        return zip(text, template).allSatisfy { character, slot in slot == "-" ? character == "-" : character.isHexDigit }
+    }
+}
+
+extension GameIndex {
+    /// Fills the catalog of a log written before it existed (or by an appender without
+    /// tags), so that later lookups need no scan. Resumable; a complete catalog is left as it is.
+    /// - Returns: the number of events read.
+    @discardableResult
+    public static func fillCatalog(_ store: EventStore, progress: ((Int64, Int64) -> Void)? = nil) throws -> Int {
+        try store.fillCatalog(types: RecordedEvent.cataloguedTypes, progress: progress) { stored in
+            RecordedEvent.catalogTags(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+        }
     }
 }

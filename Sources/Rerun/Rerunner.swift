@@ -158,14 +158,15 @@ public struct Rerunner: Sendable {
     public func rerun(store: EventStore, conversations only: Set<ConversationID>? = nil,
                       progress: ((Int, Int) -> Void)? = nil) throws -> [RerunResult] {
         let index = try GameIndex(store: store)
-        let conversations = index.conversations.filter { only?.contains($0) ?? true }
-        let total = Int(try store.count().events)
+        let conversations = try only.map { $0.sorted { $0.uuid.uuidString < $1.uuid.uuidString } } ?? index.conversations()
+        // Counting the whole log would cost more than re-running one game.
+        let total: Int? = only == nil ? Int(try store.count().events) : nil
         var done = 0, results: [RerunResult] = []
         for conversation in conversations {
-            let events = try Replayer.load(from: store, streams: index.streams[conversation] ?? [])
+            let events = try Replayer.load(from: store, streams: try index.streams(of: conversation))
             results += rerun(recordingsOf: events)
             done += events.count
-            progress?(done, total)
+            progress?(done, total ?? done)
         }
         return results.sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }
     }

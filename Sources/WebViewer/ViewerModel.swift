@@ -62,7 +62,7 @@ public final class ViewerModel: @unchecked Sendable {
                 recent.append(conversation)
                 return known
             }
-            let made = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [], games: games)
+            let made = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation), games: games)
             replayers[conversation] = made
             recent.append(conversation)
             if recent.count > 16 { replayers[recent.removeFirst()] = nil }

@@ -31,7 +31,7 @@ struct OpenedGame {
         let index = try GameIndex(store: store)
         let (conversation, session) = try index.resolve(id)
         self.session = session
-        replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [],
+        replayer = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation),
                                 games: .standard)
         origin = try store.forkOrigins()[conversation.uuid]
     }

@@ -13,29 +13,56 @@ struct GamesCommand: ParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Option(name: .customLong("as"), help: "Whose view: a device (only the games its own log shows, as it knew them), or auditor.")
     var perspective: String = "auditor"
+    @Option(help: "Which page of the list, from 1.") var page: Int = 1
+    @Option(name: .customLong("per-page"), help: "Games on a page.") var perPage: Int = 50
+    @Flag(help: "List every game (folds the whole log).") var all = false
     @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        guard page >= 1 else { throw ValidationError("--page counts from 1, not \(page).") }
+        guard perPage >= 1 else { throw ValidationError("--per-page must be at least 1, not \(perPage).") }
+    }
 
     func run() throws {
         try reportingErrors {
             let store = try options.openForReading()
-            let progress = ProgressBar(total: Int(try store.count().events), label: "events")
             var damaged: [Error] = []
-            let seenAs = try parsePerspective(perspective, devices: try recordedDevices(store))
-            let catalog = try GameCatalog(store: store, games: .standard, progress: { progress.update($0) },
-                                          skippingDamaged: { damaged.append($0) }, as: seenAs)
-            progress.finish()
+            // The devices are listed (a scan of the recordings) only to check a device's name.
+            let seenAs = try parsePerspective(perspective, devices: perspective == "auditor" ? [] : try recordedDevices(store))
+            var listed: GamePage?
+            if !all {
+                do {
+                    listed = try GameCatalog.page(store: store, games: .standard, offset: (page - 1) * perPage, limit: perPage, as: seenAs)
+                } catch let error as EventStoreError where error.position != nil {
+                    // A damaged event in the page: the whole fold below goes on past it and reports it.
+                    listed = nil
+                }
+            }
+            if listed == nil {
+                let progress = ProgressBar(total: Int(try store.count().events), label: "events")
+                let every = try GameCatalog(store: store, games: .standard, progress: { progress.update($0) },
+                                            skippingDamaged: { damaged.append($0) }, as: seenAs).games
+                progress.finish()
+                let offset = all ? 0 : (page - 1) * perPage
+                listed = GamePage(games: all ? every : Array(every.dropFirst(offset).prefix(perPage)), total: every.count, offset: offset)
+            }
+            let (games, total, offset) = (listed!.games, listed!.total, listed!.offset)
+            // Where the list goes on: said on standard error under JSON, so that the document stays one value.
+            let more = offset + perPage < total && !all
+                ? "games \(offset + 1)-\(min(offset + perPage, total)) of \(total); `--page \(page + 1)` for the next \(min(perPage, total - offset - perPage)), `--all` for every game"
+                : nil
             defer {
                 if !damaged.isEmpty {
                     Terminal.standardError("\(damaged.count) damaged events were left out of these games (the first: \(damaged[0])). `gamelog verify` names them all; `gamelog export --skip-damaged` salvages the rest.")
                 }
             }
-            let games = catalog.games
             if json {
                 print(try JSONStyle.text(encoding: games))
+                if let more { Terminal.standardError(more) }
                 if !damaged.isEmpty { throw ExitCode.failure }
                 return
             }
-            if games.isEmpty { print("No games recorded in \(store.path).") }
+            if games.isEmpty { print(total == 0 ? "No games recorded in \(store.path)." : "No games on page \(page): there are \(total) games, \(perPage) a page.") }
             for game in games {
                 let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
                 var missing = game.missingRecordings.isEmpty || seenAs != .auditor ? ""
@@ -43,6 +70,7 @@ struct GamesCommand: ParsableCommand {
                 if let origin = game.forkedFrom { missing += "  (fork of \(origin.sourceGame) at step \(origin.sourceStep))" }
                 print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(game.status.rightPad(10)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)\(missing)")
             }
+            if let more { print(more) }
             if !damaged.isEmpty { throw ExitCode.failure }
         }
     }

@@ -29,7 +29,7 @@ struct GlobalOptions: ParsableArguments {
     /// The recordings (streams) of the game or conversation whose id starts with `prefix`.
     func streams(ofGame prefix: String, in store: EventStore) throws -> Set<UUID> {
         let index = try GameIndex(store: store)
-        return index.streams[try index.resolve(prefix).conversation] ?? []
+        return try index.streams(of: try index.resolve(prefix).conversation)
     }
 }
 

@@ -8,8 +8,13 @@ import Replay
 
 struct Index: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Store projection snapshots so that replay can seek without folding from the start.",
-        discussion: "Snapshots of other projection versions are dropped and rebuilt. They are a cache: a snapshot whose event no longer matches the log is never used.")
+        abstract: "Fill the game catalog of an older log, and store projection snapshots.",
+        discussion: """
+            A log written by this version keeps its catalog as it grows, so commands about one game read only that \
+            game. A log written before the catalog existed is scanned instead; `index` fills its catalog once (it \
+            resumes if interrupted). Snapshots of other projection versions are dropped and rebuilt. Snapshots are a \
+            cache: a snapshot whose event no longer matches the log is never used.
+            """)
 
     @OptionGroup var options: GlobalOptions
     @Option(help: "Steps between snapshots.") var every: Int = 32
@@ -21,11 +26,18 @@ struct Index: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let store = try options.openExistingForWriting()
-            let index = try GameIndex(store: store)
-            let progress = ProgressBar(total: index.streams.count, label: "games")
-            var written = 0, done = 0
             let started = Date()
-            for (conversation, streams) in index.streams {
+            if !(try store.catalogIsComplete()) {
+                let filling = ProgressBar(total: Int(try store.count().lastPosition), label: "events catalogued")
+                let read = try GameIndex.fillCatalog(store) { done, _ in filling.update(Int(done)) }
+                filling.finish()
+                print("catalogued the games (\(read) events read) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+            }
+            let index = try GameIndex(store: store)
+            let conversations = try index.allStreams()
+            let progress = ProgressBar(total: conversations.count, label: "games")
+            var written = 0, done = 0
+            for (conversation, streams) in conversations {
                 let replayer = try Replayer(store: store, conversation: conversation, streams: streams,
                                             snapshotInterval: every, useStoredSnapshots: false, games: .standard)
                 let snapshots = try replayer.snapshotsToStore()
@@ -35,7 +47,7 @@ struct Index: ParsableCommand {
                 progress.update(done)
             }
             progress.finish()
-            print("stored \(written) snapshots (every \(every) steps, projection version \(ConversationState.projectionVersion)) for the \(index.streams.count) conversations recorded (\(Set(index.sessions.keys).count) games sent) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+            print("stored \(written) snapshots (every \(every) steps, projection version \(ConversationState.projectionVersion)) for the \(conversations.count) conversations recorded (\(try index.games().count) games) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ArgumentParser
 import EventStore
+import Replay
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,6 +16,13 @@ struct Migrate: ParsableCommand {
             }
             // Opening for writing applies the missing migrations, each in one transaction.
             let store = try options.openForWriting()
+            // The catalog is derived from the events: a log from before it existed gets it filled now.
+            if !(try store.catalogIsComplete()) {
+                let progress = ProgressBar(total: Int(try store.count().lastPosition), label: "events catalogued")
+                try GameIndex.fillCatalog(store) { done, _ in progress.update(Int(done)) }
+                progress.finish()
+                print("filled the game catalog")
+            }
             print("\(store.path) is at schema version \(try store.schemaVersion()), the newest this gamelog knows.")
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Audit
 import EventStore
+import Replay
 import Foundation
 import Projections
 import MessagesModel
@@ -43,7 +44,9 @@ struct Verify: ParsableCommand {
             let trusted = try trust.isEmpty ? nil
                 : trust.map(readTrustedKeys).reduce(into: [String: [UInt8]]()) { $0.merge($1) { _, new in new } }
             let store = try options.openForReading()
-            let total = Int(try store.count().events)
+            // One game is checked at the cost of that game: its events, its devices.
+            let opened = try game.map { try OpenedGame(options: options, id: $0) }
+            let total = try opened.map(\.replayer.stepCount) ?? Int(store.count().events)
             let progress = ProgressBar(total: total, label: "events")
             let started = Date()
             var auditor = Auditor(games: .standard)
@@ -55,7 +58,7 @@ struct Verify: ParsableCommand {
             let errors = findings.filter { $0.severity == .error }
             let unchecked = findings.filter { $0.severity == .notCheckable }
             let warnings = findings.count - errors.count - unchecked.count
-            let devices = try recordedDevices(store).map(\.name)
+            let devices = try opened.map { $0.replayer.devices.map(\.name) } ?? recordedDevices(store).map(\.name)
             if json {
                 let keys = report.proofs?.keys.map { Report.Key(device: $0.device, publicKey: hex($0.publicKey), checkpoints: $0.checkpoints) }
                 let document = Report(events: total, ok: errors.isEmpty, seconds: seconds, recordedDevices: devices,

@@ -325,7 +325,8 @@ extension InteractiveReplayTests {
         // Roll the file back to schema 2, as a database from before snapshots.
         try DatabaseQueue(path: folder.path("old.sqlite")).writeWithoutTransaction {
             try $0.execute(sql: """
-                DROP TABLE snapshots; DROP TABLE checkpoints; DROP TABLE forks; ALTER TABLE streams DROP COLUMN head;
+                DROP TABLE snapshots; DROP TABLE checkpoints; DROP TABLE forks; DROP TABLE catalog; DROP TABLE catalog_coverage;
+                ALTER TABLE streams DROP COLUMN head;
                 DELETE FROM schema_migrations WHERE version >= 3; PRAGMA user_version = 2
                 """)
         }
@@ -334,6 +335,9 @@ extension InteractiveReplayTests {
         let migrated = try gamelog(["migrate", "--db", "old.sqlite"], in: folder.url)
         #expect(migrated.status == 0, "\(migrated.stderr)")
         #expect(migrated.stdout.contains("schema version \(Schema.currentVersion)"))
+        // The catalog, derived from the events, is filled by the migration.
+        #expect(migrated.stdout.contains("filled the game catalog"), "\(migrated.stdout)")
+        #expect(try EventStore(path: folder.path("old.sqlite"), access: .readOnly).catalogIsComplete())
         let log = try gamelog(["log", "--db", "old.sqlite", "--limit", "3"], in: folder.url)
         #expect(log.status == 0 && log.stdout.split(separator: "\n").count == 3)
         let missing = try gamelog(["migrate", "--db", "nowhere.sqlite"], in: folder.url)

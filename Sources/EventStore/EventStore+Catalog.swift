@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+
+/// An id an event names, kept in the catalog so that readers find the recordings that
+/// name it without scanning the log. The store gives kinds no meaning; its users do
+/// (gamelog: a conversation, a game).
+public struct EventTag: Hashable, Sendable {
+    /// What kind of id: a number the store's users agree on, at least 1.
+    public struct Kind: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+    }
+    public var kind: Kind
+    public var id: UUID
+
+    public init(kind: Kind, id: UUID) {
+        self.kind = kind
+        self.id = id
+    }
+}
+
+/// One row of the catalog: a recording (stream) names an id, first at `position`.
+public struct CatalogEntry: Hashable, Sendable {
+    public var tag: EventTag
+    public var stream: UUID
+    public var position: Int64
+
+    public init(tag: EventTag, stream: UUID, position: Int64) {
+        self.tag = tag
+        self.stream = stream
+        self.position = position
+    }
+}
+
+extension EventStore {
+    /// Whether the catalog covers every event, so that its answers are the log's. False
+    /// for a log written before the catalog existed (until it is filled) and for a log
+    /// an appender without tags wrote to.
+    public func catalogIsComplete() throws -> Bool {
+        try read { db in
+            guard try db.tableExists("catalog_coverage") else { return false }
+            let through = try Int64.fetchOne(db, sql: "SELECT through FROM catalog_coverage") ?? -1
+            let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0
+            return through == last
+        }
+    }
+
+    /// The catalog entries of `kind` whose id starts with the hexadecimal `prefix`
+    /// (dashes ignored, any case), at most `limit`. Empty when the prefix is not hex.
+    public func catalogEntries(_ kind: EventTag.Kind, idPrefix prefix: String, limit: Int = 1000) throws -> [CatalogEntry] {
+        let hex = prefix.lowercased().filter { $0 != "-" }
+        guard !hex.isEmpty, hex.count <= 32, hex.allSatisfy(\.isHexDigit) else { return [] }
+        // The ids between the prefix padded with zeros and padded with f's.
+        let low = Self.bytes(hex: hex.padding(toLength: 32, withPad: "0", startingAt: 0))
+        let high = Self.bytes(hex: hex.padding(toLength: 32, withPad: "f", startingAt: 0))
+        return try catalogEntries(where: "c.kind = ? AND c.key BETWEEN ? AND ?", [kind.rawValue, Data(low), Data(high)], limit: limit)
+    }
+
+    /// The catalog entries that name `id` as `kind`.
+    public func catalogEntries(_ kind: EventTag.Kind, id: UUID) throws -> [CatalogEntry] {
+        try catalogEntries(where: "c.kind = ? AND c.key = ?", [kind.rawValue, Data(id.bytes)], limit: nil)
+    }
+
+    /// The catalog entries of one recording.
+    public func catalogEntries(ofStream stream: UUID) throws -> [CatalogEntry] {
+        try catalogEntries(where: "c.stream_id = (SELECT id FROM streams WHERE uuid = ?)", [Data(stream.bytes)], limit: nil)
+    }
+
+    /// Every catalog entry of `kind`, in order of first position.
+    public func catalogEntries(_ kind: EventTag.Kind) throws -> [CatalogEntry] {
+        try catalogEntries(where: "c.kind = ?", [kind.rawValue], limit: nil, ordered: true)
+    }
+
+    /// Every catalog entry, to compare with what the events say.
+    public func allCatalogEntries() throws -> [CatalogEntry] {
+        try catalogEntries(where: "1", [], limit: nil, ordered: true)
+    }
+
+    private func catalogEntries(where condition: String, _ arguments: [any DatabaseValueConvertible], limit: Int?,
+                                ordered: Bool = false) throws -> [CatalogEntry] {
+        try read { db in
+            guard try db.tableExists("catalog") else { return [] }
+            var sql = """
+                SELECT c.kind, c.key, s.uuid, c.position FROM catalog c JOIN streams s ON s.id = c.stream_id
+                WHERE \(condition)
+                """
+            if ordered { sql += " ORDER BY c.position, c.kind, c.key" }
+            if let limit { sql += " LIMIT \(limit)" }
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap { row in
+                guard let id = UUID(bytes: row[1] as Data), let stream = UUID(bytes: row[2] as Data) else { return nil }
+                return CatalogEntry(tag: EventTag(kind: EventTag.Kind(rawValue: row[0]), id: id), stream: stream, position: row[3])
+            }
+        }
+    }
+
+    /// Fills the catalog from the events it does not cover yet, with `tags` saying what
+    /// each names, then marks it complete. Only events of `types` are read (the others
+    /// name nothing). Writes in batches, so an interrupted fill resumes where it stopped.
+    /// - Returns: the number of events read.
+    @discardableResult
+    public func fillCatalog(types: Set<String>, progress: ((Int64, Int64) -> Void)? = nil,
+                            tags: (StoredEvent) throws -> [EventTag]) throws -> Int {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        let (through, last) = try read { db in
+            (try Int64.fetchOne(db, sql: "SELECT through FROM catalog_coverage") ?? 0,
+             try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0)
+        }
+        guard through < last else { return 0 }
+        var read = 0
+        var pending: [CatalogEntry] = []
+        var start = through + 1
+        let batch: Int64 = 100_000
+        while start <= last {
+            let end = min(last, start + batch - 1)
+            try scan(EventQuery(positions: start...end, types: types)) { event in
+                read += 1
+                for tag in try tags(event) { pending.append(CatalogEntry(tag: tag, stream: event.stream, position: event.position)) }
+            }
+            let rows = pending
+            pending.removeAll()
+            try Self.translating(path) {
+                try queue.inTransaction(.immediate) { db in
+                    try Self.insert(rows, db)
+                    try db.execute(sql: "UPDATE catalog_coverage SET through = ? WHERE through = ?", arguments: [end, start - 1])
+                    return .commit
+                }
+            }
+            progress?(end, last)
+            start = end + 1
+        }
+        return read
+    }
+
+    /// Writes catalog rows, keeping each (id, stream)'s earliest position.
+    static func insert(_ entries: [CatalogEntry], _ db: Database) throws {
+        guard !entries.isEmpty else { return }
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO catalog (kind, key, stream_id, position)
+            VALUES (?, ?, (SELECT id FROM streams WHERE uuid = ?), ?)
+            ON CONFLICT (kind, key, stream_id) DO UPDATE SET position = min(position, excluded.position)
+            """)
+        for entry in entries {
+            try insert.execute(arguments: [entry.tag.kind.rawValue, Data(entry.tag.id.bytes), Data(entry.stream.bytes), entry.position])
+        }
+    }
+
+    private static func bytes(hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return bytes
+    }
+}

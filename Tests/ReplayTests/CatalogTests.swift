@@ -1,0 +1,154 @@
+import Audit
+import EventStore
+import Foundation
+import GRDB
+import Games
+import MessagesModel
+import Projections
+import Recorder
+import Replay
+import Simulation
+import Testing
+import TestSupport
+
+/// The catalog appends keep (issue 14): lookups of one game read the catalog instead of
+/// scanning, and must answer exactly as the scan does, on every kind of log.
+@Suite struct CatalogTests {
+    /// A log of noisy games of every kind, recorded through the recorder.
+    static func recordedLog(_ path: String, games: Int = 40, seed: UInt64 = 14) throws -> EventStore {
+        let store = try EventStore(path: path)
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: .standard, seed: seed, noise: 0.3)
+        for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
+        return store
+    }
+
+    /// Makes a copy's catalog uncovering, so that its index scans as a log without one would.
+    static func scanningCopy(of path: String, to copy: String) throws -> EventStore {
+        // The events may still sit in the write-ahead log beside the file: move them in first.
+        try DatabaseQueue(path: path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        try DatabaseQueue(path: copy).write { try $0.execute(sql: "UPDATE catalog_coverage SET through = 0") }
+        return try EventStore(path: copy, access: .readOnly)
+    }
+
+    @Test func theCatalogKeptByAppendAnswersExactlyAsTheScanDoes() throws {
+        let folder = try TemporaryFolder()
+        let store = try Self.recordedLog(folder.path("log.sqlite"))
+        #expect(try store.catalogIsComplete())
+        let catalog = try GameIndex(store: store)
+        let scan = try GameIndex(store: try Self.scanningCopy(of: folder.path("log.sqlite"), to: folder.path("copy.sqlite")))
+        #expect(catalog.usesCatalog && !scan.usesCatalog)
+
+        #expect(try catalog.conversations() == scan.conversations())
+        #expect(try catalog.allStreams() == scan.allStreams())
+        let games = try catalog.games()
+        #expect(Set(games.map { "\($0.game)/\($0.conversation)" }) == Set(try scan.games().map { "\($0.game)/\($0.conversation)" }))
+        var resolved = 0
+        for id in games.map(\.game.uuid) + (try catalog.conversations()).map(\.uuid) {
+            for prefix in [id.uuidString, String(id.uuidString.prefix(8)).lowercased(), String(id.uuidString.prefix(13))] {
+                let fromCatalog = Result { try catalog.resolve(prefix) }.map { "\($0.conversation) \(String(describing: $0.game))" }
+                let fromScan = Result { try scan.resolve(prefix) }.map { "\($0.conversation) \(String(describing: $0.game))" }
+                #expect("\(fromCatalog)" == "\(fromScan)", "\(prefix)")
+                resolved += 1
+            }
+            #expect(try catalog.streams(of: try catalog.resolve(id.uuidString).conversation).isEmpty == false)
+        }
+        #expect(games.count >= 30 && resolved > 100, "\(games.count) games, \(resolved) prefixes")
+        // A prefix that is not an id, and one that names nothing, are refused alike.
+        for prefix in ["zz", "0000000", "12345678-"] {
+            #expect(throws: ReplayError.self) { try catalog.resolve(prefix) }
+            #expect(throws: ReplayError.self) { try scan.resolve(prefix) }
+        }
+    }
+
+    @Test func anAppendWithoutTagsStopsTheCoverageAndFillingRestoresTheSameCatalog() throws {
+        let folder = try TemporaryFolder()
+        let store = try Self.recordedLog(folder.path("log.sqlite"), games: 12)
+        let before = try store.allCatalogEntries()
+        #expect(!before.isEmpty)
+        // An appender that keeps no catalog: from now on readers must not trust it.
+        try store.append([NewEvent(id: UUID(), stream: UUID(), type: "note.added", recordedAt: Timestamp(microsecondsSince1970: 1),
+                                   payload: Array("{}".utf8))])
+        #expect(try !store.catalogIsComplete())
+        #expect(try !GameIndex(store: store).usesCatalog)
+        // Filling reads only what the catalog does not cover, and ends complete with the same rows.
+        try DatabaseQueue(path: folder.path("log.sqlite")).write { try $0.execute(sql: "DELETE FROM catalog; UPDATE catalog_coverage SET through = 0") }
+        let read = try GameIndex.fillCatalog(store)
+        #expect(read > 0)
+        #expect(try store.catalogIsComplete())
+        #expect(Set(try store.allCatalogEntries()) == Set(before))
+        #expect(try GameIndex.fillCatalog(store) == 0)
+    }
+
+    @Test func aLogFromBeforeTheCatalogReadsWithoutAMigrationAndUnchanged() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("schema5.sqlite")
+        let store = try Self.recordedLog(path, games: 8)
+        let games = try GameIndex(store: store).games()
+        // Roll the file back to schema 5, as the previous version of gamelog wrote it.
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: """
+                DROP TABLE catalog; DROP TABLE catalog_coverage; DELETE FROM schema_migrations WHERE version >= 6;
+                PRAGMA user_version = 5; PRAGMA wal_checkpoint(TRUNCATE)
+                """)
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let old = try EventStore(path: path, access: .readOnly)
+        #expect(try old.schemaVersion() == 5 && !old.catalogIsComplete())
+        let index = try GameIndex(store: old)
+        #expect(!index.usesCatalog)
+        #expect(Set(try index.games().map(\.game)) == Set(games.map(\.game)))
+        let (conversation, game) = try index.resolve(String(games[0].game.uuid.uuidString.prefix(8)))
+        #expect(game == games[0].game && conversation == games[0].conversation)
+        let page = try GameCatalog.page(store: old, games: .standard, offset: 0, limit: 3)
+        #expect(page.games.count == 3 && page.total == games.count, "\(page.total)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+        // A writer migrates; the catalog then needs filling, and filling completes it.
+        let migrated = try EventStore(path: path)
+        #expect(try migrated.schemaVersion() == Schema.currentVersion && !migrated.catalogIsComplete())
+        try GameIndex.fillCatalog(migrated)
+        #expect(try migrated.catalogIsComplete() && GameIndex(store: migrated).usesCatalog)
+    }
+
+    @Test func pagesThroughTheCatalogListTheGamesTheWholeFoldLists() throws {
+        let folder = try TemporaryFolder()
+        let store = try Self.recordedLog(folder.path("log.sqlite"), games: 30, seed: 7)
+        for perspective in [Perspective.auditor, .device(DeviceID("B"))] {
+            let whole = try GameCatalog(store: store, games: .standard, as: perspective).games
+            var paged: [GameSummary] = []
+            var offset = 0, total = 0
+            repeat {
+                let page = try GameCatalog.page(store: store, games: .standard, offset: offset, limit: 7, as: perspective)
+                paged += page.games
+                total = page.total
+                offset += 7
+            } while offset < total
+            #expect(whole.count >= 20 && total >= whole.count, "\(whole.count) of \(total)")
+            #expect(paged.sorted { $0.id < $1.id } == whole.sorted { $0.id < $1.id }, "\(perspective)")
+        }
+    }
+
+    @Test func verifyCatchesACatalogRowMovedToAnotherGamesRecording() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let store = try Self.recordedLog(path, games: 6)
+        #expect(try Auditor(games: .standard).audit(store).filter { $0.check == .catalog }.isEmpty)
+        let games = try GameIndex(store: store).games()
+        let (victim, other) = (games[0], try #require(games.first { $0.conversation != games[0].conversation }))
+        let otherStream = try #require(try GameIndex(store: store).streams(of: other.conversation).first)
+        // Point the first game at a recording of another conversation, as a forger would to show other events.
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: """
+                UPDATE catalog SET stream_id = (SELECT id FROM streams WHERE uuid = ?)
+                WHERE kind = 2 AND key = ? AND stream_id = (SELECT min(stream_id) FROM catalog WHERE kind = 2 AND key = ?)
+                """, arguments: [Data(otherStream.bytes), Data(victim.game.uuid.bytes), Data(victim.game.uuid.bytes)])
+        }
+        let findings = try Auditor(games: .standard).audit(try EventStore(path: path, access: .readOnly)).filter { $0.check == .catalog }
+        #expect(findings.count == 2, "\(findings)") // a row no event gives, and an event's row missing
+        #expect(findings.allSatisfy { $0.severity == .error && $0.game == victim.game.uuid.uuidString.lowercased() })
+    }
+}
+
+extension UUID {
+    var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+}
