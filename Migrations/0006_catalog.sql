@@ -21,3 +21,5 @@ CREATE TABLE catalog_coverage (
 ) STRICT;
 INSERT INTO catalog_coverage (only, through) VALUES (1, 0);
 CREATE INDEX catalog_by_stream ON catalog(stream_id);
+-- Lists in order of first mention (a page of games) without sorting them all.
+CREATE INDEX catalog_by_position ON catalog(kind, position);

@@ -39,7 +39,7 @@ commands = [
     ["bisect", game, "--invariant", "legality"],
     ["verify", game],
     ["rerun", game],
-    ["games"],
+    ["games", "--per-page", "10"],
 ]
 def median_seconds(command, db):
     times = []

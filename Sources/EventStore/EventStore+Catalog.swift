@@ -71,13 +71,30 @@ extension EventStore {
         try catalogEntries(where: "c.kind = ?", [kind.rawValue], limit: nil, ordered: true)
     }
 
+    /// The first entry of each id of `kind`, in order of first position: `limit` of them
+    /// after skipping `offset`, read through an index, so a page costs the same however
+    /// many ids there are.
+    public func firstCatalogEntries(_ kind: EventTag.Kind, offset: Int, limit: Int) throws -> [CatalogEntry] {
+        try catalogEntries(where: """
+            c.kind = ? AND c.position = (SELECT min(d.position) FROM catalog d WHERE d.kind = c.kind AND d.key = c.key)
+            """, [kind.rawValue], limit: limit, offset: offset, ordered: true)
+    }
+
+    /// How many distinct ids of `kind` the catalog holds.
+    public func catalogCount(_ kind: EventTag.Kind) throws -> Int {
+        try read { db in
+            guard try db.tableExists("catalog") else { return 0 }
+            return try Int.fetchOne(db, sql: "SELECT count(DISTINCT key) FROM catalog WHERE kind = ?", arguments: [kind.rawValue]) ?? 0
+        }
+    }
+
     /// Every catalog entry, to compare with what the events say.
     public func allCatalogEntries() throws -> [CatalogEntry] {
         try catalogEntries(where: "1", [], limit: nil, ordered: true)
     }
 
     private func catalogEntries(where condition: String, _ arguments: [any DatabaseValueConvertible], limit: Int?,
-                                ordered: Bool = false) throws -> [CatalogEntry] {
+                                offset: Int = 0, ordered: Bool = false) throws -> [CatalogEntry] {
         try read { db in
             guard try db.tableExists("catalog") else { return [] }
             var sql = """
@@ -85,7 +102,7 @@ extension EventStore {
                 WHERE \(condition)
                 """
             if ordered { sql += " ORDER BY c.position, c.kind, c.key" }
-            if let limit { sql += " LIMIT \(limit)" }
+            if let limit { sql += " LIMIT \(max(0, limit)) OFFSET \(max(0, offset))" }
             return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap { row in
                 guard let id = UUID(bytes: row[1] as Data), let stream = UUID(bytes: row[2] as Data) else { return nil }
                 return CatalogEntry(tag: EventTag(kind: EventTag.Kind(rawValue: row[0]), id: id), stream: stream, position: row[3])

@@ -59,7 +59,7 @@ public struct DeviceView: Hashable, Codable, Sendable {
 }
 
 /// Where a game stands.
-public enum GameStatus: String, Hashable, Codable, Sendable {
+public enum GameStatus: String, Hashable, Codable, Sendable, CaseIterable {
     /// Its first message waits in an input field, not sent yet.
     case staged
     case inProgress

@@ -139,8 +139,7 @@ extension GameCatalog {
             return GamePage(games: Array(all.dropFirst(offset).prefix(limit)), total: all.count, offset: offset)
         }
         let index = try GameIndex(store: store)
-        let listed = try index.games()
-        let wanted = listed.dropFirst(offset).prefix(limit)
+        let (wanted, total) = try index.games(offset: offset, limit: limit)
         let origins = try store.forkOrigins()
         var listedGames: [GameSummary] = []
         var folded = Set<ConversationID>()
@@ -152,6 +151,6 @@ extension GameCatalog {
             let ids = Set(wanted.filter { $0.conversation == conversation }.map { $0.game.uuid.uuidString.lowercased() })
             listedGames += summaries(of: state, origin: origins[conversation.uuid]).filter { ids.contains($0.id) }
         }
-        return GamePage(games: listedGames.sorted { $0.firstPosition < $1.firstPosition }, total: listed.count, offset: offset)
+        return GamePage(games: listedGames.sorted { $0.firstPosition < $1.firstPosition }, total: total, offset: offset)
     }
 }

@@ -19,6 +19,8 @@ public struct GameIndex {
         var streams: [ConversationID: Set<UUID>] = [:]
         var conversations: [ConversationID] = []
         var sessions: [SessionID: ConversationID] = [:]
+        /// Sessions in order of first mention.
+        var sessionOrder: [SessionID] = []
     }
 
     /// Opens the index: nothing is read yet when the catalog is complete; otherwise the
@@ -46,6 +48,7 @@ public struct GameIndex {
                 default:
                     if let conversation = event.context?.conversation, scanned.sessions[SessionID(tag.id)] == nil {
                         scanned.sessions[SessionID(tag.id)] = conversation
+                        scanned.sessionOrder.append(SessionID(tag.id))
                     }
                 }
             }
@@ -83,7 +86,7 @@ public struct GameIndex {
     /// Every game (session) and its conversation, in order of the game's first mention.
     public func games() throws -> [(game: SessionID, conversation: ConversationID)] {
         if let scanned {
-            return scanned.sessions.map { ($0.key, $0.value) }.sorted { $0.game.uuid.uuidString < $1.game.uuid.uuidString }
+            return scanned.sessionOrder.compactMap { game in scanned.sessions[game].map { (game, $0) } }
         }
         let conversationOf = try streamConversations()
         var seen = Set<SessionID>(), games: [(SessionID, ConversationID)] = []
@@ -91,6 +94,20 @@ public struct GameIndex {
             if let conversation = conversationOf[entry.stream] { games.append((SessionID(entry.tag.id), conversation)) }
         }
         return games
+    }
+
+    /// A page of ``games()``: `limit` games after skipping `offset`, and how many there are.
+    /// With the catalog it reads only the page.
+    public func games(offset: Int, limit: Int) throws -> (games: [(game: SessionID, conversation: ConversationID)], total: Int) {
+        if scanned != nil {
+            let all = try games()
+            return (Array(all.dropFirst(offset).prefix(limit)), all.count)
+        }
+        var page: [(game: SessionID, conversation: ConversationID)] = []
+        for entry in try store.firstCatalogEntries(.game, offset: offset, limit: limit) {
+            if let conversation = try conversation(ofStream: entry.stream) { page.append((SessionID(entry.tag.id), conversation)) }
+        }
+        return (page, try store.catalogCount(.game))
     }
 
     private func streamConversations() throws -> [UUID: ConversationID] {

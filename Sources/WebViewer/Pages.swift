@@ -47,19 +47,32 @@ enum Pages {
     }
 
     static func games(_ model: ViewerModel, _ query: GamesQuery) throws -> String {
-        let all = try model.summaries()
         let audit = model.auditStatus
-        let matching = all.filter { game in
-            (query.kind.map { $0 == game.kind } ?? true) && (query.status.map { $0 == game.status } ?? true)
-                && (query.result.map { game.result.localizedCaseInsensitiveContains($0) } ?? true)
+        let shown: ArraySlice<GameSummary>, matchCount: Int, gameCount: Int, pages: Int, pageNumber: Int
+        if query.kind == nil && query.status == nil && query.result == nil {
+            // No filter: one page, folded alone.
+            let first = try model.page(offset: (max(1, query.page) - 1) * GamesQuery.pageSize, limit: GamesQuery.pageSize)
+            pages = max(1, (first.total + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
+            pageNumber = min(max(1, query.page), pages)
+            let listed = pageNumber == max(1, query.page) ? first
+                : try model.page(offset: (pageNumber - 1) * GamesQuery.pageSize, limit: GamesQuery.pageSize)
+            (shown, matchCount, gameCount) = (listed.games[...], listed.total, listed.total)
+        } else {
+            // A filter reads every game's status and result: the whole log, folded once and kept.
+            let all = try model.summaries()
+            let matching = all.filter { game in
+                (query.kind.map { $0 == game.kind } ?? true) && (query.status.map { $0 == game.status } ?? true)
+                    && (query.result.map { game.result.localizedCaseInsensitiveContains($0) } ?? true)
+            }
+            pages = max(1, (matching.count + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
+            pageNumber = min(max(1, query.page), pages)
+            shown = matching.dropFirst((pageNumber - 1) * GamesQuery.pageSize).prefix(GamesQuery.pageSize)
+            (matchCount, gameCount) = (matching.count, all.count)
         }
-        let pages = max(1, (matching.count + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
-        let pageNumber = min(max(1, query.page), pages)
-        let shown = matching.dropFirst((pageNumber - 1) * GamesQuery.pageSize).prefix(GamesQuery.pageSize)
         func option(_ value: String, _ selected: String?) -> String {
             "<option value=\"\(escape(value))\"\(value == selected ? " selected" : "")>\(escape(value))</option>"
         }
-        let kinds = Array(Set(all.map(\.kind))).sorted(), statuses = Array(Set(all.map(\.status))).sorted()
+        let kinds = model.kinds.sorted(), statuses = GameStatus.allCases.map(\.rawValue).sorted()
         var rows = ""
         for game in shown {
             let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
@@ -91,7 +104,7 @@ enum Pages {
                 + (pageNumber < pages ? link(pageNumber + 1, "next →") : "") + "</p>"
         }
         let body = """
-            <header><h1>gamelog</h1><p>\(escape(model.path)) · \(all.count) games</p></header>
+            <header><h1>gamelog</h1><p>\(escape(model.path)) · \(gameCount) games</p></header>
             <form class=filters method=get action="/games">
             <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) }.joined())</select></label>
             <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status) }.joined())</select></label>
@@ -99,7 +112,7 @@ enum Pages {
             <button>filter</button></form>
             <table id=games><thead><tr><th>game</th><th>kind</th><th>players</th><th>status</th><th>result</th><th>events</th>
             <th>time</th><th>audit</th></tr></thead><tbody>\(rows)</tbody></table>
-            \(matching.isEmpty ? "<p>No game matches.</p>" : "")\(pager)
+            \(matchCount == 0 ? "<p>No game matches.</p>" : "")\(pager)
             """
         return page(title: "games", body: body)
     }

@@ -49,6 +49,26 @@ public final class ViewerModel: @unchecked Sendable {
         }
     }
 
+    /// A page of the game list, without folding the whole log when its catalog is complete.
+    public func page(offset: Int, limit: Int) throws -> GamePage {
+        try locked {
+            if let catalog {
+                return GamePage(games: Array(catalog.dropFirst(offset).prefix(limit)), total: catalog.count, offset: offset)
+            }
+            return try GameCatalog.page(store: store, games: games, offset: offset, limit: limit)
+        }
+    }
+
+    /// The games of one conversation, as its replayer folds them.
+    public func summaries(of conversation: ConversationID) throws -> [GameSummary] {
+        let replayer = try replayer(conversation)
+        let state = try replayer.state(at: replayer.stepCount)
+        return GameCatalog.summaries(of: state, origin: origins[conversation.uuid])
+    }
+
+    /// The kinds of game this viewer knows.
+    public var kinds: [String] { games.kinds }
+
     /// The conversation (and game) an id names.
     public func resolve(_ id: String) throws -> (conversation: ConversationID, game: SessionID?) {
         try locked { try index.resolve(id) }

@@ -43,9 +43,8 @@ public enum WebViewer {
                 let id = try context.parameters.require("id")
                 let (conversation, session) = try model.resolve(id)
                 let replayer = try model.replayer(conversation)
-                let summaries = try model.summaries().filter {
-                    $0.conversation == conversation.uuid.uuidString.lowercased()
-                        && (session == nil || $0.id == session!.uuid.uuidString.lowercased())
+                let summaries = try model.summaries(of: conversation).filter {
+                    session == nil || $0.id == session!.uuid.uuidString.lowercased()
                 }
                 let object: [String: Any] = [
                     "conversation": conversation.uuid.uuidString.lowercased(), "steps": replayer.stepCount,

@@ -128,12 +128,16 @@ struct Log: ParsableCommand {
 /// Each recording (stream) of the log, or of `streams`, with who and where it is.
 func recordings(_ store: EventStore, streams: Set<UUID>? = nil) throws -> [UUID: InstanceInfo] {
     var out: [UUID: InstanceInfo] = [:]
-    try store.scan(EventQuery(streams: streams, types: [RecordedEvent.TypeName.recordingStarted])) { stored in
+    // A recording starts with its recording.started event: for a few streams, their first
+    // events (through the stream index) cost less than that type's events in the whole log.
+    let queries = streams.map { $0.map { EventQuery(stream: $0, limit: 1) } }
+        ?? [EventQuery(types: [RecordedEvent.TypeName.recordingStarted])]
+    for query in queries { try store.scan(query) { stored in
         if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion,
                                                                           payload: stored.payload) {
             out[stored.stream] = info
         }
-    }
+    } }
     return out
 }
 

@@ -29,7 +29,7 @@ struct RerunCommand: ParsableCommand {
             let store = try options.openForReading()
             var only: Set<ConversationID>?
             if let game { only = [try GameIndex(store: store).resolve(game).conversation] }
-            let progress = ProgressBar(total: Int(try store.count().events), label: "events")
+            let progress = ProgressBar(total: Int(try store.lastPosition()), label: "events")
             let started = Date()
             var results = try Rerunner(games: .standard).rerun(store: store, conversations: only) { done, _ in progress.update(done) }
             progress.finish()

@@ -101,6 +101,34 @@ final class Folder {
         #expect(missing.stderr.contains("cannot read nowhere.jsonl"), "\(missing.stderr)")
     }
 
+    @Test func gamesListsAPageAtATimeAndSaysWhereTheListGoesOn() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--games", "6", "--seed", "4", "--clock", "fixed"], in: folder.url).status == 0)
+        let every = try gamelog(["games", "--all", "--json"], in: folder.url)
+        let all = try #require(try JSONSerialization.jsonObject(with: Data(every.stdout.utf8)) as? [[String: Any]])
+        #expect(all.count >= 5, "\(all.count)")
+        let first = try gamelog(["games", "--per-page", "2"], in: folder.url)
+        let lines = first.stdout.split(separator: "\n")
+        #expect(first.status == 0 && lines.count == 3, "\(first.stdout)")
+        #expect(lines.last == "games 1-2 of \(all.count); `--page 2` for the next 2, `--all` for every game")
+        // Pages put together are the whole list; JSON stays one document, the note goes to standard error.
+        var paged: [String] = []
+        var page = 1
+        while paged.count < all.count && page < 10 {
+            let run = try gamelog(["games", "--per-page", "2", "--page", String(page), "--json"], in: folder.url)
+            let games = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]])
+            #expect(!games.isEmpty && games.count <= 2)
+            #expect(run.stderr.contains("of \(all.count)") == (page * 2 < all.count), "\(run.stderr)")
+            paged += games.compactMap { $0["id"] as? String }
+            page += 1
+        }
+        #expect(Set(paged) == Set(all.compactMap { $0["id"] as? String }) && paged.count == all.count)
+        let past = try gamelog(["games", "--page", "40"], in: folder.url)
+        #expect(past.status == 0 && past.stdout.contains("No games on page 40: there are \(all.count) games, 50 a page."))
+        let zero = try gamelog(["games", "--page", "0"], in: folder.url)
+        #expect(zero.status != 0 && zero.stderr.contains("--page counts from 1"))
+    }
+
     @Test func logAndVerifySpeakJSON() throws {
         let folder = try Folder()
         _ = try gamelog(["simulate", "--games", "2", "--db", "x.sqlite"], in: folder.url)

@@ -42,7 +42,7 @@ import TestSupport
         #expect(try catalog.conversations() == scan.conversations())
         #expect(try catalog.allStreams() == scan.allStreams())
         let games = try catalog.games()
-        #expect(Set(games.map { "\($0.game)/\($0.conversation)" }) == Set(try scan.games().map { "\($0.game)/\($0.conversation)" }))
+        #expect(games.map { "\($0.game)/\($0.conversation)" } == (try scan.games()).map { "\($0.game)/\($0.conversation)" })
         var resolved = 0
         for id in games.map(\.game.uuid) + (try catalog.conversations()).map(\.uuid) {
             for prefix in [id.uuidString, String(id.uuidString.prefix(8)).lowercased(), String(id.uuidString.prefix(13))] {
