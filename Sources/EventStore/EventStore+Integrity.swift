@@ -91,12 +91,15 @@ extension EventStore {
     /// see: events of other recordings, and rows that no stream names.
     public func verifyIntegrity(ofStreams streams: Set<UUID>) throws -> IntegrityReport {
         var report = IntegrityReport()
-        let recorded = Dictionary(try self.streams().filter { streams.contains($0.stream) }.map { ($0.stream, $0.version) },
-                                  uniquingKeysWith: max)
-        let heads = try read { db in
-            try Dictionary(Row.fetchAll(db, sql: "SELECT uuid, head FROM streams WHERE head IS NOT NULL").compactMap { row in
-                UUID(bytes: row[0] as Data).flatMap { streams.contains($0) ? ($0, Array(row[1] as Data)) : nil }
-            }, uniquingKeysWith: { a, _ in a })
+        // Each stream's row alone (through its unique index): listing every stream would grow with the log.
+        var recorded: [UUID: Int64] = [:], heads: [UUID: [UInt8]] = [:]
+        try read { db in
+            for stream in streams {
+                guard let row = try Row.fetchOne(db, sql: "SELECT version, head FROM streams WHERE uuid = ?",
+                                                 arguments: [Data(stream.bytes)]) else { continue }
+                recorded[stream] = row[0]
+                if let head = row[1] as Data? { heads[stream] = Array(head) }
+            }
         }
         for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
             var version: Int64 = 0, lastPosition: Int64 = 0
