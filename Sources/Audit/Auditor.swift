@@ -169,8 +169,9 @@ public struct Auditor: Sendable {
         guard try store.catalogIsComplete() else { return [] }
         struct Key: Hashable { var tag: EventTag; var stream: UUID }
         var expected: [Key: Int64] = [:]
+        var decoder = StreamDecoder(store: store)
         try store.scan(EventQuery(types: RecordedEvent.cataloguedTypes), verify: false) { event in
-            for tag in RecordedEvent.catalogTags(type: event.type, typeVersion: event.typeVersion, payload: event.payload) {
+            for tag in decoder.catalogTags(stream: event.stream, type: event.type, typeVersion: event.typeVersion, payload: event.payload) {
                 let key = Key(tag: tag, stream: event.stream)
                 expected[key] = min(expected[key] ?? .max, event.position)
             }

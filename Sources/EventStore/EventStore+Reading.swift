@@ -90,6 +90,21 @@ extension EventStore {
         return out
     }
 
+    /// A stream's first event (a recording's `recording.started`), or nil. Callable from
+    /// inside a ``scan(_:verify:skippingDamaged:_:)`` body, which readers of compact
+    /// payloads need when they meet a recording in the middle. Its hash is not checked
+    /// here: scans and `verify` check it where it stands.
+    public func firstEvent(ofStream stream: UUID) throws -> StoredEvent? {
+        var (sql, arguments) = Self.selectSQL(for: EventQuery(stream: stream), withPredecessorHash: false)
+        sql += " LIMIT 1"
+        return try Self.translating(path) {
+            try queue.unsafeReentrantRead { db in
+                guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments) else { return nil }
+                return try decodeRow(db, row, RowNames())
+            }
+        }
+    }
+
     /// The event at `position`, or nil.
     public func event(at position: Int64, verify: Bool = true) throws -> StoredEvent? {
         try events(EventQuery(positions: position...position), verify: verify).first

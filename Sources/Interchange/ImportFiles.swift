@@ -71,6 +71,9 @@ public struct ImportPlan: Sendable {
     let checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)]
     /// Streams whose lines start past version 1: their chain continues one stored here.
     let continued: [UUID: (firstVersion: Int64, firstLine: Int)]
+    /// The line of each stream's first event (its recording.started), which its
+    /// compact payloads need to be read.
+    var starts: [UUID: Int] = [:]
 
     /// Events found in the files, repeats included.
     public var count: Int { lines.count }
@@ -111,8 +114,11 @@ extension Interchange {
                         continue
                     }
                     let fields = try parse(UnsafeRawBufferPointer(rebasing: all[from..<to]), file: file.name, line: lineNumber)
+                    // A compact (version 2) payload needs its recording's start: it is read when its stream's chain is.
                     do {
-                        _ = try RecordedEvent.decode(type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload)
+                        if fields.typeVersion != 2 {
+                            _ = try RecordedEvent.decode(type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload)
+                        }
                     } catch {
                         throw InterchangeError.invalidPayload(file: file.name, line: lineNumber, detail: String(describing: error))
                     }
@@ -161,6 +167,7 @@ extension Interchange {
         var byStream: [UUID: [Int]] = [:]
         for index in plan.keys.indices { byStream[plan.keys[index].stream, default: []].append(index) }
         var continued: [UUID: (firstVersion: Int64, firstLine: Int)] = [:]
+        var starts: [UUID: Int] = [:]
         var scratch: [UInt8] = []
         for (stream, indices) in byStream {
             let ordered = indices.sorted { (plan.keys[$0].streamVersion, $0) < (plan.keys[$1].streamVersion, $1) }
@@ -169,7 +176,8 @@ extension Interchange {
                 continued[stream] = (first, ordered[0])
                 continue
             }
-            var hash = ChainHash.genesis, version: Int64 = 0, device: String?
+            var hash = ChainHash.genesis, version: Int64 = 0, device: String?, constants: StreamConstants?
+            starts[stream] = ordered[0]
             var last: ExportLine.Fields?
             for index in ordered {
                 let fields = try plan.fields(index)
@@ -188,6 +196,14 @@ extension Interchange {
                 if device == nil, case .recordingStarted(let info)? = try? RecordedEvent.decode(
                     type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload) {
                     device = info.device.name
+                    constants = StreamConstants(info)
+                }
+                if fields.typeVersion == 2 {
+                    do {
+                        _ = try RecordedEvent.decode(type: fields.type, typeVersion: 2, payload: fields.payload, stream: constants)
+                    } catch {
+                        throw InterchangeError.invalidPayload(file: file, line: Int(ref.line), detail: String(describing: error))
+                    }
                 }
                 ChainHash.envelope(position: 0, id: fields.id, stream: stream, streamVersion: fields.streamVersion,
                                    type: fields.type, typeVersion: fields.typeVersion,
@@ -213,7 +229,8 @@ extension Interchange {
                     "device \(checkpoint.checkpoint.device) signed \(highest) events of stream \(short(stream)), but the files hold \(version): its tail was cut")
             }
         }
-        return ImportPlan(files: plan.files, lines: plan.lines, keys: plan.keys, checkpoints: plan.checkpoints, continued: continued)
+        return ImportPlan(files: plan.files, lines: plan.lines, keys: plan.keys, checkpoints: plan.checkpoints, continued: continued,
+                          starts: starts)
     }
 
     /// Merges checked logs into `store`, like ``import(_:into:batchSize:progress:)``:
@@ -224,13 +241,19 @@ extension Interchange {
                                 progress: ((_ eventsDone: Int, _ eventsTotal: Int) -> Void)? = nil) throws -> ImportSummary {
         try checkAgainst(store, plan)
         try store.store(plan.checkpoints.map(\.checkpoint))
+        // A stream's start is in the files, or (for a stream that continues) already in the store.
+        var decoder = StreamDecoder(firstEventOf: { stream in
+            if let line = plan.starts[stream], let fields = try? plan.fields(line) { return (fields.type, fields.typeVersion, fields.payload) }
+            return (try? store.firstEvent(ofStream: stream))?.map { ($0.type, $0.typeVersion, $0.payload) }
+        })
         let stored = try merge(
             count: plan.lines.count, key: { plan.keys[$0] },
             event: { index in
                 let fields = try plan.fields(index)
                 return NewEvent(id: fields.id, stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
                                 recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
-                                tags: RecordedEvent.catalogTags(type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload))
+                                tags: decoder.catalogTags(stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
+                                                          payload: fields.payload))
             },
             into: store, batchSize: batchSize, progress: { progress?($0, plan.lines.count) })
         return ImportSummary(read: plan.lines.count, stored: stored)

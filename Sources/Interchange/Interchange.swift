@@ -165,21 +165,27 @@ public enum Interchange {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var count = 0
         var chains = StreamChains()
+        var decoder = StreamDecoder(store: store)
         try store.scan(EventQuery(streams: streams), skippingDamaged: damaged) { stored in
             var payload = String(decoding: stored.payload, as: UTF8.self)
             var bytes = stored.payload
+            var typeVersion = stored.typeVersion
             if let redactor {
-                // Re-encode so the redacted payload is canonical again (keys sorted).
-                let redacted = Array(redactor.apply(to: payload).utf8)
-                let event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: redacted)
+                // A redacted log is a new log: every payload in the self-contained version 1 form
+                // (compact ones expanded first), redacted, then canonical again (keys sorted).
+                let full = try decoder.v1Payload(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion,
+                                                 payload: stored.payload)
+                let redacted = Array(redactor.apply(to: String(decoding: full, as: UTF8.self)).utf8)
+                let event = try RecordedEvent.decode(type: stored.type, typeVersion: 1, payload: redacted)
                 bytes = event.payload()
                 payload = String(decoding: bytes, as: UTF8.self)
+                typeVersion = 1
             }
             // Each line carries its stream's chain hash, so an edited line is found on import.
             let head = chains.advance(id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion, type: stored.type,
-                                      typeVersion: stored.typeVersion, recordedAt: stored.recordedAt, payload: bytes)
+                                      typeVersion: typeVersion, recordedAt: stored.recordedAt, payload: bytes)
             let line = ExportedEvent(id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion,
-                                     type: stored.type, typeVersion: stored.typeVersion,
+                                     type: stored.type, typeVersion: typeVersion,
                                      recordedAt: stored.recordedAt.microsecondsSince1970, payload: payload,
                                      position: stored.position, streamHash: Hex.string(head))
             try write(String(decoding: try encoder.encode(line), as: UTF8.self))
@@ -219,7 +225,13 @@ public enum Interchange {
     @discardableResult
     public static func `import`(_ events: [ExportedEvent], into store: EventStore, batchSize: Int = 1_000,
                                 progress: ((Int) -> Void)? = nil) throws -> Int {
-        try merge(count: events.count,
+        // Each stream's start, from the list or (for a stream that continues) the store.
+        let starts = Dictionary(events.filter { $0.streamVersion == 1 }.map { ($0.stream, $0) }, uniquingKeysWith: { a, _ in a })
+        var decoder = StreamDecoder(firstEventOf: { stream in
+            if let start = starts[stream] { return (start.type, start.typeVersion, Array(start.payload.utf8)) }
+            return (try? store.firstEvent(ofStream: stream))?.map { ($0.type, $0.typeVersion, $0.payload) }
+        })
+        return try merge(count: events.count,
                   key: { MergeKey(recordedAt: events[$0].recordedAt, streamVersion: events[$0].streamVersion,
                                   stream: events[$0].stream) },
                   event: { index in
@@ -227,7 +239,7 @@ public enum Interchange {
                       let payload = Array(e.payload.utf8)
                       return NewEvent(id: e.id, stream: e.stream, type: e.type, typeVersion: e.typeVersion,
                                       recordedAt: Timestamp(microsecondsSince1970: e.recordedAt), payload: payload,
-                                      tags: RecordedEvent.catalogTags(type: e.type, typeVersion: e.typeVersion, payload: payload))
+                                      tags: decoder.catalogTags(stream: e.stream, type: e.type, typeVersion: e.typeVersion, payload: payload))
                   },
                   into: store, batchSize: batchSize, progress: progress)
     }

@@ -6,6 +6,8 @@ public enum PayloadDecodingError: Error, Hashable, Sendable, CustomStringConvert
     case unknownType(String)
     case unsupportedTypeVersion(type: String, version: Int)
     case malformed(type: String, detail: String)
+    /// A version 2 payload read without its recording's `recording.started` event.
+    case needsRecordingStart(type: String)
 
     public var description: String {
         switch self {
@@ -13,6 +15,8 @@ public enum PayloadDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case .unsupportedTypeVersion(let type, let version):
             return "event type '\(type)' version \(version) is newer than this gamelog understands"
         case .malformed(let type, let detail): return "malformed '\(type)' payload: \(detail)"
+        case .needsRecordingStart(let type):
+            return "a compact (version 2) '\(type)' payload, which can only be read with its recording's recording.started event"
         }
     }
 }
@@ -49,9 +53,37 @@ extension RecordedEvent {
         }
     }
 
-    /// Decodes a stored payload, upcasting older type versions.
+    /// The type version and payload bytes the recorder stores: version 2, the compact
+    /// layout, when the recording's constants are known and the event's context is
+    /// theirs; else version 1. `recording.started` is always version 1.
+    public func storedForm(in stream: StreamConstants?) -> (typeVersion: Int, payload: [UInt8]) {
+        let v1 = payload()
+        guard let stream, context != nil, let v2 = CompactPayload.compact(v1, with: stream) else { return (1, v1) }
+        return (2, v2)
+    }
+
+    /// Decodes a stored payload of any type version: version 2 is first expanded to
+    /// version 1 with its recording's constants (`stream`), which it needs.
+    public static func decode(type: String, typeVersion: Int, payload: [UInt8],
+                              stream: StreamConstants?) throws(PayloadDecodingError) -> RecordedEvent {
+        guard typeVersion == 2 else { return try decode(type: type, typeVersion: typeVersion, payload: payload) }
+        guard let stream else { throw .needsRecordingStart(type: type) }
+        return try decode(type: type, typeVersion: 1, payload: try CompactPayload.expand(payload, with: stream))
+    }
+
+    /// The version 1 bytes of a stored payload: as stored for version 1, expanded for version 2.
+    public static func v1Payload(typeVersion: Int, payload: [UInt8], stream: StreamConstants?,
+                                 type: String) throws(PayloadDecodingError) -> [UInt8] {
+        guard typeVersion == 2 else { return payload }
+        guard let stream else { throw .needsRecordingStart(type: type) }
+        return try CompactPayload.expand(payload, with: stream)
+    }
+
+    /// Decodes a self-contained payload: version 1 (a version 2 payload needs
+    /// ``decode(type:typeVersion:payload:stream:)``).
     public static func decode(type: String, typeVersion: Int, payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
         guard typeVersion <= currentTypeVersion else { throw .unsupportedTypeVersion(type: type, version: typeVersion) }
+        guard typeVersion == 1 else { throw .needsRecordingStart(type: type) }
         let category = type.prefix { $0 != "." }
         let name = type.dropFirst(category.count + 1)
         // Canonical bytes (all that gamelog writes) take the fast path; anything else,
@@ -68,6 +100,7 @@ extension RecordedEvent {
     public static func decodeWithReferenceDecoder(type: String, typeVersion: Int,
                                                   payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
         guard typeVersion <= currentTypeVersion else { throw .unsupportedTypeVersion(type: type, version: typeVersion) }
+        guard typeVersion == 1 else { throw .needsRecordingStart(type: type) }
         let category = type.prefix { $0 != "." }
         return try decodeWithJSONDecoder(type: type, category: category, name: type.dropFirst(category.count + 1), payload: payload)
     }

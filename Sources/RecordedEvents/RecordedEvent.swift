@@ -125,9 +125,9 @@ public enum RecordedEvent: Hashable, Sendable {
         }
     }
 
-    /// The payload layout version of every type; bump one when its layout changes and
-    /// teach ``decode(type:typeVersion:payload:)`` to upcast the old one.
-    public static let currentTypeVersion = 1
+    /// The newest payload layout version this build reads: 2, the compact layout
+    /// (``CompactPayload``). Version 1 payloads are read through its upcaster, forever.
+    public static let currentTypeVersion = 2
 
     public var context: EventContext? {
         switch self {

@@ -33,12 +33,21 @@ extension RecordedEvent {
         guard let session = message?.session else { return [] }
         return [EventTag(kind: .game, id: session.uuid)]
     }
+}
 
-    /// The catalog tags of a stored payload; none for a type the catalog does not read
-    /// or a payload that does not decode (`verify` reports those on its own).
-    public static func catalogTags(type: String, typeVersion: Int, payload: [UInt8]) -> [EventTag] {
-        guard cataloguedTypes.contains(type),
-              let event = try? decode(type: type, typeVersion: typeVersion, payload: payload) else { return [] }
+extension StreamDecoder {
+    /// A decoder that looks up, in `store`, the start of each recording it meets first
+    /// in the middle (one read through the stream index, then remembered).
+    public init(store: EventStore) {
+        self.init(firstEventOf: { stream in
+            (try? store.firstEvent(ofStream: stream))?.map { ($0.type, $0.typeVersion, $0.payload) }
+        })
+    }
+
+    /// The catalog tags of one stored event of `stream`: see ``RecordedEvent/catalogTags``.
+    public mutating func catalogTags(stream: UUID, type: String, typeVersion: Int, payload: [UInt8]) -> [EventTag] {
+        guard RecordedEvent.cataloguedTypes.contains(type),
+              let event = try? decode(stream: stream, type: type, typeVersion: typeVersion, payload: payload) else { return [] }
         return event.catalogTags
     }
 }

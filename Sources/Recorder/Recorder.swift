@@ -25,6 +25,9 @@ public final class Recorder: HostObserver {
     private var wrappers: [UUID: RecordingExtension] = [:]
     /// The device of every recording started, for signing.
     private var deviceOfStream: [UUID: DeviceID] = [:]
+    /// Each recording's constants, from the recording.started event it recorded: what
+    /// its compact payloads leave out.
+    private var constantsOfStream: [UUID: StreamConstants] = [:]
     private var keys: [DeviceID: DeviceKey] = [:]
     private let makeKey: (DeviceID) -> DeviceKey?
 
@@ -156,8 +159,11 @@ public final class Recorder: HostObserver {
             var system = SystemRandomNumberGenerator()
             id = .timeOrdered(at: time, using: &system)
         }
-        buffer.append(NewEvent(id: id, stream: stream, type: event.type, typeVersion: RecordedEvent.currentTypeVersion,
-                               recordedAt: time, payload: event.payload(), tags: event.catalogTags))
+        if case .recordingStarted(let info) = event { constantsOfStream[stream] = StreamConstants(info) }
+        let stored = event.storedForm(in: constantsOfStream[stream])
+        if case .recordingEnded = event { constantsOfStream[stream] = nil }
+        buffer.append(NewEvent(id: id, stream: stream, type: event.type, typeVersion: stored.typeVersion,
+                               recordedAt: time, payload: stored.payload, tags: event.catalogTags))
     }
 
     // MARK: HostObserver

@@ -39,9 +39,16 @@ public enum FullReplay {
 
     /// The event as projections see it, with its conversation; nil for events of
     /// streams that are not recordings.
-    private static func decode(_ stored: StoredEvent, _ conversationOfStream: [UUID: ConversationID]) throws -> Decoded? {
-        guard let conversation = conversationOfStream[stored.stream] else { return nil }
-        return (conversation, try ReplayEvent(stored, keepingHash: false))
+    private static func decode(_ stored: StoredEvent, _ recordings: [UUID: Recording]) throws -> Decoded? {
+        guard let recording = recordings[stored.stream] else { return nil }
+        return (recording.conversation, try ReplayEvent(stored, constants: recording.constants, keepingHash: false))
+    }
+
+    /// What the pass knows of a recording from its first event.
+    struct Recording: Sendable {
+        var conversation: ConversationID
+        /// What its compact payloads leave out.
+        var constants: StreamConstants
     }
 
     /// Decoded chunks on their way from the decoding threads to the folding one.
@@ -121,7 +128,7 @@ public enum FullReplay {
                            as perspective: Perspective = .auditor,
                            finished: (Finished) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
-        var conversationOfStream: [UUID: ConversationID] = [:]
+        var conversationOfStream: [UUID: Recording] = [:]
         var streamsOf: [ConversationID: Set<UUID>] = [:]
         var lastPosition: [ConversationID: Int64] = [:]
         try store.scanStreamHeads { head in
@@ -131,7 +138,7 @@ public enum FullReplay {
                 type: head.first.type, typeVersion: head.first.typeVersion, payload: head.first.payload) else {
                 throw ReplayError.undecodableEvent(position: head.first.position, detail: "a recording.started payload")
             }
-            conversationOfStream[head.first.stream] = info.conversation
+            conversationOfStream[head.first.stream] = Recording(conversation: info.conversation, constants: StreamConstants(info))
             streamsOf[info.conversation, default: []].insert(head.first.stream)
             lastPosition[info.conversation] = max(lastPosition[info.conversation] ?? 0, head.lastPosition)
         }

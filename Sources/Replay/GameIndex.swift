@@ -32,10 +32,11 @@ public struct GameIndex {
             return
         }
         var scanned = Scanned()
+        var decoder = StreamDecoder(store: store)
         try store.scan(EventQuery(types: RecordedEvent.cataloguedTypes)) { stored in
             let event: RecordedEvent
             do {
-                event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+                event = try decoder.decode(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
             } catch {
                 throw ReplayError.undecodableEvent(position: stored.position, detail: String(describing: error))
             }
@@ -162,8 +163,9 @@ extension GameIndex {
     /// - Returns: the number of events read.
     @discardableResult
     public static func fillCatalog(_ store: EventStore, progress: ((Int64, Int64) -> Void)? = nil) throws -> Int {
-        try store.fillCatalog(types: RecordedEvent.cataloguedTypes, progress: progress) { stored in
-            RecordedEvent.catalogTags(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+        var decoder = StreamDecoder(store: store)
+        return try store.fillCatalog(types: RecordedEvent.cataloguedTypes, progress: progress) { stored in
+            decoder.catalogTags(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
         }
     }
 }

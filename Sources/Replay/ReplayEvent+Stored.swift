@@ -4,13 +4,28 @@ import RecordedEvents
 
 extension ReplayEvent {
     /// A stored event as projections see it: the one way from the log to the reducers.
-    /// - Parameter keepingHash: keep its chain hash (what stored snapshots are checked
-    ///   against); a pass that never needs it saves the bytes.
+    /// - Parameters:
+    ///   - decoder: remembers each recording's constants, which compact payloads need.
+    ///   - keepingHash: keep its chain hash (what stored snapshots are checked against);
+    ///     a pass that never needs it saves the bytes.
     /// - Throws: ``ReplayError/undecodableEvent(position:detail:)``, naming the position.
-    public init(_ stored: StoredEvent, keepingHash: Bool = true) throws(ReplayError) {
+    public init(_ stored: StoredEvent, decoder: inout StreamDecoder, keepingHash: Bool = true) throws(ReplayError) {
         let event: RecordedEvent
         do {
-            event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+            event = try decoder.decode(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+        } catch {
+            throw ReplayError.undecodableEvent(position: stored.position, detail: error.description)
+        }
+        self.init(position: stored.position, recordedAt: stored.recordedAt.microsecondsSince1970, stream: stored.stream,
+                  event: event, hash: keepingHash ? stored.hash : [])
+    }
+
+    /// A stored event whose recording's constants the caller already holds (nil for
+    /// version 1 payloads, which carry everything).
+    public init(_ stored: StoredEvent, constants: StreamConstants?, keepingHash: Bool = true) throws(ReplayError) {
+        let event: RecordedEvent
+        do {
+            event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload, stream: constants)
         } catch {
             throw ReplayError.undecodableEvent(position: stored.position, detail: error.description)
         }

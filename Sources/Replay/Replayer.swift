@@ -4,6 +4,7 @@ import GameKit
 import MessagesModel
 import Projections
 import RecordedEvents
+import Recorder
 
 /// Moves through one conversation's recorded events like a debugger: the state at any
 /// step, the event at each step, searches by time and kind, and diffs.
@@ -72,7 +73,8 @@ public final class Replayer {
     ///   only when the caller has just checked the whole chain.
     public static func load(from store: EventStore, streams: Set<UUID>, verify: Bool = true) throws -> [ReplayEvent] {
         var loaded: [ReplayEvent] = []
-        try store.scan(EventQuery(streams: streams), verify: verify) { stored in loaded.append(try ReplayEvent(stored)) }
+        var decoder = StreamDecoder(store: store)
+        try store.scan(EventQuery(streams: streams), verify: verify) { stored in loaded.append(try ReplayEvent(stored, decoder: &decoder)) }
         loaded.sort { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) }
         return causallyOrdered(loaded)
     }

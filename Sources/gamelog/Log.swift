@@ -4,6 +4,7 @@ import Foundation
 import Projections
 import MessagesModel
 import RecordedEvents
+import Recorder
 import Replay
 
 struct Log: ParsableCommand {
@@ -55,6 +56,7 @@ struct Log: ParsableCommand {
             // Each recording's names, so captions read "Alice placed...", as `state` shows them.
             let namesOf = try recordings(store, streams: streams).mapValues(\.names)
             var shown = 0, damaged = 0
+            var decoder = StreamDecoder(store: store)
             try store.scan(query, skippingDamaged: { problem in
                 damaged += 1
                 if json {
@@ -66,7 +68,7 @@ struct Log: ParsableCommand {
                 if let limit, shown >= limit { return }
                 if let positions, !positions.contains(event.position) { return }
                 if let kind, !(event.type == kind || event.type.hasPrefix(kind + ".")) { return }
-                let decoded = try? RecordedEvent.decode(type: event.type, typeVersion: event.typeVersion, payload: event.payload)
+                let decoded = try? decoder.decode(stream: event.stream, type: event.type, typeVersion: event.typeVersion, payload: event.payload)
                 let context = decoded?.context
                 let deviceName: String?
                 if case .recordingStarted(let info)? = decoded {
@@ -87,8 +89,11 @@ struct Log: ParsableCommand {
                 if json {
                     // Written by hand in the one JSON style (keys sorted): a payload is
                     // rewritten in one pass, with the reference for anything unusual.
-                    let payload = JSONStyleRewriter.rewrite(event.payload).map { String(decoding: $0, as: UTF8.self) }
-                        ?? ((try? JSONStyle.normalize(json: Data(event.payload))).flatMap { try? JSONStyle.text($0) } ?? "null")
+                    // A compact payload is shown whole, as its upcaster expands it.
+                    let full = (try? decoder.v1Payload(stream: event.stream, type: event.type, typeVersion: event.typeVersion,
+                                                       payload: event.payload)) ?? event.payload
+                    let payload = JSONStyleRewriter.rewrite(full).map { String(decoding: $0, as: UTF8.self) }
+                        ?? ((try? JSONStyle.normalize(json: Data(full))).flatMap { try? JSONStyle.text($0) } ?? "null")
                     print(#"{"id":"\#(event.id.uuidString.lowercased())","payload":\#(payload),"position":\#(event.position),"recordedAt":"\#(event.recordedAt)","stream":"\#(event.stream.uuidString.lowercased())","streamVersion":\#(event.streamVersion),"type":"\#(event.type)","typeVersion":\#(event.typeVersion)}"#)
                 } else {
                     let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""

@@ -108,9 +108,11 @@ struct VariantBattleship: GamePlugin {
         let diverged = variant.filter { $0.outcome == .diverged }
         #expect(diverged.map(\.device) == ["B"])
         // The second touch of cell 2 on B: the first re-tap.
+        var decoder = StreamDecoder(store: store)
         let touches = try store.events(EventQuery(types: ["input.touch"])).filter { event in
-            guard case .input(.touch(.cell(2)), let context) = try RecordedEvent.decode(type: event.type, typeVersion: event.typeVersion,
-                                                                                         payload: event.payload) else { return false }
+            guard case .input(.touch(.cell(2)), let context) = try decoder.decode(stream: event.stream, type: event.type,
+                                                                                   typeVersion: event.typeVersion,
+                                                                                   payload: event.payload) else { return false }
             return context.device == "B"
         }
         #expect(touches.count == 2)
@@ -131,8 +133,9 @@ struct VariantBattleship: GamePlugin {
         }
         func events(_ path: String, _ type: String) throws -> [(StoredEvent, RecordedEvent)] {
             let store = try EventStore(path: path, access: .readOnly)
+            var decoder = StreamDecoder(store: store)
             return try store.events(EventQuery(types: [type])).map {
-                ($0, try RecordedEvent.decode(type: $0.type, typeVersion: $0.typeVersion, payload: $0.payload))
+                ($0, try decoder.decode(stream: $0.stream, type: $0.type, typeVersion: $0.typeVersion, payload: $0.payload))
             }
         }
         // 1. A touch moved to a cell that is already marked: the code makes no move there.

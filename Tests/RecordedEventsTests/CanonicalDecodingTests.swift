@@ -101,15 +101,20 @@ import Testing
         let recorder = Recorder(store: store, clock: FixedClock(), seed: 5)
         let simulator = Simulator(recorder: recorder, games: .standard, seed: 5, noise: 0.4)
         for n in 0..<40 { try simulator.play(n.isMultiple(of: 2) ? "battleship" : "tictactoe") }
-        var count = 0
+        var count = 0, compact = 0
+        var decoder = StreamDecoder(store: store)
         try store.scan(verify: false) { stored in
-            let quick = fast(type: stored.type, stored.payload)
+            // A compact payload is read as its upcaster expands it.
+            let payload = try decoder.v1Payload(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+            let quick = fast(type: stored.type, payload)
             #expect(quick != nil, "position \(stored.position) (\(stored.type)) was not read canonically")
-            let slow = try reference(type: stored.type, stored.payload)
+            let slow = try reference(type: stored.type, payload)
             #expect(slow == quick)
+            _ = try decoder.decode(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
             count += 1
+            if stored.typeVersion == 2 { compact += 1 }
         }
-        #expect(count > 2_000)
+        #expect(count > 2_000 && compact > count / 2, "\(compact) of \(count) compact")
     }
 
     /// Valid JSON that is not canonical still decodes (through the reference); the

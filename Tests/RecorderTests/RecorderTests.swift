@@ -11,7 +11,8 @@ import GameKit
 import Testing
 
 func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(StoredEvent, RecordedEvent)] {
-    try store.events(query).map { ($0, try RecordedEvent.decode(type: $0.type, typeVersion: $0.typeVersion, payload: $0.payload)) }
+    var decoder = StreamDecoder(store: store)
+    return try store.events(query).map { ($0, try decoder.decode(stream: $0.stream, type: $0.type, typeVersion: $0.typeVersion, payload: $0.payload)) }
 }
 
 @Suite struct RecorderCompletenessTests {

@@ -60,8 +60,12 @@ public enum TamperKit {
             let store = try EventStore(path: path)
             try Interchange.import(list, into: store)
         }
+        let starts = Dictionary(events.filter { $0.streamVersion == 1 }.map { ($0.stream, $0) }, uniquingKeysWith: { a, _ in a })
+        var decoder = StreamDecoder(firstEventOf: { stream in
+            starts[stream].map { ($0.type, $0.typeVersion, Array($0.payload.utf8)) }
+        })
         func decoded(_ e: ExportedEvent) -> RecordedEvent? {
-            try? RecordedEvent.decode(type: e.type, typeVersion: e.typeVersion, payload: Array(e.payload.utf8))
+            try? decoder.decode(stream: e.stream, type: e.type, typeVersion: e.typeVersion, payload: Array(e.payload.utf8))
         }
         switch fault {
         case .changedShipLocation:
@@ -102,6 +106,7 @@ public enum TamperKit {
             var forged = events[index]
             forged.id = UUID()
             forged.payload = String(decoding: RecordedEvent.transcript(.arrived(.message(message), sender: sender), context).payload(), as: UTF8.self)
+            forged.typeVersion = 1 // a self-contained payload: the forger needs no compact form
             let position = insert(forged, after: index, into: &events)
             try rebuild(events)
             return Tampered(fault: fault, path: path, position: position, check: "consistency")
@@ -120,6 +125,7 @@ public enum TamperKit {
             forged.type = "callback.didStartSending"
             let callback = CallbackRecord(callback: .didStartSending, conversation: conversation, message: sample)
             forged.payload = String(decoding: RecordedEvent.callback(callback, context).payload(), as: UTF8.self)
+            forged.typeVersion = 1
             let position = insert(forged, after: index, into: &events)
             try rebuild(events)
             return Tampered(fault: fault, path: path, position: position, check: "lifecycle")

@@ -1,0 +1,191 @@
+import Foundation
+import MessagesModel
+
+/// What every event of one recording shares, from its `recording.started` event: the
+/// device and conversation of every event's context, and the conversation's participants.
+/// Type version 2 payloads leave these out or refer to them, so reading one needs them.
+public struct StreamConstants: Hashable, Sendable {
+    public var device: DeviceID
+    public var conversation: ConversationID
+    public var localParticipant: ParticipantID
+    public var remoteParticipants: [ParticipantID]
+
+    /// `"$c"`, `"$l"`, `"$r0"`, ... and the UUID text each stands for, as v1 spells it.
+    let references: [(name: [UInt8], uuid: [UInt8])]
+    /// `"conversation":"…","device":"…"`: the context fields v2 leaves out, as v1 writes them.
+    let contextFields: [UInt8]
+
+    public init(_ info: InstanceInfo) {
+        device = info.device
+        conversation = info.conversation
+        localParticipant = info.localParticipant
+        remoteParticipants = info.remoteParticipants
+        var references = [(Array("$c".utf8), Array(info.conversation.uuid.uuidString.utf8)),
+                          (Array("$l".utf8), Array(info.localParticipant.uuid.uuidString.utf8))]
+        for (index, remote) in info.remoteParticipants.enumerated() {
+            references.append((Array("$r\(index)".utf8), Array(remote.uuid.uuidString.utf8)))
+        }
+        self.references = references
+        // The device name as JSONEncoder escapes it, so the fields read back byte for byte.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let deviceJSON = (try? encoder.encode(info.device.name)).map(Array.init) ?? Array("\"\"".utf8)
+        contextFields = Array(#""conversation":""#.utf8) + Array(info.conversation.uuid.uuidString.utf8)
+            + Array(#"","device":"#.utf8) + deviceJSON
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        (a.device, a.conversation, a.localParticipant, a.remoteParticipants)
+            == (b.device, b.conversation, b.localParticipant, b.remoteParticipants)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(device)
+        hasher.combine(conversation)
+        hasher.combine(localParticipant)
+        hasher.combine(remoteParticipants)
+    }
+}
+
+/// Type version 2, the compact payload layout: the version 1 JSON of the same event
+/// (still canonical JSON), less what its recording already says.
+///
+/// - The top-level `context` object leaves out `conversation` and `device`: they are
+///   the recording's (the recorder writes version 1 for an event whose context is not).
+/// - A string value equal to the recording's conversation id is written `"$c"`, to its
+///   local participant's `"$l"`, to its i-th remote participant's `"$r<i>"`; any other
+///   string value that begins with `$` gets one more `$` in front. Keys are never changed.
+///
+/// `recording.started` events are the recording's constants and keep version 1.
+/// Reading a version 2 payload expands it to version 1 first (``expand(_:with:)``, the
+/// upcaster), so there is one model and one decoder of it.
+public enum CompactPayload {
+    private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), colon = UInt8(ascii: ":")
+    private static let dollar = UInt8(ascii: "$"), comma = UInt8(ascii: ",")
+    private static let openBrace = UInt8(ascii: "{"), closeBrace = UInt8(ascii: "}")
+    private static let openBracket = UInt8(ascii: "["), closeBracket = UInt8(ascii: "]")
+    private static let contextKey = Array("context".utf8)
+
+    /// The version 2 form of a version 1 payload, or nil when the event's context names
+    /// another device or conversation than the recording (it then stays version 1).
+    public static func compact(_ v1: [UInt8], with constants: StreamConstants) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(v1.count)
+        let count = v1.count
+        var index = 0, depth = 0, contextNext = false
+        return v1.withUnsafeBufferPointer { input -> [UInt8]? in
+            while index < count {
+                let byte = input[index]
+                switch byte {
+                case openBrace, openBracket:
+                    depth += 1
+                    out.append(byte)
+                    index += 1
+                    if contextNext && byte == openBrace {
+                        contextNext = false
+                        // v1's context starts with the two fields (keys are sorted): they must be the recording's.
+                        let fields = constants.contextFields
+                        guard index + fields.count < count, input[index..<(index + fields.count)].elementsEqual(fields),
+                              input[index + fields.count] == comma || input[index + fields.count] == closeBrace else { return nil }
+                        index += fields.count
+                        if input[index] == comma { index += 1 }
+                    }
+                case closeBrace, closeBracket:
+                    depth -= 1
+                    out.append(byte)
+                    index += 1
+                case quote:
+                    guard let end = stringEnd(input, from: index) else { return nil }
+                    let token = input[(index + 1)..<end]
+                    if end + 1 < count && input[end + 1] == colon {
+                        contextNext = depth == 1 && token.elementsEqual(contextKey)
+                        out.append(contentsOf: input[index...end])
+                    } else if let reference = constants.references.first(where: { token.elementsEqual($0.uuid) }) {
+                        out.append(quote)
+                        out.append(contentsOf: reference.name)
+                        out.append(quote)
+                    } else {
+                        out.append(quote)
+                        if token.first == dollar { out.append(dollar) }
+                        out.append(contentsOf: token)
+                        out.append(quote)
+                    }
+                    index = end + 1
+                default:
+                    out.append(byte)
+                    index += 1
+                }
+            }
+            return out
+        }
+    }
+
+    /// The version 1 form of a version 2 payload: the upcaster every reader runs.
+    public static func expand(_ v2: [UInt8], with constants: StreamConstants) throws(PayloadDecodingError) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(v2.count + 160)
+        let count = v2.count
+        var index = 0, depth = 0, contextNext = false, sawContext = false
+        let failure: String? = v2.withUnsafeBufferPointer { input -> String? in
+            while index < count {
+                let byte = input[index]
+                switch byte {
+                case openBrace, openBracket:
+                    depth += 1
+                    out.append(byte)
+                    index += 1
+                    if contextNext && byte == openBrace {
+                        contextNext = false
+                        sawContext = true
+                        out.append(contentsOf: constants.contextFields)
+                        if index < count && input[index] != closeBrace { out.append(comma) }
+                    }
+                case closeBrace, closeBracket:
+                    depth -= 1
+                    out.append(byte)
+                    index += 1
+                case quote:
+                    guard let end = stringEnd(input, from: index) else { return "an unterminated string" }
+                    let token = input[(index + 1)..<end]
+                    if end + 1 < count && input[end + 1] == colon {
+                        contextNext = depth == 1 && token.elementsEqual(contextKey)
+                        out.append(contentsOf: input[index...end])
+                    } else if token.first == dollar {
+                        out.append(quote)
+                        if token.count > 1 && token[token.startIndex + 1] == dollar {
+                            out.append(contentsOf: token.dropFirst())
+                        } else if let reference = constants.references.first(where: { token.elementsEqual($0.name) }) {
+                            out.append(contentsOf: reference.uuid)
+                        } else {
+                            return "the reference \(String(decoding: token, as: UTF8.self)) names nothing in its recording"
+                        }
+                        out.append(quote)
+                    } else {
+                        out.append(contentsOf: input[index...end])
+                    }
+                    index = end + 1
+                default:
+                    out.append(byte)
+                    index += 1
+                }
+            }
+            return nil
+        }
+        if let failure { throw .malformed(type: "version 2", detail: failure) }
+        guard sawContext else { throw .malformed(type: "version 2", detail: "no context object") }
+        return out
+    }
+
+    /// The index of the quote that ends the string starting at `start`.
+    private static func stringEnd(_ input: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var index = start + 1
+        while index < input.count {
+            switch input[index] {
+            case backslash: index += 2
+            case quote: return index
+            default: index += 1
+            }
+        }
+        return nil
+    }
+}
