@@ -1,5 +1,7 @@
 import EventStore
 import Foundation
+import Crypto
+import GRDB
 import Testing
 import TestSupport
 
@@ -100,5 +102,74 @@ import TestSupport
             checked += 1
         }
         #expect(checked == TamperKit.Fault.allCases.count && checked > 0)
+    }
+}
+
+/// A log written by the previous version (schema 5, version 1 payloads, no catalog;
+/// Tests/Fixtures/v1-log): today's gamelog reads it without a migration and says what
+/// the previous version said, byte for byte, leaving the file as it was; once migrated,
+/// new compact events join the old ones in one log that verifies.
+@Suite(.serialized) struct PreviousVersionLogTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "Fixtures/v1-log")
+
+    func sha256(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    func fixture(_ name: String) throws -> String {
+        try String(contentsOf: Self.fixture.appending(path: name), encoding: .utf8)
+    }
+
+    @Test func itReadsReplaysVerifiesAndExportsAsThePreviousVersionDid() throws {
+        let folder = try Folder()
+        try FileManager.default.copyItem(at: Self.fixture.appending(path: "log.sqlite"), to: folder.url.appending(path: "old.sqlite"))
+        let before = try Data(contentsOf: folder.url.appending(path: "old.sqlite"))
+        let games = try gamelog(["games", "--json", "--db", "old.sqlite"], in: folder.url)
+        let expectedGames = try fixture("games.json")
+        #expect(games.status == 0 && games.stdout == expectedGames, "\(games.stderr)")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let first = try #require(list.first?["id"] as? String)
+        #expect(list.count == 4)
+        let state = try gamelog(["state", first, "--json", "--db", "old.sqlite"], in: folder.url)
+        let expectedState = try fixture("state.json")
+        #expect(state.status == 0 && state.stdout == expectedState)
+        let export = try gamelog(["export", "--db", "old.sqlite"], in: folder.url)
+        let exportHash = try fixture("export.sha256")
+        #expect(export.status == 0 && sha256(export.stdout) + "\n" == exportHash)
+        let log = try gamelog(["log", "--json", "--db", "old.sqlite"], in: folder.url)
+        let logHash = try fixture("log-json.sha256")
+        #expect(log.status == 0 && sha256(log.stdout) + "\n" == logHash)
+        let verify = try gamelog(["verify", "--db", "old.sqlite"], in: folder.url)
+        #expect(verify.status == 0 && verify.stdout.contains("ok: 596 events checked"), "\(verify.stdout)")
+        #expect(try gamelog(["rerun", "--db", "old.sqlite"], in: folder.url).status == 0)
+        #expect(try Data(contentsOf: folder.url.appending(path: "old.sqlite")) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["old.sqlite"])
+
+        // Migrated, it takes new (compact) events beside its old ones.
+        let migrate = try gamelog(["migrate", "--db", "old.sqlite"], in: folder.url)
+        #expect(migrate.status == 0 && migrate.stdout.contains("filled the game catalog"), "\(migrate.stdout)")
+        let more = try gamelog(["simulate", "--games", "3", "--seed", "9", "--clock", "fixed", "--db", "old.sqlite"], in: folder.url)
+        #expect(more.status == 0, "\(more.stderr)")
+        let versions = try DatabaseQueue(path: folder.path("old.sqlite")).read {
+            try Row.fetchAll($0, sql: "SELECT type_version, count(*) FROM events GROUP BY 1").map { ($0[0] as Int, $0[1] as Int) }
+        }
+        #expect(versions.count == 2 && versions.allSatisfy { $0.1 > 100 }, "\(versions)")
+        #expect(try gamelog(["verify", "--db", "old.sqlite"], in: folder.url).status == 0)
+        let mixed = try gamelog(["games", "--all", "--json", "--db", "old.sqlite"], in: folder.url)
+        let all = try #require(try JSONSerialization.jsonObject(with: Data(mixed.stdout.utf8)) as? [[String: Any]])
+        #expect(all.count > 4 && all.prefix(4).map { $0["id"] as? String } == list.map { $0["id"] as? String })
+        // Exported and imported elsewhere, both kinds of payload arrive and verify.
+        let again = try gamelog(["export", "--db", "old.sqlite"], in: folder.url)
+        try again.stdout.write(to: folder.url.appending(path: "all.jsonl"), atomically: true, encoding: .utf8)
+        #expect(try gamelog(["import", "--db", "copy.sqlite", "all.jsonl"], in: folder.url).status == 0)
+        #expect(try gamelog(["verify", "--db", "copy.sqlite"], in: folder.url).status == 0)
+        let copied = try gamelog(["games", "--all", "--json", "--db", "copy.sqlite"], in: folder.url)
+        let copiedGames = try #require(try JSONSerialization.jsonObject(with: Data(copied.stdout.utf8)) as? [[String: Any]])
+        // The same games, ended the same way (an import orders events by time, so positions may differ).
+        func outline(_ games: [[String: Any]]) -> [String] {
+            games.map { "\($0["id"] ?? "") \($0["kind"] ?? "") \($0["status"] ?? "") \($0["result"] ?? "") \($0["events"] ?? "")" }.sorted()
+        }
+        #expect(outline(copiedGames) == outline(all))
     }
 }
