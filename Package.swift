@@ -154,7 +154,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["gamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["gamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", "RecordedEvents", "Recorder",
+                           .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
     ]

@@ -26,6 +26,27 @@ def checkpoint_message(device, sequence, previous, signed_at, heads):
             + previous + struct.pack(">q", signed_at) + struct.pack(">I", len(heads) // 56) + heads)
 
 
+def expand(document, start):
+    """A type version 2 (compact) payload as version 1, by docs/FORMAT.md: references
+    to the recording's ids replaced, escaped dollars unescaped, and the context's
+    conversation and device put back. A reference to nothing raises KeyError."""
+    references = {"$c": start["conversation"], "$l": start["localParticipant"]}
+    references.update({f"$r{i}": remote for i, remote in enumerate(start["remoteParticipants"])})
+
+    def walk(value):
+        if isinstance(value, str) and value.startswith("$"):
+            return value[1:] if value.startswith("$$") else references[value]
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        if isinstance(value, dict):
+            return {key: walk(item) for key, item in value.items()}
+        return value
+
+    expanded = walk(document)
+    expanded["context"] = {"conversation": start["conversation"], "device": start["device"], **expanded["context"]}
+    return expanded
+
+
 def main() -> int:
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -50,6 +71,7 @@ def main() -> int:
     previous, expected, count, problems = bytes(32), 1, 0, []
     stream_heads = {}   # stream -> {version: stream hash}
     running = {}
+    starts = {}         # stream -> its recording.started payload: what compact payloads leave out
     for (position, event_id, stream, version, type_name, type_version,
          recorded_at, codec, dictionary_id, raw_size, stored, stored_hash) in rows:
         count += 1
@@ -79,11 +101,20 @@ def main() -> int:
         if computed != stored_hash:
             problems.append(f"hash mismatch at position {position}")
         previous = stored_hash
+        try:
+            document = json.loads(payload)
+            if type_name == "recording.started":
+                starts[stream] = document
+            elif type_version == 2:
+                document = expand(document, starts[stream])
+        except (ValueError, KeyError) as error:
+            problems.append(f"payload at position {position} does not read: {error!r}")
+            continue
         if show:
             print(json.dumps({"position": position, "id": str(uuid.UUID(bytes=event_id)),
                               "stream": str(uuid.UUID(bytes=stream)), "version": version,
-                              "type": type_name, "recordedAt": recorded_at,
-                              "payload": json.loads(payload)}, sort_keys=True))
+                              "type": type_name, "typeVersion": type_version, "recordedAt": recorded_at,
+                              "payload": document}, sort_keys=True))
     checkpoints = db.execute(
         "SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints "
         "ORDER BY public_key, sequence").fetchall()

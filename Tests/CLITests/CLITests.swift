@@ -1,6 +1,8 @@
 import EventStore
 import Foundation
 import GRDB
+import RecordedEvents
+import Recorder
 import Testing
 import TestSupport
 
@@ -220,6 +222,24 @@ final class Folder {
         // It checked the devices' signatures too, from FORMAT.md alone.
         #expect(object["checkpoints"] as? Int == (try store.checkpoints().count))
         #expect((object["checkpoints"] as? Int ?? 0) > 0)
+
+        // Compact payloads expanded by the document's rules alone are what gamelog reads.
+        let events = try ChildProcess.run("python3", [root.appending(path: "tools/decode_log.py").path, folder.path("x.sqlite"), "--events"])
+        var fromPython: [Int: NSDictionary] = [:]
+        for line in events.stdout.split(separator: "\n").dropLast() {
+            let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            fromPython[try #require(event["position"] as? Int)] = try #require(event["payload"] as? NSDictionary)
+        }
+        var decoder = StreamDecoder(store: store)
+        var compared = 0, compact = 0
+        try store.scan { stored in
+            let v1 = try decoder.v1Payload(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
+            let ours = try #require(try JSONSerialization.jsonObject(with: Data(v1)) as? NSDictionary)
+            #expect(fromPython[Int(stored.position)] == ours, "position \(stored.position)")
+            compared += 1
+            if stored.typeVersion == 2 { compact += 1 }
+        }
+        #expect(compared == fromPython.count && compact > compared / 2, "\(compact) compact of \(compared)")
     }
 }
 
