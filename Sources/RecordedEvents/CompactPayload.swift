@@ -121,55 +121,60 @@ public enum CompactPayload {
     }
 
     /// The version 1 form of a version 2 payload: the upcaster every reader runs.
+    ///
+    /// One pass that copies runs of bytes whole and stops only where v2 differs: a string
+    /// value that begins with `$`, and the opening of the top-level context.
     public static func expand(_ v2: [UInt8], with constants: StreamConstants) throws(PayloadDecodingError) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(v2.count + 160)
-        let count = v2.count
-        var index = 0, depth = 0, contextNext = false, sawContext = false
-        let failure: String? = v2.withUnsafeBufferPointer { input -> String? in
+        out.reserveCapacity(v2.count + constants.contextFields.count + 96)
+        var failure: String?
+        var sawContext = false
+        v2.withUnsafeBufferPointer { input in
+            let count = input.count
+            var index = 0, depth = 0, contextNext = false, run = 0
             while index < count {
                 let byte = input[index]
-                switch byte {
-                case openBrace, openBracket:
-                    depth += 1
-                    out.append(byte)
-                    index += 1
-                    if contextNext && byte == openBrace {
-                        contextNext = false
-                        sawContext = true
-                        out.append(contentsOf: constants.contextFields)
-                        if index < count && input[index] != closeBrace { out.append(comma) }
-                    }
-                case closeBrace, closeBracket:
-                    depth -= 1
-                    out.append(byte)
-                    index += 1
-                case quote:
-                    guard let end = stringEnd(input, from: index) else { return "an unterminated string" }
-                    let token = input[(index + 1)..<end]
-                    if end + 1 < count && input[end + 1] == colon {
-                        contextNext = depth == 1 && token.elementsEqual(contextKey)
-                        out.append(contentsOf: input[index...end])
-                    } else if token.first == dollar {
+                if byte == quote {
+                    guard let end = stringEnd(input, from: index) else { failure = "an unterminated string"; return }
+                    let isKey = end + 1 < count && input[end + 1] == colon
+                    if isKey {
+                        // `"context":` at the top level: the next `{` opens the context.
+                        contextNext = depth == 1 && end - index - 1 == contextKey.count
+                            && input[(index + 1)..<end].elementsEqual(contextKey)
+                    } else if end > index + 1 && input[index + 1] == dollar {
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: input[run..<index]))
+                        let token = input[(index + 1)..<end]
                         out.append(quote)
-                        if token.count > 1 && token[token.startIndex + 1] == dollar {
-                            out.append(contentsOf: token.dropFirst())
+                        if token.count > 1 && input[index + 2] == dollar {
+                            out.append(contentsOf: UnsafeBufferPointer(rebasing: input[(index + 2)..<end]))
                         } else if let reference = constants.references.first(where: { token.elementsEqual($0.name) }) {
                             out.append(contentsOf: reference.uuid)
                         } else {
-                            return "the reference \(String(decoding: token, as: UTF8.self)) names nothing in its recording"
+                            failure = "the reference \(String(decoding: token, as: UTF8.self)) names nothing in its recording"
+                            return
                         }
                         out.append(quote)
-                    } else {
-                        out.append(contentsOf: input[index...end])
+                        run = end + 1
                     }
                     index = end + 1
-                default:
-                    out.append(byte)
-                    index += 1
+                    continue
                 }
+                if byte == openBrace || byte == openBracket {
+                    depth += 1
+                    if contextNext && byte == openBrace {
+                        contextNext = false
+                        sawContext = true
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: input[run...index]))
+                        out.append(contentsOf: constants.contextFields)
+                        if index + 1 < count && input[index + 1] != closeBrace { out.append(comma) }
+                        run = index + 1
+                    }
+                } else if byte == closeBrace || byte == closeBracket {
+                    depth -= 1
+                }
+                index += 1
             }
-            return nil
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: input[run..<count]))
         }
         if let failure { throw .malformed(type: "version 2", detail: failure) }
         guard sawContext else { throw .malformed(type: "version 2", detail: "no context object") }

@@ -194,12 +194,12 @@ struct Table: ParsableCommand {
         status("seek")
         let index = try GameIndex(store: store)
         var generator = SeededGenerator(seed: 99)
-        let conversations = index.conversations
+        let conversations = try index.conversations()
         var openAndJump: [Double] = [], jumpOnly: [Double] = []
         for _ in 0..<300 {
             let conversation = conversations[Int(generator.next() % UInt64(conversations.count))]
             let start = now()
-            let replayer = try Replayer(store: store, conversation: conversation, streams: index.streams[conversation] ?? [], games: .standard)
+            let replayer = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation), games: .standard)
             _ = try replayer.state(at: Int(generator.next() % UInt64(replayer.stepCount + 1)))
             openAndJump.append(Double(now() - start) / 1e6)
             for _ in 0..<10 {

@@ -1,5 +1,5 @@
 // A seeded fuzzer for gamelog's decoders of hostile input: both games' URL decoders,
-// the recorded-event payload decoder and the raw inflater. Each input must be
+// the recorded-event payload decoder (full and compact layouts) and the raw inflater. Each input must be
 // accepted or refused with a typed error, never crash, and never take long.
 // Usage: Fuzz [INPUTS-PER-DECODER] [SEED]    (prints a line per decoder; exit 1 on a slow input)
 import Foundation
@@ -107,6 +107,39 @@ for _ in 0..<count {
     }
 }
 results.append(("Event payload decoder", tally))
+
+// Compact (version 2) payloads: hostile bytes through the upcaster, then the decoders.
+let recording = InstanceInfo(instanceID: generator.uuid(), device: context.device, conversation: context.conversation, kind: "tictactoe",
+                             localParticipant: ParticipantID(generator.uuid()), remoteParticipants: [ParticipantID(generator.uuid())], names: [:])
+let constants = StreamConstants(recording)
+let compactSeeds: [(String, [UInt8])] = payloadSeeds.compactMap { type, payload in
+    CompactPayload.compact(payload, with: constants).map { (type, $0) }
+}
+tally = Tally()
+for _ in 0..<count {
+    let (type, seed) = compactSeeds[random(compactSeeds.count)]
+    var bytes = seed
+    for _ in 0..<(1 + random(4)) where !bytes.isEmpty {
+        switch random(4) {
+        case 0: bytes[random(bytes.count)] = UInt8(truncatingIfNeeded: generator.next())
+        case 1: bytes.removeLast(random(bytes.count))
+        case 2: bytes.insert(contentsOf: Array("\"$r\(random(3))\"".utf8), at: random(bytes.count))
+        default: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: random(bytes.count))
+        }
+    }
+    var decoded: RecordedEvent?
+    tally.time {
+        decoded = try? RecordedEvent.decode(type: type, typeVersion: 2, payload: bytes, stream: constants)
+        return decoded != nil
+    }
+    // Differential: whatever the upcaster makes of it, the reference reads the same.
+    if let expanded = try? CompactPayload.expand(bytes, with: constants),
+       decoded != (try? RecordedEvent.decodeWithReferenceDecoder(type: type, typeVersion: 1, payload: expanded)) {
+        print("the compact payload decoders disagree on \(type): \(String(decoding: bytes, as: UTF8.self))")
+        disagreements += 1
+    }
+}
+results.append(("Compact payload decoder", tally))
 
 tally = Tally()
 let inflater = try RawInflater()
