@@ -29,3 +29,9 @@ if [ ! -f "$workload.jsonl" ]; then
   mv "$workload.jsonl.partial" "$workload.jsonl"
 fi
 tools/Benchmarks/.build/release/gamelog-bench table "$workload" "$workload.jsonl" "$folder/run" --small "$small"
+echo
+echo "PAYLOAD LAYOUTS on the same events"
+tools/Benchmarks/.build/release/gamelog-bench payloads "$workload"
+echo
+echo "COMMANDS ABOUT ONE GAME, a small log against one of $games games"
+tools/ratio.sh 16 "$games" 5

@@ -4,7 +4,9 @@ the benchmark's workload in its SQLite application recorder, with its JSON
 transcoder and ZlibCompressor, in batches of 1,000 events per transaction.
 
 Usage: peer_eventsourcing.py WORKLOAD.jsonl DATABASE [LIMIT]
-WORKLOAD.jsonl is `gamelog export` output. Prints one JSON line:
+WORKLOAD.jsonl is `gamelog export` output; its checkpoint lines are left out, and
+compact (type version 2) payloads are stored expanded, whole, as an application
+would hold its events. Prints one JSON line:
 {"events": N, "seconds": S, "rate": N/S, "file_bytes": B, "state_bytes": B}.
 Only the peer's own work is timed (mapping, compressing, inserting), not reading
 the workload file.
@@ -18,6 +20,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decode_log import expand  # noqa: E402  (the format's upcaster, by docs/FORMAT.md)
 from eventsourcing.compressor import ZlibCompressor
 from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, Mapper, UUIDAsHex
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
@@ -43,16 +47,24 @@ def main() -> int:
     workload, database = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     events = []
+    starts = {}
     with open(workload, encoding="utf-8") as lines:
         for line in lines:
             row = json.loads(line)
+            if "checkpoint" in row:
+                continue
+            payload = json.loads(row["payload"])
+            if row["type"] == "recording.started":
+                starts[row["stream"]] = payload
+            elif row["typeVersion"] == 2:
+                payload = expand(payload, starts[row["stream"]])
             events.append(GameEvent(
                 originator_id=uuid.UUID(row["stream"]),
                 originator_version=row["streamVersion"],
                 timestamp=datetime.fromtimestamp(row["recordedAt"] / 1e6, tz=timezone.utc),
                 type=row["type"],
-                type_version=row["typeVersion"],
-                payload=json.loads(row["payload"]),
+                type_version=1,
+                payload=payload,
             ))
             if limit is not None and len(events) >= limit:
                 break

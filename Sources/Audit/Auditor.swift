@@ -121,8 +121,12 @@ public struct Auditor: Sendable {
         var proofs: ProofReport?
         if game == nil {
             let report = try store.verifyProofs(trusting: trusted)
+            // A signature problem names a recording; the finding names its conversation, as `games` and `state` take it.
+            var conversationOf: [UUID: ConversationID] = [:]
+            for (conversation, streams) in index.streams { for stream in streams { conversationOf[stream] = conversation } }
             findings += report.problems.map { problem in
-                Finding(problem.isError ? .error : .warning, .signature, position: problem.position, device: problem.device,
+                Finding(problem.isError ? .error : .warning, .signature, position: problem.position,
+                        game: problem.stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), device: problem.device,
                         rule: problem.kind.rawValue, expected: "events as their device signed them", found: problem.detail)
             }
             proofs = report

@@ -16,22 +16,45 @@ public struct StreamConstants: Hashable, Sendable {
     let contextFields: [UInt8]
 
     public init(_ info: InstanceInfo) {
-        device = info.device
-        conversation = info.conversation
-        localParticipant = info.localParticipant
-        remoteParticipants = info.remoteParticipants
-        var references = [(Array("$c".utf8), Array(info.conversation.uuid.uuidString.utf8)),
-                          (Array("$l".utf8), Array(info.localParticipant.uuid.uuidString.utf8))]
-        for (index, remote) in info.remoteParticipants.enumerated() {
+        self.init(device: info.device, conversation: info.conversation, localParticipant: info.localParticipant,
+                  remoteParticipants: info.remoteParticipants)
+    }
+
+    public init(device: DeviceID, conversation: ConversationID, localParticipant: ParticipantID, remoteParticipants: [ParticipantID]) {
+        self.device = device
+        self.conversation = conversation
+        self.localParticipant = localParticipant
+        self.remoteParticipants = remoteParticipants
+        var references = [(Array("$c".utf8), Array(conversation.uuid.uuidString.utf8)),
+                          (Array("$l".utf8), Array(localParticipant.uuid.uuidString.utf8))]
+        for (index, remote) in remoteParticipants.enumerated() {
             references.append((Array("$r\(index)".utf8), Array(remote.uuid.uuidString.utf8)))
         }
         self.references = references
-        // The device name as JSONEncoder escapes it, so the fields read back byte for byte.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let deviceJSON = (try? encoder.encode(info.device.name)).map(Array.init) ?? Array("\"\"".utf8)
-        contextFields = Array(#""conversation":""#.utf8) + Array(info.conversation.uuid.uuidString.utf8)
+        let deviceJSON = Self.jsonString(device.name)
+        contextFields = Array(#""conversation":""#.utf8) + Array(conversation.uuid.uuidString.utf8)
             + Array(#"","device":"#.utf8) + deviceJSON
+    }
+
+    /// A string as JSONEncoder writes it (with `.withoutEscapingSlashes`), so the fields
+    /// read back byte for byte; made by hand because readers make constants often.
+    static func jsonString(_ text: String) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += Array(#"\""#.utf8)
+            case UInt8(ascii: "\\"): out += Array(#"\\"#.utf8)
+            case 0x0A: out += Array(#"\n"#.utf8)
+            case 0x0D: out += Array(#"\r"#.utf8)
+            case 0x09: out += Array(#"\t"#.utf8)
+            case 0x08: out += Array(#"\b"#.utf8)
+            case 0x0C: out += Array(#"\f"#.utf8)
+            case ..<0x20: out += Array(String(format: "\\u%04x", byte).utf8)
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+        return out
     }
 
     public static func == (a: Self, b: Self) -> Bool {

@@ -39,16 +39,31 @@ public enum FullReplay {
 
     /// The event as projections see it, with its conversation; nil for events of
     /// streams that are not recordings.
-    private static func decode(_ stored: StoredEvent, _ recordings: [UUID: Recording]) throws -> Decoded? {
+    /// - Parameter constants: the constants made so far, kept only for a chunk: made for
+    ///   every recording of a long log at once, they would grow with it.
+    private static func decode(_ stored: StoredEvent, _ recordings: [UUID: Recording],
+                               _ constants: inout [UUID: StreamConstants]) throws -> Decoded? {
         guard let recording = recordings[stored.stream] else { return nil }
-        return (recording.conversation, try ReplayEvent(stored, constants: recording.constants, keepingHash: false))
+        var streamConstants: StreamConstants?
+        if stored.typeVersion == 2 {
+            streamConstants = constants[stored.stream] ?? recording.constants
+            constants[stored.stream] = streamConstants
+        }
+        return (recording.conversation, try ReplayEvent(stored, constants: streamConstants, keepingHash: false))
     }
 
-    /// What the pass knows of a recording from its first event.
+    /// What the pass knows of a recording from its first event: a few ids per recording.
     struct Recording: Sendable {
         var conversation: ConversationID
+        var device: DeviceID
+        var localParticipant: ParticipantID
+        var remoteParticipants: [ParticipantID]
+
         /// What its compact payloads leave out.
-        var constants: StreamConstants
+        var constants: StreamConstants {
+            StreamConstants(device: device, conversation: conversation, localParticipant: localParticipant,
+                            remoteParticipants: remoteParticipants)
+        }
     }
 
     /// Decoded chunks on their way from the decoding threads to the folding one.
@@ -138,7 +153,9 @@ public enum FullReplay {
                 type: head.first.type, typeVersion: head.first.typeVersion, payload: head.first.payload) else {
                 throw ReplayError.undecodableEvent(position: head.first.position, detail: "a recording.started payload")
             }
-            conversationOfStream[head.first.stream] = Recording(conversation: info.conversation, constants: StreamConstants(info))
+            conversationOfStream[head.first.stream] = Recording(conversation: info.conversation, device: info.device,
+                                                                localParticipant: info.localParticipant,
+                                                                remoteParticipants: info.remoteParticipants)
             streamsOf[info.conversation, default: []].insert(head.first.stream)
             lastPosition[info.conversation] = max(lastPosition[info.conversation] ?? 0, head.lastPosition)
         }
@@ -181,12 +198,16 @@ public enum FullReplay {
         let decoders = lanes ?? min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
         let last = try store.lastPosition()
         if decoders < 2 || last < 4 * chunkSize {
+            var constants: [UUID: StreamConstants] = [:]
             try store.scan(verify: verify, skippingDamaged: damaged) { stored in
                 statistics.events += 1
-                if statistics.events % 16_384 == 0 { progress?(statistics.events) }
+                if statistics.events % 16_384 == 0 {
+                    progress?(statistics.events)
+                    constants.removeAll(keepingCapacity: true)
+                }
                 let decoded: Decoded?
                 do {
-                    decoded = try decode(stored, conversationOfStream)
+                    decoded = try decode(stored, conversationOfStream, &constants)
                 } catch let error where damaged != nil {
                     damaged?(error)
                     return
@@ -218,13 +239,14 @@ public enum FullReplay {
                         items.reserveCapacity(size)
                         var read = 0
                         var skipped: [Error] = []
+                        var constants: [UUID: StreamConstants] = [:]
                         let first = Int64(chunk) * Int64(size) + 1
                         do {
                             try reader.scan(EventQuery(positions: first...(first + Int64(size) - 1)), verify: verify,
                                             skippingDamaged: skipping ? { skipped.append($0) } : nil) { stored in
                                 read += 1
                                 do {
-                                    if let decoded = try decode(stored, streams) { items.append(decoded) }
+                                    if let decoded = try decode(stored, streams, &constants) { items.append(decoded) }
                                 } catch where skipping {
                                     skipped.append(error)
                                 }

@@ -61,7 +61,11 @@ import Testing
         // The chains are consistent: only the signatures say no.
         #expect(try EventStore(path: path, access: .readOnly).verifyIntegrity().isSound)
         let found = try errors(path)
-        #expect(found.contains { $0.check == .signature && $0.rule == "changedEvent" }, "\(found)")
+        let changed = try #require(found.first { $0.check == .signature && $0.rule == "changedEvent" }, "\(found)")
+        // It names the game's conversation, as `games` and `state` take it.
+        let stream = try #require(try EventStore(path: path, access: .readOnly).event(at: position, verify: false)?.stream)
+        let conversation = try GameIndex(store: try EventStore(path: path, access: .readOnly)).allStreams().first { $0.value.contains(stream) }?.key
+        #expect(changed.game == conversation?.uuid.uuidString.lowercased() && changed.game != nil)
         // Nothing the forger can show points past the log's end.
         let last = try EventStore(path: path, access: .readOnly).lastPosition()
         #expect(found.allSatisfy { ($0.position ?? 0) <= last })

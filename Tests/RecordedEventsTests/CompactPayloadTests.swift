@@ -53,6 +53,19 @@ import Testing
         }
     }
 
+    @Test func deviceNamesThatJSONEscapesStillCompact() throws {
+        for name in ["A", "Bob's \"phone\"", "back\\slash", "line\nfeed\ttab", "\u{1}\u{1F}", "é/ü 😀"] {
+            let device = DeviceID(name)
+            let info = InstanceInfo(instanceID: UUID(), device: device, conversation: Shapes.context.conversation, kind: "k",
+                                    localParticipant: ParticipantID(UUID()), remoteParticipants: [], names: [:])
+            let event = RecordedEvent.screen(.blank, EventContext(device: device, conversation: info.conversation, style: .compact,
+                                                                  isActive: true, selectedMessage: nil))
+            let stored = event.storedForm(in: StreamConstants(info))
+            #expect(stored.typeVersion == 2, "\(name)")
+            #expect(try CompactPayload.expand(stored.payload, with: StreamConstants(info)) == event.payload(), "\(name)")
+        }
+    }
+
     @Test func aCompactPayloadIsRefusedWithoutItsRecordingOrWithAReferenceToNothing() throws {
         let event = RecordedEvent.input(.touch(.cell(4)), Shapes.context)
         let stored = event.storedForm(in: Self.constants)

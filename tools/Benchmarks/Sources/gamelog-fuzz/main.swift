@@ -48,6 +48,23 @@ struct Tally {
     }
 }
 
+/// A hostile variant of payload bytes: bytes replaced, the tail cut, bytes (or one of
+/// `pieces`) inserted.
+@MainActor func mutate(bytes seed: [UInt8], pieces: [[UInt8]] = []) -> [UInt8] {
+    var bytes = seed
+    for _ in 0..<(1 + random(4)) where !bytes.isEmpty {
+        switch random(pieces.isEmpty ? 3 : 4) {
+        case 0: bytes[random(bytes.count)] = UInt8(truncatingIfNeeded: generator.next())
+        case 1: bytes.removeLast(random(bytes.count))
+        case 2: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: random(bytes.count))
+        default: bytes.insert(contentsOf: pieces[random(pieces.count)], at: random(bytes.count))
+        }
+    }
+    return bytes
+}
+/// References a compact payload may hold, and some that name nothing.
+let referencePieces = ["\"$c\"", "\"$l\"", "\"$r0\"", "\"$r7\"", "\"$$\"", "\"$\""].map { Array($0.utf8) }
+
 let battleshipSeeds = ["www.shinobicontrols.com/battleship?Ship_Location=0&Ship_Location=1&Is_Complete=0",
                        "www.shinobicontrols.com/battleship?Ship_Location=2&Ship_Location=6&Is_Complete=1"]
 let ticTacToeSeeds = ["?0=0&0=0&0=0&0=0&1=1&0=0&0=0&0=0&0=0&1=0", "?-1=-1&0=0&1=1&0=0&1=1&0=0&0=0&0=0&0=0&1=0"]
@@ -84,14 +101,7 @@ results.append(("Tic-tac-toe URL decoder", tally))
 tally = Tally()
 for _ in 0..<count {
     let (type, seed) = payloadSeeds[random(payloadSeeds.count)]
-    var bytes = seed
-    for _ in 0..<(1 + random(4)) where !bytes.isEmpty {
-        switch random(3) {
-        case 0: bytes[random(bytes.count)] = UInt8(truncatingIfNeeded: generator.next())
-        case 1: bytes.removeLast(random(bytes.count))
-        default: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: random(bytes.count))
-        }
-    }
+    let bytes = mutate(bytes: seed)
     let claimed = random(4) == 0 ? types[random(types.count)] : type
     let version = 1 + random(2)
     var decoded: RecordedEvent?
@@ -118,15 +128,7 @@ let compactSeeds: [(String, [UInt8])] = payloadSeeds.compactMap { type, payload 
 tally = Tally()
 for _ in 0..<count {
     let (type, seed) = compactSeeds[random(compactSeeds.count)]
-    var bytes = seed
-    for _ in 0..<(1 + random(4)) where !bytes.isEmpty {
-        switch random(4) {
-        case 0: bytes[random(bytes.count)] = UInt8(truncatingIfNeeded: generator.next())
-        case 1: bytes.removeLast(random(bytes.count))
-        case 2: bytes.insert(contentsOf: Array("\"$r\(random(3))\"".utf8), at: random(bytes.count))
-        default: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: random(bytes.count))
-        }
-    }
+    let bytes = mutate(bytes: seed, pieces: referencePieces)
     var decoded: RecordedEvent?
     tally.time {
         decoded = try? RecordedEvent.decode(type: type, typeVersion: 2, payload: bytes, stream: constants)
