@@ -2,7 +2,9 @@
 # The benchmark table: on one workload of simulated games (10,000 games, about
 # 1,000,000 events), gamelog's append, bytes per event, replay, seek and replay
 # memory, next to the limit (raw SQLite through the C API) and the peer (Python
-# eventsourcing 9.5.6), all measured in the same run.
+# eventsourcing 9.5.6), all measured in the same run; then the payload layouts on the
+# same events (gamelog-bench payloads) and the one-game commands on a small log and one
+# of GAMES games (tools/ratio.sh).
 # Usage: tools/bench.sh [GAMES] [SMALL-EVENTS]     (about 10 minutes at the default; rates are medians of 3 runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
