@@ -27,7 +27,11 @@ struct OpenedGame {
     let origin: ForkOrigin?
 
     init(options: GlobalOptions, id: String) throws {
-        store = try options.openForReading()
+        try self.init(store: try options.openForReading(), id: id)
+    }
+
+    init(store: EventStore, id: String) throws {
+        self.store = store
         let index = try GameIndex(store: store)
         let (conversation, session) = try index.resolve(id)
         self.session = session

@@ -1,6 +1,8 @@
 import ArgumentParser
 import EventStore
+import Fork
 import Foundation
+import MessagesModel
 import Presentation
 import Projections
 import Replay
@@ -12,7 +14,9 @@ struct ReplayCommand: ParsableCommand {
         discussion: """
             On a terminal: an interactive replayer (n/→ next, p/← previous, g jump to a step, \
             t jump to a time, m next message, k next event of a kind, d diff to the previous \
-            step, v switch whose view (each device, then auditor), q quit). Without a terminal, or with --step or --json, it prints the state \
+            step, v switch whose view (each device, then auditor), f fork here: branch into a new \
+            log and type new steps as `gamelog fork --input` takes them, then replay the branch; \
+            q quit). Without a terminal, or with --step or --json, it prints the state \
             at one step (default: the last) for scripts.
             """)
 
@@ -38,7 +42,7 @@ struct ReplayCommand: ParsableCommand {
                 }
                 return
             }
-            try InteractiveReplay(opened: opened, perspective: seenAs).run()
+            try InteractiveReplay(opened: opened, game: game, perspective: seenAs).run()
         }
     }
 }
@@ -46,20 +50,24 @@ struct ReplayCommand: ParsableCommand {
 /// The full-screen replayer. Draws the state at the current step with a help line
 /// that is always visible, and moves on single key presses.
 final class InteractiveReplay {
-    let opened: OpenedGame
+    /// The game on screen: the one asked for, or after `f` the branch forked from it.
+    var opened: OpenedGame
+    /// Its id as given (a fork names its origin by it).
+    var game: String
     var perspective: Perspective
     var step = 0
     var showDiff = false
     var message = ""
     private var saved = termios()
 
-    init(opened: OpenedGame, perspective: Perspective) {
+    init(opened: OpenedGame, game: String, perspective: Perspective) {
         self.opened = opened
+        self.game = game
         self.perspective = perspective
     }
 
     /// The key bar: "q quit" first, so a narrow terminal keeps the way out.
-    static let help = "q quit  n/→ next  p/← prev  g step  t time  m message  k kind  d diff  v whose view"
+    static let help = "q quit  n/→ next  p/← prev  g step  t time  m message  k kind  d diff  v whose view  f fork here"
 
     func run() throws {
         tcgetattr(STDIN_FILENO, &saved)
@@ -108,9 +116,48 @@ final class InteractiveReplay {
                 if let kind = prompt("next event of kind (e.g. callback.didReceive): "), !kind.isEmpty {
                     if let found = replayer.nextStep(after: step, kind: kind) { step = found } else { message = "no later \(kind)" }
                 }
+            case "f":
+                forkHere()
             default:
                 message = "unknown key; \(Self.help)"
             }
+        }
+    }
+
+    /// Branches the game at the current step into a new log, plays the steps typed at
+    /// the prompt (as `gamelog fork --input` reads them), then shows the branch.
+    private func forkHere() {
+        guard let path = prompt("fork at step \(step) into (a new .sqlite file): "), !path.isEmpty else { return }
+        guard URL(fileURLWithPath: path).standardizedFileURL != URL(fileURLWithPath: opened.store.path).standardizedFileURL else {
+            message = "a fork never writes the log it comes from: name another file"
+            return
+        }
+        do {
+            let out = try EventStore(path: path, access: .readWrite)
+            let fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: step, into: out, seed: 1)
+            var played = 0, note = ""
+            while let line = prompt("\(note)step \(played + 1) of the branch (e.g. B touch cell 4, A send; Enter ends): "),
+                  !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                if let (device, action) = fork.parse(line) {
+                    do {
+                        try fork.play(action, on: device)
+                        played += 1
+                        note = ""
+                    } catch {
+                        note = "\(error). "
+                    }
+                } else {
+                    note = "'\(line)' is not a step. "
+                }
+            }
+            let branch = fork.conversation.uuid.uuidString.lowercased()
+            opened = try OpenedGame(store: out, id: branch)
+            game = branch
+            step = opened.replayer.stepCount
+            perspective = .auditor
+            message = "forked into \(path) with \(played) new steps: now replaying the branch \(branch.prefix(8))"
+        } catch {
+            message = "fork failed: \(error)"
         }
     }
 

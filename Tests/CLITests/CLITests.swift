@@ -364,6 +364,52 @@ extension InteractiveReplayTests {
         _ = try tmux(["send-keys", "-t", session, "q"])
         #expect(try screen(session, until: "REPLAY-EXITED").contains("REPLAY-EXITED"))
     }
+
+    /// Issue 12's fork without leaving the replayer: `f` at step 10 of the Tic-tac-toe
+    /// game, new moves typed one a line, and the branch on screen, marked as a fork.
+    @Test func forkingInsideTheReplayerPlaysTypedStepsAndShowsTheBranch() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let game = try #require(list.first { $0["kind"] as? String == "tictactoe" }?["id"] as? String)
+        let before = try Data(contentsOf: folder.url.appending(path: "gamelog.sqlite"))
+        let session = "gamelog-fork-\(UUID().uuidString.prefix(8))"
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", "140", "-y", "50",
+                      "cd \(folder.url.path) && \(try gamelogPath()) replay \(game.prefix(8)); echo REPLAY-EXITED; sleep 30"])
+        defer { _ = try? tmux(["kill-session", "-t", session]) }
+        _ = try screen(session, until: "step 0/")
+        _ = try tmux(["send-keys", "-t", session, "g"])
+        _ = try screen(session, until: "go to step")
+        _ = try tmux(["send-keys", "-t", session, "10", "Enter"])
+        _ = try screen(session, until: "step 10/")
+
+        _ = try tmux(["send-keys", "-t", session, "f"])
+        _ = try screen(session, until: "fork at step 10 into")
+        _ = try tmux(["send-keys", "-t", session, "branch.sqlite", "Enter"])
+        _ = try screen(session, until: "step 1 of the branch")
+        // Alice takes a corner instead of the centre; one line is not a step, and says so.
+        let moves = ["A touch cell 0", "A send", "B open", "B deliver", "B tap-latest", "B touch cell 4", "B sned", "B send"]
+        for (index, move) in moves.enumerated() {
+            _ = try tmux(["send-keys", "-t", session, move, "Enter"])
+            if move == "B sned" {
+                #expect(try screen(session, until: "'B sned' is not a step").contains("'B sned' is not a step"))
+            } else {
+                _ = try screen(session, until: "step \(moves.prefix(index + 1).filter { $0 != "B sned" }.count + 1) of the branch")
+            }
+        }
+        _ = try tmux(["send-keys", "-t", session, "Enter"])
+        let text = try screen(session, until: "now replaying the branch")
+        #expect(text.contains("forked into branch.sqlite with 7 new steps"), "\(text)")
+        #expect(text.contains("fork of"), "the branch names its origin: \(text)")
+        _ = try tmux(["send-keys", "-t", session, "q"])
+        #expect(try screen(session, until: "REPLAY-EXITED").contains("REPLAY-EXITED"))
+
+        // The branch is a log of its own that verifies; the source is as it was.
+        let verify = try gamelog(["verify", "--db", "branch.sqlite"], in: folder.url)
+        #expect(verify.status == 0, "\(verify.stdout)")
+        #expect(try Data(contentsOf: folder.url.appending(path: "gamelog.sqlite")) == before)
+    }
 }
 
 @Suite struct MigrateTests {
