@@ -37,11 +37,18 @@ extension EventStore {
     /// for a log written before the catalog existed (until it is filled) and for a log
     /// an appender without tags wrote to.
     public func catalogIsComplete() throws -> Bool {
+        guard let coverage = try catalogCoverage() else { return false }
+        return coverage.through == coverage.last
+    }
+
+    /// Through which position the catalog covers the log, and the log's last position;
+    /// nil for a log from before the catalog existed (schema 5).
+    public func catalogCoverage() throws -> (through: Int64, last: Int64)? {
         try read { db in
-            guard try db.tableExists("catalog_coverage") else { return false }
+            guard try db.tableExists("catalog_coverage") else { return nil }
             let through = try Int64.fetchOne(db, sql: "SELECT through FROM catalog_coverage") ?? -1
             let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0
-            return through == last
+            return (through, last)
         }
     }
 

@@ -143,12 +143,24 @@ import TestSupport
         let verify = try gamelog(["verify", "--db", "old.sqlite"], in: folder.url)
         #expect(verify.status == 0 && verify.stdout.contains("ok: 596 events checked"), "\(verify.stdout)")
         #expect(try gamelog(["rerun", "--db", "old.sqlite"], in: folder.url).status == 0)
+        let info = try gamelog(["info", "--db", "old.sqlite"], in: folder.url)
+        #expect(info.stdout.contains("game catalog:   none (a log from before the catalog"), "\(info.stdout)")
         #expect(try Data(contentsOf: folder.url.appending(path: "old.sqlite")) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["old.sqlite"])
 
         // Migrated, it takes new (compact) events beside its old ones.
         let migrate = try gamelog(["migrate", "--db", "old.sqlite"], in: folder.url)
         #expect(migrate.status == 0 && migrate.stdout.contains("filled the game catalog"), "\(migrate.stdout)")
+        let filled = try gamelog(["info", "--db", "old.sqlite"], in: folder.url)
+        #expect(filled.stdout.contains("game catalog:   complete, 4 games"), "\(filled.stdout)")
+        // A catalog that stops short is named as such, with the way to fill it.
+        let copyPath = folder.path("short.sqlite")
+        try FileManager.default.copyItem(atPath: folder.path("old.sqlite"), toPath: copyPath)
+        try DatabaseQueue(path: copyPath).write { try $0.execute(sql: "UPDATE catalog_coverage SET through = 100") }
+        let short = try gamelog(["info", "--db", "short.sqlite"], in: folder.url)
+        #expect(short.stdout.contains("covers positions 1-100 of 596 (commands scan; `gamelog index` fills the rest)"), "\(short.stdout)")
+        #expect(try gamelog(["index", "--db", "short.sqlite"], in: folder.url).status == 0)
+        #expect(try gamelog(["info", "--db", "short.sqlite"], in: folder.url).stdout.contains("complete, 4 games"))
         let more = try gamelog(["simulate", "--games", "3", "--seed", "9", "--clock", "fixed", "--db", "old.sqlite"], in: folder.url)
         #expect(more.status == 0, "\(more.stderr)")
         let versions = try DatabaseQueue(path: folder.path("old.sqlite")).read {
