@@ -252,6 +252,22 @@ final class Folder {
         try ChildProcess.run("tmux", arguments, atMost: 30).stdout
     }
 
+    /// A folder with the demo's log, and its games as `games --json` lists them.
+    func demo() throws -> (Folder, [[String: Any]]) {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        return (folder, try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]]))
+    }
+
+    /// Starts `gamelog replay GAME` in a tmux session of the given size; the caller kills it.
+    func startReplay(_ game: String, in folder: Folder, columns: Int, rows: Int) throws -> String {
+        let session = "gamelog-test-\(UUID().uuidString.prefix(8))"
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", String(columns), "-y", String(rows),
+                      "cd \(folder.url.path) && \(try gamelogPath()) replay \(game.prefix(8)); echo REPLAY-EXITED; sleep 30"])
+        return session
+    }
+
     func screen(_ session: String, until text: String) throws -> String {
         var last = ""
         for _ in 0..<100 {
@@ -263,16 +279,8 @@ final class Folder {
     }
 
     @Test func stepsJumpsDiffsAndQuitsInATerminal() throws {
-        let folder = try Folder()
-        let demo = try gamelog(["demo", "--fixed-clock"], in: folder.url)
-        #expect(demo.status == 0)
-        let games = try gamelog(["games", "--json"], in: folder.url)
-        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
-        let game = try #require(list.first?["id"] as? String)
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "gamelog").path
-        let session = "gamelog-test-\(UUID().uuidString.prefix(8))"
-        _ = try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "50",
-                      "cd \(folder.url.path) && \(binary) replay \(game.prefix(8)); echo REPLAY-EXITED; sleep 30"])
+        let (folder, list) = try demo()
+        let session = try startReplay(try #require(list.first?["id"] as? String), in: folder, columns: 120, rows: 50)
         defer { _ = try? tmux(["kill-session", "-t", session]) }
 
         var text = try screen(session, until: "step 0/")
@@ -321,15 +329,8 @@ extension InteractiveReplayTests {
     /// A small terminal keeps the way out and the diff; a resize redraws at once;
     /// a bad time says why; Esc cancels a prompt.
     @Test func smallAndResizedTerminalsBadTimesAndEscape() throws {
-        let folder = try Folder()
-        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
-        let games = try gamelog(["games", "--json"], in: folder.url)
-        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
-        let game = try #require(list.first?["id"] as? String)
-        let binary = try gamelogPath()
-        let session = "gamelog-small-\(UUID().uuidString.prefix(8))"
-        _ = try tmux(["new-session", "-d", "-s", session, "-x", "60", "-y", "15",
-                      "cd \(folder.url.path) && \(binary) replay \(game.prefix(8)); echo REPLAY-EXITED; sleep 30"])
+        let (folder, list) = try demo()
+        let session = try startReplay(try #require(list.first?["id"] as? String), in: folder, columns: 60, rows: 15)
         defer { _ = try? tmux(["kill-session", "-t", session]) }
 
         var text = try screen(session, until: "step 0/")
@@ -368,15 +369,10 @@ extension InteractiveReplayTests {
     /// Issue 12's fork without leaving the replayer: `f` at step 10 of the Tic-tac-toe
     /// game, new moves typed one a line, and the branch on screen, marked as a fork.
     @Test func forkingInsideTheReplayerPlaysTypedStepsAndShowsTheBranch() throws {
-        let folder = try Folder()
-        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
-        let games = try gamelog(["games", "--json"], in: folder.url)
-        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let (folder, list) = try demo()
         let game = try #require(list.first { $0["kind"] as? String == "tictactoe" }?["id"] as? String)
         let before = try Data(contentsOf: folder.url.appending(path: "gamelog.sqlite"))
-        let session = "gamelog-fork-\(UUID().uuidString.prefix(8))"
-        _ = try tmux(["new-session", "-d", "-s", session, "-x", "140", "-y", "50",
-                      "cd \(folder.url.path) && \(try gamelogPath()) replay \(game.prefix(8)); echo REPLAY-EXITED; sleep 30"])
+        let session = try startReplay(game, in: folder, columns: 140, rows: 50)
         defer { _ = try? tmux(["kill-session", "-t", session]) }
         _ = try screen(session, until: "step 0/")
         _ = try tmux(["send-keys", "-t", session, "g"])
