@@ -41,6 +41,16 @@ public struct StreamDecoder {
         return event
     }
 
+    /// Decodes one stored event of `stream` and keeps its version 1 bytes, expanding a
+    /// compact payload once for both (what `log --json` prints beside what it decodes).
+    public mutating func decodeKeepingFullPayload(stream: UUID, type: String, typeVersion: Int,
+                                                  payload: [UInt8]) throws(PayloadDecodingError) -> (event: RecordedEvent, full: [UInt8]) {
+        let full = try v1Payload(stream: stream, type: type, typeVersion: typeVersion, payload: payload)
+        let event = try RecordedEvent.decode(type: type, typeVersion: typeVersion == 2 ? 1 : typeVersion, payload: full)
+        if case .recordingStarted(let info) = event { learn(info, stream: stream) }
+        return (event, full)
+    }
+
     /// The version 1 bytes of one stored event of `stream` (what `log --json` and people read).
     public mutating func v1Payload(stream: UUID, type: String, typeVersion: Int,
                                    payload: [UInt8]) throws(PayloadDecodingError) -> [UInt8] {

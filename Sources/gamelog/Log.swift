@@ -68,7 +68,15 @@ struct Log: ParsableCommand {
                 if let limit, shown >= limit { return }
                 if let positions, !positions.contains(event.position) { return }
                 if let kind, !(event.type == kind || event.type.hasPrefix(kind + ".")) { return }
-                let decoded = try? decoder.decode(stream: event.stream, type: event.type, typeVersion: event.typeVersion, payload: event.payload)
+                // Under --json the payload is printed whole too: a compact one is expanded once for both.
+                var full = event.payload
+                let decoded: RecordedEvent?
+                if json, let both = try? decoder.decodeKeepingFullPayload(stream: event.stream, type: event.type,
+                                                                         typeVersion: event.typeVersion, payload: event.payload) {
+                    (decoded, full) = (both.event, both.full)
+                } else {
+                    decoded = try? decoder.decode(stream: event.stream, type: event.type, typeVersion: event.typeVersion, payload: event.payload)
+                }
                 let context = decoded?.context
                 let deviceName: String?
                 if case .recordingStarted(let info)? = decoded {
@@ -89,9 +97,6 @@ struct Log: ParsableCommand {
                 if json {
                     // Written by hand in the one JSON style (keys sorted): a payload is
                     // rewritten in one pass, with the reference for anything unusual.
-                    // A compact payload is shown whole, as its upcaster expands it.
-                    let full = (try? decoder.v1Payload(stream: event.stream, type: event.type, typeVersion: event.typeVersion,
-                                                       payload: event.payload)) ?? event.payload
                     let payload = JSONStyleRewriter.rewrite(full).map { String(decoding: $0, as: UTF8.self) }
                         ?? ((try? JSONStyle.normalize(json: Data(full))).flatMap { try? JSONStyle.text($0) } ?? "null")
                     print(#"{"id":"\#(event.id.uuidString.lowercased())","payload":\#(payload),"position":\#(event.position),"recordedAt":"\#(event.recordedAt)","stream":"\#(event.stream.uuidString.lowercased())","streamVersion":\#(event.streamVersion),"type":"\#(event.type)","typeVersion":\#(event.typeVersion)}"#)
