@@ -119,6 +119,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "EventStore", "Interchange", "RecordedEvents",
+                                                   "Games", "Recorder", "Simulation",
                                                    .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/TestSupport",
                 swiftSettings: strict),
         // A child process for the crash and contention tests: appends and says what it committed.

@@ -12,19 +12,10 @@ cd "$(dirname "$0")/.."
 small=${1:-20}
 big=${2:-2000}
 folder=.build/linear
-mkdir -p "$folder"
-echo "… building (release)" >&2
-swift build -c release --product gamelog >/dev/null
-gamelog=.build/release/gamelog
-for games in "$small" "$big"; do
-  db="$folder/log-$games.sqlite"
-  if [ ! -f "$db" ]; then
-    echo "… simulating $games games into $db" >&2
-    "$gamelog" simulate --games "$games" --seed 1 --clock fixed --db "$db.partial" >/dev/null
-    mv "$db.partial" "$db"
-    rm -f "$db.partial-wal" "$db.partial-shm"
-  fi
-done
+source tools/simulated-logs.sh
+build_gamelog
+simulated_log "$folder" "$small"
+simulated_log "$folder" "$big"
 python3 - "$gamelog" "$folder" "$small" "$big" <<'PY'
 import json, os, subprocess, sys, time
 gamelog, folder, small, big = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]

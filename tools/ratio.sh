@@ -11,19 +11,10 @@ small=${1:-16}
 big=${2:-1600}
 runs=${3:-7}
 folder=.build/ratio
-mkdir -p "$folder"
-echo "… building (release)" >&2
-swift build -c release --product gamelog >/dev/null
-gamelog=.build/release/gamelog
-for games in "$small" "$big"; do
-  db="$folder/log-$games.sqlite"
-  if [ ! -f "$db" ]; then
-    echo "… simulating $games games into $db" >&2
-    "$gamelog" simulate --games "$games" --seed 1 --clock fixed --db "$db.partial" >/dev/null
-    mv "$db.partial" "$db"
-    rm -f "$db.partial-wal" "$db.partial-shm"
-  fi
-done
+source tools/simulated-logs.sh
+build_gamelog
+simulated_log "$folder" "$small"
+simulated_log "$folder" "$big"
 python3 - "$gamelog" "$folder/log-$small.sqlite" "$folder/log-$big.sqlite" "$runs" <<'PY'
 import json, statistics, subprocess, sys, time
 gamelog, small, big, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])

@@ -242,9 +242,8 @@ extension Interchange {
         try checkAgainst(store, plan)
         try store.store(plan.checkpoints.map(\.checkpoint))
         // A stream's start is in the files, or (for a stream that continues) already in the store.
-        var decoder = StreamDecoder(firstEventOf: { stream in
-            if let line = plan.starts[stream], let fields = try? plan.fields(line) { return (fields.type, fields.typeVersion, fields.payload) }
-            return (try? store.firstEvent(ofStream: stream))?.map { ($0.type, $0.typeVersion, $0.payload) }
+        var decoder = StreamDecoder(store: store, startsElsewhere: { stream in
+            plan.starts[stream].flatMap { try? plan.fields($0) }.map { ($0.type, $0.typeVersion, $0.payload) }
         })
         let stored = try merge(
             count: plan.lines.count, key: { plan.keys[$0] },

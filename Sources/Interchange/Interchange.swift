@@ -227,9 +227,8 @@ public enum Interchange {
                                 progress: ((Int) -> Void)? = nil) throws -> Int {
         // Each stream's start, from the list or (for a stream that continues) the store.
         let starts = Dictionary(events.filter { $0.streamVersion == 1 }.map { ($0.stream, $0) }, uniquingKeysWith: { a, _ in a })
-        var decoder = StreamDecoder(firstEventOf: { stream in
-            if let start = starts[stream] { return (start.type, start.typeVersion, Array(start.payload.utf8)) }
-            return (try? store.firstEvent(ofStream: stream))?.map { ($0.type, $0.typeVersion, $0.payload) }
+        var decoder = StreamDecoder(store: store, startsElsewhere: { stream in
+            starts[stream].map { ($0.type, $0.typeVersion, Array($0.payload.utf8)) }
         })
         return try merge(count: events.count,
                   key: { MergeKey(recordedAt: events[$0].recordedAt, streamVersion: events[$0].streamVersion,

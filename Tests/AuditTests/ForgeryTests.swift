@@ -23,8 +23,7 @@ import Testing
         folder = try TemporaryFolder()
         clean = folder.path("clean.sqlite")
         let store = try EventStore(path: clean)
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 808), games: .standard, seed: 808)
-        for n in 0..<8 { try simulator.play(simulator.mixedKind(n)) }
+        try playMixedGames(8, into: store, seed: 808)
         keys = ["A": DeviceKey.derived(device: "A", seed: 808).publicKey, "B": DeviceKey.derived(device: "B", seed: 808).publicKey]
     }
 

@@ -21,8 +21,7 @@ import Testing
     @Test func aForkReenactsWhatEachDeviceShowedAtEveryInputBoundary() throws {
         let folder = try TemporaryFolder()
         let source = try EventStore(path: folder.path("source.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: source, clock: FixedClock(), seed: 73), games: .standard, seed: 73, noise: 0.25)
-        for n in 0..<8 { try simulator.play(simulator.mixedKind(n)) }
+        try playMixedGames(8, into: source, seed: 73, noise: 0.25)
         let catalog = try GameCatalog(store: source, games: .standard)
         var compared = 0
         for (conversation, streams) in catalog.streams where (catalog.eventCounts[conversation] ?? 0) > 20 {

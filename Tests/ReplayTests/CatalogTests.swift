@@ -17,8 +17,7 @@ import TestSupport
     /// A log of noisy games of every kind, recorded through the recorder.
     static func recordedLog(_ path: String, games: Int = 40, seed: UInt64 = 14) throws -> EventStore {
         let store = try EventStore(path: path)
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: .standard, seed: seed, noise: 0.3)
-        for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
+        try playMixedGames(games, into: store, seed: seed, noise: 0.3)
         return store
     }
 

@@ -13,8 +13,7 @@ import Testing
     @Test func theRewriterAgreesWithTheReferenceOnEveryRecordedPayload() throws {
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("style.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 3), games: .standard, seed: 3, noise: 0.3)
-        for n in 0..<16 { try simulator.play(simulator.mixedKind(n)) }
+        try playMixedGames(16, into: store, seed: 3, noise: 0.3)
         var compared = 0
         for event in try store.events() {
             let fast = try #require(JSONStyleRewriter.rewrite(event.payload), "position \(event.position)")
