@@ -52,7 +52,8 @@ public struct Auditor: Sendable {
     /// Every check, and what the signature check read.
     /// - Parameter trusted: device name → Ed25519 public key the auditor trusts; nil
     ///   checks signatures against the keys found in the log itself.
-    public func report(_ store: EventStore, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil,
+    /// - Parameter known: signed heads known from elsewhere; the log must reach them (the rollback defence).
+    public func report(_ store: EventStore, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
                        progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         // SQLite's own check first: a broken index can hide rows from every query. It reads
         // the whole file, so one game's audit (which must cost the same in any log) leaves
@@ -118,19 +119,19 @@ public struct Auditor: Sendable {
         }
         let index = try plan.get()
         var findings = try shared.findings() + structure
-        var proofs: ProofReport?
-        if game == nil {
-            let report = try store.verifyProofs(trusting: trusted)
-            // A signature problem names a recording; the finding names its conversation, as `games` and `state` take it.
-            var conversationOf: [UUID: ConversationID] = [:]
-            for (conversation, streams) in index.streams { for stream in streams { conversationOf[stream] = conversation } }
-            findings += report.problems.map { problem in
-                Finding(problem.isError ? .error : .warning, .signature, position: problem.position,
-                        game: problem.stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), device: problem.device,
-                        rule: problem.kind.rawValue, expected: "events as their device signed them", found: problem.detail)
-            }
-            proofs = report
+        // The signatures: the whole log's trees, or those of the game's recordings.
+        let gameStreams = index.conversations.reduce(into: Set<UUID>()) { $0.formUnion(index.streams[$1] ?? []) }
+        let proofs = game == nil ? try store.verifyProofs(trusting: trusted, known: known)
+            : try store.verifyProofs(ofStreams: gameStreams, trusting: trusted, known: known)
+        // A signature problem names a recording; the finding names its conversation, as `games` and `state` take it.
+        var conversationOf: [UUID: ConversationID] = [:]
+        for (conversation, streams) in index.streams { for stream in streams { conversationOf[stream] = conversation } }
+        findings += proofs.problems.map { problem in
+            Finding(problem.isError ? .error : .warning, .signature, position: problem.position,
+                    game: problem.stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), device: problem.device,
+                    rule: problem.kind.rawValue, expected: "events as their device signed them", found: problem.detail)
         }
+        findings += try deviceFindings(store, proofs: proofs, streams: game == nil ? nil : gameStreams, conversationOf: conversationOf)
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
         if game == nil { findings += try catalogFindings(store) }
         if rerunsExtensions {
@@ -164,6 +165,25 @@ public struct Auditor: Sendable {
                 return nil
             }
         }
+    }
+
+    /// Each signed recording must be in the tree of the device it says it was made on:
+    /// a device's key signs what that device recorded, never another's recordings.
+    func deviceFindings(_ store: EventStore, proofs: ProofReport, streams: Set<UUID>?,
+                        conversationOf: [UUID: ConversationID]) throws -> [Finding] {
+        var findings: [Finding] = []
+        try store.scanStreamHeads { head in
+            let stream = head.first.stream
+            guard streams?.contains(stream) ?? true, let signer = proofs.deviceOfStream[stream],
+                  case .recordingStarted(let info)? = try? RecordedEvent.decode(type: head.first.type, typeVersion: head.first.typeVersion,
+                                                                                 payload: head.first.payload),
+                  info.device.name != signer else { return }
+            findings.append(Finding(.error, .signature, position: head.first.position,
+                                    game: conversationOf[stream]?.uuid.uuidString.lowercased(), device: info.device.name,
+                                    rule: "signedByItsOwnDevice", expected: "recording \(stream.uuidString.prefix(8).lowercased()) signed by device \(SafeText.line(info.device.name)), which made it",
+                                    found: "it is in device \(SafeText.line(signer))'s tree, signed with that device's key"))
+        }
+        return findings
     }
 
     /// The catalog against the events: readers go straight to the recordings it names,

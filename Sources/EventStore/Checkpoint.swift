@@ -15,7 +15,9 @@ public struct SignedHead: Hashable, Codable, Sendable {
     }
 }
 
-/// A device's signature over the heads of its streams: what it vouches it recorded.
+/// A device's signature over the heads of its streams, as gamelog signed before device
+/// trees (schema step 7): still read and checked, and reported as the older, weaker kind
+/// (it signs streams one by one, so a whole recording removed leaves no trace).
 ///
 /// The signed message is, integers big-endian:
 /// `"gamelog checkpoint v1\n"`, the device name's UTF-8 length (2) and bytes, the
@@ -106,36 +108,4 @@ public struct Checkpoint: Hashable, Codable, Sendable {
     }
 
     private func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) { Self.append(value, to: &out) }
-}
-
-/// A device's signing key: what signs its checkpoints.
-public struct DeviceKey: Sendable {
-    public var device: String
-    /// The Ed25519 private key's 32 raw bytes.
-    public let rawKey: [UInt8]
-
-    public init(device: String, privateKey: Curve25519.Signing.PrivateKey) {
-        self.device = device
-        rawKey = Array(privateKey.rawRepresentation)
-    }
-
-    public var privateKey: Curve25519.Signing.PrivateKey {
-        try! Curve25519.Signing.PrivateKey(rawRepresentation: rawKey)
-    }
-
-    /// A key derived from a seed and the device's name, so seeded simulations sign
-    /// reproducibly. Never use one for a real device: anyone who knows the seed has it.
-    public static func derived(device: String, seed: UInt64) -> DeviceKey {
-        var material = Array("gamelog simulated device key\n".utf8) + Array(device.utf8)
-        withUnsafeBytes(of: seed.bigEndian) { material += $0 }
-        let key = try! Curve25519.Signing.PrivateKey(rawRepresentation: ChainHash.sha256(material))
-        return DeviceKey(device: device, privateKey: key)
-    }
-
-    /// A fresh random key.
-    public static func random(device: String) -> DeviceKey {
-        DeviceKey(device: device, privateKey: Curve25519.Signing.PrivateKey())
-    }
-
-    public var publicKey: [UInt8] { Array(privateKey.publicKey.rawRepresentation) }
 }

@@ -11,15 +11,102 @@ extension EventStore {
     ///   ``EventStoreError/versionConflict(stream:expected:actual:)`` and writes
     ///   nothing. A stream whose events in the batch are all already stored is not
     ///   checked (that is a retry of a batch that succeeded).
-    /// - `signing` gives the key of the device that recorded a stream: each device
-    ///   signs, in the same transaction, a ``Checkpoint`` over the heads of its
-    ///   streams this batch appended to, chained to its previous checkpoint.
+    /// - `signing` gives the key of the device that recorded a stream: the stream's
+    ///   events become the next leaves of that device's Merkle tree, and the device
+    ///   signs, in the same transaction, a ``TreeHead`` over its tree as it now stands.
     /// - Returns: for each event, in order, its position and stream version.
     @discardableResult
     public func append(_ events: [NewEvent], expecting: [UUID: ExpectedVersion] = [:],
                        signing: ((UUID) -> DeviceKey?)? = nil) throws -> [AppendedEvent] {
         guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
         guard !events.isEmpty else { return [] }
+        try Self.validate(events)
+        var results: [AppendedEvent] = []
+        var newTypes: [String: Int64] = [:]
+        try Self.translating(path) {
+            try queue.inTransaction(.immediate) { db in
+                var trees = TreeStates()
+                results = try appendInTransaction(db, events, expecting: expecting, newTypes: &newTypes, trees: &trees,
+                                                  owner: { stream in signing?(stream).map { TreeOwner(device: $0.device, publicKey: $0.publicKey) } })
+                try trees.save(db)
+                if let signing { try sign(db, &trees, signing) }
+                return .commit
+            }
+        }
+        // Only now are the new type ids known to exist.
+        typeIDs.merge(newTypes) { old, _ in old }
+        return results
+    }
+
+    /// Imports signed logs in one transaction: all of it is stored, or nothing.
+    ///
+    /// `body` appends batches through the ``ImportTransaction`` it is handed (each event
+    /// with the leaf index it was exported with, each recording in the tree `owners`
+    /// names), and stores the heads and proof nodes that came with them. Heads already
+    /// stored must match (``EventStoreError/headConflict(device:size:)``).
+    public func importing(_ body: (ImportTransaction) throws -> Void) throws {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        var newTypes: [String: Int64] = [:]
+        try Self.translating(path) {
+            try queue.inTransaction(.immediate) { db in
+                let transaction = ImportTransaction(store: self, db: db)
+                try body(transaction)
+                try transaction.trees.save(db)
+                newTypes = transaction.newTypes
+                return .commit
+            }
+        }
+        typeIDs.merge(newTypes) { old, _ in old }
+    }
+
+    /// One import's transaction: see ``EventStore/importing(_:)``.
+    public final class ImportTransaction {
+        let store: EventStore
+        let db: Database
+        var trees = TreeStates()
+        var newTypes: [String: Int64] = [:]
+
+        init(store: EventStore, db: Database) {
+            self.store = store
+            self.db = db
+        }
+
+        /// Appends a batch (skipping ids already stored); `owners` names the device tree
+        /// of each recording that has one.
+        @discardableResult
+        public func append(_ events: [NewEvent], owners: [UUID: TreeOwner]) throws -> [AppendedEvent] {
+            try EventStore.validate(events)
+            return try store.appendInTransaction(db, events, expecting: [:], newTypes: &newTypes, trees: &trees,
+                                                 owner: { owners[$0] })
+        }
+
+        /// Stores checkpoints of the older kind (those already stored must be equal).
+        public func store(_ checkpoints: [Checkpoint]) throws {
+            _ = try EventStore.store(checkpoints, db)
+        }
+
+        /// Stores signed heads (those already stored must be equal) and proof nodes.
+        public func store(heads: [TreeHead], nodes: [(owner: TreeOwner, lo: Int64, hi: Int64, hash: [UInt8])]) throws {
+            for head in heads {
+                let tree = try trees.tree(db, owner: TreeOwner(device: head.device, publicKey: head.publicKey))
+                if let stored = try Data.fetchOne(db, sql: "SELECT root FROM tree_heads WHERE tree_id = ? AND size = ?",
+                                                  arguments: [tree, head.size]) {
+                    guard Array(stored) == head.root else { throw EventStoreError.headConflict(device: head.device, size: head.size) }
+                    continue
+                }
+                try EventStore.insert(head, tree: tree, db)
+                trees.grow(tree, to: head.size)
+            }
+            for node in nodes {
+                let tree = try trees.tree(db, owner: node.owner)
+                try db.execute(sql: "INSERT INTO tree_nodes (tree_id, lo, hi, hash) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                               arguments: [tree, node.lo, node.hi, Data(node.hash)])
+                trees.grow(tree, to: node.hi)
+            }
+        }
+    }
+
+    static func validate(_ events: [NewEvent]) throws {
         for event in events {
             if event.type.isEmpty || event.type.utf8.count > 200 {
                 throw EventStoreError.invalidEvent(id: event.id, reason: "the type must have 1 to 200 bytes")
@@ -30,20 +117,10 @@ extension EventStore {
             if event.payload.count > Self.maximumPayloadSize {
                 throw EventStoreError.invalidEvent(id: event.id, reason: "the payload exceeds \(Self.maximumPayloadSize) bytes")
             }
-        }
-        var results: [AppendedEvent] = []
-        var newTypes: [String: Int64] = [:]
-        try Self.translating(path) {
-            try queue.inTransaction(.immediate) { db in
-                let (appended, heads) = try appendInTransaction(db, events, expecting: expecting, newTypes: &newTypes)
-                results = appended
-                if let signing { try sign(db, heads, signing) }
-                return .commit
+            if let leaf = event.leaf, leaf < 0 {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "a leaf index is never negative")
             }
         }
-        // Only now are the new type ids known to exist.
-        typeIDs.merge(newTypes) { old, _ in old }
-        return results
     }
 
     private struct StreamState {
@@ -52,11 +129,14 @@ extension EventStore {
         var startVersion: Int64
         /// The stream hash at `version`.
         var head: [UInt8]
+        /// The device tree its events are leaves of, if any.
+        var tree: Int64?
     }
 
     /// Appends; returns the results and the new head of every stream that grew.
-    private func appendInTransaction(_ db: Database, _ events: [NewEvent], expecting: [UUID: ExpectedVersion],
-                                     newTypes: inout [String: Int64]) throws -> ([AppendedEvent], [SignedHead]) {
+    func appendInTransaction(_ db: Database, _ events: [NewEvent], expecting: [UUID: ExpectedVersion],
+                             newTypes: inout [String: Int64], trees: inout TreeStates,
+                             owner: (UUID) -> TreeOwner?) throws -> [AppendedEvent] {
         let compressor = try currentCompressor(db)
         let tail = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
         var position: Int64 = tail?[0] ?? 0
@@ -70,10 +150,10 @@ extension EventStore {
             """))
         let insertEvent = try SQLiteCall(db, try db.cachedStatement(sql: """
             INSERT INTO events (position, event_id, stream_id, stream_version, type_id, type_version,
-                                recorded_at, codec, dictionary_id, raw_size, payload, hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                recorded_at, codec, dictionary_id, raw_size, payload, hash, leaf)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """))
-        let findStream = try db.cachedStatement(sql: "SELECT id, version, head FROM streams WHERE uuid = ?")
+        let findStream = try db.cachedStatement(sql: "SELECT id, version, head, tree_id FROM streams WHERE uuid = ?")
         let insertStream = try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)")
 
         var streams: [UUID: StreamState] = [:]
@@ -110,11 +190,12 @@ extension EventStore {
                     let version: Int64 = row[1]
                     let head = try (row[2] as Data?).map(Array.init)
                         ?? (version == 0 ? ChainHash.genesis : legacyHead(db, stream: event.stream))
-                    stream = StreamState(rowID: row[0], version: version, startVersion: version, head: head)
+                    stream = StreamState(rowID: row[0], version: version, startVersion: version, head: head, tree: row[3])
                 } else {
                     try insertStream.execute(arguments: [uuidBytes])
                     stream = StreamState(rowID: db.lastInsertedRowID, version: 0, startVersion: 0, head: ChainHash.genesis)
                 }
+                stream.tree = try trees.join(db, stream: event.stream, rowID: stream.rowID, tree: stream.tree, owner: owner(event.stream))
                 if let expected = expecting[event.stream], !expected.matches(stream.version) {
                     throw EventStoreError.versionConflict(stream: event.stream, expected: expected, actual: stream.version)
                 }
@@ -130,6 +211,7 @@ extension EventStore {
             let hash = ChainHash.hash(previous: previousHash, envelope: envelope)
             stream.head = ChainHash.streamHash(previous: stream.head, envelope: envelope)
             streams[event.stream] = stream
+            let leaf = try stream.tree.map { try trees.take(db, $0, leaf: event.leaf, envelope: envelope) }
             let encoded = try pipeline.encoded(index)
             let (row, version) = (position, stream.version)
             try withUnsafeBytes(of: event.id.uuid) { id in
@@ -148,6 +230,7 @@ extension EventStore {
                             statement.int64(10, Int64(event.payload.count))
                             statement.blob(11, payload)
                             statement.blob(12, hashBytes)
+                            if let leaf { statement.int64(13, leaf) } else { statement.null(13) }
                         }, row: { _ in () })
                     }
                 }
@@ -165,13 +248,11 @@ extension EventStore {
             results.append(appended)
         }
         let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?")
-        var heads: [SignedHead] = []
-        for (uuid, stream) in streams where stream.version != stream.startVersion {
+        for (_, stream) in streams where stream.version != stream.startVersion {
             try updateStream.execute(arguments: [stream.version, Data(stream.head), stream.rowID])
-            heads.append(SignedHead(stream: uuid, version: stream.version, hash: stream.head))
         }
         if position > firstPosition { try updateCatalog(db, catalogRows, from: firstPosition, to: position, covering: everyEventTagged) }
-        return (results, heads)
+        return results
     }
 
     private struct CatalogRow: Hashable {
@@ -207,36 +288,34 @@ extension EventStore {
         return head
     }
 
-    /// Each device signs the heads of its streams this batch grew, chained to its last checkpoint.
-    private func sign(_ db: Database, _ heads: [SignedHead], _ keyOf: (UUID) -> DeviceKey?) throws {
-        var byKey: [[UInt8]: (key: DeviceKey, heads: [SignedHead])] = [:]
-        for head in heads {
-            guard let key = keyOf(head.stream) else { continue }
-            byKey[key.publicKey, default: (key, [])].heads.append(head)
-        }
-        for (publicKey, group) in byKey.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            let last = try lastCheckpoint(db, publicKey: publicKey)
-            let checkpoint = try Checkpoint.signing(group.heads, device: group.key.device, key: group.key.privateKey,
-                                                    sequence: (last?.sequence ?? 0) + 1, previous: last?.digest ?? ChainHash.genesis,
-                                                    signedAt: clock())
-            try insert(checkpoint, db)
+    /// Each device whose tree this batch grew signs its new head.
+    private func sign(_ db: Database, _ trees: inout TreeStates, _ keyOf: (UUID) -> DeviceKey?) throws {
+        for (tree, state) in trees.grown.sorted(by: { $0.key < $1.key }) {
+            guard let key = trees.signers[tree].flatMap(keyOf), let frontier = state.frontier else { continue }
+            let head = try TreeHead.signing(size: frontier.size, root: frontier.root, key: key, at: clock())
+            try Self.insert(head, tree: tree, db)
         }
     }
 
-    func lastCheckpoint(_ db: Database, publicKey: [UInt8]) throws -> Checkpoint? {
-        try Row.fetchOne(db, sql: """
-            SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints
-            WHERE public_key = ? ORDER BY sequence DESC LIMIT 1
-            """, arguments: [Data(publicKey)]).map(Self.checkpoint)
+    static func insert(_ head: TreeHead, tree: Int64, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO tree_heads (tree_id, size, root, signed_at, flags, signature) VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [tree, head.size, Data(head.root), head.signedAt.microsecondsSince1970, head.isTestKey ? 1 : 0,
+                             Data(head.signature)])
     }
 
-    static func checkpoint(_ row: Row) -> Checkpoint {
-        Checkpoint(device: row[2], publicKey: Array(row[0] as Data), sequence: row[1], previous: Array(row[3] as Data),
-                   signedAt: Timestamp(microsecondsSince1970: row[4]), heads: Checkpoint.unpacked(Array(row[5] as Data)) ?? [],
-                   signature: Array(row[6] as Data))
+    /// A checkpoint row, or nil where a value has the wrong type (a file changed by hand).
+    static func checkpoint(_ row: Row) -> Checkpoint? {
+        guard let key = Data.fromDatabaseValue(row[0]), let sequence = Int64.fromDatabaseValue(row[1]),
+              let device = String.fromDatabaseValue(row[2]), let previous = Data.fromDatabaseValue(row[3]),
+              let signedAt = Int64.fromDatabaseValue(row[4]), let heads = Data.fromDatabaseValue(row[5]),
+              let signature = Data.fromDatabaseValue(row[6]) else { return nil }
+        return Checkpoint(device: device, publicKey: Array(key), sequence: sequence, previous: Array(previous),
+                          signedAt: Timestamp(microsecondsSince1970: signedAt), heads: Checkpoint.unpacked(Array(heads)) ?? [],
+                          signature: Array(signature))
     }
 
-    func insert(_ checkpoint: Checkpoint, _ db: Database) throws {
+    static func insert(_ checkpoint: Checkpoint, _ db: Database) throws {
         try db.execute(sql: """
             INSERT INTO checkpoints (public_key, sequence, device, previous, signed_at, heads, signature)
             VALUES (?, ?, ?, ?, ?, ?, ?)

@@ -4,22 +4,39 @@ import GRDB
 /// Something a log's signatures do not vouch for.
 public struct ProofProblem: Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Hashable, Sendable, Codable {
-        /// A checkpoint's signature does not verify under its key.
+        /// A signed head or checkpoint whose signature does not verify under its key (or
+        /// whose key is one under which forgeries verify).
         case badSignature
         /// Signed with a key the auditor does not trust for that device.
         case untrustedKey
-        /// A device's checkpoints skip a sequence number or do not chain.
+        /// One device name signs with two keys.
+        case twoKeysForDevice
+        /// Signed with a key anyone can compute (made for tests).
+        case testKey
+        /// A device's checkpoints (the older kind) skip a sequence number or do not chain.
         case brokenCheckpointChain
         /// An event differs from what its device signed.
         case changedEvent
-        /// A stream holds fewer events than its device signed.
+        /// A signed tree's leaf is missing: an event, a recording or a game was removed.
+        case missingEvent
+        /// Two events claim one leaf of a device's tree.
+        case duplicateLeaf
+        /// An event of a recording in a device's tree is not one of its leaves.
+        case outsideTree
+        /// A stream holds fewer events than its device signed (the older kind).
         case cutBelowCheckpoint
-        /// A stream's stored head is not its chain's.
+        /// A stream's stored head, or a tree's stored size or frontier, is not the one its events give.
         case wrongStreamHead
-        /// Events after a stream's last checkpoint: recorded, but not (yet) signed.
+        /// Events after their device's last signed head: recorded, but not signed.
         case unsignedTail
-        /// A stream no checkpoint covers.
+        /// A recording no device signed.
         case unsignedStream
+        /// The log holds less of a device's tree than a head known from elsewhere: it was rolled back.
+        case rolledBack
+        /// The log's tree disagrees with a head known from elsewhere: the device's history forked.
+        case forkedHistory
+        /// Streams signed only by the older kind of checkpoint.
+        case olderSignatures
     }
 
     public var kind: Kind
@@ -28,132 +45,343 @@ public struct ProofProblem: Hashable, Sendable, CustomStringConvertible {
     /// The global position of the event at fault, where there is one.
     public var position: Int64?
     public var detail: String
+    /// Whether the log fails verification for it. Missing or weaker signatures are
+    /// errors when the auditor named the keys to trust, warnings otherwise.
+    public var isError: Bool
 
-    /// Tails and streams without a signature are warnings: a log exported before its
-    /// device signed, or written by an older gamelog. Everything else is an error.
-    public var isError: Bool { kind != .unsignedTail && kind != .unsignedStream }
+    public init(kind: Kind, device: String? = nil, stream: UUID? = nil, position: Int64? = nil, detail: String, isError: Bool = true) {
+        self.kind = kind
+        self.device = device
+        self.stream = stream
+        self.position = position
+        self.detail = detail
+        self.isError = isError
+    }
 
     public var description: String { detail }
 }
 
+/// A key that signed something in the log.
+public struct Signer: Hashable, Sendable {
+    public var device: String
+    public var publicKey: [UInt8]
+    /// Checkpoints of the older kind it signed.
+    public var checkpoints: Int
+    /// Tree heads it signed, and the largest tree size among them.
+    public var heads: Int
+    public var treeSize: Int64
+    public var isTestKey: Bool
+
+    public init(device: String, publicKey: [UInt8], checkpoints: Int, heads: Int, treeSize: Int64, isTestKey: Bool) {
+        self.device = device
+        self.publicKey = publicKey
+        self.checkpoints = checkpoints
+        self.heads = heads
+        self.treeSize = treeSize
+        self.isTestKey = isTestKey
+    }
+}
+
 /// What checking a log's signatures found.
 public struct ProofReport: Sendable {
-    /// Checkpoints read.
+    /// Checkpoints of the older kind read.
     public var checkpoints = 0
+    /// Signed tree heads read.
+    public var heads = 0
     /// Each signing key found, with the device name it signs as.
-    public var keys: [(device: String, publicKey: [UInt8], checkpoints: Int)] = []
+    public var keys: [Signer] = []
     /// True when the keys were given by the auditor, false when they came from the log.
     public var trusted = false
     public var problems: [ProofProblem] = []
+    /// The device whose tree holds each recording: what the audit checks against the
+    /// device each recording says it was made on.
+    public var deviceOfStream: [UUID: String] = [:]
 }
 
 extension EventStore {
-    /// Every checkpoint, by key, then sequence.
+    /// Every checkpoint (the older kind), by key, then sequence.
     public func checkpoints() throws -> [Checkpoint] {
-        try Self.translating(path) {
-            try queue.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints
-                    ORDER BY public_key, sequence
-                    """).map(Self.checkpoint)
-            }
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints
+                ORDER BY public_key, sequence
+                """).compactMap(Self.checkpoint)
         }
     }
 
-    /// Checks the devices' signatures: each key's checkpoints chain and verify; every
-    /// signed head matches its stream's chain recomputed from the events; no stream
-    /// holds fewer events than signed. Events after a stream's last checkpoint are
-    /// reported as unsigned (a warning).
-    /// - Parameter trusted: device name → public key the auditor trusts; nil takes
-    ///   the keys the log itself holds (which a forger could replace).
-    public func verifyProofs(trusting trusted: [String: [UInt8]]? = nil,
+    /// Checks the devices' signatures.
+    ///
+    /// Every event of a recording in a device's tree must be the leaf it claims, every
+    /// signed head must verify and equal the root recomputed from the leaves (and the
+    /// proof nodes of a partial import), and every leaf below the device's last head
+    /// must be present: a changed, removed or added event, recording or game changes a
+    /// root. Events after a device's last head, recordings in no tree, test keys and two
+    /// keys for one device are warnings, or errors when `trusted` names the keys.
+    /// Checkpoints of the older kind (schema 4 to 6) are checked as before and reported
+    /// as weaker.
+    /// - Parameters:
+    ///   - trusted: device name -> public key the auditor trusts; nil takes the keys the
+    ///     log itself holds (which a forger could replace).
+    ///   - known: heads known from elsewhere (the other phone, a collector, an earlier
+    ///     check): the log must hold at least their trees, with the same roots.
+    public func verifyProofs(trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
                              progress: ((Int64) -> Void)? = nil) throws -> ProofReport {
         var report = ProofReport()
         report.trusted = trusted != nil
-        let all = try checkpoints()
-        report.checkpoints = all.count
-        // The heads each stream must reach: version -> (hash, device).
-        var required: [UUID: [Int64: (hash: [UInt8], device: String)]] = [:]
-        var lastSigned: [UUID: Int64] = [:]
-        var deviceOfStream: [UUID: String] = [:]
-        for (key, chain) in Dictionary(grouping: all, by: \.publicKey).sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            let device = chain[0].device
-            report.keys.append((device, key, chain.count))
-            if let trusted {
-                if trusted[device] != key {
-                    report.problems.append(ProofProblem(kind: .untrustedKey, device: device, detail: trusted[device] == nil
-                        ? "\(chain.count) checkpoints are signed as device \(device), which the trusted keys do not name"
-                        : "\(chain.count) checkpoints of device \(device) are signed with key \(hex(key).prefix(16))…, not the trusted one"))
-                    continue
-                }
-            }
-            var previous = ChainHash.genesis
-            for (index, checkpoint) in chain.enumerated() {
-                let expectedSequence = Int64(index + 1)
-                if checkpoint.sequence != expectedSequence || checkpoint.previous != previous || checkpoint.device != device {
-                    report.problems.append(ProofProblem(kind: .brokenCheckpointChain, device: device, detail:
-                        "device \(device)'s checkpoint \(checkpoint.sequence) does not follow checkpoint \(expectedSequence - 1): one was removed or replaced"))
-                }
-                previous = checkpoint.digest
-                guard checkpoint.isSigned(by: key) else {
-                    report.problems.append(ProofProblem(kind: .badSignature, device: device, detail:
-                        "device \(device)'s checkpoint \(checkpoint.sequence) does not verify under its key: it was changed after signing"))
-                    continue
-                }
-                for head in checkpoint.heads {
-                    required[head.stream, default: [:]][head.version] = (head.hash, device)
-                    lastSigned[head.stream] = max(lastSigned[head.stream] ?? 0, head.version)
-                    deviceOfStream[head.stream] = device
-                }
+        let strict = trusted != nil
+        let trees = try treeRows()
+        let legacy = try checkpoints()
+        report.checkpoints = legacy.count
+
+        // Heads: signatures, keys, trust.
+        var checks: [Int64: TreeCheck] = [:]
+        for (id, tree) in trees {
+            let (check, problems, signer) = Self.checkHeads(of: tree, trusted: trusted)
+            checks[id] = check
+            report.problems += problems
+            report.keys.append(signer)
+            report.heads += tree.heads.count
+        }
+        report.problems += Self.keysPerDevice(trees.values, strict: strict)
+        report.problems += Self.attach(known, to: &checks, trees: trees, trusted: trusted)
+
+        // Recordings: their trees, and the older checkpoints of those in none.
+        let streamRows = try read { db in
+            try Row.fetchAll(db, sql: "SELECT uuid, version, head, tree_id FROM streams").compactMap { row -> (UUID, Int64, [UInt8]?, Int64?)? in
+                guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }),
+                      let version = Int64.fromDatabaseValue(row[1]) else { return nil }
+                return (uuid, version, Data.fromDatabaseValue(row[2]).map(Array.init), Int64.fromDatabaseValue(row[3]))
             }
         }
+        var treeOfStream: [UUID: Int64] = [:]
+        for (stream, _, _, tree) in streamRows {
+            if let tree, let owner = trees[tree]?.owner {
+                treeOfStream[stream] = tree
+                report.deviceOfStream[stream] = owner.device
+            }
+        }
+        var legacyChecker = LegacyCheckpoints(checkpoints: legacy, trusted: trusted, skip: Set(treeOfStream.keys))
+        report.problems += legacyChecker.checkSignatures()
+        for signer in legacyChecker.signers {
+            report.keys.append(Signer(device: signer.device, publicKey: signer.publicKey, checkpoints: signer.count, heads: 0, treeSize: 0,
+                                      isTestKey: false))
+        }
 
-        // Recompute every stream's chain from its events.
-        var chains = StreamChains()
+        // The leaves, in the order stored.
+        let leaves = try read { db in
+            var positions: [Int64] = [], indexes: [Int64] = []
+            let cursor = try Row.fetchCursor(db, sql: "SELECT position, leaf FROM events WHERE leaf IS NOT NULL ORDER BY position")
+            while let row = try cursor.next() {
+                guard let position = Int64.fromDatabaseValue(row[0]), let leaf = Int64.fromDatabaseValue(row[1]) else { continue }
+                positions.append(position)
+                indexes.append(leaf)
+            }
+            return (positions, indexes)
+        }
+        var nextLeaf = 0
         var running: [UUID: (version: Int64, hash: [UInt8], firstUnsigned: Int64?)] = [:]
-        var read: Int64 = 0
+        var outside: [UUID: (count: Int, first: Int64)] = [:]
+        var chains = StreamChains()
+        var scanned: Int64 = 0
+        var scratch: [UInt8] = []
         try scan(verify: false) { event in
             var state = running[event.stream] ?? (0, ChainHash.genesis, nil)
             state.version = event.streamVersion
             state.hash = chains.advance(event)
-            if let signed = required[event.stream]?[event.streamVersion], signed.hash != state.hash {
-                report.problems.append(ProofProblem(kind: .changedEvent, device: signed.device, stream: event.stream,
-                    position: event.position, detail:
-                    "event at position \(event.position) (stream \(short(event.stream)) version \(event.streamVersion), or one before it in its stream) differs from what device \(signed.device) signed"))
-            }
-            if event.streamVersion > (lastSigned[event.stream] ?? 0), state.firstUnsigned == nil { state.firstUnsigned = event.position }
-            running[event.stream] = state
-            read += 1
-            if read % 16_384 == 0 { progress?(read) }
-        }
-        let storedHeads = try Self.translating(path) {
-            try queue.read { db in
-                try Row.fetchAll(db, sql: "SELECT uuid, version, head FROM streams").map {
-                    (UUID(bytes: Array($0[0] as Data))!, $0[1] as Int64, ($0[2] as Data?).map(Array.init))
+            while nextLeaf < leaves.0.count && leaves.0[nextLeaf] < event.position { nextLeaf += 1 }
+            let leaf = nextLeaf < leaves.0.count && leaves.0[nextLeaf] == event.position ? leaves.1[nextLeaf] : nil
+            if let tree = treeOfStream[event.stream] {
+                if let leaf {
+                    ChainHash.envelope(position: 0, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
+                                       typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload, into: &scratch)
+                    checks[tree]!.add(leaf: leaf, hash: MerkleTree.leafHash(Array(scratch[8...])), position: event.position)
+                } else {
+                    outside[event.stream, default: (0, event.position)].count += 1
                 }
+            } else {
+                legacyChecker.check(event, hash: state.hash, into: &report.problems)
+                if event.streamVersion > legacyChecker.lastSigned(event.stream), state.firstUnsigned == nil { state.firstUnsigned = event.position }
             }
+            running[event.stream] = state
+            scanned += 1
+            if scanned % 16_384 == 0 { progress?(scanned) }
         }
-        for (stream, _, head) in storedHeads {
+
+        let nodes = try self.read { try treeNodes($0) }
+        for (id, check) in checks.sorted(by: { $0.key < $1.key }) {
+            report.problems += check.verdicts(nodes: nodes[id] ?? [:], strict: strict)
+        }
+        for (stream, found) in outside {
+            report.problems.append(ProofProblem(kind: .outsideTree, device: report.deviceOfStream[stream], stream: stream, position: found.first,
+                detail: "\(found.count) events of recording \(short(stream)) from position \(found.first) are in no leaf of device \(SafeText.line(report.deviceOfStream[stream] ?? "?"))'s tree: they were added after signing"))
+        }
+        for (stream, version, head, _) in streamRows {
             let state = running[stream]
-            if let signed = required[stream], let highest = signed.keys.max(), highest > (state?.version ?? 0) {
-                report.problems.append(ProofProblem(kind: .cutBelowCheckpoint, device: signed[highest]?.device, stream: stream, detail:
-                    "stream \(short(stream)) holds \(state?.version ?? 0) events, but device \(signed[highest]!.device) signed \(highest): its tail was cut"))
-            }
             if let head, let state, head != state.hash {
-                report.problems.append(ProofProblem(kind: .wrongStreamHead, device: deviceOfStream[stream], stream: stream, detail:
+                report.problems.append(ProofProblem(kind: .wrongStreamHead, device: report.deviceOfStream[stream], stream: stream, detail:
                     "stream \(short(stream))'s stored head is not the hash of its events"))
             }
+            guard treeOfStream[stream] == nil else { continue }
+            if let problem = legacyChecker.cut(stream, holding: state?.version ?? 0) { report.problems.append(problem) }
             guard let state, let first = state.firstUnsigned else { continue }
-            if let device = deviceOfStream[stream] {
+            _ = version
+            if let device = legacyChecker.device(of: stream) {
                 report.problems.append(ProofProblem(kind: .unsignedTail, device: device, stream: stream, position: first, detail:
-                    "\(state.version - (lastSigned[stream] ?? 0)) events of stream \(short(stream)) from position \(first) come after device \(device)'s last checkpoint: unsigned"))
+                    "\(state.version - legacyChecker.lastSigned(stream)) events of stream \(short(stream)) from position \(first) come after device \(SafeText.line(device))'s last checkpoint: unsigned",
+                    isError: strict))
             } else {
                 report.problems.append(ProofProblem(kind: .unsignedStream, stream: stream, position: first, detail:
-                    "stream \(short(stream)) (\(state.version) events from position \(first)) is signed by no device"))
+                    "recording \(short(stream)) (\(state.version) events from position \(first)) is signed by no device", isError: strict))
             }
         }
+        if !legacyChecker.covered.isEmpty {
+            report.problems.append(ProofProblem(kind: .olderSignatures, detail:
+                "\(legacyChecker.covered.count) recordings are signed only with checkpoints of the older kind (gamelog before schema 7): each recording is signed on its own, so one removed whole, with its checkpoints' streams, leaves no trace; `gamelog export` then `import` into a new log keeps them as they are",
+                isError: false))
+        }
+        report.keys.sort { ($0.device, Hex.string($0.publicKey)) < ($1.device, Hex.string($1.publicKey)) }
         report.problems.sort { ($0.position ?? .max, $0.kind.rawValue, $0.detail) < ($1.position ?? .max, $1.kind.rawValue, $1.detail) }
         return report
+    }
+
+    /// A tree's heads checked: signatures, the key's trust, test keys. The check that
+    /// comes back holds the roots of the valid heads under trusted keys.
+    static func checkHeads(of tree: DeviceTree, trusted: [String: [UInt8]]?) -> (TreeCheck, [ProofProblem], Signer) {
+        var check = TreeCheck(tree: tree)
+        var problems: [ProofProblem] = []
+        let strict = trusted != nil
+        let testKey = tree.heads.contains(where: \.isTestKey)
+        let signer = Signer(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0, heads: tree.heads.count,
+                            treeSize: tree.heads.map(\.size).max() ?? 0, isTestKey: testKey)
+        let name = SafeText.line(tree.owner.device)
+        var trustedKey = true
+        if let trusted, trusted[tree.owner.device] != tree.owner.publicKey {
+            trustedKey = false
+            problems.append(ProofProblem(kind: .untrustedKey, device: tree.owner.device, detail: trusted[tree.owner.device] == nil
+                ? "\(tree.heads.count) heads are signed as device \(name), which the trusted keys do not name"
+                : "\(tree.heads.count) heads of device \(name) are signed with key \(Hex.string(tree.owner.publicKey).prefix(16))…, not the trusted one"))
+        }
+        if testKey {
+            problems.append(ProofProblem(kind: .testKey, device: tree.owner.device, detail:
+                "device \(name) signs with a test key, which anyone can compute from its name and a seed: its signatures prove nothing",
+                isError: strict))
+        }
+        var signed: [Int64: [UInt8]] = [:]
+        for head in tree.heads {
+            guard head.isValid else {
+                problems.append(ProofProblem(kind: .badSignature, device: tree.owner.device, detail:
+                    PublicKeyCheck.isAcceptable(head.publicKey)
+                    ? "device \(name)'s head at \(head.size) events does not verify under its key: it was changed after signing"
+                    : "device \(name)'s key is a small-order or malformed Ed25519 point, under which forged signatures verify"))
+                continue
+            }
+            if trustedKey { signed[head.size] = head.root }
+        }
+        check.signed = signed
+        return (check, problems, signer)
+    }
+
+    /// One device name that signs with several keys.
+    static func keysPerDevice(_ trees: some Sequence<DeviceTree>, strict: Bool) -> [ProofProblem] {
+        var keysOfDevice: [String: Set<[UInt8]>] = [:]
+        for tree in trees { keysOfDevice[tree.owner.device, default: []].insert(tree.owner.publicKey) }
+        return keysOfDevice.filter { $0.value.count > 1 }.sorted { $0.key < $1.key }.map { device, keys in
+            ProofProblem(kind: .twoKeysForDevice, device: device, detail:
+                "device \(SafeText.line(device)) signs with \(keys.count) different keys: only one can be the phone's own", isError: strict)
+        }
+    }
+
+    /// Heads known from elsewhere, handed to the checks of their trees.
+    static func attach(_ known: [TreeHead], to checks: inout [Int64: TreeCheck], trees: [Int64: DeviceTree],
+                       trusted: [String: [UInt8]]?) -> [ProofProblem] {
+        var report = ProofReport()
+        // Heads known from elsewhere.
+        var knownByKey: [[UInt8]: [TreeHead]] = [:]
+        for head in known {
+            guard head.isValid else {
+                report.problems.append(ProofProblem(kind: .badSignature, device: head.device, detail:
+                    "a known head of device \(SafeText.line(head.device)) (\(head.size) events) does not verify: it cannot anchor anything"))
+                continue
+            }
+            if let trusted, trusted[head.device] != head.publicKey {
+                report.problems.append(ProofProblem(kind: .untrustedKey, device: head.device, detail:
+                    "a known head of device \(SafeText.line(head.device)) is signed with a key the trusted keys do not give it"))
+                continue
+            }
+            knownByKey[head.publicKey, default: []].append(head)
+        }
+        for (id, tree) in trees {
+            for head in knownByKey.removeValue(forKey: tree.owner.publicKey) ?? [] { checks[id]?.known.append(head) }
+        }
+        for head in knownByKey.values.joined() {
+            report.problems.append(ProofProblem(kind: .rolledBack, device: head.device, detail:
+                "device \(SafeText.line(head.device)) had signed \(head.size) events, and the log holds none of its tree: it was removed or rolled back"))
+        }
+
+        return report.problems
+    }
+
+    /// The signatures of one game's recordings: each device tree they are in is checked
+    /// whole (every head against every leaf, as ``verifyProofs(trusting:known:progress:)``
+    /// does), so the game's events are proven to be in what their devices signed; the
+    /// rest of the log is not read. Recordings in no tree are unsigned.
+    public func verifyProofs(ofStreams streams: Set<UUID>, trusting trusted: [String: [UInt8]]? = nil,
+                             known: [TreeHead] = []) throws -> ProofReport {
+        var report = ProofReport()
+        report.trusted = trusted != nil
+        let strict = trusted != nil
+        let layout = try treeLayout()
+        let ids = Set(streams.compactMap { layout.treeOfStream[$0] })
+        var checks: [Int64: TreeCheck] = [:]
+        for id in ids.sorted() {
+            let tree = layout.trees[id]!
+            let (check, problems, signer) = Self.checkHeads(of: tree, trusted: trusted)
+            checks[id] = check
+            report.problems += problems
+            report.keys.append(signer)
+            report.heads += tree.heads.count
+        }
+        // Two keys for one of these devices: its other trees count too.
+        let names = Set(ids.compactMap { layout.trees[$0]?.owner.device })
+        report.problems += Self.keysPerDevice(layout.trees.values.filter { names.contains($0.owner.device) }, strict: strict)
+        report.problems += Self.attach(known.filter { head in ids.contains { layout.trees[$0]?.owner.publicKey == head.publicKey } },
+                                       to: &checks, trees: layout.trees.filter { ids.contains($0.key) }, trusted: trusted)
+        for id in ids.sorted() {
+            let all = layout.streams(of: id)
+            for (leaf, hash) in try leafHashes(streams: all).sorted(by: { $0.key < $1.key }) {
+                checks[id]!.add(leaf: leaf, hash: hash, position: 0)
+            }
+            report.problems += checks[id]!.verdicts(nodes: layout.nodes[id] ?? [:], strict: strict)
+        }
+        for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
+            if let id = layout.treeOfStream[stream] { report.deviceOfStream[stream] = layout.trees[id]?.owner.device; continue }
+            report.problems.append(ProofProblem(kind: .unsignedStream, stream: stream, detail:
+                "recording \(short(stream)) is in no device's tree: no device signed it (a log of the older kind, or its signature was removed)",
+                isError: strict))
+        }
+        return report
+    }
+
+    /// Every tree with its heads, by row id; rows of the wrong types are left out.
+    func treeRows() throws -> [Int64: DeviceTree] {
+        try read { db in
+            guard try db.tableExists("trees") else { return [:] }
+            var out: [Int64: DeviceTree] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, public_key, device, size FROM trees") {
+                guard let id = Int64.fromDatabaseValue(row[0]), let key = Data.fromDatabaseValue(row[1]),
+                      let device = String.fromDatabaseValue(row[2]), let size = Int64.fromDatabaseValue(row[3]) else { continue }
+                out[id] = DeviceTree(owner: TreeOwner(device: device, publicKey: Array(key)), size: size, heads: [])
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT tree_id, size, root, signed_at, flags, signature FROM tree_heads ORDER BY tree_id, size") {
+                guard let id = Int64.fromDatabaseValue(row[0]), let tree = out[id], let size = Int64.fromDatabaseValue(row[1]),
+                      let root = Data.fromDatabaseValue(row[2]), let signedAt = Int64.fromDatabaseValue(row[3]),
+                      let flags = Int64.fromDatabaseValue(row[4]), let signature = Data.fromDatabaseValue(row[5]) else { continue }
+                out[id]!.heads.append(TreeHead(device: tree.owner.device, publicKey: tree.owner.publicKey, size: size, root: Array(root),
+                                               signedAt: Timestamp(microsecondsSince1970: signedAt), isTestKey: flags != 0,
+                                               signature: Array(signature)))
+            }
+            return out
+        }
     }
 
     /// SQLite's own check of the file: pages, indexes, constraints. Empty when sound.
@@ -166,8 +394,6 @@ extension EventStore {
     }
 }
 
-private func short(_ id: UUID) -> String { String(id.uuidString.prefix(8)).lowercased() }
-private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
 extension EventStore {
     /// The stored event with this id, if any.
@@ -203,21 +429,27 @@ extension EventStore {
         var added = 0
         try Self.translating(path) {
             try queue.inTransaction(.immediate) { db in
-                for checkpoint in checkpoints {
-                    if let stored = try Row.fetchOne(db, sql: """
-                        SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints
-                        WHERE public_key = ? AND sequence = ?
-                        """, arguments: [Data(checkpoint.publicKey), checkpoint.sequence]).map(Self.checkpoint) {
-                        guard stored == checkpoint else {
-                            throw EventStoreError.checkpointConflict(device: checkpoint.device, sequence: checkpoint.sequence)
-                        }
-                        continue
-                    }
-                    try insert(checkpoint, db)
-                    added += 1
-                }
+                added = try Self.store(checkpoints, db)
                 return .commit
             }
+        }
+        return added
+    }
+
+    static func store(_ checkpoints: [Checkpoint], _ db: Database) throws -> Int {
+        var added = 0
+        for checkpoint in checkpoints {
+            if let stored = try Row.fetchOne(db, sql: """
+                SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints
+                WHERE public_key = ? AND sequence = ?
+                """, arguments: [Data(checkpoint.publicKey), checkpoint.sequence]).flatMap(Self.checkpoint) {
+                guard stored == checkpoint else {
+                    throw EventStoreError.checkpointConflict(device: checkpoint.device, sequence: checkpoint.sequence)
+                }
+                continue
+            }
+            try insert(checkpoint, db)
+            added += 1
         }
         return added
     }

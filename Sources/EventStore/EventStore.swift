@@ -60,6 +60,10 @@ public final class EventStore {
         config.busyMode = .timeout(Self.busyTimeout)
         config.foreignKeysEnabled = true
         config.label = "gamelog"
+        // SQL stored in the file (triggers, views, defaults) runs only with the plain
+        // functions SQLite deems safe; and `Schema.check` refuses any object the
+        // migrations did not make before anything is read or written.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA trusted_schema = OFF") }
         // Keep the file untouched until we know it is ours: GRDB must not switch the
         // journal mode of a foreign or newer database.
         config.journalMode = .default
@@ -135,8 +139,10 @@ public final class EventStore {
 
     // MARK: - Plumbing
 
+    /// Reads; inside an import's transaction (``importing(_:)``) it reads that
+    /// transaction's own view, so an import's checks see what it has stored so far.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try Self.translating(path) { try queue.read(body) }
+        try Self.translating(path) { try queue.unsafeReentrantRead(body) }
     }
 
     /// The name SQLite opens. A reader of a file no writer has open (no write-ahead

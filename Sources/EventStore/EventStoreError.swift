@@ -24,6 +24,15 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
     case invalidDictionary(reason: String)
     /// A checkpoint differs from the one stored under the same key and sequence.
     case checkpointConflict(device: String, sequence: Int64)
+    /// A device's tree cannot take this event: the file holds only part of the tree, a
+    /// recording is already another device's, or a leaf is taken.
+    case treeConflict(device: String, detail: String)
+    /// A signed head differs from the one stored for the same key and size: the
+    /// device's history forked (one of the two logs was forged).
+    case headConflict(device: String, size: Int64)
+    /// The file's schema holds objects no migration made (a trigger, a view, an index,
+    /// a changed table): it was made or changed by something other than gamelog.
+    case foreignSchema(path: String, detail: String)
 
     // Reading and verifying: each names the global position
     case missingEvent(position: Int64)
@@ -76,6 +85,12 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
             return "invalid dictionary: \(reason); nothing was stored."
         case .checkpointConflict(let device, let sequence):
             return "device \(device)'s checkpoint \(sequence) differs from the one already stored under its key: one of the two logs was forged; nothing was stored."
+        case .treeConflict(let device, let detail):
+            return "device \(SafeText.line(device))'s tree cannot take this event: \(detail); nothing was written."
+        case .headConflict(let device, let size):
+            return "device \(SafeText.line(device)) signed two different trees of \(size) events: its history forked, and one of the two logs was forged; nothing was stored."
+        case .foreignSchema(let path, let detail):
+            return "\(path) holds schema objects gamelog did not make (\(detail)): it was changed by another program, and gamelog will not run SQL it was given. Re-import the devices' exported logs into a new file; this one was not changed."
         case .missingEvent(let position):
             return "event at position \(position) is missing: a row was deleted."
         case .outOfOrder(let position, let detail):

@@ -58,9 +58,13 @@ public struct NewEvent: Hashable, Sendable {
     /// The ids this event names for the catalog. `nil` means the appender keeps no
     /// catalog: the catalog then stops covering the log, and readers scan instead.
     public var tags: [EventTag]?
+    /// The event's index among its device's tree's leaves, for an import that carries it;
+    /// nil for a new event, which takes the next leaf of its device's tree.
+    public var leaf: Int64?
 
     public init(id: UUID, stream: UUID, type: String, typeVersion: Int = 1, recordedAt: Timestamp, payload: [UInt8],
-                tags: [EventTag]? = nil) {
+                tags: [EventTag]? = nil, leaf: Int64? = nil) {
+        self.leaf = leaf
         self.id = id
         self.stream = stream
         self.type = type

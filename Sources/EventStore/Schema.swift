@@ -69,7 +69,63 @@ public enum Schema {
                 }
             }
         }
+        try checkObjects(db, version: version, path: path)
         return version
+    }
+
+    /// Refuses a file whose schema objects (tables, indexes, triggers, views) are not
+    /// exactly those the migrations up to `version` make: a trigger planted in the file
+    /// would otherwise run with every append, a view or a changed column type would
+    /// change what is read. The reference is the migrations applied to an empty database
+    /// in memory, so the two are compared statement by statement.
+    static func checkObjects(_ db: Database, version: Int, path: String) throws {
+        let found = try objects(db)
+        let expected = try reference(version: version)
+        guard found != expected else { return }
+        let extra = found.subtracting(expected).sorted(), absent = expected.subtracting(found).sorted()
+        func describe(_ object: SchemaObject) -> String { "\(object.type) \(SafeText.line(object.name))" }
+        var parts: [String] = []
+        if !extra.isEmpty { parts.append("not made by gamelog: " + extra.prefix(3).map(describe).joined(separator: ", ")) }
+        if !absent.isEmpty { parts.append("missing or changed: " + absent.prefix(3).map(describe).joined(separator: ", ")) }
+        throw EventStoreError.foreignSchema(path: path, detail: parts.joined(separator: "; "))
+    }
+
+    struct SchemaObject: Hashable, Comparable {
+        var type: String, name: String, table: String, sql: String
+        static func < (a: Self, b: Self) -> Bool { (a.type, a.name) < (b.type, b.name) }
+    }
+
+    static func objects(_ db: Database) throws -> Set<SchemaObject> {
+        var out: Set<SchemaObject> = []
+        for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master") {
+            let object = SchemaObject(type: String.fromDatabaseValue(row[0]) ?? "?", name: String.fromDatabaseValue(row[1]) ?? "?",
+                                      table: String.fromDatabaseValue(row[2]) ?? "?", sql: String.fromDatabaseValue(row[3]) ?? "")
+            // SQLite's own objects (the indexes behind UNIQUE and PRIMARY KEY) follow from the tables.
+            if object.name.hasPrefix("sqlite_autoindex_") { continue }
+            out.insert(object)
+        }
+        return out
+    }
+
+    private final class References: @unchecked Sendable {
+        let lock = NSLock()
+        var made: [Int: Set<SchemaObject>] = [:]
+    }
+    private static let references = References()
+
+    /// The objects of a database made by the migrations up to `version`.
+    static func reference(version: Int) throws -> Set<SchemaObject> {
+        if let known = references.lock.withLock({ references.made[version] }) { return known }
+        let memory = try DatabaseQueue()
+        try memory.writeWithoutTransaction { db in
+            for migration in migrations where migration.version <= version {
+                try db.execute(sql: ledgerSQL)
+                try db.execute(sql: migration.sql)
+            }
+        }
+        let made = try memory.read { try objects($0) }
+        references.lock.withLock { references.made[version] = made }
+        return made
     }
 
     /// Applies the migrations after `version`, each in its own transaction.

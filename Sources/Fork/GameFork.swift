@@ -49,9 +49,10 @@ public final class GameFork {
     /// Re-enacts `source`'s conversation up to `step` into `store`.
     /// - Parameters:
     ///   - game: the id the user gave (kept as the origin's name).
-    ///   - seed: the new world's seed (identifiers, signing keys).
+    ///   - seed: the new world's seed (identifiers).
+    ///   - keys: each device's signing key in the new world (see ``Recorder``).
     public init(source replayer: Replayer, sourceStore: EventStore, game: String, at step: Int, into store: EventStore,
-                seed: UInt64, clock: any RecordingClock = SystemClock()) throws {
+                seed: UInt64, keys: ((DeviceID) -> DeviceKey?)? = nil, clock: any RecordingClock = SystemClock()) throws {
         guard (0...replayer.stepCount).contains(step) else { throw ForkError.stepOutOfRange(step, count: replayer.stepCount) }
         let infos = replayer.events.compactMap { e -> InstanceInfo? in
             if case .recordingStarted(let info) = e.event { return info }
@@ -60,7 +61,7 @@ public final class GameFork {
         guard let kind = infos.first?.kind else { throw ForkError.notReenactable(position: 0, detail: "the game has no recording") }
         guard let plugin = replayer.games.plugin(for: kind) else { throw ForkError.unknownGame(kind: kind) }
         self.store = store
-        recorder = Recorder(store: store, clock: clock, seed: seed)
+        recorder = Recorder(store: store, clock: clock, seed: seed, keys: keys)
         let games = replayer.games
         host = recorder.makeHost(seed: seed) { info in games.plugin(for: info.kind)?.makeExtension() ?? plugin.makeExtension() }
         var devices: [DeviceID] = []

@@ -19,6 +19,7 @@ enum ExportLine {
         var streamVersion: Int64
         var type: String
         var typeVersion: Int
+        var leaf: Int64? = nil
     }
 
     static func parse(_ line: UnsafeRawBufferPointer) -> Fields? {
@@ -32,6 +33,7 @@ enum ExportLine {
 
         mutating func line() -> Fields? {
             guard literal("{\"id\":"), let id = uuid(),
+                  let leaf = optionalLeaf(),
                   literal(",\"payload\":"), let payload = string(),
                   literal(",\"position\":"), let position = integer(),
                   literal(",\"recordedAt\":"), let recordedAt = integer(),
@@ -44,7 +46,15 @@ enum ExportLine {
                   let type = String(validating: typeBytes, as: UTF8.self),
                   let version = Int(exactly: typeVersion) else { return nil }
             return Fields(id: id, payload: payload, position: position, recordedAt: recordedAt, stream: stream,
-                          streamHash: streamHash.hash, streamVersion: streamVersion, type: type, typeVersion: version)
+                          streamHash: streamHash.hash, streamVersion: streamVersion, type: type, typeVersion: version,
+                          leaf: leaf.leaf)
+        }
+
+        /// `,"leaf":N` if present (unsigned recordings and older exports have none); nil if malformed.
+        private mutating func optionalLeaf() -> (leaf: Int64?, Void)? {
+            guard literal(",\"leaf\":") else { return (nil, ()) }
+            guard let leaf = integer(), leaf >= 0 else { return nil }
+            return (leaf, ())
         }
 
         /// `,"streamHash":"<64 hex>"` if present (older exports have none); nil if malformed.

@@ -51,6 +51,14 @@ public struct ImportSummary: Hashable, Sendable {
     public var read: Int
     /// Events the database did not hold before.
     public var stored: Int
+    /// Events read that no signed head in the files covers.
+    public var unsigned: Int
+
+    public init(read: Int, stored: Int, unsigned: Int = 0) {
+        self.read = read
+        self.stored = stored
+        self.unsigned = unsigned
+    }
 }
 
 /// The stage an import is in, for progress reports.
@@ -69,6 +77,8 @@ public struct ImportPlan: Sendable {
     let keys: [Interchange.MergeKey]
     /// The checkpoints the files carry, with where each stood.
     let checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)]
+    /// The device trees and signed heads the files carry, checked against their events.
+    var trees = ImportTrees()
     /// Streams whose lines start past version 1: their chain continues one stored here.
     let continued: [UUID: (firstVersion: Int64, firstLine: Int)]
     /// The line of each stream's first event (its recording.started), which its
@@ -96,6 +106,7 @@ extension Interchange {
         var lines: [LineRef] = []
         var keys: [MergeKey] = []
         var checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)] = []
+        var trees = ImportTrees()
         var bytesBefore = 0
         for (fileIndex, file) in files.enumerated() {
             try file.contents.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
@@ -113,6 +124,7 @@ extension Interchange {
                         checkpoints.append((checkpoint, file.name, lineNumber))
                         continue
                     }
+                    if try trees.read(UnsafeRawBufferPointer(rebasing: all[from..<to]), file: file.name, line: lineNumber) { continue }
                     let fields = try parse(UnsafeRawBufferPointer(rebasing: all[from..<to]), file: file.name, line: lineNumber)
                     // A compact (version 2) payload needs its recording's start: it is read when its stream's chain is.
                     do {
@@ -130,8 +142,9 @@ extension Interchange {
             bytesBefore += file.contents.count
         }
         progress?(totalBytes, totalBytes)
-        var plan = ImportPlan(files: files, lines: lines, keys: keys, checkpoints: checkpoints, continued: [:])
+        var plan = ImportPlan(files: files, lines: lines, keys: keys, checkpoints: checkpoints, trees: trees, continued: [:])
         plan = try checkChains(plan)
+        try plan.trees.checkRoots()
         return plan
     }
 
@@ -169,6 +182,7 @@ extension Interchange {
         var continued: [UUID: (firstVersion: Int64, firstLine: Int)] = [:]
         var starts: [UUID: Int] = [:]
         var scratch: [UInt8] = []
+        var trees = plan.trees
         for (stream, indices) in byStream {
             let ordered = indices.sorted { (plan.keys[$0].streamVersion, $0) < (plan.keys[$1].streamVersion, $1) }
             let first = plan.keys[ordered[0]].streamVersion
@@ -211,6 +225,7 @@ extension Interchange {
                                    into: &scratch)
                 hash = ChainHash.streamHash(previous: hash, envelope: scratch)
                 version = fields.streamVersion
+                try trees.add(fields, leafData: Array(scratch[8...]), file: file, line: Int(ref.line))
                 let who = device.map { "device \($0)'s " } ?? ""
                 if let carried = fields.streamHash, carried != hash {
                     throw InterchangeError.editedLine(file: file, line: Int(ref.line), detail:
@@ -229,8 +244,16 @@ extension Interchange {
                     "device \(checkpoint.checkpoint.device) signed \(highest) events of stream \(short(stream)), but the files hold \(version): its tail was cut")
             }
         }
-        return ImportPlan(files: plan.files, lines: plan.lines, keys: plan.keys, checkpoints: plan.checkpoints, continued: continued,
-                          starts: starts)
+        // Lines of recordings that continue a stored one are leaves too.
+        for index in plan.keys.indices where continued[plan.keys[index].stream] != nil {
+            let fields = try plan.fields(index), ref = plan.lines[index]
+            let data = TreeLeaf.data(id: fields.id, stream: fields.stream, streamVersion: fields.streamVersion, type: fields.type,
+                                     typeVersion: fields.typeVersion, recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt),
+                                     payload: fields.payload, scratch: &scratch)
+            try trees.add(fields, leafData: data, file: plan.files[Int(ref.file)].name, line: Int(ref.line))
+        }
+        return ImportPlan(files: plan.files, lines: plan.lines, keys: plan.keys, checkpoints: plan.checkpoints, trees: trees,
+                          continued: continued, starts: starts)
     }
 
     /// Merges checked logs into `store`, like ``import(_:into:batchSize:progress:)``:
@@ -240,22 +263,29 @@ extension Interchange {
     public static func `import`(_ plan: ImportPlan, into store: EventStore, batchSize: Int = 1_000,
                                 progress: ((_ eventsDone: Int, _ eventsTotal: Int) -> Void)? = nil) throws -> ImportSummary {
         try checkAgainst(store, plan)
-        try store.store(plan.checkpoints.map(\.checkpoint))
         // A stream's start is in the files, or (for a stream that continues) already in the store.
         var decoder = StreamDecoder(store: store, startsElsewhere: { stream in
             plan.starts[stream].flatMap { try? plan.fields($0) }.map { ($0.type, $0.typeVersion, $0.payload) }
         })
-        let stored = try merge(
-            count: plan.lines.count, key: { plan.keys[$0] },
-            event: { index in
-                let fields = try plan.fields(index)
-                return NewEvent(id: fields.id, stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
-                                recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
-                                tags: decoder.catalogTags(stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
-                                                          payload: fields.payload))
-            },
-            into: store, batchSize: batchSize, progress: { progress?($0, plan.lines.count) })
-        return ImportSummary(read: plan.lines.count, stored: stored)
+        var stored = 0
+        // All or nothing: one transaction for every batch, the heads and the checkpoints.
+        try store.importing { transaction in
+            try transaction.store(heads: plan.trees.heads.map(\.head), nodes: plan.trees.nodes)
+            stored = try merge(
+                count: plan.lines.count, key: { plan.keys[$0] },
+                event: { index in
+                    let fields = try plan.fields(index)
+                    return NewEvent(id: fields.id, stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
+                                    recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
+                                    tags: decoder.catalogTags(stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
+                                                              payload: fields.payload),
+                                    leaf: fields.leaf)
+                },
+                store: store, append: { try transaction.append($0, owners: plan.trees.owners) },
+                batchSize: batchSize, progress: { progress?($0, plan.lines.count) })
+            try transaction.store(plan.checkpoints.map(\.checkpoint))
+        }
+        return ImportSummary(read: plan.lines.count, stored: stored, unsigned: plan.trees.unsignedEvents(plan))
     }
 
     /// ``check(files:progress:)`` then ``import(_:into:batchSize:progress:)``.
@@ -337,7 +367,8 @@ extension Interchange {
         }
         return ExportLine.Fields(id: event.id, payload: Array(event.payload.utf8), position: event.position,
                                  recordedAt: event.recordedAt, stream: event.stream, streamHash: streamHash,
-                                 streamVersion: event.streamVersion, type: event.type, typeVersion: event.typeVersion)
+                                 streamVersion: event.streamVersion, type: event.type, typeVersion: event.typeVersion,
+                                 leaf: event.leaf)
     }
 }
 

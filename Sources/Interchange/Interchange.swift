@@ -20,9 +20,13 @@ public struct ExportedEvent: Codable, Hashable, Sendable {
     /// The stream's chain hash after this event, hex (absent in exports made before
     /// stream chains).
     public var streamHash: String?
+    /// The event's index among the leaves of its device's tree (absent for an unsigned
+    /// recording, and in exports made before device trees).
+    public var leaf: Int64?
 
     public init(id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int, recordedAt: Int64,
-                payload: String, position: Int64, streamHash: String? = nil) {
+                payload: String, position: Int64, streamHash: String? = nil, leaf: Int64? = nil) {
+        self.leaf = leaf
         self.id = id
         self.stream = stream
         self.streamVersion = streamVersion
@@ -77,6 +81,45 @@ public struct ExportedCheckpoint: Codable, Hashable, Sendable {
     struct Line: Codable { var checkpoint: ExportedCheckpoint }
 }
 
+/// A device tree line: `{"tree":{...}}`. Which recordings are leaves of the tree of
+/// `publicKey`, and, for an export of some recordings only, the hashes of the subtrees
+/// of that tree that hold none of the exported events (`nodes`, a Merkle multiproof
+/// against the tree's last head), so that the head can still be checked.
+public struct ExportedTree: Codable, Hashable, Sendable {
+    public struct Node: Codable, Hashable, Sendable {
+        public var lo: Int64
+        public var hi: Int64
+        public var hash: String
+    }
+
+    public var device: String
+    public var publicKey: String
+    public var streams: [UUID]
+    public var nodes: [Node]
+
+    struct Line: Codable { var tree: ExportedTree }
+}
+
+/// A signed head line: `{"head":{"note":...,"publicKey":...}}`, the device's signed note
+/// as `gamelog heads` prints it.
+public struct ExportedHead: Codable, Hashable, Sendable {
+    public var note: String
+    public var publicKey: String
+
+    public init(_ head: TreeHead) {
+        note = head.note
+        publicKey = Hex.string(head.publicKey)
+    }
+
+    /// The head, read (its signature is checked by `TreeHead.isValid`).
+    public func head() throws -> TreeHead {
+        guard let key = Hex.bytes(publicKey, count: 32) else { throw HeadError.malformed("publicKey is not 64 hex digits") }
+        return try TreeHead(note: note, publicKey: key)
+    }
+
+    struct Line: Codable { var head: ExportedHead }
+}
+
 /// Hex for byte fields in exported lines.
 enum Hex {
     static func string(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -119,6 +162,8 @@ public enum InterchangeError: Error, Hashable, Sendable, CustomStringConvertible
     case editedLine(file: String, line: Int, detail: String)
     /// A checkpoint line that does not verify.
     case badCheckpoint(file: String, line: Int, detail: String)
+    /// A signed head or tree line that does not verify, or events that do not give the root a device signed.
+    case badHead(file: String, line: Int, detail: String)
     /// An event id already stored with other content.
     case conflict(file: String, line: Int, id: UUID, detail: String)
 
@@ -134,6 +179,8 @@ public enum InterchangeError: Error, Hashable, Sendable, CustomStringConvertible
             return "\(file):\(line) was changed after it was recorded: \(detail). Nothing was imported."
         case .badCheckpoint(let file, let line, let detail):
             return "\(file):\(line) holds a checkpoint that does not verify: \(detail). Nothing was imported."
+        case .badHead(let file, let line, let detail):
+            return "\(file):\(line): \(detail). Nothing was imported."
         case .conflict(let file, let line, let id, let detail):
             return "\(file):\(line): event \(id.uuidString.lowercased()) is already stored with different content (\(detail)); one of the two logs was changed. Nothing was imported."
         case .missingEvents(let stream, let expected, let found):
@@ -166,6 +213,8 @@ public enum Interchange {
         var count = 0
         var chains = StreamChains()
         var decoder = StreamDecoder(store: store)
+        // A redacted export is a new log, signed by nobody: its events keep no leaves.
+        var proofs = redact ? nil : try ExportProofs(store: store, streams: streams)
         try store.scan(EventQuery(streams: streams), skippingDamaged: damaged) { stored in
             var payload = String(decoding: stored.payload, as: UTF8.self)
             var bytes = stored.payload
@@ -187,12 +236,17 @@ public enum Interchange {
             let line = ExportedEvent(id: stored.id, stream: stored.stream, streamVersion: stored.streamVersion,
                                      type: stored.type, typeVersion: typeVersion,
                                      recordedAt: stored.recordedAt.microsecondsSince1970, payload: payload,
-                                     position: stored.position, streamHash: Hex.string(head))
+                                     position: stored.position, streamHash: Hex.string(head),
+                                     leaf: proofs?.leaf(at: stored.position))
             try write(String(decoding: try encoder.encode(line), as: UTF8.self))
             count += 1
         }
-        // The signatures travel with the events: every checkpoint chain that covers an
-        // exported stream, whole. A redacted export changed what was signed: none.
+        // The devices' trees and signed heads travel with the events.
+        if let proofs {
+            for line in try proofs.lines() { try write(String(decoding: try encoder.encode(line), as: UTF8.self)) }
+        }
+        // Checkpoints of the older kind travel too: every chain that covers an exported
+        // stream, whole. A redacted export changed what was signed: none.
         if !redact {
             let all = try store.checkpoints()
             let keys = Set(all.filter { $0.heads.contains { streams?.contains($0.stream) ?? true } }.map(\.publicKey))
@@ -240,7 +294,7 @@ public enum Interchange {
                                       recordedAt: Timestamp(microsecondsSince1970: e.recordedAt), payload: payload,
                                       tags: decoder.catalogTags(stream: e.stream, type: e.type, typeVersion: e.typeVersion, payload: payload))
                   },
-                  into: store, batchSize: batchSize, progress: progress)
+                  store: store, batchSize: batchSize, progress: progress)
     }
 
     /// What orders and checks a merge: time, then stream version, then input order.
@@ -255,7 +309,8 @@ public enum Interchange {
     /// appends them in batches. Only the order and one version per stream are held;
     /// `event(i)` makes each event when its batch is stored.
     static func merge(count: Int, key: (Int) -> MergeKey, event: (Int) throws -> NewEvent,
-                      into store: EventStore, batchSize: Int, progress: ((Int) -> Void)?) throws -> Int {
+                      store: EventStore, append: (([NewEvent]) throws -> [AppendedEvent])? = nil,
+                      batchSize: Int, progress: ((Int) -> Void)?) throws -> Int {
         let keys = (0..<count).map(key)
         let order = keys.indices.sorted {
             (keys[$0].recordedAt, keys[$0].streamVersion, $0) < (keys[$1].recordedAt, keys[$1].streamVersion, $1)
@@ -276,7 +331,7 @@ public enum Interchange {
         var start = 0
         while start < order.count {
             let batch = try order[start..<min(start + batchSize, order.count)].map(event)
-            written += try store.append(batch).filter(\.isNew).count
+            written += try (append ?? { try store.append($0) })(batch).filter(\.isNew).count
             start += batchSize
             progress?(min(start, order.count))
         }

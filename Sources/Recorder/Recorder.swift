@@ -38,9 +38,10 @@ public final class Recorder: HostObserver {
 
     /// - Parameters:
     ///   - seed: makes event ids deterministic (a seeded simulation); nil for random ids.
-    ///   - keys: each device's signing key; by default one derived from the seed (so
-    ///     seeded runs sign reproducibly), or a fresh random key per device without
-    ///     one. Return nil to leave a device's recordings unsigned.
+    ///   - keys: each device's signing key. A real device passes the key it keeps (the
+    ///     keychain; ``KeyFolder`` on a computer); by default each device gets a fresh
+    ///     random key that lives only as long as this recorder. Return nil to leave a
+    ///     device's recordings unsigned.
     public convenience init(store: EventStore, clock: any RecordingClock = SystemClock(), seed: UInt64? = nil,
                             keys: ((DeviceID) -> DeviceKey?)? = nil) {
         self.init(storeOf: { _ in store }, clock: clock, seed: seed, keys: keys)
@@ -59,12 +60,10 @@ public final class Recorder: HostObserver {
         }
         self.clock = clock
         self.ids = seed.map { SeededGenerator(seed: $0 ^ 0x5EED_1D5) }
-        makeKey = keys ?? { device in
-            seed.map { DeviceKey.derived(device: device.name, seed: $0) } ?? DeviceKey.random(device: device.name)
-        }
+        makeKey = keys ?? { device in try? DeviceKey.random(device: device.name) }
     }
 
-    /// The key that signs a device's checkpoints.
+    /// The key that signs a device's tree heads.
     public func key(of device: DeviceID) -> DeviceKey? {
         if let known = keys[device] { return known }
         let made = makeKey(device)

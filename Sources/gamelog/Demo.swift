@@ -16,8 +16,9 @@ struct Demo: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Flag(help: "Pin recorded times (start 2026-01-01, 0.25 s a step) so two runs write identical logs.")
+    @Flag(help: "Pin recorded times (start 2026-01-01, 0.25 s a step); with --insecure-test-keys two runs write identical logs.")
     var fixedClock = false
+    @OptionGroup var signing: SigningOptions
 
     func run() throws {
         try reportingErrors {
@@ -26,7 +27,8 @@ struct Demo: ParsableCommand {
             let clock: any RecordingClock = fixedClock ? FixedClock() : SystemClock()
             // Ids come from the seed; with the system clock each run is a new recording.
             let seed: UInt64 = fixedClock ? 2026 : UInt64(Date().timeIntervalSince1970 * 1_000_000)
-            let recorder = Recorder(store: store, clock: clock, seed: seed)
+            let signer = try signing.signer(seed: seed, logPath: store.path)
+            let recorder = Recorder(store: store, clock: clock, seed: seed, keys: signer.key)
             let simulator = Simulator(recorder: recorder, games: .standard, seed: seed)
             simulator.flushEveryStep = true
             simulator.didStep = narrate
@@ -39,11 +41,12 @@ struct Demo: ParsableCommand {
             let tictactoe = try simulator.play(TicTacToePlugin().kind, script: DemoScripts.tictactoe)
             summarize(tictactoe)
 
+            try signer.check()
             let after = try store.count().events
             let report = try store.verifyIntegrity()
             print("""
 
-                Recorded \(after - before) events in \(store.path) (\(after) in all); hash chain \(report.isSound ? "intact" : "BROKEN").
+                Recorded \(after - before) events in \(store.path) (\(after) in all); hash chain \(report.isSound ? "intact" : "BROKEN"); \(signer.summary).
                 Next: `gamelog log --db \(store.path)` lists them; `gamelog verify --db \(store.path)` checks them.
                 """)
         }

@@ -26,7 +26,8 @@ struct ForkCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The log to write the fork into (created if missing).", valueName: "OUT.sqlite")) var into: String
     @Option(help: ArgumentHelp("A file of new steps to play after the fork point; - reads standard input.", valueName: "SCRIPT"))
     var input: String?
-    @Option(help: "The new world's seed (identifiers, signing keys).") var seed: UInt64 = 1
+    @Option(help: "The new world's seed (identifiers; keys too with --insecure-test-keys).") var seed: UInt64 = 1
+    @OptionGroup var signing: SigningOptions
 
     func validate() throws {
         guard URL(fileURLWithPath: into).standardizedFileURL != URL(fileURLWithPath: options.db).standardizedFileURL else {
@@ -56,7 +57,9 @@ struct ForkCommand: ParsableCommand {
                 }
             }
             let out = try EventStore(path: into, access: .readWrite)
-            let fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: at, into: out, seed: seed)
+            let signer = try signing.signer(seed: seed, logPath: out.path)
+            let fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: at, into: out, seed: seed,
+                                    keys: signer.key)
             var played = 0
             for line in lines {
                 guard let (device, step) = fork.parse(line.text) else {

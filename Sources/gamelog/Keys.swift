@@ -4,70 +4,172 @@ import Foundation
 
 struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the devices' public signing keys found in the log, with how many checkpoints each signed.",
-        discussion: """
-            The --json form is what `gamelog verify --trust KEYS.json` reads. Keys found in a log \
-            prove only that the log is consistent with itself: trust a key because you got it \
-            from the device, not from the log under audit.
-            """)
+        abstract: "Device signing keys: list those that signed a log, or make a new one.",
+        subcommands: [List.self, New.self], defaultSubcommand: List.self)
 
-    @OptionGroup var options: GlobalOptions
-    @Flag(help: "Print JSON: [{\"device\", \"publicKey\" (hex), \"checkpoints\"}].") var json = false
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the devices' public signing keys found in the log, with what each signed.",
+            discussion: """
+                The --json form is what `gamelog verify --trust KEYS.json` reads. Keys found in a log \
+                prove only that the log is consistent with itself: trust a key because you got it \
+                from the device (`gamelog keys new` prints it when the key is made), not from the log \
+                under audit.
+                """)
 
-    func run() throws {
-        try reportingErrors {
-            let store = try options.openForReading()
-            var counts: [String: (device: String, key: [UInt8], count: Int)] = [:]
-            for checkpoint in try store.checkpoints() {
-                counts[hex(checkpoint.publicKey), default: (checkpoint.device, checkpoint.publicKey, 0)].count += 1
+        @OptionGroup var options: GlobalOptions
+        @Flag(help: "Print JSON: [{\"device\", \"publicKey\" (hex), \"verifierKey\", \"heads\", \"treeSize\", \"checkpoints\", \"testKey\"}].")
+        var json = false
+
+        func run() throws {
+            try reportingErrors {
+                let store = try options.openForReading()
+                var signers: [String: Signer] = [:]
+                for tree in try store.deviceTrees() {
+                    signers[hex(tree.owner.publicKey)] = Signer(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0,
+                                                                heads: tree.heads.count, treeSize: tree.heads.last?.size ?? 0,
+                                                                isTestKey: tree.heads.contains(where: \.isTestKey))
+                }
+                for checkpoint in try store.checkpoints() {
+                    signers[hex(checkpoint.publicKey), default: Signer(device: checkpoint.device, publicKey: checkpoint.publicKey, checkpoints: 0,
+                                                                       heads: 0, treeSize: 0, isTestKey: false)].checkpoints += 1
+                }
+                let keys = signers.values.sorted { ($0.device, hex($0.publicKey)) < ($1.device, hex($1.publicKey)) }
+                if json {
+                    let object = keys.map { key -> [String: Any] in
+                        ["device": key.device, "publicKey": hex(key.publicKey), "checkpoints": key.checkpoints, "heads": key.heads,
+                         "treeSize": key.treeSize, "testKey": key.isTestKey,
+                         "verifierKey": TreeHead.verifierKey(device: key.device, publicKey: key.publicKey)]
+                    }
+                    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                    return
+                }
+                if keys.isEmpty { print("No signatures in \(store.path): its events are unsigned.") }
+                for key in keys {
+                    var what: [String] = []
+                    if key.heads > 0 { what.append("\(key.heads) signed heads, tree of \(key.treeSize) events") }
+                    if key.checkpoints > 0 { what.append("\(key.checkpoints) checkpoints of the older kind") }
+                    if key.isTestKey { what.append("an insecure test key") }
+                    print("\(SafeText.line(key.device))  \(hex(key.publicKey))  \(what.joined(separator: ", "))")
+                }
             }
-            let keys = counts.values.sorted { ($0.device, hex($0.key)) < ($1.device, hex($1.key)) }
-            if json {
-                let object = keys.map { ["device": $0.device, "publicKey": hex($0.key), "checkpoints": $0.count] as [String: Any] }
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
-                return
+        }
+    }
+
+    struct New: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a device's signing key from the system's random source and save it readable by you alone (mode 0600).",
+            discussion: """
+                Example: gamelog keys new --device A --out A.key. Without --out the key goes to the keys \
+                folder (--keys, default $GAMELOG_KEYS, else ~/.config/gamelog/keys) as <device>.key, where \
+                `demo`, `simulate` and `fork` find it. A key file is never overwritten. The public key \
+                is printed (--json: the entry `verify --trust` reads): hand it to auditors.
+                """)
+
+        @Option(help: "The device's name, as its recordings name it (e.g. A).") var device: String
+        @Option(help: ArgumentHelp("The key file to write.", valueName: "FILE")) var out: String?
+        @Option(help: ArgumentHelp("The keys folder, when --out is not given.", valueName: "DIR")) var keys: String?
+        @Flag(help: "Print the public key as JSON: [{\"device\", \"publicKey\", \"verifierKey\"}].") var json = false
+
+        func validate() throws {
+            do { try DeviceName.check(device) } catch { throw ValidationError("--device: \(error)") }
+            if out != nil && keys != nil { throw ValidationError("Give --out FILE or --keys DIR, not both.") }
+        }
+
+        func run() throws {
+            try reportingErrors {
+                let key = try DeviceKey.random(device: device)
+                let path: String
+                if let out {
+                    path = out
+                } else {
+                    let folder = try KeyFolder(path: keys ?? KeyFile.defaultFolder)
+                    path = folder.file(of: device)
+                }
+                try KeyFile.write(key, to: path)
+                if json {
+                    let object: [[String: Any]] = [["device": device, "publicKey": hex(key.publicKey), "verifierKey": key.verifierKey]]
+                    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                } else {
+                    print("wrote \(path) (mode 0600): the private key of device \(SafeText.line(device)); keep it off the log's media")
+                    print("public key: \(hex(key.publicKey))")
+                    print("verifier key: \(key.verifierKey)")
+                }
             }
-            if keys.isEmpty { print("No signed checkpoints in \(store.path): its events are unsigned.") }
-            for key in keys { print("\(key.device)  \(hex(key.key))  \(key.count) checkpoints") }
         }
     }
 }
 
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-/// Reads a keys file: `gamelog keys --json` output, or an object of device → hex key.
-func readTrustedKeys(_ path: String) throws -> [String: [UInt8]] {
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw ValidationError("--trust: cannot read \(path).")
+private func hexBytes(_ text: String) -> [UInt8]? {
+    guard text.count == 64 else { return nil }
+    var out: [UInt8] = []
+    var index = text.startIndex
+    while index < text.endIndex {
+        let next = text.index(index, offsetBy: 2)
+        guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
+        out.append(byte)
+        index = next
     }
-    func bytes(_ text: String) -> [UInt8]? {
-        guard text.count == 64 else { return nil }
-        var out: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-            out.append(byte)
-            index = next
-        }
-        return out
-    }
-    let object = try? JSONSerialization.jsonObject(with: data)
+    return out
+}
+
+/// Reads keys files (`gamelog keys --json` output, or an object of device → hex key)
+/// into one map. A device given two different keys, or a key under which forgeries
+/// verify, is refused.
+func readTrustedKeys(_ paths: [String]) throws -> [String: [UInt8]] {
     var keys: [String: [UInt8]] = [:]
-    if let list = object as? [[String: Any]] {
-        for entry in list {
-            guard let device = entry["device"] as? String, let key = (entry["publicKey"] as? String).flatMap(bytes) else {
-                throw ValidationError("--trust: \(path) has an entry without a device and a 64-digit hex publicKey.")
+    for path in paths {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("--trust: cannot read \(path).")
+        }
+        let object = try? JSONSerialization.jsonObject(with: data)
+        var entries: [(String, [UInt8])] = []
+        if let list = object as? [[String: Any]] {
+            for entry in list {
+                guard let device = entry["device"] as? String, let key = (entry["publicKey"] as? String).flatMap(hexBytes) else {
+                    throw ValidationError("--trust: \(path) has an entry without a device and a 64-digit hex publicKey.")
+                }
+                entries.append((device, key))
+            }
+        } else if let map = object as? [String: String] {
+            for (device, text) in map {
+                guard let key = hexBytes(text) else { throw ValidationError("--trust: the key of \(SafeText.line(device)) in \(path) is not 64 hex digits.") }
+                entries.append((device, key))
+            }
+        } else {
+            throw ValidationError("--trust: \(path) is not a keys file (the JSON `gamelog keys --json` prints).")
+        }
+        for (device, key) in entries {
+            guard PublicKeyCheck.isAcceptable(key) else {
+                throw ValidationError("--trust: the key of \(SafeText.line(device)) in \(path) is a small-order or malformed Ed25519 point, under which forged signatures verify; it cannot be trusted.")
+            }
+            if let other = keys[device], other != key {
+                throw ValidationError("--trust: device \(SafeText.line(device)) is given two different keys; trust one key per device.")
             }
             keys[device] = key
         }
-    } else if let map = object as? [String: String] {
-        for (device, text) in map {
-            guard let key = bytes(text) else { throw ValidationError("--trust: the key of \(device) in \(path) is not 64 hex digits.") }
-            keys[device] = key
-        }
-    } else {
-        throw ValidationError("--trust: \(path) is not a keys file (the JSON `gamelog keys --json` prints).")
     }
     return keys
+}
+
+/// Reads heads files (`gamelog heads --json` output): signed heads known from elsewhere.
+func readKnownHeads(_ paths: [String]) throws -> [TreeHead] {
+    var heads: [TreeHead] = []
+    for path in paths {
+        guard let data = FileManager.default.contents(atPath: path),
+              let list = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
+            throw ValidationError("--heads: \(path) is not a heads file (the JSON `gamelog heads --json` prints).")
+        }
+        for entry in list {
+            guard let note = entry["note"] as? String, let key = (entry["publicKey"] as? String).flatMap(hexBytes) else {
+                throw ValidationError("--heads: \(path) has an entry without a note and a 64-digit hex publicKey.")
+            }
+            do { heads.append(try TreeHead(note: note, publicKey: key)) } catch {
+                throw ValidationError("--heads: \(path): \(error).")
+            }
+        }
+    }
+    return heads
 }

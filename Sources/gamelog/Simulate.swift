@@ -39,6 +39,8 @@ struct Simulate: ParsableCommand {
     @Flag(help: "Print a JSON summary instead of text.")
     var json = false
 
+    @OptionGroup var signing: SigningOptions
+
     func validate() throws {
         let kinds = GameRegistry.standard.kinds
         guard game == "mixed" || kinds.contains(game) else {
@@ -52,6 +54,7 @@ struct Simulate: ParsableCommand {
         try reportingErrors {
             let recordingClock: any RecordingClock = clock == .fixed ? FixedClock() : SystemClock()
             let recorder: Recorder
+            let signer: SigningOptions.Signer
             let destination: String
             if let perDevice {
                 var isFolder: ObjCBool = false
@@ -64,11 +67,13 @@ struct Simulate: ParsableCommand {
                 for device in ["A", "B"] as [DeviceID] {
                     stores[device] = try EventStore(path: URL(fileURLWithPath: perDevice).appending(path: "\(device.name).sqlite").path)
                 }
-                recorder = Recorder(storeOf: { stores[$0]! }, clock: recordingClock, seed: seed)
+                signer = try signing.signer(seed: seed, logPath: stores["A"]!.path)
+                recorder = Recorder(storeOf: { stores[$0]! }, clock: recordingClock, seed: seed, keys: signer.key)
                 destination = "\(perDevice)/A.sqlite and \(perDevice)/B.sqlite"
             } else {
                 let store = try options.openForWriting()
-                recorder = Recorder(store: store, clock: recordingClock, seed: seed)
+                signer = try signing.signer(seed: seed, logPath: store.path)
+                recorder = Recorder(store: store, clock: recordingClock, seed: seed, keys: signer.key)
                 destination = store.path
             }
             let simulator = Simulator(recorder: recorder, games: .standard, seed: seed, noise: noise)
@@ -78,6 +83,7 @@ struct Simulate: ParsableCommand {
             var outcomes: [String: Int] = [:]
             for number in 0..<games {
                 let report = try simulator.play(game == "mixed" ? simulator.mixedKind(number) : game)
+                try signer.check()
                 if report.finished { finished += 1 }
                 if report.alreadyRecorded { skipped += 1 }
                 outcomes[outcomeClass(report), default: 0] += 1
@@ -94,6 +100,7 @@ struct Simulate: ParsableCommand {
                 let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
+                print(signer.summary)
                 print("Played \(games) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
                 print("Wrote \(written) events to \(destination) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
                 if skipped > 0 {

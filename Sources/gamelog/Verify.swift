@@ -22,6 +22,8 @@ struct Verify: ParsableCommand {
     @Argument(help: "Only this game (or conversation): an id or a unique prefix.") var game: String?
     @Option(help: "A keys file (`gamelog keys --json` of a log you trust, or {\"A\": \"hex key\"}): signatures must be by these keys. Repeat it for one file per device.")
     var trust: [String] = []
+    @Option(help: ArgumentHelp("A heads file (`gamelog heads --json` kept from earlier, the other phone or a collector): the log must reach these heads, with the same roots. Repeatable.", valueName: "HEADS.json"))
+    var heads: [String] = []
     @Flag(help: "Skip re-running the recordings against the extensions' code (faster).") var noRerun = false
     @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
 
@@ -41,8 +43,8 @@ struct Verify: ParsableCommand {
 
     private func check() throws {
         do {
-            let trusted = try trust.isEmpty ? nil
-                : trust.map(readTrustedKeys).reduce(into: [String: [UInt8]]()) { $0.merge($1) { _, new in new } }
+            let trusted = try trust.isEmpty ? nil : readTrustedKeys(trust)
+            let known = try readKnownHeads(heads)
             let store = try options.openForReading()
             // One game is checked at the cost of that game: its events, its devices.
             let opened = try game.map { try OpenedGame(options: options, id: $0) }
@@ -51,7 +53,7 @@ struct Verify: ParsableCommand {
             let started = Date()
             var auditor = Auditor(games: .standard)
             auditor.rerunsExtensions = !noRerun
-            let report = try auditor.report(store, game: game, trusting: trusted) { done, _ in progress.update(done) }
+            let report = try auditor.report(store, game: game, trusting: trusted, known: known) { done, _ in progress.update(done) }
             let findings = report.findings
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
@@ -60,17 +62,26 @@ struct Verify: ParsableCommand {
             let warnings = findings.count - errors.count - unchecked.count
             let devices = try opened.map { $0.replayer.devices.map(\.name) } ?? recordedDevices(store).map(\.name)
             if json {
-                let keys = report.proofs?.keys.map { Report.Key(device: $0.device, publicKey: hex($0.publicKey), checkpoints: $0.checkpoints) }
+                let keys = report.proofs?.keys.map {
+                    Report.Key(device: $0.device, publicKey: hex($0.publicKey), checkpoints: $0.checkpoints, heads: $0.heads,
+                               treeSize: $0.treeSize, testKey: $0.isTestKey)
+                }
                 let document = Report(events: total, ok: errors.isEmpty, seconds: seconds, recordedDevices: devices,
                                       notCheckable: unchecked.count, keys: keys ?? [], keysTrusted: trusted != nil,
                                       findings: findings)
                 print(try JSONStyle.text(encoding: document))
             } else {
+                if let proofs = report.proofs, !proofs.trusted {
+                    print("note: no --trust given, so the signatures are checked against the keys the log itself holds, which whoever wrote the file chose; pass --trust KEYS.json (keys you got from the devices)")
+                }
                 for finding in findings.prefix(100) { print(finding.description) }
                 if findings.count > 100 { print("… and \(findings.count - 100) more (use --json for all)") }
                 let rate = Int(Double(total) / max(seconds, 0.001))
                 if let proofs = report.proofs {
-                    let signers = proofs.keys.map { "\($0.device) (key \(hex($0.publicKey).prefix(12))…, \($0.checkpoints) checkpoints)" }
+                    let signers = proofs.keys.map { key in
+                        let what = key.heads > 0 ? "\(key.heads) heads, \(key.treeSize) events" : "\(key.checkpoints) checkpoints of the older kind"
+                        return "\(SafeText.line(key.device)) (key \(hex(key.publicKey).prefix(12))…, \(what)\(key.isTestKey ? ", a test key" : ""))"
+                    }
                     print(signers.isEmpty ? "signatures: none; the log's events are unsigned"
                           : "signatures: \(signers.joined(separator: ", ")); "
                             + (proofs.trusted ? "checked against the trusted keys" : "keys taken from the log itself (pass --trust KEYS.json to check them against keys you trust)"))
@@ -101,6 +112,9 @@ struct Verify: ParsableCommand {
             var device: String
             var publicKey: String
             var checkpoints: Int
+            var heads: Int
+            var treeSize: Int64
+            var testKey: Bool
         }
     }
 }

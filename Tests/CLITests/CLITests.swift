@@ -23,8 +23,10 @@ func gamelogPath() throws -> String {
     return executable.path
 }
 
+/// Runs gamelog in `folder`; the device keys it makes go to `folder/keys`, never the user's own folder.
 func gamelog(_ arguments: [String], in folder: URL) throws -> Run {
-    let result = try ChildProcess.run(try gamelogPath(), arguments, in: folder.path)
+    let result = try ChildProcess.run(try gamelogPath(), arguments, in: folder.path,
+                                      environment: ["GAMELOG_KEYS": folder.appending(path: "keys").path])
     return Run(status: result.status, stdout: result.stdout, stderr: result.stderr)
 }
 

@@ -50,7 +50,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`,
     /// in `directory` if given; stdin reads /dev/null.
-    public init(_ executable: String, _ arguments: [String], in directory: String? = nil) throws {
+    public init(_ executable: String, _ arguments: [String], in directory: String? = nil,
+                environment: [String: String] = [:]) throws {
         let scratch = FileManager.default.temporaryDirectory.path
         let token = UUID().uuidString
         outputPath = "\(scratch)/child-\(token).out"
@@ -60,6 +61,7 @@ public final class ChildProcess: @unchecked Sendable {
         // portable interface cannot do.
         var argv = ["/usr/bin/env"]
         if let directory { argv += ["-C", directory] }
+        argv += environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         argv += [executable] + arguments
 
         #if canImport(Glibc)
@@ -132,7 +134,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Runs a command to its end (at most `seconds`) and returns what it left.
     public static func run(_ executable: String, _ arguments: [String], in directory: String? = nil,
-                           atMost seconds: Double = 300) throws -> Result {
-        try ChildProcess(executable, arguments, in: directory).wait(atMost: seconds)
+                           environment: [String: String] = [:], atMost seconds: Double = 300) throws -> Result {
+        try ChildProcess(executable, arguments, in: directory, environment: environment).wait(atMost: seconds)
     }
 }

@@ -50,3 +50,80 @@ public struct LogForger {
         }
     }
 }
+
+/// A forger of device trees who knows docs/FORMAT.md: renumbers leaves, moves
+/// recordings between trees, drops heads, and signs heads with whatever key it holds
+/// (its own, or one device's when the attack says so).
+public struct TreeForger {
+    public let path: String
+    public init(path: String) { self.path = path }
+
+    /// The row id of `device`'s tree.
+    public func tree(of device: String) throws -> Int64 {
+        try DatabaseQueue(path: path).read { db in
+            guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM trees WHERE device = ? ORDER BY id LIMIT 1", arguments: [device]) else {
+                throw ForgeryError.noEvent(0)
+            }
+            return id
+        }
+    }
+
+    /// Recomputes `device`'s tree from the events its recordings now hold (leaves
+    /// numbered in position order) and, with `key`, replaces its heads by heads signed
+    /// with that key at `sizes` (default: the sizes it had, as far as the leaves reach).
+    public func rebuild(device: String, signingWith key: DeviceKey?, sizes: [Int64]? = nil) throws {
+        let id = try tree(of: device)
+        let queue = try DatabaseQueue(path: path)
+        let streams = try queue.read { db in
+            Set(try Data.fetchAll(db, sql: "SELECT uuid FROM streams WHERE tree_id = ?", arguments: [id]).compactMap { data in
+                data.count == 16 ? UUID(uuid: data.withUnsafeBytes { $0.load(as: uuid_t.self) }) : nil
+            })
+        }
+        let store = try EventStore(path: path, access: .readOnly)
+        var frontier = MerkleTree.Frontier(), roots: [Int64: [UInt8]] = [:], leaves: [(Int64, Int64)] = []
+        var scratch: [UInt8] = []
+        let oldSizes = try queue.read { try Int64.fetchAll($0, sql: "SELECT size FROM tree_heads WHERE tree_id = ? ORDER BY size", arguments: [id]) }
+        for event in try store.events(EventQuery(streams: streams), verify: false) {
+            leaves.append((event.position, frontier.size))
+            frontier.append(MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch)))
+            roots[frontier.size] = frontier.root
+        }
+        try queue.writeWithoutTransaction { db in
+            for (position, leaf) in leaves { try db.execute(sql: "UPDATE events SET leaf = ? WHERE position = ?", arguments: [leaf, position]) }
+            try db.execute(sql: "UPDATE trees SET size = ?, frontier = ? WHERE id = ?", arguments: [frontier.size, Data(frontier.packed), id])
+            guard let key else { return }
+            try db.execute(sql: "DELETE FROM tree_heads WHERE tree_id = ?", arguments: [id])
+            try db.execute(sql: "UPDATE trees SET public_key = ? WHERE id = ?", arguments: [Data(key.publicKey), id])
+            for size in (sizes ?? oldSizes).filter({ $0 >= 1 && $0 <= frontier.size }) {
+                let head = try TreeHead.signing(size: size, root: roots[size]!, key: key, at: Timestamp(microsecondsSince1970: 1_800_000_000_000_000 + size))
+                try db.execute(sql: "INSERT INTO tree_heads (tree_id, size, root, signed_at, flags, signature) VALUES (?, ?, ?, ?, ?, ?)",
+                               arguments: [id, size, Data(head.root), head.signedAt.microsecondsSince1970, head.isTestKey ? 1 : 0,
+                                           Data(head.signature)])
+            }
+        }
+    }
+
+    /// Puts `streams` into `device`'s tree.
+    public func move(_ streams: Set<UUID>, to device: String) throws {
+        let id = try tree(of: device)
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            for stream in streams {
+                try db.execute(sql: "UPDATE streams SET tree_id = ? WHERE uuid = ?", arguments: [id, withUnsafeBytes(of: stream.uuid) { Data($0) }])
+            }
+        }
+    }
+
+    /// Deletes `device`'s heads above `size` (all with 0).
+    public func dropHeads(of device: String, above size: Int64) throws {
+        let id = try tree(of: device)
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "DELETE FROM tree_heads WHERE tree_id = ? AND size > ?", arguments: [id, size])
+        }
+    }
+
+    /// The sizes of `device`'s heads, smallest first.
+    public func headSizes(of device: String) throws -> [Int64] {
+        let id = try tree(of: device)
+        return try DatabaseQueue(path: path).read { try Int64.fetchAll($0, sql: "SELECT size FROM tree_heads WHERE tree_id = ? ORDER BY size", arguments: [id]) }
+    }
+}

@@ -1,3 +1,5 @@
+import Foundation
+import MessagesModel
 import EventStore
 import Games
 import Recorder
@@ -5,7 +7,31 @@ import Simulation
 
 /// Records `count` simulated games of every registered kind in turn into `store`, with a
 /// fixed clock: the same seed gives the same log every time.
-public func playMixedGames(_ count: Int, into store: EventStore, seed: UInt64, noise: Double = 0) throws {
-    let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: .standard, seed: seed, noise: noise)
+public func playMixedGames(_ count: Int, into store: EventStore, seed: UInt64, noise: Double = 0, keys: TestKeys = TestKeys()) throws {
+    let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed, keys: keys.key),
+                              games: .standard, seed: seed, noise: noise)
     for n in 0..<count { try simulator.play(simulator.mixedKind(n)) }
+}
+
+/// Random device keys for a test, made on first use and kept, so the test can trust
+/// them (`trusted`) as an auditor who got them from the devices would.
+public final class TestKeys: @unchecked Sendable {
+    private var keys: [String: DeviceKey] = [:]
+    private let lock = NSLock()
+
+    public init() {}
+
+    public func key(_ device: DeviceID) -> DeviceKey? { key(device.name) }
+
+    public func key(_ device: String) -> DeviceKey {
+        lock.withLock {
+            if let known = keys[device] { return known }
+            let made = try! DeviceKey.random(device: device)
+            keys[device] = made
+            return made
+        }
+    }
+
+    /// Device name -> public key, as `verify --trust` takes them.
+    public var trusted: [String: [UInt8]] { lock.withLock { keys.mapValues(\.publicKey) } }
 }

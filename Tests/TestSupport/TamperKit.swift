@@ -52,8 +52,8 @@ public enum TamperKit {
     public static func make(_ fault: Fault, from source: EventStore, to path: String) throws -> Tampered {
         var events: [ExportedEvent] = []
         _ = try Interchange.export(from: source) { line in
-            // Checkpoint lines stay behind: a forger without the keys cannot re-sign.
-            guard !line.hasPrefix(#"{"checkpoint":"#) else { return }
+            // Tree and head lines stay behind: a forger without the keys cannot re-sign.
+            guard !line.hasPrefix(#"{"head":"#) && !line.hasPrefix(#"{"tree":"#) else { return }
             events.append(try JSONDecoder().decode(ExportedEvent.self, from: Data(line.utf8)))
         }
         func rebuild(_ list: [ExportedEvent]) throws {

@@ -1,0 +1,252 @@
+import Foundation
+import GRDB
+
+/// The device whose tree a recording's events are leaves of: its name and public key.
+public struct TreeOwner: Hashable, Sendable {
+    public var device: String
+    /// Ed25519, 32 bytes.
+    public var publicKey: [UInt8]
+
+    public init(device: String, publicKey: [UInt8]) {
+        self.device = device
+        self.publicKey = publicKey
+    }
+}
+
+/// The device trees one transaction touches: found or made on first use, grown leaf by
+/// leaf, saved at the end.
+struct TreeStates {
+    struct State {
+        var owner: TreeOwner
+        var size: Int64
+        var startSize: Int64
+        /// Nil where this file holds only part of the tree.
+        var frontier: MerkleTree.Frontier?
+        var changed = false
+    }
+
+    private(set) var states: [Int64: State] = [:]
+    private var byKey: [[UInt8]: Int64] = [:]
+    /// A recording of each tree whose key the appender gave, to ask for the key again when signing.
+    private(set) var signers: [Int64: UUID] = [:]
+
+    /// The trees the recorder's own leaves grew, which their devices sign.
+    var grown: [Int64: State] { states.filter { $0.value.frontier != nil && $0.value.size != $0.value.startSize } }
+
+    /// The tree of `owner`'s key, made if new.
+    mutating func tree(_ db: Database, owner: TreeOwner) throws -> Int64 {
+        if let id = byKey[owner.publicKey] { return id }
+        guard PublicKeyCheck.isAcceptable(owner.publicKey) else { throw KeyError.weakPublicKey }
+        if let row = try Row.fetchOne(db, sql: "SELECT id, device FROM trees WHERE public_key = ?", arguments: [Data(owner.publicKey)]) {
+            let id: Int64 = row[0]
+            guard let device = String.fromDatabaseValue(row[1]), device == owner.device else {
+                throw EventStoreError.treeConflict(device: owner.device, detail: "its key already signs for another device name here")
+            }
+            byKey[owner.publicKey] = id
+            _ = try load(db, id)
+            return id
+        }
+        try db.execute(sql: "INSERT INTO trees (public_key, device, size, frontier) VALUES (?, ?, 0, x'')",
+                       arguments: [Data(owner.publicKey), owner.device])
+        let id = db.lastInsertedRowID
+        byKey[owner.publicKey] = id
+        states[id] = State(owner: owner, size: 0, startSize: 0, frontier: MerkleTree.Frontier())
+        return id
+    }
+
+    @discardableResult
+    mutating func load(_ db: Database, _ id: Int64) throws -> State {
+        if let known = states[id] { return known }
+        guard let row = try Row.fetchOne(db, sql: "SELECT public_key, device, size, frontier FROM trees WHERE id = ?", arguments: [id]),
+              let key = Data.fromDatabaseValue(row[0]), let device = String.fromDatabaseValue(row[1]),
+              let size = Int64.fromDatabaseValue(row[2]) else {
+            throw EventStoreError.treeConflict(device: "?", detail: "tree \(id) is missing or has values of the wrong type")
+        }
+        let frontier = Data.fromDatabaseValue(row[3]).flatMap { MerkleTree.Frontier(size: size, packed: Array($0)) }
+        let state = State(owner: TreeOwner(device: device, publicKey: Array(key)), size: size, startSize: size, frontier: frontier)
+        states[id] = state
+        byKey[Array(key)] = id
+        return state
+    }
+
+    /// The tree a recording's next events join: the one it has, or `owner`'s for a
+    /// recording that has none yet.
+    mutating func join(_ db: Database, stream: UUID, rowID: Int64, tree current: Int64?, owner: TreeOwner?) throws -> Int64? {
+        guard let owner else { return current }
+        let id = try tree(db, owner: owner)
+        if let current {
+            guard current == id else {
+                throw EventStoreError.treeConflict(device: owner.device, detail:
+                    "recording \(stream.uuidString.prefix(8).lowercased()) is already a leaf range of another device's tree")
+            }
+        } else {
+            try db.execute(sql: "UPDATE streams SET tree_id = ? WHERE id = ?", arguments: [id, rowID])
+        }
+        signers[id] = stream
+        return id
+    }
+
+    /// The leaf an event takes in tree `id`: the next one (a recorded event), or the one
+    /// it was exported with (an import).
+    mutating func take(_ db: Database, _ id: Int64, leaf given: Int64?, envelope: [UInt8]) throws -> Int64 {
+        var state = try load(db, id)
+        let hash = envelope.withUnsafeBufferPointer { MerkleTree.leafHash(Array($0[8...])) }
+        let leaf: Int64
+        if let given {
+            leaf = given
+            if state.frontier?.size == given {
+                state.frontier!.append(hash)
+            } else if state.frontier != nil, given < state.size {
+                throw EventStoreError.treeConflict(device: state.owner.device, detail: "leaf \(given) is another event here")
+            } else {
+                state.frontier = nil
+            }
+            state.size = max(state.size, given + 1)
+        } else {
+            guard var frontier = state.frontier else {
+                throw EventStoreError.treeConflict(device: state.owner.device, detail:
+                    "this file holds only part of the device's tree (an import); record into the device's own log")
+            }
+            leaf = frontier.size
+            frontier.append(hash)
+            state.frontier = frontier
+            state.size = frontier.size
+        }
+        state.changed = true
+        states[id] = state
+        return leaf
+    }
+
+    /// A signed head or proof from an import: the tree has at least `size` leaves.
+    mutating func grow(_ id: Int64, to size: Int64) {
+        guard var state = states[id], size > state.size else { return }
+        state.size = size
+        if state.frontier?.size != size { state.frontier = nil }
+        state.changed = true
+        states[id] = state
+    }
+
+    func save(_ db: Database) throws {
+        for (id, state) in states where state.changed {
+            try db.execute(sql: "UPDATE trees SET size = ?, frontier = ? WHERE id = ?",
+                           arguments: [state.size, state.frontier.map { Data($0.packed) }, id])
+        }
+    }
+}
+
+/// A device's tree as a log holds it: its key, its latest signed head and its size.
+public struct DeviceTree: Hashable, Sendable {
+    public var owner: TreeOwner
+    /// Leaves this file knows the tree to have.
+    public var size: Int64
+    /// Every head the device signed that this file holds, smallest first.
+    public var heads: [TreeHead]
+}
+
+extension EventStore {
+    /// Every device tree in the log with its signed heads, ordered by device name then key.
+    /// Rows whose values have the wrong type are left out here; `verify` reports them.
+    public func deviceTrees() throws -> [DeviceTree] {
+        try treeRows().values.sorted { ($0.owner.device, Hex.string($0.owner.publicKey)) < ($1.owner.device, Hex.string($1.owner.publicKey)) }
+    }
+
+    /// The proof nodes stored, by tree id: `[lo, hi) -> hash`.
+    func treeNodes(_ db: Database) throws -> [Int64: [Range<Int64>: [UInt8]]] {
+        var out: [Int64: [Range<Int64>: [UInt8]]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT tree_id, lo, hi, hash FROM tree_nodes") {
+            guard let id = Int64.fromDatabaseValue(row[0]), let lo = Int64.fromDatabaseValue(row[1]),
+                  let hi = Int64.fromDatabaseValue(row[2]), hi > lo, let hash = Data.fromDatabaseValue(row[3]), hash.count == 32 else { continue }
+            out[id, default: [:]][lo..<hi] = Array(hash)
+        }
+        return out
+    }
+}
+
+/// Lower-case hex of bytes.
+enum Hex {
+    static func string(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+}
+
+/// Where a log's device trees are: what export and `verify GAME` need.
+public struct TreeLayout: Sendable {
+    /// Each tree with its heads, by row id.
+    public var trees: [Int64: DeviceTree]
+    /// The tree each signed recording belongs to.
+    public var treeOfStream: [UUID: Int64]
+    /// Proof nodes stored for partly held trees: `[lo, hi) -> hash`.
+    public var nodes: [Int64: [Range<Int64>: [UInt8]]]
+
+    /// The recordings of tree `id`.
+    public func streams(of id: Int64) -> Set<UUID> { Set(treeOfStream.filter { $0.value == id }.keys) }
+}
+
+extension EventStore {
+    /// The trees, which recording is in which, and the stored proof nodes.
+    public func treeLayout() throws -> TreeLayout {
+        let trees = try treeRows()
+        return try read { db in
+            var treeOfStream: [UUID: Int64] = [:]
+            if try db.columns(in: "streams").contains(where: { $0.name == "tree_id" }) {
+                for row in try Row.fetchAll(db, sql: "SELECT uuid, tree_id FROM streams WHERE tree_id IS NOT NULL") {
+                    guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }),
+                          let tree = Int64.fromDatabaseValue(row[1]), trees[tree] != nil else { continue }
+                    treeOfStream[uuid] = tree
+                }
+            }
+            let nodes = try db.tableExists("tree_nodes") ? try treeNodes(db) : [:]
+            return TreeLayout(trees: trees, treeOfStream: treeOfStream, nodes: nodes)
+        }
+    }
+
+    /// The leaf index of each event of `streams` (all if nil) that has one, in position order.
+    public func leafIndexes(streams: Set<UUID>? = nil) throws -> (positions: [Int64], leaves: [Int64]) {
+        try read { db in
+            guard try db.columns(in: "events").contains(where: { $0.name == "leaf" }) else { return ([], []) }
+            var sql = "SELECT e.position, e.leaf FROM events e WHERE e.leaf IS NOT NULL"
+            var arguments: StatementArguments = []
+            if let streams {
+                sql += " AND e.stream_id IN (SELECT id FROM streams WHERE uuid IN (\(streams.map { _ in "?" }.joined(separator: ","))))"
+                for stream in streams { arguments += [Data(stream.bytes)] }
+            }
+            sql += " ORDER BY e.position"
+            var positions: [Int64] = [], leaves: [Int64] = []
+            let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try cursor.next() {
+                guard let position = Int64.fromDatabaseValue(row[0]), let leaf = Int64.fromDatabaseValue(row[1]) else { continue }
+                positions.append(position)
+                leaves.append(leaf)
+            }
+            return (positions, leaves)
+        }
+    }
+
+    /// The leaf hash of every stored event of the recordings `streams` (one tree's), by leaf index.
+    public func leafHashes(streams: Set<UUID>) throws -> [Int64: [UInt8]] {
+        guard !streams.isEmpty else { return [:] }
+        let (positions, leaves) = try leafIndexes(streams: streams)
+        var out: [Int64: [UInt8]] = [:]
+        var next = 0, scratch: [UInt8] = []
+        try scan(EventQuery(streams: streams), verify: false) { event in
+            while next < positions.count && positions[next] < event.position { next += 1 }
+            guard next < positions.count, positions[next] == event.position else { return }
+            out[leaves[next]] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
+        }
+        return out
+    }
+}
+
+/// A leaf's data: the event's envelope without its global position (docs/FORMAT.md),
+/// the same bytes its stream chain hashes, so a device's tree outlives any merge.
+public enum TreeLeaf {
+    public static func data(id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int, recordedAt: Timestamp,
+                            payload: [UInt8], scratch: inout [UInt8]) -> [UInt8] {
+        ChainHash.envelope(position: 0, id: id, stream: stream, streamVersion: streamVersion, type: type, typeVersion: typeVersion,
+                           recordedAt: recordedAt, payload: payload, into: &scratch)
+        return Array(scratch[8...])
+    }
+
+    public static func data(of e: StoredEvent, scratch: inout [UInt8]) -> [UInt8] {
+        data(id: e.id, stream: e.stream, streamVersion: e.streamVersion, type: e.type, typeVersion: e.typeVersion,
+             recordedAt: e.recordedAt, payload: e.payload, scratch: &scratch)
+    }
+}

@@ -1,0 +1,197 @@
+import Crypto
+
+/// Merkle tree hashing as RFC 9162 (Certificate Transparency 2.0), section 2.1, defines
+/// it: a leaf hash is `SHA-256(0x00 || data)`, an interior node `SHA-256(0x01 || left ||
+/// right)`, and a tree of `n > 1` leaves splits at the largest power of two below `n`.
+/// A device's events are the leaves of its tree; see docs/FORMAT.md.
+public enum MerkleTree {
+    /// The root of a tree with no leaves: SHA-256 of nothing.
+    public static let emptyRoot: [UInt8] = Array(SHA256.hash(data: [UInt8]()))
+
+    /// `SHA-256(0x00 || data)`.
+    public static func leafHash(_ data: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: [0])
+        hasher.update(data: data)
+        return Array(hasher.finalize())
+    }
+
+    /// `SHA-256(0x01 || left || right)`.
+    public static func nodeHash(_ left: [UInt8], _ right: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: [1])
+        hasher.update(data: left)
+        hasher.update(data: right)
+        return Array(hasher.finalize())
+    }
+
+    /// The largest power of two smaller than `n` (for `n >= 2`): where RFC 9162 splits.
+    static func split(_ n: Int64) -> Int64 {
+        var k: Int64 = 1
+        while k << 1 < n { k <<= 1 }
+        return k
+    }
+
+    /// The root over leaf hashes given in order.
+    public static func root(_ leaves: [[UInt8]]) -> [UInt8] {
+        var frontier = Frontier()
+        for leaf in leaves { frontier.append(leaf) }
+        return frontier.root
+    }
+
+    /// The inclusion proof (audit path) of leaf `index` in the tree over `leaves`
+    /// (RFC 9162 section 2.1.3.1), from the leaf's sibling up.
+    public static func inclusionProof(of index: Int64, in leaves: [[UInt8]]) -> [[UInt8]] {
+        func path(_ m: Int64, _ lo: Int64, _ hi: Int64) -> [[UInt8]] {
+            let n = hi - lo
+            guard n > 1 else { return [] }
+            let k = split(n)
+            if m < k { return path(m, lo, lo + k) + [subtreeRoot(lo + k, hi)] }
+            return path(m - k, lo + k, hi) + [subtreeRoot(lo, lo + k)]
+        }
+        func subtreeRoot(_ lo: Int64, _ hi: Int64) -> [UInt8] { root(Array(leaves[Int(lo)..<Int(hi)])) }
+        return path(index, 0, Int64(leaves.count))
+    }
+
+    /// Whether `proof` shows that `leafHash` is leaf `index` of the tree of `size` leaves
+    /// whose root is `root` (RFC 9162 section 2.1.3.2).
+    public static func verifyInclusion(index: Int64, size: Int64, leafHash: [UInt8], proof: [[UInt8]], root: [UInt8]) -> Bool {
+        guard index >= 0, index < size else { return false }
+        var fn = index, sn = size - 1, r = leafHash
+        for p in proof {
+            if sn == 0 { return false }
+            if fn & 1 == 1 || fn == sn {
+                r = nodeHash(p, r)
+                if fn & 1 == 0 {
+                    while fn & 1 == 0 && fn != 0 { fn >>= 1; sn >>= 1 }
+                }
+            } else {
+                r = nodeHash(r, p)
+            }
+            fn >>= 1
+            sn >>= 1
+        }
+        return sn == 0 && r == root
+    }
+
+    /// The roots of the perfect subtrees that make up the first `size` leaves, largest
+    /// first (one per set bit of `size`): all a device needs to append a leaf and name
+    /// its new root, in O(log n) hashes.
+    public struct Frontier: Hashable, Sendable {
+        public private(set) var size: Int64 = 0
+        public private(set) var hashes: [[UInt8]] = []
+
+        public init() {}
+
+        /// A stored frontier: nil unless its hash count is `size`'s number of set bits.
+        public init?(size: Int64, packed: [UInt8]) {
+            guard size >= 0, packed.count % 32 == 0, packed.count / 32 == size.nonzeroBitCount else { return nil }
+            self.size = size
+            hashes = stride(from: 0, to: packed.count, by: 32).map { Array(packed[$0..<($0 + 32)]) }
+        }
+
+        public var packed: [UInt8] { hashes.flatMap { $0 } }
+
+        public mutating func append(_ leafHash: [UInt8]) {
+            var hash = leafHash, n = size
+            while n & 1 == 1 {
+                hash = MerkleTree.nodeHash(hashes.removeLast(), hash)
+                n >>= 1
+            }
+            hashes.append(hash)
+            size += 1
+        }
+
+        /// The root of the first `size` leaves.
+        public var root: [UInt8] {
+            guard var root = hashes.last else { return MerkleTree.emptyRoot }
+            for hash in hashes.dropLast().reversed() { root = MerkleTree.nodeHash(hash, root) }
+            return root
+        }
+    }
+
+    /// The root of the tree of `size` leaves when only some are at hand.
+    /// - `known(lo, hi)`: the hash of subtree `[lo, hi)` already computed from leaves (a
+    ///   frontier), used first.
+    /// - `holds(lo, hi)`: whether any leaf of `[lo, hi)` is at hand; `leaf(i)` gives it.
+    /// - `proof(lo, hi)`: a subtree hash carried by a partial export, used only where no
+    ///   leaf of it is at hand, so a held leaf can never be hidden behind a proof.
+    /// Nil when a leaf is neither at hand nor under a proof; `missing` is then the first.
+    public static func root(size: Int64, known: (Int64, Int64) -> [UInt8]?, holds: (Int64, Int64) -> Bool,
+                            leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?, missing: inout Int64?) -> [UInt8]? {
+        guard size > 0 else { return emptyRoot }
+        func hash(_ lo: Int64, _ hi: Int64) -> [UInt8]? {
+            if let known = known(lo, hi) { return known }
+            guard holds(lo, hi) else {
+                if let proof = proof(lo, hi) { return proof }
+                if hi - lo == 1 {
+                    if missing == nil { missing = lo }
+                    return nil
+                }
+                // A proof may cover only part of this range.
+                let k = split(hi - lo)
+                let left = hash(lo, lo + k), right = hash(lo + k, hi)
+                guard let left, let right else { return nil }
+                return nodeHash(left, right)
+            }
+            if hi - lo == 1 {
+                if let leaf = leaf(lo) { return leaf }
+                if missing == nil { missing = lo }
+                return nil
+            }
+            let k = split(hi - lo)
+            let left = hash(lo, lo + k), right = hash(lo + k, hi)
+            guard let left, let right else { return nil }
+            return nodeHash(left, right)
+        }
+        return hash(0, size)
+    }
+
+    /// The root of the subtree `[lo, hi)` from leaf hashes, or proof nodes where leaves are absent.
+    public static func subtreeRoot(lo: Int64, hi: Int64, leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?,
+                                   missing: inout Int64?) -> [UInt8]? {
+        if hi - lo == 1, let leaf = leaf(lo) { return leaf }
+        if hi - lo > 1 {
+            let k = split(hi - lo)
+            if let left = subtreeRoot(lo: lo, hi: lo + k, leaf: leaf, proof: proof, missing: &missing),
+               let right = subtreeRoot(lo: lo + k, hi: hi, leaf: leaf, proof: proof, missing: &missing) {
+                return nodeHash(left, right)
+            }
+        }
+        if let node = proof(lo, hi) { missing = nil; return node }
+        if hi - lo == 1, missing == nil { missing = lo }
+        return nil
+    }
+
+    /// The dyadic subtrees a frontier stands for: `[lo, hi) -> hash`, largest first.
+    public static func ranges(of frontier: Frontier) -> [(lo: Int64, hi: Int64, hash: [UInt8])] {
+        var out: [(lo: Int64, hi: Int64, hash: [UInt8])] = []
+        var lo: Int64 = 0, index = 0
+        for bit in stride(from: 62, through: 0, by: -1) where frontier.size & (Int64(1) << bit) != 0 {
+            out.append((lo, lo + (Int64(1) << bit), frontier.hashes[index]))
+            lo += Int64(1) << bit
+            index += 1
+        }
+        return out
+    }
+
+    /// The hashes a reader needs besides `held` leaves to recompute the root of `size`
+    /// leaves: one per maximal subtree holding none of them (a multiproof), as
+    /// `(lo, hi, hash)`. `leafHash(i)` is called only for leaves outside `held`.
+    public static func multiproof(size: Int64, held: (Int64, Int64) -> Bool,
+                                  subtreeRoot: (Int64, Int64) throws -> [UInt8]) rethrows -> [(lo: Int64, hi: Int64, hash: [UInt8])] {
+        var out: [(lo: Int64, hi: Int64, hash: [UInt8])] = []
+        func walk(_ lo: Int64, _ hi: Int64) throws {
+            if !held(lo, hi) {
+                out.append((lo, hi, try subtreeRoot(lo, hi)))
+                return
+            }
+            guard hi - lo > 1 else { return }
+            let k = split(hi - lo)
+            try walk(lo, lo + k)
+            try walk(lo + k, hi)
+        }
+        if size > 0 { try walk(0, size) }
+        return out
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+
+/// One device tree being checked: its leaves arrive in stored order, the roots at its
+/// signed (and known) sizes are compared as the leaves reach them.
+struct TreeCheck {
+    let tree: DeviceTree
+    /// Valid heads under trusted keys: size -> root.
+    var signed: [Int64: [UInt8]] = [:] { didSet { roots.targets = Set(signed.keys).union(known.map(\.size)) } }
+    /// Heads known from elsewhere.
+    var known: [TreeHead] = [] { didSet { roots.targets = Set(signed.keys).union(known.map(\.size)) } }
+    private var roots = TreeRoots(targets: [])
+
+    init(tree: DeviceTree) { self.tree = tree }
+
+    mutating func add(leaf: Int64, hash: [UInt8], position: Int64) { roots.add(leaf: leaf, hash: hash, position: position) }
+    func root(at size: Int64, nodes: [Range<Int64>: [UInt8]]) -> (root: [UInt8]?, missing: Int64?) { roots.root(at: size, nodes: nodes) }
+    var leafCount: Int64 { roots.leafCount }
+    private var positionAt: [Int64: Int64] { roots.positionAt }
+    private var duplicates: [(leaf: Int64, position: Int64)] { roots.duplicates }
+    private var frontier: MerkleTree.Frontier { roots.frontier }
+    private var pending: [Int64: [UInt8]] { roots.pending }
+}
+
+/// A tree's roots at chosen sizes, from leaves given in any order: those that come in
+/// index order are folded into a frontier at once (the roots at the chosen sizes taken
+/// as it passes them), the others held until the gap before them fills.
+public struct TreeRoots: Sendable {
+    /// The sizes whose roots are wanted.
+    public var targets: Set<Int64>
+    public private(set) var frontier = MerkleTree.Frontier()
+    /// Leaves past a gap.
+    public private(set) var pending: [Int64: [UInt8]] = [:]
+    private var rootsReached: [Int64: [UInt8]] = [:]
+    /// The position (or line) of the leaf that completed each target size.
+    public private(set) var positionAt: [Int64: Int64] = [:]
+    /// Leaves given twice: (leaf, position).
+    public private(set) var duplicates: [(leaf: Int64, position: Int64)] = []
+
+    public init(targets: Set<Int64>) { self.targets = targets }
+
+    public mutating func add(leaf: Int64, hash: [UInt8], position: Int64) {
+        if leaf < frontier.size || pending[leaf] != nil {
+            duplicates.append((leaf, position))
+            return
+        }
+        guard leaf == frontier.size else {
+            pending[leaf] = hash
+            return
+        }
+        frontier.append(hash)
+        if targets.contains(frontier.size) { rootsReached[frontier.size] = frontier.root; positionAt[frontier.size] = position }
+        while let next = pending.removeValue(forKey: frontier.size) {
+            frontier.append(next)
+            if targets.contains(frontier.size) { rootsReached[frontier.size] = frontier.root; positionAt[frontier.size] = position }
+        }
+    }
+
+    /// Leaves held: the frontier's and those past a gap.
+    public var leafCount: Int64 { frontier.size + Int64(pending.count) }
+    /// The root over the first `size` leaves, from the leaves held and `nodes`; nil with
+    /// the first missing leaf.
+    public func root(at size: Int64, nodes: [Range<Int64>: [UInt8]]) -> (root: [UInt8]?, missing: Int64?) {
+        if let reached = rootsReached[size] { return (reached, nil) }
+        let ranges = Dictionary(uniqueKeysWithValues: MerkleTree.ranges(of: frontier).map { ($0.lo..<$0.hi, $0.hash) })
+        let held = pending.keys.sorted()
+        var missing: Int64?
+        let root = MerkleTree.root(
+            size: size,
+            known: { ranges[$0..<$1] },
+            holds: { lo, hi in
+                if lo < frontier.size { return true }
+                var low = 0, high = held.count
+                while low < high { let mid = (low + high) / 2; if held[mid] < lo { low = mid + 1 } else { high = mid } }
+                return low < held.count && held[low] < hi
+            },
+            leaf: { pending[$0] },
+            proof: { nodes[$0..<$1] },
+            missing: &missing)
+        return (root, missing)
+    }
+
+}
+
+extension TreeCheck {
+    func verdicts(nodes: [Range<Int64>: [UInt8]], strict: Bool) -> [ProofProblem] {
+        var out: [ProofProblem] = []
+        let device = tree.owner.device, name = SafeText.line(device)
+        var lastGood: Int64 = 0
+        var latest: Int64 = 0
+        for size in signed.keys.sorted() {
+            let (root, missing) = root(at: size, nodes: nodes)
+            if let root {
+                if root == signed[size] {
+                    lastGood = size
+                    latest = size
+                } else {
+                    let at = positionAt[size].map { " (the leaf completing it is at position \($0))" } ?? ""
+                    out.append(ProofProblem(kind: .changedEvent, device: device, position: positionAt[size], detail:
+                        "device \(name)'s events \(lastGood + 1) to \(size) differ from what it signed\(at): one was changed, added or moved"))
+                    latest = size
+                }
+            } else {
+                out.append(ProofProblem(kind: .missingEvent, device: device, detail:
+                    "device \(name) signed \(size) events, and its event \(missing.map { "\($0 + 1)" } ?? "?") (leaf \(missing ?? -1)) is not in the log: an event, a recording or a game was removed"))
+                latest = size
+            }
+        }
+        for head in known {
+            let (root, _) = root(at: head.size, nodes: nodes)
+            if head.size > leafCount && root == nil && nodes.isEmpty || (root == nil && head.size > tree.size) {
+                out.append(ProofProblem(kind: .rolledBack, device: device, detail:
+                    "device \(name) had signed \(head.size) events (a known head), and the log holds \(leafCount) of its tree: it is behind, rolled back or cut"))
+            } else if let root, root != head.root {
+                out.append(ProofProblem(kind: .forkedHistory, device: device, detail:
+                    "the log's first \(head.size) events of device \(name) are not the ones of its known head: its history was rewritten (a fork)"))
+            } else if root == nil {
+                out.append(ProofProblem(kind: .rolledBack, device: device, detail:
+                    "device \(name) had signed \(head.size) events (a known head), and the log lacks some of them"))
+            }
+        }
+        for duplicate in duplicates.prefix(10) {
+            out.append(ProofProblem(kind: .duplicateLeaf, device: device, position: duplicate.position, detail:
+                "the event at position \(duplicate.position) claims leaf \(duplicate.leaf) of device \(name)'s tree, which another event holds"))
+        }
+        let unsigned = max(0, frontier.size - latest) + Int64(pending.keys.filter { $0 >= latest }.count)
+        if unsigned > 0 {
+            out.append(ProofProblem(kind: .unsignedTail, device: device, detail: latest == 0
+                ? "device \(name)'s \(unsigned) events carry no valid signature of a trusted key"
+                : "\(unsigned) events of device \(name) come after its last valid signed head (\(latest) events): unsigned",
+                isError: strict))
+        }
+        return out
+    }
+}
+
+/// Checkpoints of the older kind (schema 4 to 6): each signs heads of stream chains.
+struct LegacyCheckpoints {
+    let checkpoints: [Checkpoint]
+    let trusted: [String: [UInt8]]?
+    /// Recordings in a device tree, which the tree's heads cover instead.
+    let skip: Set<UUID>
+    private var required: [UUID: [Int64: (hash: [UInt8], device: String)]] = [:]
+    private var lastSignedVersion: [UUID: Int64] = [:]
+    private var deviceOfStream: [UUID: String] = [:]
+    private(set) var signers: [(device: String, publicKey: [UInt8], count: Int)] = []
+
+    init(checkpoints: [Checkpoint], trusted: [String: [UInt8]]?, skip: Set<UUID>) {
+        self.checkpoints = checkpoints
+        self.trusted = trusted
+        self.skip = skip
+    }
+
+    /// Recordings some valid checkpoint covers.
+    var covered: Set<UUID> { Set(lastSignedVersion.keys) }
+
+    mutating func checkSignatures() -> [ProofProblem] {
+        var problems: [ProofProblem] = []
+        for (key, chain) in Dictionary(grouping: checkpoints, by: \.publicKey).sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let device = chain[0].device, name = SafeText.line(device)
+            signers.append((device, key, chain.count))
+            if let trusted, trusted[device] != key {
+                problems.append(ProofProblem(kind: .untrustedKey, device: device, detail: trusted[device] == nil
+                    ? "\(chain.count) checkpoints are signed as device \(name), which the trusted keys do not name"
+                    : "\(chain.count) checkpoints of device \(name) are signed with key \(Hex.string(key).prefix(16))…, not the trusted one"))
+                continue
+            }
+            var previous = ChainHash.genesis
+            for (index, checkpoint) in chain.enumerated() {
+                let expectedSequence = Int64(index + 1)
+                if checkpoint.sequence != expectedSequence || checkpoint.previous != previous || checkpoint.device != device {
+                    problems.append(ProofProblem(kind: .brokenCheckpointChain, device: device, detail:
+                        "device \(name)'s checkpoint \(checkpoint.sequence) does not follow checkpoint \(expectedSequence - 1): one was removed or replaced"))
+                }
+                previous = checkpoint.digest
+                guard PublicKeyCheck.isAcceptable(key), checkpoint.isSigned(by: key) else {
+                    problems.append(ProofProblem(kind: .badSignature, device: device, detail:
+                        "device \(name)'s checkpoint \(checkpoint.sequence) does not verify under its key: it was changed after signing"))
+                    continue
+                }
+                for head in checkpoint.heads where !skip.contains(head.stream) {
+                    required[head.stream, default: [:]][head.version] = (head.hash, device)
+                    lastSignedVersion[head.stream] = max(lastSignedVersion[head.stream] ?? 0, head.version)
+                    deviceOfStream[head.stream] = device
+                }
+            }
+        }
+        return problems
+    }
+
+    func lastSigned(_ stream: UUID) -> Int64 { lastSignedVersion[stream] ?? 0 }
+    func device(of stream: UUID) -> String? { deviceOfStream[stream] }
+
+    func check(_ event: StoredEvent, hash: [UInt8], into problems: inout [ProofProblem]) {
+        guard let signed = required[event.stream]?[event.streamVersion], signed.hash != hash else { return }
+        problems.append(ProofProblem(kind: .changedEvent, device: signed.device, stream: event.stream, position: event.position, detail:
+            "event at position \(event.position) (stream \(short(event.stream)) version \(event.streamVersion), or one before it in its stream) differs from what device \(SafeText.line(signed.device)) signed"))
+    }
+
+    func cut(_ stream: UUID, holding version: Int64) -> ProofProblem? {
+        guard let signed = required[stream], let highest = signed.keys.max(), highest > version else { return nil }
+        return ProofProblem(kind: .cutBelowCheckpoint, device: signed[highest]?.device, stream: stream, detail:
+            "stream \(short(stream)) holds \(version) events, but device \(SafeText.line(signed[highest]!.device)) signed \(highest): its tail was cut")
+    }
+}
+
+func short(_ id: UUID) -> String { String(id.uuidString.prefix(8)).lowercased() }

@@ -1,0 +1,65 @@
+import EventStore
+import Foundation
+
+/// What an export carries so a reader can check its events against their devices'
+/// signed heads: each event's leaf index, and per device tree a tree line (its
+/// recordings and, for an export of some of them, a multiproof) and its head lines.
+struct ExportProofs {
+    let store: EventStore
+    let layout: TreeLayout
+    let streams: Set<UUID>?
+    private let positions: [Int64]
+    private let leaves: [Int64]
+    private var next = 0
+
+    init(store: EventStore, streams: Set<UUID>?) throws {
+        self.store = store
+        self.streams = streams
+        layout = try store.treeLayout()
+        (positions, leaves) = try store.leafIndexes(streams: streams)
+    }
+
+    /// The leaf of the exported event at `position` (asked in position order).
+    mutating func leaf(at position: Int64) -> Int64? {
+        while next < positions.count && positions[next] < position { next += 1 }
+        return next < positions.count && positions[next] == position ? leaves[next] : nil
+    }
+
+    /// The tree and head lines of every tree an exported recording belongs to.
+    func lines() throws -> [any Encodable] {
+        var out: [any Encodable] = []
+        for (id, tree) in layout.trees.sorted(by: { $0.key < $1.key }) {
+            let all = layout.streams(of: id)
+            let mine = streams.map { all.intersection($0) } ?? all
+            guard !mine.isEmpty else { continue }
+            // The leaves exported of this tree.
+            let held = try mine == all && layout.nodes[id] == nil ? nil : Set(store.leafIndexes(streams: mine).leaves)
+            var heads = tree.heads
+            var nodes: [ExportedTree.Node] = []
+            if let held, let last = heads.last {
+                // Only the last head can be checked: the multiproof is for its size.
+                heads = [last]
+                let sorted = held.sorted()
+                var hashes: [Int64: [UInt8]]?
+                let stored = layout.nodes[id] ?? [:]
+                nodes = try MerkleTree.multiproof(size: last.size, held: { lo, hi in
+                    var low = 0, high = sorted.count
+                    while low < high { let mid = (low + high) / 2; if sorted[mid] < lo { low = mid + 1 } else { high = mid } }
+                    return low < sorted.count && sorted[low] < hi
+                }, subtreeRoot: { lo, hi in
+                    if hashes == nil { hashes = try store.leafHashes(streams: all) }
+                    var missing: Int64?
+                    guard let root = MerkleTree.subtreeRoot(lo: lo, hi: hi, leaf: { hashes![$0] }, proof: { stored[$0..<$1] }, missing: &missing) else {
+                        throw InterchangeError.badHead(file: store.path, line: 0, detail:
+                            "device \(SafeText.line(tree.owner.device))'s tree lacks leaf \(missing ?? -1) here, so no proof of its other events can be made")
+                    }
+                    return root
+                }).map { ExportedTree.Node(lo: $0.lo, hi: $0.hi, hash: Hex.string($0.hash)) }
+            }
+            out.append(ExportedTree.Line(tree: ExportedTree(device: tree.owner.device, publicKey: Hex.string(tree.owner.publicKey),
+                                                            streams: mine.sorted { $0.uuidString < $1.uuidString }, nodes: nodes)))
+            for head in heads { out.append(ExportedHead.Line(head: ExportedHead(head))) }
+        }
+        return out
+    }
+}

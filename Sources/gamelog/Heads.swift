@@ -1,0 +1,36 @@
+import ArgumentParser
+import EventStore
+import Foundation
+
+struct Heads: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print each device's latest signed tree head: what the log commits to.",
+        discussion: """
+            A head is a C2SP tlog-checkpoint signed note: the device, how many events it had \
+            recorded, the Merkle root of them, the time, and the device's signature. Keep the \
+            --json output somewhere else (another machine, the other player, a collector): \
+            `gamelog verify --heads HEADS.json` later finds a log that was rolled back behind it \
+            or rewritten since.
+            """)
+
+    @OptionGroup var options: GlobalOptions
+    @Flag(help: "Print JSON: [{\"device\", \"publicKey\", \"size\", \"root\", \"signedAt\", \"note\"}].") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let store = try options.openForReading()
+            let latest = try store.deviceTrees().compactMap { $0.heads.last }
+            if json {
+                let object = latest.map { head -> [String: Any] in
+                    ["device": head.device, "publicKey": hex(head.publicKey), "size": head.size, "root": hex(head.root),
+                     "signedAt": head.signedAt.microsecondsSince1970, "note": head.note]
+                }
+                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+                             as: UTF8.self))
+                return
+            }
+            if latest.isEmpty { print("No signed tree heads in \(store.path).") }
+            for head in latest { print(SafeText.lines(head.note)) }
+        }
+    }
+}
