@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Decode every event of a gamelog database, recompute its hash chain and every
-stream's chain, and check the devices' signed checkpoints, following docs/FORMAT.md
-with the standard library and `cryptography` (for Ed25519) only. Prints one JSON
+stream's chain, rebuild every device's Merkle tree and check its signed heads (and
+the older checkpoints), following docs/FORMAT.md with the standard library and
+`cryptography` (for Ed25519) only. Prints one JSON
 line per event with --events, and always a final summary line; exits 1 if anything
 does not verify.
 
 Usage: tools/decode_log.py DATABASE [--events] [--trust KEYS.json]
 """
+import base64
 import hashlib
 import json
 import sqlite3
@@ -24,6 +26,69 @@ def checkpoint_message(device, sequence, previous, signed_at, heads):
     name = device.encode()
     return (b"gamelog checkpoint v1\n" + struct.pack(">H", len(name)) + name + struct.pack(">Q", sequence)
             + previous + struct.pack(">q", signed_at) + struct.pack(">I", len(heads) // 56) + heads)
+
+
+def leaf_hash(data):
+    """RFC 9162: SHA-256(0x00 || leaf data)."""
+    return hashlib.sha256(b"\x00" + data).digest()
+
+
+def node_hash(left, right):
+    """RFC 9162: SHA-256(0x01 || left || right)."""
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def tree_root(size, leaves, nodes):
+    """The root of the first `size` leaves (RFC 9162 section 2.1.1): a leaf's hash from
+    `leaves` (index -> hash) where held, else a stored proof node (lo, hi) -> hash that
+    covers no held leaf. None if something is missing."""
+    if size == 0:
+        return hashlib.sha256(b"").digest()
+    held = sorted(leaves)
+
+    def holds(lo, hi):
+        import bisect
+        i = bisect.bisect_left(held, lo)
+        return i < len(held) and held[i] < hi
+
+    def walk(lo, hi):
+        if not holds(lo, hi):
+            if (lo, hi) in nodes:
+                return nodes[(lo, hi)]
+            if hi - lo == 1:
+                return None
+        elif hi - lo == 1:
+            return leaves.get(lo)
+        k = 1
+        while k * 2 < hi - lo:
+            k *= 2
+        left, right = walk(lo, lo + k), walk(lo + k, hi)
+        return None if left is None or right is None else node_hash(left, right)
+    return walk(0, size)
+
+
+def encode_device(name):
+    """Percent-encoding of every byte outside A-Z a-z 0-9 - . _ ~ (docs/FORMAT.md)."""
+    safe = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+    return "".join(chr(b) if b in safe else f"%{b:02X}" for b in name.encode())
+
+
+def head_body(device, key, size, root, signed_at, test_key):
+    """The signed note body of a tree head (C2SP tlog-checkpoint), docs/FORMAT.md."""
+    origin = f"gamelog/{encode_device(device)}/{hashlib.sha256(key).hexdigest()[:16]}"
+    body = f"{origin}\n{size}\n{base64.b64encode(root).decode()}\ntime {signed_at}\n"
+    return body + ("insecure-test-key\n" if test_key else "")
+
+
+# Ed25519 points of small order (libsodium's list), compared without the sign bit.
+BLOCKED_KEYS = {bytes(32), b"\x01" + bytes(31),
+                bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+                bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+                b"\xec" + b"\xff" * 30 + b"\x7f", b"\xed" + b"\xff" * 30 + b"\x7f", b"\xee" + b"\xff" * 30 + b"\x7f"}
+
+
+def weak_key(key):
+    return key[:31] + bytes([key[31] & 0x7F]) in BLOCKED_KEYS
 
 
 def expand(document, start):
@@ -63,17 +128,20 @@ def main() -> int:
         print(f"{path} is not a gamelog database", file=sys.stderr)
         return 2
     dictionaries = dict(db.execute("SELECT id, bytes FROM dictionaries"))
+    has_trees = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'trees'").fetchone()[0] == 1
+    tree_columns = "e.leaf, s.tree_id" if has_trees else "NULL, NULL"
     rows = db.execute(
-        """SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version,
-                  e.recorded_at, e.codec, e.dictionary_id, e.raw_size, e.payload, e.hash
+        f"""SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version,
+                  e.recorded_at, e.codec, e.dictionary_id, e.raw_size, e.payload, e.hash, {tree_columns}
            FROM events e JOIN streams s ON s.id = e.stream_id JOIN event_types t ON t.id = e.type_id
            ORDER BY e.position""")
+    tree_leaves = {}    # tree id -> {leaf index: leaf hash}
     previous, expected, count, problems = bytes(32), 1, 0, []
     stream_heads = {}   # stream -> {version: stream hash}
     running = {}
     starts = {}         # stream -> its recording.started payload: what compact payloads leave out
     for (position, event_id, stream, version, type_name, type_version,
-         recorded_at, codec, dictionary_id, raw_size, stored, stored_hash) in rows:
+         recorded_at, codec, dictionary_id, raw_size, stored, stored_hash, leaf, tree) in rows:
         count += 1
         if position != expected:
             problems.append(f"missing event at position {expected}")
@@ -97,6 +165,14 @@ def main() -> int:
         computed = hashlib.sha256(previous + envelope).digest()
         # The stream chain: the same envelope without its position.
         running[stream] = hashlib.sha256(running.get(stream, bytes(32)) + envelope[8:]).digest()
+        # A device tree's leaf: the same bytes again.
+        if tree is not None:
+            if leaf is None:
+                problems.append(f"event at position {position} is in no leaf of its device's tree")
+            elif leaf in tree_leaves.setdefault(tree, {}):
+                problems.append(f"event at position {position} claims leaf {leaf}, which another event holds")
+            else:
+                tree_leaves[tree][leaf] = leaf_hash(envelope[8:])
         stream_heads.setdefault(stream, {})[version] = running[stream]
         if computed != stored_hash:
             problems.append(f"hash mismatch at position {position}")
@@ -139,7 +215,41 @@ def main() -> int:
             if stream_heads.get(stream, {}).get(version) != heads[offset + 24:offset + 56]:
                 problems.append(f"device {device}: stream {uuid.UUID(bytes=stream)} version {version} "
                                 f"is not what checkpoint {sequence} signed")
-    print(json.dumps({"events": count, "head": previous.hex(), "checkpoints": len(checkpoints), "problems": problems}))
+    heads_checked = 0
+    if has_trees:
+        nodes = {}
+        for tree, lo, hi, node in db.execute("SELECT tree_id, lo, hi, hash FROM tree_nodes"):
+            nodes.setdefault(tree, {})[(lo, hi)] = node
+        for tree, key, device in db.execute("SELECT id, public_key, device FROM trees"):
+            heads = db.execute("SELECT size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = ? ORDER BY size",
+                               (tree,)).fetchall()
+            leaves = tree_leaves.get(tree, {})
+            latest = 0
+            if trusted is not None and trusted.get(device) != key:
+                problems.append(f"device {device}: its heads are signed with an untrusted key")
+                heads = []
+            for size, root, signed_at, flags, signature in heads:
+                body = head_body(device, key, size, root, signed_at, flags == 1)
+                if weak_key(key):
+                    problems.append(f"device {device}: its key is a small-order point")
+                    break
+                try:
+                    Ed25519PublicKey.from_public_bytes(key).verify(signature, body.encode())
+                except InvalidSignature:
+                    problems.append(f"device {device}: its head at {size} events has a bad signature")
+                    continue
+                heads_checked += 1
+                latest = max(latest, size)
+                computed = tree_root(size, leaves, nodes.get(tree, {}))
+                if computed is None:
+                    problems.append(f"device {device}: it signed {size} events and the log lacks some of them")
+                elif computed != root:
+                    problems.append(f"device {device}: its events do not give the root it signed at {size} events")
+            unsigned = len([leaf for leaf in leaves if leaf >= latest])
+            if unsigned and trusted is not None:
+                problems.append(f"device {device}: {unsigned} events after its last signed head")
+    print(json.dumps({"events": count, "head": previous.hex(), "checkpoints": len(checkpoints), "heads": heads_checked,
+                      "problems": problems}))
     return 1 if problems else 0
 
 

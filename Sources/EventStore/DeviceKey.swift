@@ -62,7 +62,7 @@ public struct DeviceKey: Sendable {
 
     /// Reads ``encoded``.
     public init(encoded text: String) throws {
-        let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "+", omittingEmptySubsequences: false)
+        let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "+", maxSplits: 4, omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0] == "PRIVATE", parts[1] == "KEY",
               let bytes = Data(base64Encoded: String(parts[4])), bytes.count == 33, bytes.first == 1,
               let device = TreeHead.device(fromKeyName: String(parts[2])) else {

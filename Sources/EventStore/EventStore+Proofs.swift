@@ -146,8 +146,10 @@ extension EventStore {
         report.problems += Self.attach(known, to: &checks, trees: trees, trusted: trusted)
 
         // Recordings: their trees, and the older checkpoints of those in none.
+        // Logs of schema 5 and 6 read without a migration: they have no trees.
+        let hasTrees = try read { try $0.tableExists("trees") }
         let streamRows = try read { db in
-            try Row.fetchAll(db, sql: "SELECT uuid, version, head, tree_id FROM streams").compactMap { row -> (UUID, Int64, [UInt8]?, Int64?)? in
+            try Row.fetchAll(db, sql: "SELECT uuid, version, head, \(hasTrees ? "tree_id" : "NULL") FROM streams").compactMap { row -> (UUID, Int64, [UInt8]?, Int64?)? in
                 guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }),
                       let version = Int64.fromDatabaseValue(row[1]) else { return nil }
                 return (uuid, version, Data.fromDatabaseValue(row[2]).map(Array.init), Int64.fromDatabaseValue(row[3]))
@@ -170,6 +172,7 @@ extension EventStore {
         // The leaves, in the order stored.
         let leaves = try read { db in
             var positions: [Int64] = [], indexes: [Int64] = []
+            guard hasTrees else { return (positions, indexes) }
             let cursor = try Row.fetchCursor(db, sql: "SELECT position, leaf FROM events WHERE leaf IS NOT NULL ORDER BY position")
             while let row = try cursor.next() {
                 guard let position = Int64.fromDatabaseValue(row[0]), let leaf = Int64.fromDatabaseValue(row[1]) else { continue }
@@ -207,7 +210,7 @@ extension EventStore {
             if scanned % 16_384 == 0 { progress?(scanned) }
         }
 
-        let nodes = try self.read { try treeNodes($0) }
+        let nodes = hasTrees ? try self.read { try treeNodes($0) } : [:]
         for (id, check) in checks.sorted(by: { $0.key < $1.key }) {
             report.problems += check.verdicts(nodes: nodes[id] ?? [:], strict: strict)
         }
@@ -236,8 +239,14 @@ extension EventStore {
         }
         if !legacyChecker.covered.isEmpty {
             report.problems.append(ProofProblem(kind: .olderSignatures, detail:
-                "\(legacyChecker.covered.count) recordings are signed only with checkpoints of the older kind (gamelog before schema 7): each recording is signed on its own, so one removed whole, with its checkpoints' streams, leaves no trace; `gamelog export` then `import` into a new log keeps them as they are",
+                "\(legacyChecker.covered.count) recordings are signed only with checkpoints of the older kind (gamelog before schema 7), which sign each recording on its own: a whole recording or game removed together with its entries in the checkpoints is not detected. What gamelog records now signs each device's whole history (a Merkle tree), which catches that",
                 isError: false))
+        }
+        // A changed tree names the event that completed the head it breaks: its recording's game is the likely one.
+        for index in report.problems.indices where report.problems[index].stream == nil {
+            if let position = report.problems[index].position, let event = try event(at: position, verify: false) {
+                report.problems[index].stream = event.stream
+            }
         }
         report.keys.sort { ($0.device, Hex.string($0.publicKey)) < ($1.device, Hex.string($1.publicKey)) }
         report.problems.sort { ($0.position ?? .max, $0.kind.rawValue, $0.detail) < ($1.position ?? .max, $1.kind.rawValue, $1.detail) }

@@ -87,23 +87,36 @@ extension TreeCheck {
         let device = tree.owner.device, name = SafeText.line(device)
         var lastGood: Int64 = 0
         var latest: Int64 = 0
+        // Every head after a broken one breaks too: the first says where, the count how far.
+        var changed: (first: Int64, position: Int64?, from: Int64, count: Int)?
+        var absent: (size: Int64, leaf: Int64?, count: Int)?
         for size in signed.keys.sorted() {
             let (root, missing) = root(at: size, nodes: nodes)
+            latest = size
             if let root {
                 if root == signed[size] {
                     lastGood = size
-                    latest = size
+                } else if changed == nil {
+                    changed = (size, positionAt[size], lastGood + 1, 1)
                 } else {
-                    let at = positionAt[size].map { " (the leaf completing it is at position \($0))" } ?? ""
-                    out.append(ProofProblem(kind: .changedEvent, device: device, position: positionAt[size], detail:
-                        "device \(name)'s events \(lastGood + 1) to \(size) differ from what it signed\(at): one was changed, added or moved"))
-                    latest = size
+                    changed!.count += 1
                 }
+            } else if absent == nil {
+                absent = (size, missing, 1)
             } else {
-                out.append(ProofProblem(kind: .missingEvent, device: device, detail:
-                    "device \(name) signed \(size) events, and its event \(missing.map { "\($0 + 1)" } ?? "?") (leaf \(missing ?? -1)) is not in the log: an event, a recording or a game was removed"))
-                latest = size
+                absent!.count += 1
             }
+        }
+        if let changed {
+            let at = changed.position.map { " (the leaf completing it is at position \($0))" } ?? ""
+            let later = changed.count > 1 ? ", and so do its \(changed.count - 1) later heads" : ""
+            out.append(ProofProblem(kind: .changedEvent, device: device, position: changed.position, detail:
+                "device \(name)'s events \(changed.from) to \(changed.first) differ from what it signed at \(changed.first) events\(at)\(later): one was changed, added or moved"))
+        }
+        if let absent {
+            let later = absent.count > 1 ? " (\(absent.count) of its heads cannot be checked)" : ""
+            out.append(ProofProblem(kind: .missingEvent, device: device, detail:
+                "device \(name) signed \(absent.size) events, and its event \(absent.leaf.map { "\($0 + 1)" } ?? "?") (leaf \(absent.leaf ?? -1)) is not in the log\(later): an event, a recording or a game was removed"))
         }
         for head in known {
             let (root, _) = root(at: head.size, nodes: nodes)

@@ -90,19 +90,42 @@ public enum Schema {
         throw EventStoreError.foreignSchema(path: path, detail: parts.joined(separator: "; "))
     }
 
+    /// One schema object as it behaves: a table by its columns (name, type, not null,
+    /// primary key) and strictness, an index by its table, columns and uniqueness, a
+    /// trigger or view by its SQL. Comparing behaviour rather than SQL text lets a file
+    /// whose tables SQLite rewrote (columns added, then dropped) compare equal.
     struct SchemaObject: Hashable, Comparable {
-        var type: String, name: String, table: String, sql: String
+        var type: String, name: String, shape: String
         static func < (a: Self, b: Self) -> Bool { (a.type, a.name) < (b.type, b.name) }
     }
 
     static func objects(_ db: Database) throws -> Set<SchemaObject> {
         var out: Set<SchemaObject> = []
         for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master") {
-            let object = SchemaObject(type: String.fromDatabaseValue(row[0]) ?? "?", name: String.fromDatabaseValue(row[1]) ?? "?",
-                                      table: String.fromDatabaseValue(row[2]) ?? "?", sql: String.fromDatabaseValue(row[3]) ?? "")
+            let type = String.fromDatabaseValue(row[0]) ?? "?", name = String.fromDatabaseValue(row[1]) ?? "?"
+            let table = String.fromDatabaseValue(row[2]) ?? "?", sql = String.fromDatabaseValue(row[3]) ?? ""
             // SQLite's own objects (the indexes behind UNIQUE and PRIMARY KEY) follow from the tables.
-            if object.name.hasPrefix("sqlite_autoindex_") { continue }
-            out.insert(object)
+            if name.hasPrefix("sqlite_autoindex_") { continue }
+            let quoted = "'" + name.replacingOccurrences(of: "'", with: "''") + "'"
+            var shape: String
+            switch type {
+            case "table":
+                let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", pk FROM pragma_table_xinfo(\(quoted))").map { column in
+                    [0, 1, 2, 3].map { (column[$0] as DatabaseValue).description }.joined(separator: " ")
+                }
+                let strict = sql.uppercased().replacingOccurrences(of: " ", with: "").hasSuffix("STRICT")
+                    || sql.uppercased().contains(") STRICT")
+                shape = columns.joined(separator: ", ") + (strict ? " STRICT" : "")
+            case "index":
+                let columns = try Row.fetchAll(db, sql: "SELECT name, \"desc\", \"key\" FROM pragma_index_xinfo(\(quoted))").map { column in
+                    [0, 1, 2].map { (column[$0] as DatabaseValue).description }.joined(separator: " ")
+                }
+                shape = "on \(table) (\(columns.joined(separator: ", ")))" + (sql.uppercased().hasPrefix("CREATE UNIQUE") ? " unique" : "")
+                    + (sql.uppercased().contains(" WHERE ") ? " partial: \(sql)" : "")
+            default:
+                shape = sql
+            }
+            out.insert(SchemaObject(type: type, name: name, shape: shape))
         }
         return out
     }

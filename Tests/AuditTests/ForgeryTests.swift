@@ -187,7 +187,7 @@ import Testing
             _ = try Interchange.read(forged.joined(separator: "\n"), file: "forged.jsonl")
             Issue.record("a re-chained edit was accepted")
         } catch let error as InterchangeError {
-            #expect(error.description.contains("forged.jsonl:") && error.description.contains("signed"), "\(error)")
+            #expect(error.description.contains("forged.jsonl:") && error.description.contains("signed"), "\(error.description)")
         }
     }
 

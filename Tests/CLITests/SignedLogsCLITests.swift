@@ -20,7 +20,7 @@ import TestSupport
             try keys.stdout.write(to: folder.url.appending(path: "\(device).keys.json"), atomically: true, encoding: .utf8)
             let export = try gamelog(["export", "--db", "phones/\(device).sqlite"], in: folder.url)
             #expect(export.status == 0)
-            #expect(export.stdout.contains("\"streamHash\":") && export.stdout.contains("{\"checkpoint\":"))
+            #expect(export.stdout.contains("\"streamHash\":") && export.stdout.contains("{\"head\":"))
             try export.stdout.write(to: folder.url.appending(path: "\(device).jsonl"), atomically: true, encoding: .utf8)
         }
         let imported = try gamelog(["import", "--db", "all.sqlite", "A.jsonl", "B.jsonl"], in: folder.url)

@@ -19,6 +19,13 @@ import Testing
         return store
     }
 
+    /// Every line of an export: events, then their devices' tree and head lines.
+    func allLines(_ store: EventStore, streams: Set<UUID>? = nil) throws -> [String] {
+        var out: [String] = []
+        _ = try Interchange.export(from: store, streams: streams) { out.append($0) }
+        return out
+    }
+
     func lines(_ store: EventStore, streams: Set<UUID>? = nil) throws -> [String] {
         var out: [String] = []
         _ = try Interchange.export(from: store, streams: streams) { out.append($0) }
@@ -38,7 +45,7 @@ import Testing
         }
         return ExportLine.Fields(id: e.id, payload: Array(e.payload.utf8), position: e.position, recordedAt: e.recordedAt,
                                  stream: e.stream, streamHash: hash, streamVersion: e.streamVersion, type: e.type,
-                                 typeVersion: e.typeVersion)
+                                 typeVersion: e.typeVersion, leaf: e.leaf)
     }
 
     func fast(_ line: [UInt8]) -> ExportLine.Fields? { line.withUnsafeBytes { ExportLine.parse($0) } }
@@ -93,8 +100,8 @@ import Testing
             byDevice[device, default: []].insert(event.stream)
         }
         // Device A's file as written; device B's with CRLF line ends and blank lines.
-        let a = try lines(original, streams: byDevice["A"]).joined(separator: "\n") + "\n"
-        let b = "\r\n" + (try lines(original, streams: byDevice["B"]).joined(separator: "\r\n\r\n")) + "\r\n"
+        let a = try allLines(original, streams: byDevice["A"]).joined(separator: "\n") + "\n"
+        let b = "\r\n" + (try allLines(original, streams: byDevice["B"]).joined(separator: "\r\n\r\n")) + "\r\n"
         try Data(a.utf8).write(to: URL(fileURLWithPath: folder.path("a.jsonl")))
         try Data(b.utf8).write(to: URL(fileURLWithPath: folder.path("b.jsonl")))
         let files = try [folder.path("b.jsonl"), folder.path("a.jsonl")].map { try ExportFile(path: $0) }

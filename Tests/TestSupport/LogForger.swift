@@ -127,3 +127,30 @@ public struct TreeForger {
         return try DatabaseQueue(path: path).read { try Int64.fetchAll($0, sql: "SELECT size FROM tree_heads WHERE tree_id = ? ORDER BY size", arguments: [id]) }
     }
 }
+
+extension LogForger {
+    /// Removes recordings whole: their events, their stream rows and catalog rows;
+    /// then closes the gap in positions and recomputes the global chain, so only a
+    /// signature can tell.
+    public func delete(streams: Set<UUID>) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            for stream in streams {
+                let uuid = withUnsafeBytes(of: stream.uuid) { Data($0) }
+                guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM streams WHERE uuid = ?", arguments: [uuid]) else { continue }
+                try db.execute(sql: "DELETE FROM events WHERE stream_id = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM catalog WHERE stream_id = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM streams WHERE id = ?", arguments: [id])
+            }
+            try db.execute(sql: "DELETE FROM snapshots")
+            // Close the gaps: positions 1, 2, 3, ... again, in order.
+            let positions = try Int64.fetchAll(db, sql: "SELECT position FROM events ORDER BY position")
+            for (index, position) in positions.enumerated() where position != Int64(index + 1) {
+                try db.execute(sql: "UPDATE events SET position = ? WHERE position = ?", arguments: [index + 1, position])
+                try db.execute(sql: "UPDATE catalog SET position = ? WHERE position = ?", arguments: [index + 1, position])
+            }
+            try db.execute(sql: "UPDATE catalog_coverage SET through = ?", arguments: [positions.count])
+            try rechain(db, from: 1)
+        }
+    }
+}

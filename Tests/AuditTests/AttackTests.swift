@@ -1,0 +1,309 @@
+import Audit
+import EventStore
+import Foundation
+import GRDB
+import Interchange
+import MessagesModel
+import Recorder
+import Replay
+import Simulation
+import Games
+import GameKit
+import TestSupport
+import Testing
+
+/// docs/SECURITY.md, row by row: an attacker who knows docs/FORMAT.md and the code,
+/// holds the log files and, where a row says so, one device's key, tries each forgery;
+/// `verify --trust` (or `--heads` for a rollback) must say so with an error.
+@Suite(.serialized) struct AttackTests {
+    let folder: TemporaryFolder
+    let clean: String
+    let devices = TestKeys()
+
+    init() throws {
+        folder = try TemporaryFolder()
+        clean = folder.path("clean.sqlite")
+        try playMixedGames(6, into: try EventStore(path: clean), seed: 7, keys: devices)
+    }
+
+    func copy(_ name: String) throws -> String {
+        let path = folder.path(name)
+        try FileManager.default.copyItem(atPath: clean, toPath: path)
+        return path
+    }
+
+    func audit(_ path: String, trusted: Bool = true, known: [TreeHead] = [], game: String? = nil) throws -> [Finding] {
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        return try auditor.report(try EventStore(path: path, access: .readOnly), game: game, trusting: trusted ? devices.trusted : nil,
+                                  known: known).findings
+    }
+
+    func errors(_ path: String, trusted: Bool = true, known: [TreeHead] = [], game: String? = nil) throws -> [Finding] {
+        try audit(path, trusted: trusted, known: known, game: game).filter { $0.severity == .error }
+    }
+
+    /// Flips `isPending` in the middle action.insert of the log, rechaining what is unsigned.
+    func edit(_ path: String, streamOf device: String? = nil, last: Bool = false) throws -> Int64 {
+        let store = try EventStore(path: path, access: .readOnly)
+        var inserts = try store.events(EventQuery(types: ["action.insert"]))
+        if let device {
+            let own = try Set(store.events(EventQuery(types: ["recording.started"]))
+                .filter { String(decoding: $0.payload, as: UTF8.self).contains(#""device":"\#(device)""#) }.map(\.stream))
+            inserts = inserts.filter { own.contains($0.stream) }
+        }
+        #expect(inserts.count > 2)
+        let position = last ? inserts.last!.position : inserts[inserts.count / 2].position
+        try LogForger(path: path).rewrite(position: position) {
+            $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true")
+        }
+        return position
+    }
+
+    func recordings(of device: String, in path: String) throws -> [UUID] {
+        try EventStore(path: path, access: .readOnly).events(EventQuery(types: ["recording.started"]))
+            .filter { String(decoding: $0.payload, as: UTF8.self).contains(#""device":"\#(device)""#) }.map(\.stream)
+    }
+
+    @Test func theCleanLogHoldsUnderTheDevicesKeys() throws {
+        #expect(try errors(clean).isEmpty)
+        let trees = try EventStore(path: clean, access: .readOnly).deviceTrees()
+        #expect(trees.count == 2 && trees.allSatisfy { $0.heads.count >= 6 })
+    }
+
+    // Row 1: keys anyone can compute.
+    @Test func keysComputedByAPublishedFormulaSignNothingTheAuditorTrusts() throws {
+        let path = try copy("computed.sqlite")
+        _ = try edit(path)
+        for device in ["A", "B"] {
+            // The formula FORMAT.md gave before, and today's test keys: both public.
+            try TreeForger(path: path).rebuild(device: device, signingWith: try DeviceKey.insecureTestKey(device: device, seed: 7))
+        }
+        let found = try errors(path)
+        #expect(found.filter { $0.rule == "untrustedKey" }.count == 2, "\(found.map(\.rule))")
+        #expect(found.contains { $0.rule == "unsignedTail" })
+    }
+
+    @Test func aLogSignedWithTestKeysFailsUnderTrustEvenWithThoseKeys() throws {
+        let path = folder.path("testkeys.sqlite")
+        let recorder = Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 3,
+                                keys: { try? DeviceKey.insecureTestKey(device: $0.name, seed: 3) })
+        try Simulator(recorder: recorder, games: .standard, seed: 3).play("tictactoe")
+        let keys = ["A": try DeviceKey.insecureTestKey(device: "A", seed: 3).publicKey, "B": try DeviceKey.insecureTestKey(device: "B", seed: 3).publicKey]
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        let found = try auditor.audit(try EventStore(path: path, access: .readOnly), trusting: keys)
+        #expect(found.filter { $0.rule == "testKey" && $0.severity == .error }.count == 2, "\(found.map(\.rule))")
+        // Without --trust it is a warning: nothing was promised.
+        let loose = try auditor.audit(try EventStore(path: path, access: .readOnly))
+        #expect(loose.contains { $0.rule == "testKey" && $0.severity == .warning })
+    }
+
+    // Row 2: signatures are not optional.
+    @Test func deletingEveryHeadLeavesEveryEventUnsigned() throws {
+        let path = try copy("noheads.sqlite")
+        _ = try edit(path)
+        try DatabaseQueue(path: path).writeWithoutTransaction { try $0.execute(sql: "DELETE FROM tree_heads") }
+        let found = try errors(path)
+        #expect(found.filter { $0.rule == "unsignedTail" }.count == 2, "\(found.map(\.rule))")
+        // Without trusted keys the same findings, as warnings.
+        let loose = try audit(path, trusted: false).filter { $0.rule == "unsignedTail" }
+        #expect(loose.count == 2 && loose.allSatisfy { $0.severity == .warning })
+    }
+
+    @Test func deletingEachDevicesLastHeadsAndEditingTheTailIsCaught() throws {
+        let path = try copy("lasthead.sqlite")
+        for device in ["A", "B"] {
+            let sizes = try TreeForger(path: path).headSizes(of: device)
+            try TreeForger(path: path).dropHeads(of: device, above: sizes[sizes.count - 3])
+        }
+        _ = try edit(path, streamOf: "A", last: true)
+        let found = try errors(path)
+        #expect(found.contains { $0.rule == "unsignedTail" && $0.device == "A" }, "\(found.map(\.rule))")
+    }
+
+    @Test func aPlantedTriggerIsRefusedBeforeAnythingRunsOrIsWritten() throws {
+        let path = try copy("trigger.sqlite")
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "CREATE TRIGGER strip AFTER INSERT ON tree_heads BEGIN DELETE FROM tree_heads; END")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for access in [EventStore.Access.readWrite, .readOnly] {
+            #expect {
+                _ = try EventStore(path: path, access: access)
+            } throws: { error in
+                guard case EventStoreError.foreignSchema(_, let detail) = error else { return false }
+                return detail.contains("trigger strip")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test func aChangedColumnTypeIsRefusedAndNeverCrashes() throws {
+        let path = try copy("loose.sqlite")
+        // The table rebuilt without STRICT, with text where a time belongs.
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: """
+                CREATE TABLE heads_loose AS SELECT * FROM tree_heads; DROP TABLE tree_heads;
+                CREATE TABLE tree_heads (tree_id INTEGER, size INTEGER, root BLOB, signed_at INTEGER, flags INTEGER, signature BLOB,
+                                         PRIMARY KEY (tree_id, size));
+                INSERT INTO tree_heads SELECT * FROM heads_loose; DROP TABLE heads_loose;
+                UPDATE tree_heads SET signed_at = 'yesterday';
+                """)
+        }
+        #expect(throws: EventStoreError.self) { _ = try EventStore(path: path, access: .readOnly) }
+    }
+
+    // Row 3: deletions are visible.
+    @Test func droppingAWholeSignedGameIsCaught() throws {
+        let path = try copy("dropped.sqlite")
+        let index = try GameIndex(store: try EventStore(path: path, access: .readOnly))
+        let conversation = try #require(try index.conversations().first)
+        let removed = try index.streams(of: conversation)
+        #expect(removed.count >= 2)
+        try LogForger(path: path).delete(streams: removed)
+        // The chain and the catalog hold together; only the devices' trees say no.
+        #expect(try EventStore(path: path, access: .readOnly).verifyIntegrity().isSound)
+        let found = try errors(path)
+        #expect(found.filter { $0.rule == "missingEvent" }.count == 2, "\(found.map(\.rule))")
+    }
+
+    @Test func anExportMissingOneRecordingsLinesIsRefused() throws {
+        var lines: [String] = []
+        _ = try Interchange.export(from: try EventStore(path: clean, access: .readOnly)) { lines.append($0) }
+        let victim = try #require(try recordings(of: "A", in: clean).dropFirst().first)
+        let cut = lines.filter { !$0.contains(#""stream":"\#(victim.uuidString)""#) }
+        #expect(cut.count < lines.count - 10)
+        #expect {
+            _ = try Interchange.check(files: [ExportFile(name: "cut.jsonl", contents: Data(cut.joined(separator: "\n").utf8))])
+        } throws: { error in
+            String(describing: error).contains("the files lack its event")
+        }
+    }
+
+    @Test func anExportStrippedOfItsSignaturesIsUnsignedOrRefused() throws {
+        var lines: [String] = []
+        _ = try Interchange.export(from: try EventStore(path: clean, access: .readOnly)) { lines.append($0) }
+        // Heads removed: the events import, counted as unsigned, and fail under trust.
+        let unsigned = lines.filter { !$0.hasPrefix(#"{"head":"#) }
+        let target = try EventStore(path: folder.path("stripped.sqlite"))
+        let summary = try Interchange.import(files: [ExportFile(name: "s.jsonl", contents: Data(unsigned.joined(separator: "\n").utf8))],
+                                             into: target)
+        #expect(summary.unsigned == summary.stored && summary.stored > 100)
+        let found = try errors(target.path)
+        #expect(found.filter { $0.rule == "unsignedTail" }.count == 2, "\(found.map(\.rule))")
+        // Tree lines removed as well: the events still name their leaves, and are refused.
+        let bare = unsigned.filter { !$0.hasPrefix(#"{"tree":"#) }
+        #expect(throws: InterchangeError.self) {
+            _ = try Interchange.check(files: [ExportFile(name: "bare.jsonl", contents: Data(bare.joined(separator: "\n").utf8))])
+        }
+    }
+
+    // Row 4: one device's key signs only that device's recordings.
+    @Test func theOpponentsKeyCannotSignAnotherDevicesGame() throws {
+        let path = try copy("opponent.sqlite")
+        let store = try EventStore(path: path, access: .readOnly)
+        let index = try GameIndex(store: store)
+        // Alice's last game: her recordings of the last conversation.
+        let conversation = try #require(try index.conversations().max { a, b in
+            try index.streams(of: a).count < index.streams(of: b).count || true
+        })
+        let alices = Set(try recordings(of: "A", in: path)).intersection(try index.streams(of: conversation))
+        #expect(!alices.isEmpty)
+        _ = try edit(path, streamOf: "A", last: true)
+        // Holding B's key only: Alice's recordings move into B's tree, B signs, A's tree
+        // shrinks back to a head it signed before.
+        let forger = TreeForger(path: path)
+        try forger.move(alices, to: "B")
+        try forger.rebuild(device: "A", signingWith: nil)
+        let remaining = try EventStore(path: path, access: .readOnly).deviceTrees().first { $0.owner.device == "A" }!
+        let leavesLeft = try EventStore(path: path, access: .readOnly).leafHashes(streams: Set(try recordings(of: "A", in: path)).subtracting(alices)).count
+        try forger.dropHeads(of: "A", above: Int64(leavesLeft))
+        #expect(remaining.heads.count > 0)
+        let bSizes = try forger.headSizes(of: "B")
+        let bTotal = try EventStore(path: path, access: .readOnly).leafIndexes().leaves.count - leavesLeft
+        try forger.rebuild(device: "B", signingWith: devices.key("B"), sizes: bSizes + [Int64(bTotal)])
+        let found = try errors(path)
+        #expect(found.contains { $0.rule == "signedByItsOwnDevice" }, "\(found.map(\.rule))")
+    }
+
+    @Test func twoKeysForOneDeviceAreAnErrorUnderTrust() throws {
+        let path = try copy("twokeys.sqlite")
+        let mallory = try DeviceKey.random(device: "A")
+        // A second tree named A, under the forger's key, holding one of A's recordings.
+        let stream = try #require(try recordings(of: "A", in: path).last)
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "INSERT INTO trees (public_key, device, size, frontier) VALUES (?, 'A', 0, x'')", arguments: [Data(mallory.publicKey)])
+            let id = db.lastInsertedRowID
+            try db.execute(sql: "UPDATE streams SET tree_id = ? WHERE uuid = ?", arguments: [id, withUnsafeBytes(of: stream.uuid) { Data($0) }])
+        }
+        let found = try errors(path)
+        #expect(found.contains { $0.rule == "twoKeysForDevice" }, "\(found.map(\.rule))")
+        #expect(found.contains { $0.rule == "untrustedKey" })
+    }
+
+    @Test func anAllZeroKeyAndSignatureAreRefused() throws {
+        let path = try copy("zero.sqlite")
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE trees SET public_key = zeroblob(32) WHERE device = 'A'")
+            try db.execute(sql: "UPDATE tree_heads SET signature = zeroblob(64) WHERE tree_id = (SELECT id FROM trees WHERE device = 'A')")
+        }
+        // Even trusting the zero key, nothing it "signs" counts.
+        var trusted = devices.trusted
+        trusted["A"] = [UInt8](repeating: 0, count: 32)
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        let found = try auditor.audit(try EventStore(path: path, access: .readOnly), trusting: trusted).filter { $0.severity == .error }
+        #expect(found.filter { $0.rule == "badSignature" }.count >= 6, "\(found.map(\.rule))")
+    }
+
+    // Row 5: rollback needs a head known from outside the file.
+    @Test func aRollbackPassesAloneAndIsCaughtByAKnownHead() throws {
+        let path = folder.path("phone.sqlite")
+        let phone = try EventStore(path: path)
+        let keys = TestKeys()
+        try playMixedGames(3, into: phone, seed: 11, keys: keys)
+        let backup = folder.path("backup.sqlite")
+        try DatabaseQueue(path: path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try FileManager.default.copyItem(atPath: path, toPath: backup)
+        try playMixedGames(5, into: phone, seed: 11, keys: keys)  // the first three are already there: two more
+        let known = try phone.deviceTrees().compactMap(\.heads.last)
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        // The backup is a consistent earlier state: alone it verifies.
+        let alone = try auditor.audit(try EventStore(path: backup, access: .readOnly), trusting: keys.trusted).filter { $0.severity == .error }
+        #expect(alone.isEmpty, "\(alone.map(\.found))")
+        // Against the heads the phone had signed since, it is behind.
+        let behind = try auditor.report(try EventStore(path: backup, access: .readOnly), trusting: keys.trusted, known: known)
+            .findings.filter { $0.severity == .error }
+        #expect(behind.filter { $0.rule == "rolledBack" }.count == 2, "\(behind.map(\.found))")
+        // And the phone's own log reaches them.
+        #expect(try auditor.report(phone, trusting: keys.trusted, known: known).findings.filter { $0.severity == .error }.isEmpty)
+    }
+
+    @Test func aHistoryRewrittenWithTheDevicesOwnKeyContradictsAKnownHead() throws {
+        let path = try copy("rewritten.sqlite")
+        let known = try EventStore(path: clean, access: .readOnly).deviceTrees().compactMap(\.heads.last)
+        _ = try edit(path, streamOf: "A")
+        // The device's own key re-signs its edited history (a phone that was taken over).
+        try TreeForger(path: path).rebuild(device: "A", signingWith: devices.key("A"))
+        #expect(try errors(path).filter { $0.check == .signature }.isEmpty)
+        let found = try errors(path, known: known)
+        #expect(found.contains { $0.rule == "forkedHistory" && $0.device == "A" }, "\(found.map(\.rule))")
+    }
+
+    // Row 6: one game's verdict is proven too.
+    @Test func verifyGameChecksTheGamesEventsAgainstTheirSignedHeads() throws {
+        let path = try copy("game.sqlite")
+        let position = try edit(path)
+        let store = try EventStore(path: path, access: .readOnly)
+        let stream = try #require(try store.event(at: position, verify: false)?.stream)
+        let index = try GameIndex(store: store)
+        let conversation = try #require(try index.conversations().first { try index.streams(of: $0).contains(stream) })
+        let found = try errors(path, game: conversation.uuid.uuidString)
+        #expect(found.contains { $0.rule == "changedEvent" }, "\(found.map(\.rule))")
+        // The clean log's same game: no error.
+        #expect(try errors(clean, game: conversation.uuid.uuidString).isEmpty)
+    }
+}
