@@ -11,29 +11,16 @@ import Replay
 /// Server-rendered pages: plain HTML with a little CSS and JavaScript, all in the
 /// binary; nothing is fetched from elsewhere.
 enum Pages {
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.count)
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
-
-    static func page(title: String, body: String) -> String {
-        """
+    /// A whole page. The style sheet and the script are files of their own
+    /// (`/assets/...`), so the Content-Security-Policy allows no inline script.
+    static func page(title: String, body: HTML) -> String {
+        let page: HTML = """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(escape(title)) · gamelog</title><style>\(css)</style></head>
-        <body>\(body)<script>\(script)</script></body></html>
+        <title>\(title) · gamelog</title><link rel=stylesheet href="/assets/viewer.css"></head>
+        <body>\(body)<script src="/assets/timeline.js"></script></body></html>
         """
+        return page.description
     }
 
     // MARK: Games
@@ -69,14 +56,14 @@ enum Pages {
             shown = matching.dropFirst((pageNumber - 1) * GamesQuery.pageSize).prefix(GamesQuery.pageSize)
             (matchCount, gameCount) = (matching.count, all.count)
         }
-        func option(_ value: String, _ selected: String?) -> String {
-            "<option value=\"\(escape(value))\"\(value == selected ? " selected" : "")>\(escape(value))</option>"
+        func option(_ value: String, _ selected: String?) -> HTML {
+            value == selected ? "<option value=\"\(value)\" selected>\(value)</option>" : "<option value=\"\(value)\">\(value)</option>"
         }
         let kinds = model.kinds.sorted(), statuses = GameStatus.allCases.map(\.rawValue).sorted()
-        var rows = ""
+        var rows: HTML = ""
         for game in shown {
             let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            let status: String
+            let status: HTML
             if let audit {
                 let problems = (audit[game.id] ?? []) + (audit[game.conversation] ?? [])
                 let errors = problems.filter { $0.severity == .error }.count
@@ -84,37 +71,40 @@ enum Pages {
             } else {
                 status = "<span class=pending>checking…</span>"
             }
-            let fork = game.forkedFrom.map { " <span class=fork>fork of \(escape($0.sourceGame.prefix(8).lowercased())) at step \($0.sourceStep)</span>" } ?? ""
+            let fork: HTML = game.forkedFrom.map { " <span class=fork>fork of \($0.sourceGame.prefix(8).lowercased()) at step \($0.sourceStep)</span>" } ?? ""
             rows += """
-                <tr data-game="\(game.id)"><td><a href="/games/\(game.id)">\(game.id.prefix(8))</a></td><td>\(escape(game.title))</td>
-                <td>\(escape(players))</td><td>\(escape(game.status))</td><td>\(escape(game.result))\(fork)</td>
-                <td class=num>\(game.events)</td><td>\(escape(game.startedAt)) … \(escape(game.endedAt))</td><td>\(status)</td></tr>
+                <tr data-game="\(game.id)"><td><a href="/games/\(game.id)">\(game.id.prefix(8))</a></td><td>\(game.title)</td>
+                <td>\(players)</td><td>\(game.status)</td><td>\(game.result)\(fork)</td>
+                <td class=num>\(game.events)</td><td>\(game.startedAt) … \(game.endedAt)</td><td>\(status)</td></tr>
                 """
         }
-        var pager = ""
+        var pager: HTML = ""
         if pages > 1 {
-            func link(_ n: Int, _ label: String) -> String {
+            func link(_ n: Int, _ label: String) -> HTML {
                 var parts = ["page=\(n)"]
-                if let kind = query.kind { parts.append("kind=\(kind)") }
-                if let status = query.status { parts.append("status=\(status)") }
-                if let result = query.result { parts.append("result=\(result.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? "")") }
-                return "<a href=\"/games?\(parts.joined(separator: "&amp;"))\">\(label)</a>"
+                if let kind = query.kind { parts.append("kind=\(percentEncoded(kind))") }
+                if let status = query.status { parts.append("status=\(percentEncoded(status))") }
+                if let result = query.result { parts.append("result=\(percentEncoded(result))") }
+                return "<a href=\"/games?\(parts.joined(separator: "&"))\">\(label)</a>"
             }
-            pager = "<p class=pager>" + (pageNumber > 1 ? link(pageNumber - 1, "← previous") : "") + " page \(pageNumber) of \(pages) "
-                + (pageNumber < pages ? link(pageNumber + 1, "next →") : "") + "</p>"
+            pager = "<p class=pager>\(pageNumber > 1 ? link(pageNumber - 1, "← previous") : "") page \(pageNumber) of \(pages) \(pageNumber < pages ? link(pageNumber + 1, "next →") : "")</p>"
         }
-        let body = """
-            <header><h1>gamelog</h1><p>\(escape(model.path)) · \(gameCount) games</p></header>
+        let body: HTML = """
+            <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) games</p></header>
             <form class=filters method=get action="/games">
-            <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) }.joined())</select></label>
-            <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status) }.joined())</select></label>
-            <label>result <input name=result value="\(escape(query.result ?? ""))" placeholder="e.g. Alice"></label>
+            <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) })</select></label>
+            <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status) })</select></label>
+            <label>result <input name=result value="\(query.result ?? "")" placeholder="e.g. Alice"></label>
             <button>filter</button></form>
             <table id=games><thead><tr><th>game</th><th>kind</th><th>players</th><th>status</th><th>result</th><th>events</th>
             <th>time</th><th>audit</th></tr></thead><tbody>\(rows)</tbody></table>
-            \(matchCount == 0 ? "<p>No game matches.</p>" : "")\(pager)
+            \(matchCount == 0 ? "<p>No game matches.</p>" as HTML : "")\(pager)
             """
         return page(title: "games", body: body)
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
     }
 
     // MARK: One game at one step
@@ -134,26 +124,30 @@ enum Pages {
         let changes = step > 0 ? try model.diff(conversation, from: step - 1, to: step, as: perspective) : []
         let findings = try model.findings(conversation)
         let asParameter = perspective == .auditor ? "auditor" : { if case .device(let d) = perspective { return d.name } else { return "" } }()
-        let base = "/games/\(escape(id))"
+        let base = "/games/\(percentEncoded(id))"
+        /// A link to a step as a perspective: every part of it percent-encoded, then escaped.
+        func link(_ step: Int, _ view: String) -> String { "\(base)?step=\(step)&as=\(percentEncoded(view))" }
 
         // The perspective switch.
         let choices = ["auditor"] + replayer.devices.map(\.name)
-        let switcher = choices.map { choice in
-            let current = choice == asParameter
-            return "<a class=\"view\(current ? " current" : "")\" href=\"\(base)?step=\(step)&amp;as=\(choice)\" data-view=\"\(choice)\">\(choice == "auditor" ? "auditor" : "device \(choice)")</a>"
+        let switcher = choices.map { choice -> HTML in
+            let label = choice == "auditor" ? "auditor" : "device \(choice)"
+            return choice == asParameter
+                ? "<a class=\"view current\" href=\"\(link(step, choice))\" data-view=\"\(choice)\">\(label)</a>"
+                : "<a class=\"view\" href=\"\(link(step, choice))\" data-view=\"\(choice)\">\(label)</a>"
         }.joined(separator: " ")
 
         // Findings as marks on the timeline.
         var positionsToStep: [Int64: Int] = [:]
         for (index, event) in replayer.events.enumerated() { positionsToStep[event.position] = index + 1 }
-        let marks = findings.compactMap { finding -> String? in
+        let marks = findings.compactMap { finding -> HTML? in
             guard let position = finding.position, let at = positionsToStep[position], finding.severity != .notCheckable else { return nil }
             let left = replayer.stepCount > 0 ? Double(at) / Double(replayer.stepCount) * 100 : 0
-            return "<a class=\"mark \(finding.severity.rawValue)\" style=\"left:\(String(format: "%.2f", left))%\" href=\"\(base)?step=\(at)&amp;as=\(asParameter)\" title=\"\(escape(finding.description))\"></a>"
-        }.joined()
+            return "<a class=\"mark \(finding.severity.rawValue)\" style=\"left:\(String(format: "%.2f", left))%\" href=\"\(link(at, asParameter))\" title=\"\(finding.description)\"></a>"
+        }
 
         // The event at this step.
-        var eventHTML = "<p class=muted>before the first event</p>"
+        var eventHTML: HTML = "<p class=muted>before the first event</p>"
         if let event = replayer.event(at: step) {
             if perspective.sees(event) {
                 let payload = String(decoding: event.event.payload(), as: UTF8.self)
@@ -161,74 +155,75 @@ enum Pages {
                     .flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys]) }
                     .map { String(decoding: $0, as: UTF8.self) } ?? payload
                 eventHTML = """
-                    <p><b>\(escape(StateText.describe(event, state)))</b> · position \(event.position) · \(Timestamp(microsecondsSince1970: event.recordedAt))</p>
-                    <details><summary>payload</summary><pre id=payload>\(escape(pretty))</pre></details>
+                    <p><b>\(StateText.describe(event, state))</b> · position \(event.position) · \(Timestamp(microsecondsSince1970: event.recordedAt).description)</p>
+                    <details><summary>payload</summary><pre id=payload>\(pretty)</pre></details>
                     """
             } else {
-                eventHTML = "<p class=muted>device \(escape(event.device?.name ?? "?")) acted</p>"
+                eventHTML = "<p class=muted>device \(event.device?.name ?? "?") acted</p>"
             }
         }
 
         // The game's board, as this perspective knows it.
-        var boardHTML = ""
+        var boardHTML: HTML = ""
         for game in state.orderedGames where session == nil || game.session == session {
             guard let plugin = state.plugin else { continue }
             let picture = plugin.picture(of: game.board)
             boardHTML += """
-                <section class=game><h2>\(escape(plugin.title)) · \(escape(game.status.rawValue))</h2>
+                <section class=game><h2>\(plugin.title) · \(game.status.rawValue)</h2>
                 \(grid(picture.cells, columns: picture.columns, id: "board"))
-                \(picture.lines.map { "<p>\(escape($0))</p>" }.joined())<p class=result>\(escape(GameCatalog.result(game, in: state)))</p></section>
+                \(picture.lines.map { "<p>\($0)</p>" as HTML })<p class=result>\(GameCatalog.result(game, in: state))</p></section>
                 """
         }
-        if boardHTML.isEmpty { boardHTML = "<section class=game><p class=muted>no game yet, as \(escape(perspective.description)) knows</p></section>" }
+        if boardHTML.description.isEmpty { boardHTML = "<section class=game><p class=muted>no game yet, as \(perspective.description) knows</p></section>" }
 
         // One phone per device this perspective sees.
         let columns = state.plugin?.boardColumns ?? 0
-        let phones = state.orderedDevices.map { view -> String in
+        let phones = state.orderedDevices.map { view -> HTML in
             let owner = view.ownerName ?? view.device.name
-            var bubbles = ""
+            var bubbles: HTML = ""
             for line in view.transcript {
                 switch line.bubble.content {
-                case .summary: bubbles += "<div class=\"bubble summary\">\(escape(line.shown))</div>"
+                case .summary: bubbles += "<div class=\"bubble summary\">\(line.shown)</div>"
                 default:
                     let side = line.bubble.isOutgoing ? "out" : "in"
-                    let who = line.bubble.isOutgoing ? "" : "<span class=who>\(escape(view.resolve("$\(line.bubble.sender.uuid.uuidString)")))</span>"
-                    var image = ""
+                    let who: HTML = line.bubble.isOutgoing ? "" : "<span class=who>\(view.resolve("$\(line.bubble.sender.uuid.uuidString)"))</span>"
+                    var image: HTML = ""
                     if let cells = line.bubble.message?.layout?.template.image?.cells, cells.count > 1, columns > 0 {
                         image = grid(cells, columns: columns, id: nil)
                     }
-                    bubbles += "<div class=\"bubble \(side)\">\(who)\(image)<span class=text>\(escape(line.shown))</span></div>"
+                    bubbles += "<div class=\"bubble \(side)\">\(who)\(image)<span class=text>\(line.shown)</span></div>"
                 }
             }
             if let staged = view.staged {
-                bubbles += "<div class=\"input\">\(escape(view.resolve(staged.plainText))) <small>(in the input field)</small></div>"
+                bubbles += "<div class=\"input\">\(view.resolve(staged.plainText)) <small>(in the input field)</small></div>"
             }
-            var screen = "<div class=\"screen off\">extension not showing</div>"
+            var screen: HTML = "<div class=\"screen off\">extension not showing</div>"
             if view.isActive {
-                let labels = view.screen.labels.map { "<p>\(escape($0))</p>" }.joined()
-                let buttons = view.screen.buttons.map { "<button disabled>\(escape($0.title))</button>" }.joined()
-                let alert = view.screen.alert.map { "<p class=alert>\(escape($0.title)) \(escape($0.message))</p>" } ?? ""
+                let labels = view.screen.labels.map { "<p>\($0)</p>" as HTML }
+                let buttons = view.screen.buttons.map { "<button disabled>\($0.title)</button>" as HTML }
+                let alert: HTML = view.screen.alert.map { "<p class=alert>\($0.title) \($0.message)</p>" } ?? ""
                 screen = """
-                    <div class="screen \(view.style)"><p class=style>\(escape(view.screen.name)) · \(view.style)</p>\(labels)
+                    <div class="screen \(view.style.description)"><p class=style>\(view.screen.name) · \(view.style.description)</p>\(labels)
                     \(grid(view.screen.cells, columns: columns, id: nil))\(buttons)\(alert)</div>
                     """
             }
             return """
-                <section class=phone data-device="\(escape(view.device.name))"><h3>device \(escape(view.device.name)) · \(escape(owner))</h3>
-                <div class=transcript>\(bubbles.isEmpty ? "<p class=muted>no messages</p>" : bubbles)</div>\(screen)</section>
+                <section class=phone data-device="\(view.device.name)"><h3>device \(view.device.name) · \(owner)</h3>
+                <div class=transcript>\(bubbles.description.isEmpty ? "<p class=muted>no messages</p>" : bubbles)</div>\(screen)</section>
                 """
-        }.joined()
+        }
 
-        let diffHTML = changes.isEmpty ? "<p class=muted>no change</p>"
-            : "<ul class=diff>" + changes.prefix(200).map { "<li>\(escape($0.description))</li>" }.joined() + "</ul>"
-        let origin = model.origin(conversation).map { origin in
-            "<p class=fork>fork of \(escape(origin.sourceGame)) at its step \(origin.sourceStep); the branch begins at step \(origin.branchStep + 1)</p>"
+        let diffHTML: HTML = changes.isEmpty ? "<p class=muted>no change</p>"
+            : "<ul class=diff>\(changes.prefix(200).map { "<li>\($0.description)</li>" as HTML })</ul>"
+        let origin: HTML = model.origin(conversation).map { origin in
+            "<p class=fork>fork of \(origin.sourceGame) at its step \(origin.sourceStep); the branch begins at step \(origin.branchStep + 1)</p>"
         } ?? ""
         let errors = findings.filter { $0.severity == .error }.count
-        let body = """
-            <header><p><a href="/games">← games</a></p><h1>\(escape(state.plugin?.title ?? state.kind)) <small>\(escape(id))</small></h1>
+        let verdict: HTML = errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) errors (marked on the timeline)</span>"
+        let body: HTML = """
+            <header><p><a href="/games">← games</a></p><h1>\(state.plugin?.title ?? state.kind) <small>\(id)</small></h1>
             \(origin)<nav class=views>seen as: \(switcher)</nav>
-            <p class=audit>\(errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) errors (marked on the timeline)</span>")</p></header>
+            <p class=audit>\(verdict)</p></header>
             <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)">
             <button id=first title="first step">first</button><button id=prev title="previous step (←)">◀</button>
             <button id=play title="play or pause (space)">▶</button><button id=next title="next step (→)">▶▶</button>
@@ -242,16 +237,17 @@ enum Pages {
         return page(title: "game \(id.prefix(8))", body: body)
     }
 
-    static func grid(_ cells: [String], columns: Int, id: String?) -> String {
+    static func grid(_ cells: [String], columns: Int, id: String?) -> HTML {
         guard columns > 0, !cells.isEmpty, cells.count % columns == 0 else { return "" }
-        var rows = ""
+        var rows: HTML = ""
         for row in 0..<(cells.count / columns) {
-            rows += "<tr>" + (0..<columns).map { column in
+            let line = (0..<columns).map { column -> HTML in
                 let cell = cells[row * columns + column]
-                return "<td class=\"cell \(escape(cell))\" title=\"\(escape(cell))\">\(escape(BoardPicture.symbol(cell)))</td>"
-            }.joined() + "</tr>"
+                return "<td class=\"cell \(cell)\" title=\"\(cell)\">\(BoardPicture.symbol(cell))</td>"
+            }
+            rows += "<tr>\(line)</tr>"
         }
-        return "<table class=grid\(id.map { " id=\($0)" } ?? "")>\(rows)</table>"
+        return id.map { "<table class=grid id=\($0)>\(rows)</table>" } ?? "<table class=grid>\(rows)</table>"
     }
 
     static let css = """

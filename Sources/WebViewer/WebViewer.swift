@@ -12,8 +12,13 @@ import Replay
 /// The web viewer's routes: pages for people, the same JSON as the command line's
 /// `--json` under `/api`. Read-only: every write method gets 405.
 public enum WebViewer {
-    public static func router(_ model: ViewerModel) -> Router<BasicRequestContext> {
+    /// - Parameters:
+    ///   - hosts: the names the viewer is addressed by (`Host`); requests naming others
+    ///     are refused. Nil accepts any, for tests of the routes alone.
+    ///   - port: the port they must name; nil for any.
+    public static func router(_ model: ViewerModel, hosts: Set<String>? = nil, port: Int? = nil) -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: ViewerGuard(hosts: hosts, port: port))
         router.get("/") { _, _ in
             Response(status: .seeOther, headers: [.location: "/games"])
         }
@@ -34,6 +39,15 @@ public enum WebViewer {
                 return try Pages.game(model, id: id, step: try step(request.uri.queryParameters["step"]),
                                       perspective: nonEmpty(request.uri.queryParameters["as"]))
             }
+        }
+        // The viewer's own style sheet and script: files, so no page needs inline script.
+        router.get("/assets/viewer.css") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=3600"],
+                     body: .init(byteBuffer: ByteBuffer(string: Pages.css)))
+        }
+        router.get("/assets/timeline.js") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=3600"],
+                     body: .init(byteBuffer: ByteBuffer(string: Pages.script)))
         }
         router.get("/api/games") { _, _ in
             try respond(html: false) { try json(try model.summaries()) }
@@ -86,7 +100,7 @@ public enum WebViewer {
         // Nothing here writes.
         for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
             // Every route by name: a path that has a GET route answers other methods only through its own.
-            for path in ["/", "/games", "/games/:id", "/api/games", "/api/games/:id", "/api/games/:id/steps/:step",
+            for path in ["/", "/games", "/games/:id", "/assets/viewer.css", "/assets/timeline.js", "/api/games", "/api/games/:id", "/api/games/:id/steps/:step",
                          "/api/verify/:id", "/api/**", "/**"] {
                 router.on(RouterPath(path), method: method) { _, _ in
                     errorResponse(.methodNotAllowed, "gamelog serve is read-only: \(method) is not allowed", html: false,
@@ -100,7 +114,8 @@ public enum WebViewer {
     /// An application serving the viewer on `host:port`.
     public static func application(_ model: ViewerModel, host: String, port: Int,
                                    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        Application(router: router(model), configuration: .init(address: .hostname(host, port: port), serverName: "gamelog"),
+        Application(router: router(model, hosts: ViewerGuard<BasicRequestContext>.names(listeningOn: host), port: port == 0 ? nil : port),
+                    configuration: .init(address: .hostname(host, port: port), serverName: "gamelog"),
                     onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
                     logger: {
                         var logger = Logger(label: "gamelog.serve")
@@ -158,7 +173,7 @@ public enum WebViewer {
         let body: String
         if html {
             headers[.contentType] = "text/html; charset=utf-8"
-            body = Pages.page(title: "\(status.code)", body: "<h1>\(status.code) \(Pages.escape(status.reasonPhrase))</h1><p id=error>\(Pages.escape(message))</p><p><a href=\"/games\">← games</a></p>")
+            body = Pages.page(title: "\(status.code)", body: "<h1>\(status.code) \(status.reasonPhrase)</h1><p id=error>\(message)</p><p><a href=\"/games\">← games</a></p>")
         } else {
             headers[.contentType] = "application/json"
             let object = ["error": message, "status": "\(status.code)"]
