@@ -15,8 +15,12 @@ public enum SafeText {
 
     /// Like ``line(_:)`` but keeps line feeds and tabs (multi-line text such as a board).
     public static func lines(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { line(String($0).replacingOccurrences(of: "\t", with: " ")) }.joined(separator: "\n")
+        guard text.unicodeScalars.contains(where: { isUnsafe($0) && $0 != "\n" && $0 != "\t" }) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            out.append(isUnsafe(scalar) && scalar != "\n" && scalar != "\t" ? "\u{FFFD}" : scalar)
+        }
+        return String(out)
     }
 
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {

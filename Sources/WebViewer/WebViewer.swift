@@ -124,6 +124,16 @@ public enum WebViewer {
                     }())
     }
 
+    /// Whether a request's `Host` (name, name:port or [v6]:port) addresses a viewer reached by `names` on `port`.
+    public static func accepts(host: String?, names: Set<String>, port: Int?) -> Bool {
+        ViewerGuard<BasicRequestContext>.accepts(host, hosts: names, port: port)
+    }
+
+    /// The names a viewer listening on `host` answers to.
+    public static func hostNames(listeningOn host: String) -> Set<String> {
+        ViewerGuard<BasicRequestContext>.names(listeningOn: host)
+    }
+
     struct VerifyDocument: Encodable {
         var ok: Bool
         var notCheckable: Int

@@ -183,8 +183,9 @@ final class InteractiveReplay {
         }
         if !diff.isEmpty { lines += [""] + diff }
         var screen = "\u{1B}[H\u{1B}[2J"
-        for line in lines { screen += String(line.prefix(columns)) + "\r\n" }
-        screen += "\u{1B}[\(rows - 1);1H" + String(message.prefix(columns))
+        // What the log says is made safe before it meets the screen's own escape sequences.
+        for line in lines { screen += String(SafeText.line(line).prefix(columns)) + "\r\n" }
+        screen += "\u{1B}[\(rows - 1);1H" + String(SafeText.line(message).prefix(columns))
         screen += "\u{1B}[\(rows);1H\u{1B}[7m" + String(Self.help.padding(toLength: columns, withPad: " ", startingAt: 0)) + "\u{1B}[0m"
         write(screen)
     }

@@ -1,9 +1,19 @@
+import EventStore
 import Foundation
+
+/// Everything the commands print, made safe first: a log's names, captions and URLs
+/// were chosen by whoever wrote it, and a terminal obeys the escape sequences in them
+/// (retitling the window, erasing lines, faking output). Control characters become
+/// U+FFFD; line feeds stay. JSON output is unchanged by this: its encoders already
+/// write control characters as escapes.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    Swift.print(SafeText.lines(items.map { "\($0)" }.joined(separator: separator)), terminator: terminator)
+}
 
 /// Writing to the terminal: plain lines, progress bars, boards.
 enum Terminal {
     static func standardError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        FileHandle.standardError.write(Data((SafeText.lines(line) + "\n").utf8))
     }
 
     static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }

@@ -196,3 +196,26 @@ import TestSupport
         #expect(!diff.stdout.contains("\"false\"") && !diff.stdout.contains("\"true\""), "\(diff.stdout)")
     }
 }
+
+/// A log's names reach the terminal as text: no escape sequence, bell or carriage
+/// return from a log is ever printed.
+@Suite struct HostileTextCLITests {
+    @Test func namesWithEscapeSequencesArePrintedAsText() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--games", "2", "--seed", "5", "--clock", "fixed", "--db", "clean.sqlite"], in: folder.url).status == 0)
+        try HostileLog.make(from: try EventStore(path: folder.path("clean.sqlite"), access: .readOnly), to: folder.path("hostile.sqlite"))
+        let games = try gamelog(["games", "--db", "hostile.sqlite"], in: folder.url)
+        #expect(games.status == 0, "\(games.stderr)")
+        let id = try #require(games.stdout.split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
+        var checked = 0
+        for arguments in [["games"], ["log", "--game", id], ["state", id], ["verify", "--no-rerun"], ["keys"], ["log", "--game", id, "--json"]] {
+            let run = try gamelog(arguments + ["--db", "hostile.sqlite"], in: folder.url)
+            let output = run.stdout + run.stderr
+            #expect(!output.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x0D }, "\(arguments)")
+            checked += 1
+        }
+        #expect(checked == 6)
+        // The names are still there to read.
+        #expect(games.stdout.contains("Bob\u{FFFD}]0;owned\u{FFFD}\u{FFFD}\u{FFFD}[2K"), "\(games.stdout)")
+    }
+}

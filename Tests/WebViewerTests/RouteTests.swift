@@ -122,3 +122,60 @@ import WebViewer
         }
     }
 }
+
+/// Names from a log are text on every page, whatever they hold; the headers forbid
+/// inline script; a request addressed to another host gets nothing.
+@Suite struct HostileNameTests {
+    @Test func markupInNamesIsShownAsTextOnEveryPage() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("hostile.sqlite")
+        try HostileLog.make(from: try EventStore(path: try RouteTests.log(folder), access: .readOnly), to: path)
+        let model = try ViewerModel(path: path, games: .standard)
+        let games = try model.summaries()
+        #expect(games.count >= 2)
+        let app = Application(router: WebViewer.router(model))
+        let uris = ["/games"] + games.flatMap { game in
+            ["/games/\(game.id)", "/games/\(game.id)?step=5", "/games/\(game.id)?step=12&as=\(HostileLog.device.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"]
+        }
+        let pages = try await app.test(.router) { client in
+            var seen = 0
+            for uri in uris {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == .ok, "\(uri)")
+                    let html = String(buffer: response.body)
+                    #expect(!html.contains("<img src=x"), "\(uri)")
+                    #expect(!html.contains("<script>alert"), "\(uri)")
+                    #expect(!html.contains("<script>") || html.components(separatedBy: "<script").count == 2, "\(uri)")
+                    #expect(response.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
+                    if html.contains("&lt;img src=x onerror=alert(document.domain)&gt;") || html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") { seen += 1 }
+                }
+            }
+            return seen
+        }
+        // The names are there, as text.
+        #expect(pages >= uris.count - 1)
+        withExtendedLifetime(folder) {}
+    }
+
+    @Test func onlyRequestsAddressedToTheViewerAreAnswered() async throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        // The test client addresses every request to "localhost".
+        for (hosts, status) in [(Set(["127.0.0.1", "localhost", "[::1]"]), 200), (["127.0.0.1"], 421), (["evil.example"], 421)] {
+            let app = Application(router: WebViewer.router(model, hosts: hosts))
+            try await app.test(.router) { client in
+                try await client.execute(uri: "/api/games", method: .get) { response in
+                    #expect(Int(response.status.code) == status, "\(hosts)")
+                    #expect(response.headers[.contentSecurityPolicy] != nil)
+                }
+            }
+        }
+        let names = WebViewer.hostNames(listeningOn: "127.0.0.1")
+        for (host, accepted) in [("127.0.0.1:8080", true), ("localhost:8080", true), ("[::1]:8080", true), ("LOCALHOST:8080", true),
+                                 ("evil.example:8080", false), ("127.0.0.1:9999", false), ("127.0.0.1.evil.example", false),
+                                 ("", false), ("127.0.0.1:80x", false), ("[::1", false)] {
+            #expect(WebViewer.accepts(host: host, names: names, port: 8080) == accepted, "\(host)")
+        }
+        withExtendedLifetime(folder) {}
+    }
+}
