@@ -229,6 +229,12 @@ public struct Auditor: Sendable {
         let decoder = JSONDecoder(games: games)
         for conversation in conversations {
             let stored = try store.snapshots(conversation: conversation.uuid, projectionVersion: ConversationState.projectionVersion)
+            let rows = try store.snapshotRowCount(conversation: conversation.uuid, projectionVersion: ConversationState.projectionVersion)
+            if rows > stored.count {
+                findings.append(Finding(.warning, .snapshot, position: nil, game: conversation.uuid.uuidString, rule: "snapshot-matches-events",
+                                        expected: "snapshots that inflate to at most \(EventStore.maximumSnapshotSize) bytes",
+                                        found: "\(rows - stored.count) that do not (never used; `gamelog index` writes them again)"))
+            }
             guard !stored.isEmpty else { continue }
             let replayer = try Replayer(store: store, conversation: conversation, streams: streams[conversation] ?? [],
                                         verify: false, games: games)

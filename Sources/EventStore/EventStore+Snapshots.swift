@@ -25,11 +25,17 @@ public struct StoredSnapshot: Hashable, Sendable {
 }
 
 extension EventStore {
+    /// The largest snapshot state written or read (inflated). A snapshot is a cache, so
+    /// a larger one is skipped: the state is folded from the events instead. A file
+    /// whose snapshots inflate past it (a zip bomb) costs at most this much per row.
+    public static let maximumSnapshotSize = 4 << 20
+
     /// Replaces a conversation's snapshots (of every version) with these, in one transaction.
+    /// States larger than ``maximumSnapshotSize`` are left out.
     public func replaceSnapshots(conversation: UUID, with snapshots: [StoredSnapshot]) throws {
         guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
         let deflater = try RawDeflater(level: 6)
-        let rows = try snapshots.map { ($0, try deflater.compress($0.state)) }
+        let rows = try snapshots.filter { $0.state.count <= Self.maximumSnapshotSize }.map { ($0, try deflater.compress($0.state)) }
         try Self.translating(path) {
             try queue.write { db in
                 try db.execute(sql: "DELETE FROM snapshots WHERE conversation = ?", arguments: [Data(conversation.bytes)])
@@ -51,15 +57,24 @@ extension EventStore {
         let rows = try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT step, position, event_hash, state FROM snapshots
-                WHERE conversation = ? AND projection_version = ? ORDER BY step
-                """, arguments: [Data(conversation.bytes), projectionVersion])
+                WHERE conversation = ? AND projection_version = ? AND length(state) <= ? ORDER BY step
+                """, arguments: [Data(conversation.bytes), projectionVersion, Self.maximumSnapshotSize])
         }
         let inflater = try RawInflater()
         return rows.compactMap { row in
-            guard let packed = try? row.bytes(at: 3), let state = try? inflater.decompress(packed, limit: 64 << 20),
+            guard let packed = try? row.bytes(at: 3), let state = try? inflater.decompress(packed, limit: Self.maximumSnapshotSize),
                   let hash = try? row.bytes(at: 2) else { return nil }
-            return StoredSnapshot(conversation: conversation, projectionVersion: projectionVersion, step: row[0],
-                                  position: row[1], eventHash: hash, state: state)
+            guard let step = Int.fromDatabaseValue(row[0]), let position = Int64.fromDatabaseValue(row[1]) else { return nil }
+            return StoredSnapshot(conversation: conversation, projectionVersion: projectionVersion, step: step,
+                                  position: position, eventHash: hash, state: state)
+        }
+    }
+
+    /// How many snapshot rows a conversation has of a projection version, readable or not.
+    public func snapshotRowCount(conversation: UUID, projectionVersion: Int) throws -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM snapshots WHERE conversation = ? AND projection_version = ?",
+                             arguments: [Data(conversation.bytes), projectionVersion]) ?? 0
         }
     }
 

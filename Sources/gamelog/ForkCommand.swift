@@ -30,9 +30,25 @@ struct ForkCommand: ParsableCommand {
     @OptionGroup var signing: SigningOptions
 
     func validate() throws {
-        guard URL(fileURLWithPath: into).standardizedFileURL != URL(fileURLWithPath: options.db).standardizedFileURL else {
-            throw ValidationError("--into must name another file than --db: a fork never writes its source.")
+        guard !Self.sameFile(into, options.db) else {
+            throw ValidationError("--into must name another file than --db (here the two are one file, through a link or `..`): a fork never writes its source.")
         }
+    }
+
+    /// Whether two paths reach one file: the same path once `..` and symbolic links are
+    /// resolved, or, for files that exist, the same device and inode (a hard link).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        func resolved(_ path: String) -> String {
+            // The folder resolves even when the file does not exist yet.
+            let url = URL(fileURLWithPath: path).standardizedFileURL
+            let file = url.resolvingSymlinksInPath()
+            if FileManager.default.fileExists(atPath: file.path) { return file.path }
+            return url.deletingLastPathComponent().resolvingSymlinksInPath().appending(path: url.lastPathComponent).path
+        }
+        if resolved(a) == resolved(b) { return true }
+        var first = stat(), second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     func run() throws {

@@ -2,6 +2,8 @@ import Audit
 import EventStore
 import Foundation
 import GRDB
+import Projections
+import ZlibCodec
 import Interchange
 import MessagesModel
 import Recorder
@@ -305,5 +307,55 @@ import Testing
         #expect(found.contains { $0.rule == "changedEvent" }, "\(found.map(\.rule))")
         // The clean log's same game: no error.
         #expect(try errors(clean, game: conversation.uuid.uuidString).isEmpty)
+    }
+}
+
+/// Hostile files: what a log's file can hold besides forged events.
+@Suite(.serialized) struct HostileFileTests {
+    @Test func snapshotsThatInflateToGigabytesAreSkippedAndReported() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("bomb.sqlite")
+        try playMixedGames(2, into: try EventStore(path: path), seed: 5)
+        let conversation = try #require(try GameIndex(store: try EventStore(path: path, access: .readOnly)).conversations().first)
+        // 20 rows, each 64 MB of zeros deflated to some 64 KB.
+        let bomb = try RawDeflater(level: 9).compress([UInt8](repeating: 0, count: 64 << 20))
+        #expect(bomb.count < 100_000)
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            for step in 1...20 {
+                try db.execute(sql: "INSERT INTO snapshots VALUES (?, ?, ?, 1, zeroblob(32), ?)",
+                               arguments: [withUnsafeBytes(of: conversation.uuid.uuid) { Data($0) }, ConversationState.projectionVersion, step, Data(bomb)])
+            }
+        }
+        let store = try EventStore(path: path, access: .readOnly)
+        #expect(try store.snapshots(conversation: conversation.uuid, projectionVersion: ConversationState.projectionVersion).isEmpty)
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        let found = try auditor.audit(store).filter { $0.check == .snapshot }
+        #expect(found.count == 1 && found[0].found.hasPrefix("20 that do not"), "\(found)")
+    }
+}
+
+extension HostileFileTests {
+    /// An import that fails in its last batch (here: the disk is full) keeps nothing of
+    /// the earlier batches: no event, no head, no checkpoint.
+    @Test func anImportThatFailsLateStoresNothing() throws {
+        let folder = try TemporaryFolder()
+        let source = try EventStore(path: folder.path("source.sqlite"))
+        try playMixedGames(16, into: source, seed: 9)
+        var text = ""
+        _ = try Interchange.export(from: source) { text += $0 + "\n" }
+        let total = try source.count().events
+        #expect(total > 1_000)
+        // Room for the schema and some of the events, not all.
+        let target = try EventStore(path: folder.path("small.sqlite"), maximumSize: 360_000)
+        nonisolated(unsafe) var batches = 0
+        #expect(throws: EventStoreError.self) {
+            _ = try Interchange.import(files: [ExportFile(name: "all.jsonl", contents: Data(text.utf8))], into: target, batchSize: 100) { stage, _, _ in
+                if case .storing = stage { batches += 1 }
+            }
+        }
+        #expect(batches >= 3) // several batches went in before the disk was full
+        #expect(try target.count().events == 0)
+        #expect(try target.deviceTrees().isEmpty)
     }
 }

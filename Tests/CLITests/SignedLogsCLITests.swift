@@ -75,8 +75,19 @@ import TestSupport
         // The corner move is the branch's: the source's first move was the centre.
         let final = try gamelog(["state", id, "--db", "fork.sqlite"], in: folder.url)
         #expect(final.stdout.contains(" X │ X │ X"))
-        let bad = try gamelog(["fork", String(tictactoe.prefix(8)), "--at", "10", "--into", "gamelog.sqlite"], in: folder.url)
-        #expect(bad.status != 0 && bad.stderr.contains("never writes its source"))
+        // The source under any other name: itself, a symbolic link, a hard link, a path through `..`.
+        try FileManager.default.createSymbolicLink(atPath: folder.path("link.sqlite"), withDestinationPath: folder.path("gamelog.sqlite"))
+        try FileManager.default.linkItem(atPath: folder.path("gamelog.sqlite"), toPath: folder.path("hard.sqlite"))
+        try FileManager.default.createDirectory(atPath: folder.path("sub"), withIntermediateDirectories: true)
+        let source = try Data(contentsOf: URL(fileURLWithPath: folder.path("gamelog.sqlite")))
+        var refused = 0
+        for target in ["gamelog.sqlite", "link.sqlite", "hard.sqlite", "sub/../gamelog.sqlite", "./sub/../link.sqlite"] {
+            let bad = try gamelog(["fork", String(tictactoe.prefix(8)), "--at", "10", "--into", target], in: folder.url)
+            #expect(bad.status != 0 && bad.stderr.contains("never writes its source"), "\(target): \(bad.stderr)")
+            refused += 1
+        }
+        #expect(refused == 5)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path("gamelog.sqlite"))) == source)
     }
 }
 
