@@ -60,10 +60,31 @@ public struct GameIndex {
     /// Whether answers come from the catalog (true) or from a scan of the log.
     public var usesCatalog: Bool { scanned == nil }
 
-    /// The recordings (streams) of a conversation.
+    /// The recordings (streams) of a conversation. Each catalog row used is checked
+    /// against the event it points at, so a row moved to another recording never puts
+    /// that recording's events into this conversation.
     public func streams(of conversation: ConversationID) throws -> Set<UUID> {
         if let scanned { return scanned.streams[conversation] ?? [] }
-        return Set(try store.catalogEntries(.conversation, id: conversation.uuid).map(\.stream))
+        let entries = try store.catalogEntries(.conversation, id: conversation.uuid)
+        try check(entries)
+        return Set(entries.map(\.stream))
+    }
+
+    /// Each row must point at an event of its recording that names its id.
+    func check(_ entries: [CatalogEntry]) throws {
+        var decoder = StreamDecoder(store: store)
+        for entry in entries {
+            guard let event = try store.event(at: entry.position, verify: false) else {
+                throw ReplayError.catalogContradictsEvents(position: entry.position, detail: "no event is there")
+            }
+            guard event.stream == entry.stream,
+                  decoder.catalogTags(stream: event.stream, type: event.type, typeVersion: event.typeVersion, payload: event.payload)
+                    .contains(entry.tag) else {
+                let what = entry.tag.kind == .game ? "game" : "conversation"
+                throw ReplayError.catalogContradictsEvents(position: entry.position, detail:
+                    "a row says it names \(what) \(entry.tag.id.uuidString.prefix(8).lowercased()) in recording \(entry.stream.uuidString.prefix(8).lowercased()), and it does not")
+            }
+        }
     }
 
     /// The recordings of every conversation.
@@ -132,7 +153,9 @@ public struct GameIndex {
             matches = Set(try store.catalogEntries(.conversation, idPrefix: needle).map { ConversationID($0.tag.id) })
                 .sorted { $0.uuid.uuidString < $1.uuid.uuidString }.map { ($0, nil) }
             var sessions: [SessionID: ConversationID] = [:]
-            for entry in try store.catalogEntries(.game, idPrefix: needle) where sessions[SessionID(entry.tag.id)] == nil {
+            let games = try store.catalogEntries(.game, idPrefix: needle)
+            if games.count <= 64 { try check(games) }
+            for entry in games where sessions[SessionID(entry.tag.id)] == nil {
                 // The game's conversation: that of the recording that named it.
                 if let conversation = try conversation(ofStream: entry.stream) { sessions[SessionID(entry.tag.id)] = conversation }
             }
@@ -146,7 +169,9 @@ public struct GameIndex {
     }
 
     private func conversation(ofStream stream: UUID) throws -> ConversationID? {
-        try store.catalogEntries(ofStream: stream).first { $0.tag.kind == .conversation }.map { ConversationID($0.tag.id) }
+        guard let entry = try store.catalogEntries(ofStream: stream).first(where: { $0.tag.kind == .conversation }) else { return nil }
+        try check([entry])
+        return ConversationID(entry.tag.id)
     }
 
     /// Whether `text` can begin an id as the CLI prints it: hex digits, dashes where a UUID has them.

@@ -6,6 +6,9 @@ public enum ReplayError: Error, Hashable, Sendable, CustomStringConvertible {
     case ambiguousGame(String, candidates: [String])
     case stepOutOfRange(Int, count: Int)
     case undecodableEvent(position: Int64, detail: String)
+    /// A catalog row names an id its event does not: the catalog was changed, and the
+    /// game it would assemble is not the log's.
+    case catalogContradictsEvents(position: Int64, detail: String)
 
     public var description: String {
         switch self {
@@ -19,6 +22,8 @@ public enum ReplayError: Error, Hashable, Sendable, CustomStringConvertible {
             return "step \(step) is outside 0...\(count) for this game."
         case .undecodableEvent(let position, let detail):
             return "event at position \(position) cannot be decoded: \(detail)."
+        case .catalogContradictsEvents(let position, let detail):
+            return "the game catalog contradicts the event at position \(position) (\(detail)): the catalog was changed, so no game is shown from it."
         }
     }
 }

@@ -167,6 +167,7 @@ public enum WebViewer {
             case .noSuchGame: return errorResponse(.notFound, error.description, html: html)
             case .ambiguousGame, .stepOutOfRange: return errorResponse(.badRequest, error.description, html: html)
             case .undecodableEvent: return errorResponse(.internalServerError, error.description, html: html)
+            case .catalogContradictsEvents: return errorResponse(.conflict, error.description, html: html)
             }
         } catch let error as ViewerError {
             return errorResponse(.badRequest, error.description, html: html)

@@ -65,6 +65,8 @@ func hint(for error: Error) -> String? {
         return "Pass another --db, or fix the permissions."
     case ReplayError.noSuchGame, ReplayError.ambiguousGame:
         return "`gamelog games` lists the games and their ids."
+    case ReplayError.catalogContradictsEvents:
+        return "`gamelog verify` lists every catalog row that disagrees with the events; `gamelog export` then `gamelog import` into a new file rebuilds the catalog from the events."
     case ReplayError.undecodableEvent:
         return "`gamelog verify` checks the whole log."
     case EventStoreError.corruptPayload, EventStoreError.hashMismatch, EventStoreError.missingEvent,

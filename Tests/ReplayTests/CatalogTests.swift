@@ -146,6 +146,22 @@ import TestSupport
         let findings = try Auditor(games: .standard).audit(try EventStore(path: path, access: .readOnly)).filter { $0.check == .catalog }
         #expect(findings.count == 2, "\(findings)") // a row no event gives, and an event's row missing
         #expect(findings.allSatisfy { $0.severity == .error && $0.game == victim.game.uuid.uuidString.lowercased() })
+        // One game's commands (state, replay, verify GAME, the viewer) refuse the moved row
+        // instead of showing the other conversation's events as this game.
+        let reader = try EventStore(path: path, access: .readOnly)
+        #expect {
+            _ = try GameIndex(store: reader).resolve(victim.game.uuid.uuidString)
+        } throws: { error in
+            guard case ReplayError.catalogContradictsEvents = error else { return false }
+            return true
+        }
+        #expect(throws: ReplayError.self) { _ = try Auditor(games: .standard).audit(reader, game: victim.game.uuid.uuidString) }
+        // A conversation row moved likewise.
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE catalog SET stream_id = (SELECT id FROM streams WHERE uuid = ?) WHERE kind = 1 AND key = ? AND stream_id = (SELECT min(stream_id) FROM catalog WHERE kind = 1 AND key = ?)",
+                           arguments: [Data(otherStream.bytes), Data(victim.conversation.uuid.bytes), Data(victim.conversation.uuid.bytes)])
+        }
+        #expect(throws: ReplayError.self) { _ = try GameIndex(store: try EventStore(path: path, access: .readOnly)).streams(of: victim.conversation) }
     }
 }
 
