@@ -23,6 +23,7 @@ cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
 cd "$work"
+export GAMELOG_KEYS="$work/keys"
 "$binary" demo --fixed-clock >/dev/null
 before=$(sha256sum gamelog.sqlite)
 "$binary" serve --port 0 > serve.out 2>&1 &
@@ -91,6 +92,48 @@ kill "$server"; wait "$server" 2>/dev/null || true; server=""
 after=$(sha256sum gamelog.sqlite)
 check database "the database is byte-identical after serving" test "$before" = "$after"
 check database "serving created no file beside the database" test "$(ls | grep -c '^gamelog.sqlite')" = 1
+
+# A log handed over by someone hostile: Alice's name is markup whose error handler
+# retitles the page, device A's name is a script element. The viewer must show both as
+# text: no element made from them, no script run.
+"$binary" export > clean.jsonl 2>/dev/null
+python3 - clean.jsonl hostile.jsonl <<'PY'
+import json, sys
+alice = "<img src=x onerror=\"document.title='pwned'\">"
+device = "<script>document.title='pwned'</script>"
+with open(sys.argv[1]) as source, open(sys.argv[2], "w") as out:
+    for line in source:
+        event = json.loads(line)
+        if "id" not in event:
+            continue  # tree and head lines: the rewritten log is unsigned
+        payload = json.loads(event["payload"])
+        if event["type"] == "recording.started":
+            payload["names"] = {k: alice if name == "Alice" else name for k, name in payload["names"].items()}
+            if payload["device"] == "A":
+                payload["device"] = device
+        event["payload"] = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        for key in ("leaf", "streamHash"):
+            event.pop(key, None)
+        out.write(json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+PY
+"$binary" import --db hostile.sqlite hostile.jsonl >/dev/null
+"$binary" serve --db hostile.sqlite --port 0 > serve-hostile.out 2>&1 &
+server=$!
+for _ in $(seq 1 100); do grep -q "http://" serve-hostile.out 2>/dev/null && break; sleep 0.1; done
+base=$(grep -o 'http://[^/]*' serve-hostile.out | head -n 1)
+hostile=$(curl -s "$base/api/games" | python3 -c 'import json,sys; print(next(g["id"] for g in json.load(sys.stdin) if g["kind"]=="tictactoe"))')
+for _ in $(seq 1 100); do curl -s "$base/games" | grep -q 'checking…' || break; sleep 0.1; done
+page hostile-games "$base/games"
+check hostile-games "the device's markup name is shown as text" has hostile-games "&lt;script&gt;document.title='pwned'&lt;/script&gt;="
+check hostile-games "no script from the log ran" lacks hostile-games '<title>pwned'
+page hostile-game "$base/games/$hostile?step=30&as=B"
+check hostile-game "Alice's name is text in Bob's transcript" has hostile-game '&lt;img src=x onerror="document.title='
+check hostile-game "no image element was made from it" lacks hostile-game '<img'
+check hostile-game "no script from the log ran" lacks hostile-game '<title>pwned'
+check hostile-game "the view switch names the device as text" has hostile-game 'device &lt;script&gt;'
+headers=$(curl -s -D - -o /dev/null "$base/games")
+check hostile-game "the pages forbid inline script" grep -qi "content-security-policy: default-src 'none'; script-src 'self'" <<< "$headers"
+check hostile-game "another Host gets nothing" test "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: rebound.example' "$base/api/games")" = 421
 
 echo "screenshots in out/screenshots/: $(ls "$shots" | tr '\n' ' ')"
 echo "browser test: $passed passed, $failed failed"
