@@ -359,3 +359,29 @@ extension HostileFileTests {
         #expect(try target.deviceTrees().isEmpty)
     }
 }
+
+extension AttackTests {
+    /// One game exported alone carries a multiproof of its devices' other events: it
+    /// imports and verifies under the trusted keys; a changed proof hash is refused.
+    @Test func oneGameExportedAloneProvesItselfAndAForgedProofIsRefused() throws {
+        let store = try EventStore(path: clean, access: .readOnly)
+        let index = try GameIndex(store: store)
+        let conversation = try #require(try index.conversations().dropFirst(2).first)
+        var lines: [String] = []
+        _ = try Interchange.export(from: store, streams: try index.streams(of: conversation)) { lines.append($0) }
+        let trees = lines.filter { $0.hasPrefix(#"{"tree":"#) }
+        #expect(trees.count == 2 && trees.allSatisfy { $0.contains(#""nodes":[{"#) })
+        #expect(lines.filter { $0.hasPrefix(#"{"head":"#) }.count == 2)
+        let target = try EventStore(path: folder.path("one-game.sqlite"))
+        _ = try Interchange.import(files: [ExportFile(name: "game.jsonl", contents: Data(lines.joined(separator: "\n").utf8))], into: target)
+        #expect(try errors(target.path).isEmpty)
+        // One proof hash changed: the head's root no longer comes out.
+        var forged = lines
+        let at = try #require(forged.firstIndex { $0.hasPrefix(#"{"tree":"#) })
+        let hash = try #require(forged[at].range(of: #"(?<="hash":")[0-9a-f]"#, options: .regularExpression))
+        forged[at].replaceSubrange(hash, with: forged[at][hash] == "0" ? "1" : "0")
+        #expect(throws: InterchangeError.self) {
+            _ = try Interchange.check(files: [ExportFile(name: "forged.jsonl", contents: Data(forged.joined(separator: "\n").utf8))])
+        }
+    }
+}
