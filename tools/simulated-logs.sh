@@ -13,7 +13,8 @@ simulated_log() {
   mkdir -p "$1"
   if [ ! -f "$db" ]; then
     echo "… simulating $2 games into $db" >&2
-    "$gamelog" simulate --games "$2" --seed 1 --clock fixed --db "$db.partial" >/dev/null
+    # The simulated devices' keys live beside the logs (never in the log's own folder).
+    GAMELOG_KEYS="${GAMELOG_KEYS:-$1/keys}" "$gamelog" simulate --games "$2" --seed 1 --clock fixed --db "$db.partial" >/dev/null
     mv "$db.partial" "$db"
     rm -f "$db.partial-wal" "$db.partial-shm"
   fi

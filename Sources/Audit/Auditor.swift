@@ -120,18 +120,12 @@ public struct Auditor: Sendable {
         let index = try plan.get()
         var findings = try shared.findings() + structure
         // The signatures: the whole log's trees, or those of the game's recordings.
-        let gameStreams = index.conversations.reduce(into: Set<UUID>()) { $0.formUnion(index.streams[$1] ?? []) }
-        let proofs = game == nil ? try store.verifyProofs(trusting: trusted, known: known)
-            : try store.verifyProofs(ofStreams: gameStreams, trusting: trusted, known: known)
-        // A signature problem names a recording; the finding names its conversation, as `games` and `state` take it.
         var conversationOf: [UUID: ConversationID] = [:]
         for (conversation, streams) in index.streams { for stream in streams { conversationOf[stream] = conversation } }
-        findings += proofs.problems.map { problem in
-            Finding(problem.isError ? .error : .warning, .signature, position: problem.position,
-                    game: problem.stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), device: problem.device,
-                    rule: problem.kind.rawValue, expected: "events as their device signed them", found: problem.detail)
-        }
-        findings += try deviceFindings(store, proofs: proofs, streams: game == nil ? nil : gameStreams, conversationOf: conversationOf)
+        let gameStreams = index.conversations.reduce(into: Set<UUID>()) { $0.formUnion(index.streams[$1] ?? []) }
+        let (proofs, signatureFindings) = try Self.signatures(store, streams: game == nil ? nil : gameStreams, trusting: trusted,
+                                                              known: known, conversationOf: conversationOf)
+        findings += signatureFindings
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
         if game == nil { findings += try catalogFindings(store) }
         if rerunsExtensions {
@@ -167,21 +161,46 @@ public struct Auditor: Sendable {
         }
     }
 
+    /// The devices' signatures as findings: the whole log's trees (`streams` nil) or
+    /// those of some recordings (one game's), each problem named by its conversation;
+    /// and every signed recording in the tree of the device that made it. The same
+    /// check serves `verify`, `verify GAME` and the viewer.
+    public static func signatures(_ store: EventStore, streams: Set<UUID>?, trusting trusted: [String: [UInt8]]? = nil,
+                                  known: [TreeHead] = [], conversationOf: [UUID: ConversationID]) throws -> (ProofReport, [Finding]) {
+        let proofs = try streams.map { try store.verifyProofs(ofStreams: $0, trusting: trusted, known: known) }
+            ?? store.verifyProofs(trusting: trusted, known: known)
+        var findings = proofs.problems.map { problem in
+            Finding(problem.isError ? .error : .warning, .signature, position: problem.position,
+                    game: problem.stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), device: problem.device,
+                    rule: problem.kind.rawValue, expected: "events as their device signed them", found: problem.detail)
+        }
+        findings += try deviceFindings(store, proofs: proofs, streams: streams, conversationOf: conversationOf)
+        return (proofs, findings)
+    }
+
     /// Each signed recording must be in the tree of the device it says it was made on:
     /// a device's key signs what that device recorded, never another's recordings.
-    func deviceFindings(_ store: EventStore, proofs: ProofReport, streams: Set<UUID>?,
+    static func deviceFindings(_ store: EventStore, proofs: ProofReport, streams: Set<UUID>?,
                         conversationOf: [UUID: ConversationID]) throws -> [Finding] {
         var findings: [Finding] = []
-        try store.scanStreamHeads { head in
-            let stream = head.first.stream
-            guard streams?.contains(stream) ?? true, let signer = proofs.deviceOfStream[stream],
-                  case .recordingStarted(let info)? = try? RecordedEvent.decode(type: head.first.type, typeVersion: head.first.typeVersion,
-                                                                                 payload: head.first.payload),
+        func check(_ first: StoredEvent) {
+            let stream = first.stream
+            guard let signer = proofs.deviceOfStream[stream],
+                  case .recordingStarted(let info)? = try? RecordedEvent.decode(type: first.type, typeVersion: first.typeVersion,
+                                                                                 payload: first.payload),
                   info.device.name != signer else { return }
-            findings.append(Finding(.error, .signature, position: head.first.position,
+            findings.append(Finding(.error, .signature, position: first.position,
                                     game: conversationOf[stream]?.uuid.uuidString.lowercased(), device: info.device.name,
                                     rule: "signedByItsOwnDevice", expected: "recording \(stream.uuidString.prefix(8).lowercased()) signed by device \(SafeText.line(info.device.name)), which made it",
                                     found: "it is in device \(SafeText.line(signer))'s tree, signed with that device's key"))
+        }
+        if let streams {
+            // One game's recordings: their first events, one lookup each.
+            for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
+                if let first = try store.firstEvent(ofStream: stream) { check(first) }
+            }
+        } else {
+            try store.scanStreamHeads { check($0.first) }
         }
         return findings
     }

@@ -108,10 +108,15 @@ public final class ViewerModel: @unchecked Sendable {
         let replayer = try replayer(conversation)
         // The game's own checks and its re-run, from the events already read: the whole
         // log's chain is the background audit's, so opening a game costs the same in a big log.
+        // The game's signatures too: each of its devices' trees, as `verify GAME` checks them.
+        let streams = Set(replayer.events.map(\.stream))
+        let signatures = try locked {
+            try Auditor.signatures(store, streams: streams, conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
+        }
         let found = locked {
             Auditor(games: games).check(conversation, replayer.events)
                 + Auditor.findings(Rerunner(games: games).rerun(recordingsOf: replayer.events))
-        }
+        } + signatures
         locked { findings[conversation] = found }
         return found
     }

@@ -179,3 +179,28 @@ import WebViewer
         withExtendedLifetime(folder) {}
     }
 }
+
+/// The viewer's verdict on a game is `verify GAME`'s, signatures included.
+@Suite struct ViewerVerdictTests {
+    @Test func anEditedGameWithItsSignaturesInPlaceIsAnErrorOnItsPageAndInTheAPI() async throws {
+        let folder = try TemporaryFolder()
+        let path = try RouteTests.log(folder)
+        let store = try EventStore(path: path, access: .readOnly)
+        let insert = try #require(try store.events(EventQuery(types: ["action.insert"])).last)
+        try LogForger(path: path).rewrite(position: insert.position) {
+            $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true")
+        }
+        let model = try ViewerModel(path: path, games: .standard)
+        let game = try #require(try model.summaries().first { $0.kind == "tictactoe" }?.id)
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/api/verify/\(game)", method: .get) { response in
+                let body = String(buffer: response.body)
+                #expect(body.contains("\"ok\":false") && body.contains("changedEvent"), "\(body.prefix(400))")
+            }
+            try await client.execute(uri: "/games/\(game)", method: .get) { response in
+                #expect(String(buffer: response.body).contains("class=bad>verify:"))
+            }
+        }
+    }
+}
