@@ -196,3 +196,53 @@ import TestSupport
         #expect(outline(copiedGames) == outline(all))
     }
 }
+
+/// Keys and heads as a user types them.
+@Suite(.serialized) struct KeysAndHeadsCLITests {
+    @Test func keysNewWritesAKeyOnlyItsOwnerReadsAndNeverOverwritesIt() throws {
+        let folder = try Folder()
+        let made = try gamelog(["keys", "new", "--device", "A", "--out", "A.key", "--json"], in: folder.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.path("A.key"))[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let entry = try #require((try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [[String: Any]])?.first)
+        #expect(entry["device"] as? String == "A" && (entry["publicKey"] as? String)?.count == 64)
+        let again = try gamelog(["keys", "new", "--device", "A", "--out", "A.key"], in: folder.url)
+        #expect(again.status != 0 && again.stderr.contains("never overwritten"))
+        let bad = try gamelog(["keys", "new", "--device", "A\u{1B}[2K", "--out", "B.key"], in: folder.url)
+        #expect(bad.status != 0 && bad.stderr.contains("control characters"))
+        // The keys folder a recording uses: the key made there signs the log.
+        #expect(try gamelog(["keys", "new", "--device", "B", "--keys", "mine"], in: folder.url).status == 0)
+        #expect(try gamelog(["simulate", "--games", "1", "--keys", "mine", "--db", "log.sqlite"], in: folder.url).status == 0)
+        let keys = try gamelog(["keys", "--json", "--db", "log.sqlite"], in: folder.url).stdout
+        let minted = try KeyFile.read(folder.path("mine/B.key"))
+        #expect(keys.contains(minted.publicKey.map { String(format: "%02x", $0) }.joined()))
+        // Never in the log's own folder.
+        let beside = try gamelog(["simulate", "--games", "1", "--keys", ".", "--db", "log.sqlite"], in: folder.url)
+        #expect(beside.status != 0 && beside.stderr.contains("the log's own folder"))
+    }
+
+    @Test func verifyWithKnownHeadsCatchesARollbackAndTrustCatchesStrippedSignatures() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--games", "2", "--seed", "4", "--db", "phone.sqlite"], in: folder.url).status == 0)
+        try FileManager.default.copyItem(atPath: folder.path("phone.sqlite"), toPath: folder.path("backup.sqlite"))
+        #expect(try gamelog(["simulate", "--games", "4", "--seed", "4", "--db", "phone.sqlite"], in: folder.url).status == 0)
+        let heads = try gamelog(["heads", "--json", "--db", "phone.sqlite"], in: folder.url)
+        #expect(heads.status == 0 && heads.stdout.contains("\"note\":\"gamelog/A/"))
+        try heads.stdout.write(to: folder.url.appending(path: "heads.json"), atomically: true, encoding: .utf8)
+        let keys = try gamelog(["keys", "--json", "--db", "phone.sqlite"], in: folder.url)
+        try keys.stdout.write(to: folder.url.appending(path: "keys.json"), atomically: true, encoding: .utf8)
+        // The phone reaches its heads; the backup is behind them.
+        #expect(try gamelog(["verify", "--no-rerun", "--db", "phone.sqlite", "--trust", "keys.json", "--heads", "heads.json"], in: folder.url).status == 0)
+        let alone = try gamelog(["verify", "--no-rerun", "--db", "backup.sqlite", "--trust", "keys.json"], in: folder.url)
+        #expect(alone.status == 0, "\(alone.stdout)")
+        let behind = try gamelog(["verify", "--no-rerun", "--db", "backup.sqlite", "--trust", "keys.json", "--heads", "heads.json"], in: folder.url)
+        #expect(behind.status == 1 && behind.stdout.contains("rolledBack"), "\(behind.stdout)")
+        // Every head deleted: under --trust an error; without it a warning, after a line saying whose keys were used.
+        try DatabaseQueue(path: folder.path("backup.sqlite")).writeWithoutTransaction { try $0.execute(sql: "DELETE FROM tree_heads") }
+        let stripped = try gamelog(["verify", "--no-rerun", "--db", "backup.sqlite", "--trust", "keys.json"], in: folder.url)
+        #expect(stripped.status == 1 && stripped.stdout.contains("unsignedTail"))
+        let loose = try gamelog(["verify", "--no-rerun", "--db", "backup.sqlite"], in: folder.url)
+        #expect(loose.status == 0 && loose.stdout.hasPrefix("note: no --trust given"), "\(loose.stdout)")
+    }
+}
