@@ -32,10 +32,12 @@ CREATE TABLE tree_heads (
     PRIMARY KEY (tree_id, size)
 ) STRICT, WITHOUT ROWID;
 
--- Hashes of whole subtrees [lo, hi) of a tree whose leaves this file does not hold:
--- what an export of some recordings carries so that its devices' roots can still be
--- recomputed (a Merkle multiproof). Checked like every hash: a wrong one gives a
--- root no device signed.
+-- Hashes of whole subtrees [lo, hi) of a tree: the tiles a device keeps as it appends
+-- (every aligned subtree of 256 leaves or more), so one game's proof reads only its
+-- own leaves and their neighbours; and the subtrees of leaves this file does not hold,
+-- which an export of some recordings carries (a Merkle multiproof). Derived and
+-- checked like every hash: a wrong one gives a root no device signed, and `verify`
+-- compares every tile with its leaves.
 CREATE TABLE tree_nodes (
     tree_id INTEGER NOT NULL REFERENCES trees(id),
     lo      INTEGER NOT NULL CHECK (lo >= 0),
@@ -45,3 +47,5 @@ CREATE TABLE tree_nodes (
 ) STRICT, WITHOUT ROWID;
 
 CREATE INDEX streams_by_tree ON streams(tree_id);
+-- A tree's leaves by index: the neighbours of one game's leaves in their tiles.
+CREATE INDEX events_by_leaf ON events(leaf) WHERE leaf IS NOT NULL;

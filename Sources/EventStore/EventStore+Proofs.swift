@@ -155,6 +155,8 @@ extension EventStore {
                 return (uuid, version, Data.fromDatabaseValue(row[2]).map(Array.init), Int64.fromDatabaseValue(row[3]))
             }
         }
+        let nodes = hasTrees ? try read { try treeNodes($0) } : [:]
+        for id in checks.keys { checks[id]!.compareTiles(with: nodes[id] ?? [:]) }
         var treeOfStream: [UUID: Int64] = [:]
         for (stream, _, _, tree) in streamRows {
             if let tree, let owner = trees[tree]?.owner {
@@ -210,7 +212,6 @@ extension EventStore {
             if scanned % 16_384 == 0 { progress?(scanned) }
         }
 
-        let nodes = hasTrees ? try self.read { try treeNodes($0) } : [:]
         for (id, check) in checks.sorted(by: { $0.key < $1.key }) {
             report.problems += check.verdicts(nodes: nodes[id] ?? [:], strict: strict)
         }
@@ -356,6 +357,13 @@ extension EventStore {
         report.problems += Self.attach(known.filter { head in ids.contains { layout.trees[$0]?.owner.publicKey == head.publicKey } },
                                        to: &checks, trees: layout.trees.filter { ids.contains($0.key) }, trusted: trusted)
         for id in ids.sorted() {
+            let mine = streams.filter { layout.treeOfStream[$0] == id }
+            // The game's own leaves, their neighbours in their tiles and the stored tiles
+            // give the roots at the heads that matter; the whole tree only if they cannot.
+            if let problems = try gameVerdicts(check: checks[id]!, tree: id, streams: mine, nodes: layout.nodes[id] ?? [:], strict: strict) {
+                report.problems += problems
+                continue
+            }
             let all = layout.streams(of: id)
             for (leaf, hash) in try leafHashes(streams: all).sorted(by: { $0.key < $1.key }) {
                 checks[id]!.add(leaf: leaf, hash: hash, position: 0)
@@ -369,6 +377,109 @@ extension EventStore {
                 isError: strict))
         }
         return report
+    }
+
+    /// One game's leaves checked against its device's last valid head (and the known
+    /// heads) from the game's events, the other leaves of the tiles they are in, the tail
+    /// of the tree and the stored tiles: a few hundred events however long the device's
+    /// history. A tile never stands in for a range holding one of the game's leaves, so
+    /// a changed game event always changes the root. Nil when the stored tiles do not
+    /// reach (a tree imported in part), for the caller to check the tree whole.
+    func gameVerdicts(check: TreeCheck, tree id: Int64, streams: Set<UUID>, nodes: [Range<Int64>: [UInt8]],
+                      strict: Bool) throws -> [ProofProblem]? {
+        guard let latest = check.signed.keys.max() else { return nil }
+        let device = check.tree.owner.device, name = SafeText.line(device)
+        let sizes = Set([latest] + check.known.map(\.size))
+        var problems: [ProofProblem] = []
+        // The game's leaves.
+        let (positions, indexes) = try leafIndexes(streams: streams)
+        var game: [Int64: [UInt8]] = [:], scratch: [UInt8] = []
+        var next = 0, unleaved = 0
+        try scan(EventQuery(streams: streams), verify: false) { event in
+            while next < positions.count && positions[next] < event.position { next += 1 }
+            guard next < positions.count, positions[next] == event.position else { unleaved += 1; return }
+            if game[indexes[next]] != nil {
+                problems.append(ProofProblem(kind: .duplicateLeaf, device: device, position: event.position, detail:
+                    "the event at position \(event.position) claims leaf \(indexes[next]) of device \(name)'s tree, which another event holds"))
+            }
+            game[indexes[next]] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
+        }
+        if unleaved > 0 {
+            problems.append(ProofProblem(kind: .outsideTree, device: device, detail:
+                "\(unleaved) events of the game's recordings are in no leaf of device \(name)'s tree: they were added after signing"))
+        }
+        // Their neighbours: every other leaf of their tiles, and of each size's last, partial tile.
+        let tile = MerkleTree.tileSize
+        var ranges = Set(game.keys.map { ($0 / tile) * tile })
+        for size in sizes { ranges.insert((size / tile) * tile) }
+        var neighbours: [Int64: [UInt8]] = [:]
+        for lo in ranges { neighbours.merge(try leafHashes(tree: id, range: lo..<(lo + tile))) { a, _ in a } }
+        let held = neighbours.merging(game) { _, mine in mine }
+        let heldIndexes = held.keys.sorted(), gameIndexes = game.keys.sorted()
+        func any(_ sorted: [Int64], in lo: Int64, _ hi: Int64) -> Bool {
+            var low = 0, high = sorted.count
+            while low < high { let mid = (low + high) / 2; if sorted[mid] < lo { low = mid + 1 } else { high = mid } }
+            return low < sorted.count && sorted[low] < hi
+        }
+        func root(_ size: Int64) -> [UInt8]? {
+            var missing: Int64?
+            return MerkleTree.root(size: size, known: { lo, hi in any(gameIndexes, in: lo, hi) ? nil : nodes[lo..<hi] },
+                                   holds: { any(heldIndexes, in: $0, $1) }, leaf: { held[$0] }, proof: { _, _ in nil }, missing: &missing)
+        }
+        guard let signedRoot = root(latest) else { return nil }
+        if signedRoot != check.signed[latest] {
+            problems.append(ProofProblem(kind: .changedEvent, device: device, position: positions.first, detail:
+                "device \(name)'s tree of \(latest) events, recomputed from this game's events and the log's other leaves, is not the one it signed: an event of the game (or the log around it) was changed"))
+        }
+        for head in check.known {
+            if head.size > check.tree.size {
+                problems.append(ProofProblem(kind: .rolledBack, device: device, detail:
+                    "device \(name) had signed \(head.size) events (a known head), and the log holds \(check.tree.size) of its tree: it is behind, rolled back or cut"))
+            } else if let known = root(head.size), known != head.root {
+                problems.append(ProofProblem(kind: .forkedHistory, device: device, detail:
+                    "the log's first \(head.size) events of device \(name) are not the ones of its known head: its history was rewritten (a fork)"))
+            } else if root(head.size) == nil {
+                return nil
+            }
+        }
+        let unsigned = game.keys.filter { $0 >= latest }.count
+        if unsigned > 0 {
+            problems.append(ProofProblem(kind: .unsignedTail, device: device, detail:
+                "\(unsigned) events of this game come after device \(name)'s last valid signed head (\(latest) events): unsigned", isError: strict))
+        }
+        return problems
+    }
+
+    /// The leaf hashes of tree `id`'s leaves in `range`, read through the leaf index.
+    func leafHashes(tree id: Int64, range: Range<Int64>) throws -> [Int64: [UInt8]] {
+        let rows = try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT e.position, e.leaf FROM events e JOIN streams s ON s.id = e.stream_id
+                WHERE e.leaf >= ? AND e.leaf < ? AND s.tree_id = ?
+                """, arguments: [range.lowerBound, range.upperBound, id]).compactMap { row -> (Int64, Int64)? in
+                guard let position = Int64.fromDatabaseValue(row[0]), let leaf = Int64.fromDatabaseValue(row[1]) else { return nil }
+                return (position, leaf)
+            }
+        }
+        let wanted = Dictionary(rows, uniquingKeysWith: { a, _ in a })
+        // The positions in runs: a tile's events mostly lie close together, so a few
+        // range reads fetch them without reading far past them.
+        var runs: [ClosedRange<Int64>] = []
+        for position in wanted.keys.sorted() {
+            if let last = runs.last, position - last.upperBound <= 64 {
+                runs[runs.count - 1] = last.lowerBound...position
+            } else {
+                runs.append(position...position)
+            }
+        }
+        var out: [Int64: [UInt8]] = [:], scratch: [UInt8] = []
+        for run in runs {
+            try scan(EventQuery(positions: run), verify: false) { event in
+                guard let leaf = wanted[event.position] else { return }
+                out[leaf] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
+            }
+        }
+        return out
     }
 
     /// Every tree with its heads, by row id; rows of the wrong types are left out.

@@ -26,6 +26,8 @@ struct TreeStates {
     }
 
     private(set) var states: [Int64: State] = [:]
+    /// Tiles completed in this transaction: tree, lo, hi, hash.
+    private var tiles: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])] = []
     private var byKey: [[UInt8]: Int64] = [:]
     /// A recording of each tree whose key the appender gave, to ask for the key again when signing.
     private(set) var signers: [Int64: UUID] = [:]
@@ -95,7 +97,7 @@ struct TreeStates {
         if let given {
             leaf = given
             if state.frontier?.size == given {
-                state.frontier!.append(hash)
+                state.frontier!.append(hash) { tiles.append((id, $0, $1, $2)) }
             } else if state.frontier != nil, given < state.size {
                 throw EventStoreError.treeConflict(device: state.owner.device, detail: "leaf \(given) is another event here")
             } else {
@@ -108,7 +110,7 @@ struct TreeStates {
                     "this file holds only part of the device's tree (an import); record into the device's own log")
             }
             leaf = frontier.size
-            frontier.append(hash)
+            frontier.append(hash) { tiles.append((id, $0, $1, $2)) }
             state.frontier = frontier
             state.size = frontier.size
         }
@@ -127,6 +129,10 @@ struct TreeStates {
     }
 
     func save(_ db: Database) throws {
+        if !tiles.isEmpty {
+            let insert = try db.cachedStatement(sql: "INSERT INTO tree_nodes (tree_id, lo, hi, hash) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")
+            for tile in tiles { try insert.execute(arguments: [tile.tree, tile.lo, tile.hi, Data(tile.hash)]) }
+        }
         for (id, state) in states where state.changed {
             try db.execute(sql: "UPDATE trees SET size = ?, frontier = ? WHERE id = ?",
                            arguments: [state.size, state.frontier.map { Data($0.packed) }, id])

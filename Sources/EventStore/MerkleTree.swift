@@ -5,6 +5,10 @@ import Crypto
 /// right)`, and a tree of `n > 1` leaves splits at the largest power of two below `n`.
 /// A device's events are the leaves of its tree; see docs/FORMAT.md.
 public enum MerkleTree {
+    /// The smallest subtree a log keeps the hash of as it appends (a tile of 256 leaves,
+    /// and every aligned subtree above it): about one row per 128 events.
+    public static let tileSize: Int64 = 256
+
     /// The root of a tree with no leaves: SHA-256 of nothing.
     public static let emptyRoot: [UInt8] = Array(SHA256.hash(data: [UInt8]()))
 
@@ -93,10 +97,19 @@ public enum MerkleTree {
         public var packed: [UInt8] { hashes.flatMap { $0 } }
 
         public mutating func append(_ leafHash: [UInt8]) {
-            var hash = leafHash, n = size
+            append(leafHash) { _, _, _ in }
+        }
+
+        /// Appends a leaf; `completed` is called with every perfect subtree `[lo, hi)` of
+        /// at least ``MerkleTree/tileSize`` leaves the leaf completes (the tiles a log
+        /// keeps so one game's proof needs only its own leaves and their neighbours).
+        public mutating func append(_ leafHash: [UInt8], completed: (_ lo: Int64, _ hi: Int64, _ hash: [UInt8]) -> Void) {
+            var hash = leafHash, n = size, width: Int64 = 1
             while n & 1 == 1 {
                 hash = MerkleTree.nodeHash(hashes.removeLast(), hash)
                 n >>= 1
+                width <<= 1
+                if width >= MerkleTree.tileSize { completed(size + 1 - width, size + 1, hash) }
             }
             hashes.append(hash)
             size += 1

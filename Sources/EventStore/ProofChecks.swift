@@ -12,6 +12,9 @@ struct TreeCheck {
 
     init(tree: DeviceTree) { self.tree = tree }
 
+    /// The stored tiles of this tree, each compared with its leaves as they complete it.
+    mutating func compareTiles(with nodes: [Range<Int64>: [UInt8]]) { roots.tiles = nodes }
+
     mutating func add(leaf: Int64, hash: [UInt8], position: Int64) { roots.add(leaf: leaf, hash: hash, position: position) }
     func root(at size: Int64, nodes: [Range<Int64>: [UInt8]]) -> (root: [UInt8]?, missing: Int64?) { roots.root(at: size, nodes: nodes) }
     var leafCount: Int64 { roots.leafCount }
@@ -35,8 +38,24 @@ public struct TreeRoots: Sendable {
     public private(set) var positionAt: [Int64: Int64] = [:]
     /// Leaves given twice: (leaf, position).
     public private(set) var duplicates: [(leaf: Int64, position: Int64)] = []
+    /// Stored subtree hashes to compare with the leaves as they complete each one.
+    public var tiles: [Range<Int64>: [UInt8]] = [:]
+    /// Stored subtree hashes that are not their leaves' hash.
+    public private(set) var wrongTiles: [Range<Int64>] = []
 
     public init(targets: Set<Int64>) { self.targets = targets }
+
+    private mutating func fold(_ hash: [UInt8]) {
+        if tiles.isEmpty {
+            frontier.append(hash)
+        } else {
+            var wrong: [Range<Int64>] = []
+            frontier.append(hash) { lo, hi, made in
+                if let stored = tiles[lo..<hi], stored != made { wrong.append(lo..<hi) }
+            }
+            wrongTiles += wrong
+        }
+    }
 
     public mutating func add(leaf: Int64, hash: [UInt8], position: Int64) {
         if leaf < frontier.size || pending[leaf] != nil {
@@ -47,10 +66,10 @@ public struct TreeRoots: Sendable {
             pending[leaf] = hash
             return
         }
-        frontier.append(hash)
+        fold(hash)
         if targets.contains(frontier.size) { rootsReached[frontier.size] = frontier.root; positionAt[frontier.size] = position }
         while let next = pending.removeValue(forKey: frontier.size) {
-            frontier.append(next)
+            fold(next)
             if targets.contains(frontier.size) { rootsReached[frontier.size] = frontier.root; positionAt[frontier.size] = position }
         }
     }
@@ -130,6 +149,10 @@ extension TreeCheck {
                 out.append(ProofProblem(kind: .rolledBack, device: device, detail:
                     "device \(name) had signed \(head.size) events (a known head), and the log lacks some of them"))
             }
+        }
+        if let wrong = roots.wrongTiles.first {
+            out.append(ProofProblem(kind: .wrongStreamHead, device: device, detail:
+                "\(roots.wrongTiles.count) stored subtree hashes of device \(name)'s tree (the first over leaves \(wrong.lowerBound) to \(wrong.upperBound - 1)) are not the hash of their leaves: derived data was changed"))
         }
         for duplicate in duplicates.prefix(10) {
             out.append(ProofProblem(kind: .duplicateLeaf, device: device, position: duplicate.position, detail:

@@ -385,3 +385,29 @@ extension AttackTests {
         }
     }
 }
+
+extension AttackTests {
+    /// The tiles a log keeps for one game's proof are derived: a changed one is reported
+    /// by `verify`, and never lets a changed game event through `verify GAME`.
+    @Test func aChangedTileIsReportedAndHidesNoEdit() throws {
+        let path = try copy("tile.sqlite")
+        let tiles = try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM tree_nodes") ?? 0 }
+        // One per aligned subtree of 256 leaves or more.
+        let expected = try EventStore(path: path, access: .readOnly).deviceTrees().reduce(0) { sum, tree in
+            sum + stride(from: 8, to: 62, by: 1).reduce(0) { $0 + Int(tree.size >> Int64($1)) }
+        }
+        #expect(tiles == expected && tiles >= 1)
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE tree_nodes SET hash = zeroblob(32) WHERE (tree_id, lo) = (SELECT tree_id, lo FROM tree_nodes ORDER BY tree_id, lo LIMIT 1)")
+        }
+        #expect(try errors(path).contains { $0.rule == "wrongStreamHead" })
+        // An edited game whose tiles are left alone: its own proof recomputes its leaves.
+        let edited = try copy("tile-edit.sqlite")
+        let position = try edit(edited)
+        let store = try EventStore(path: edited, access: .readOnly)
+        let stream = try #require(try store.event(at: position, verify: false)?.stream)
+        let index = try GameIndex(store: store)
+        let conversation = try #require(try index.conversations().first { try index.streams(of: $0).contains(stream) })
+        #expect(try errors(edited, game: conversation.uuid.uuidString).contains { $0.rule == "changedEvent" })
+    }
+}

@@ -83,13 +83,19 @@ public struct TreeForger {
         var frontier = MerkleTree.Frontier(), roots: [Int64: [UInt8]] = [:], leaves: [(Int64, Int64)] = []
         var scratch: [UInt8] = []
         let oldSizes = try queue.read { try Int64.fetchAll($0, sql: "SELECT size FROM tree_heads WHERE tree_id = ? ORDER BY size", arguments: [id]) }
+        var tiles: [(Int64, Int64, [UInt8])] = []
         for event in try store.events(EventQuery(streams: streams), verify: false) {
             leaves.append((event.position, frontier.size))
-            frontier.append(MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch)))
+            frontier.append(MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))) { tiles.append(($0, $1, $2)) }
             roots[frontier.size] = frontier.root
         }
         try queue.writeWithoutTransaction { db in
             for (position, leaf) in leaves { try db.execute(sql: "UPDATE events SET leaf = ? WHERE position = ?", arguments: [leaf, position]) }
+            // The tiles too: they are derived, and FORMAT.md says how.
+            try db.execute(sql: "DELETE FROM tree_nodes WHERE tree_id = ?", arguments: [id])
+            for (lo, hi, hash) in tiles {
+                try db.execute(sql: "INSERT INTO tree_nodes (tree_id, lo, hi, hash) VALUES (?, ?, ?, ?)", arguments: [id, lo, hi, Data(hash)])
+            }
             try db.execute(sql: "UPDATE trees SET size = ?, frontier = ? WHERE id = ?", arguments: [frontier.size, Data(frontier.packed), id])
             guard let key else { return }
             try db.execute(sql: "DELETE FROM tree_heads WHERE tree_id = ?", arguments: [id])
