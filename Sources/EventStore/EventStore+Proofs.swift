@@ -340,10 +340,13 @@ extension EventStore {
         var report = ProofReport()
         report.trusted = trusted != nil
         let strict = trusted != nil
-        let layout = try treeLayout()
+        var layout = try treeLayout(heads: false)
         let ids = Set(streams.compactMap { layout.treeOfStream[$0] })
         var checks: [Int64: TreeCheck] = [:]
         for id in ids.sorted() {
+            // The device's last head binds its whole history: the newest heads are read
+            // until one verifies (the whole-log `verify` checks every one).
+            layout.trees[id]!.heads = try latestValidHeads(tree: id, owner: layout.trees[id]!.owner, trusted: trusted)
             let tree = layout.trees[id]!
             let (check, problems, signer) = Self.checkHeads(of: tree, trusted: trusted)
             checks[id] = check
@@ -450,11 +453,32 @@ extension EventStore {
         return problems
     }
 
-    /// The leaf hashes of tree `id`'s leaves in `range`, read through the leaf index.
+    /// Tree `id`'s heads from the newest down to the first that verifies under its key
+    /// (all of them if none does), oldest first.
+    func latestValidHeads(tree id: Int64, owner: TreeOwner, trusted: [String: [UInt8]]?) throws -> [TreeHead] {
+        var out: [TreeHead] = []
+        try read { db in
+            let cursor = try Row.fetchCursor(db, sql: "SELECT size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = ? ORDER BY size DESC",
+                                             arguments: [id])
+            while let row = try cursor.next() {
+                guard let size = Int64.fromDatabaseValue(row[0]), let root = Data.fromDatabaseValue(row[1]),
+                      let signedAt = Int64.fromDatabaseValue(row[2]), let flags = Int64.fromDatabaseValue(row[3]),
+                      let signature = Data.fromDatabaseValue(row[4]) else { continue }
+                let head = TreeHead(device: owner.device, publicKey: owner.publicKey, size: size, root: Array(root),
+                                    signedAt: Timestamp(microsecondsSince1970: signedAt), isTestKey: flags != 0, signature: Array(signature))
+                out.append(head)
+                if head.isValid { break }
+            }
+        }
+        return out.reversed()
+    }
+
+    /// The leaf hashes of tree `id`'s leaves in `range`, read through the leaf index (the
+    /// CROSS JOIN keeps SQLite from walking every recording of the tree instead).
     func leafHashes(tree id: Int64, range: Range<Int64>) throws -> [Int64: [UInt8]] {
         let rows = try read { db in
             try Row.fetchAll(db, sql: """
-                SELECT e.position, e.leaf FROM events e JOIN streams s ON s.id = e.stream_id
+                SELECT e.position, e.leaf FROM events e CROSS JOIN streams s ON s.id = e.stream_id
                 WHERE e.leaf >= ? AND e.leaf < ? AND s.tree_id = ?
                 """, arguments: [range.lowerBound, range.upperBound, id]).compactMap { row -> (Int64, Int64)? in
                 guard let position = Int64.fromDatabaseValue(row[0]), let leaf = Int64.fromDatabaseValue(row[1]) else { return nil }
@@ -483,7 +507,7 @@ extension EventStore {
     }
 
     /// Every tree with its heads, by row id; rows of the wrong types are left out.
-    func treeRows() throws -> [Int64: DeviceTree] {
+    func treeRows(heads withHeads: Bool = true) throws -> [Int64: DeviceTree] {
         try read { db in
             guard try db.tableExists("trees") else { return [:] }
             var out: [Int64: DeviceTree] = [:]
@@ -492,6 +516,7 @@ extension EventStore {
                       let device = String.fromDatabaseValue(row[2]), let size = Int64.fromDatabaseValue(row[3]) else { continue }
                 out[id] = DeviceTree(owner: TreeOwner(device: device, publicKey: Array(key)), size: size, heads: [])
             }
+            guard withHeads else { return out }
             for row in try Row.fetchAll(db, sql: "SELECT tree_id, size, root, signed_at, flags, signature FROM tree_heads ORDER BY tree_id, size") {
                 guard let id = Int64.fromDatabaseValue(row[0]), let tree = out[id], let size = Int64.fromDatabaseValue(row[1]),
                       let root = Data.fromDatabaseValue(row[2]), let signedAt = Int64.fromDatabaseValue(row[3]),

@@ -188,8 +188,9 @@ public struct TreeLayout: Sendable {
 
 extension EventStore {
     /// The trees, which recording is in which, and the stored proof nodes.
-    public func treeLayout() throws -> TreeLayout {
-        let trees = try treeRows()
+    /// - Parameter heads: false leaves every tree's `heads` empty (their rows are not read).
+    public func treeLayout(heads: Bool = true) throws -> TreeLayout {
+        let trees = try treeRows(heads: heads)
         return try read { db in
             var treeOfStream: [UUID: Int64] = [:]
             if try db.columns(in: "streams").contains(where: { $0.name == "tree_id" }) {

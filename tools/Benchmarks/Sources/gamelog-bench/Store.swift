@@ -58,6 +58,24 @@ struct Store: ParsableCommand {
             }
         }
 
+        // 2b. The same appends signed: each recording's events become leaves of its device's
+        // Merkle tree (and tiles), and each device signs a head per batch.
+        let keys = [try DeviceKey.random(device: "A"), try DeviceKey.random(device: "B")]
+        var deviceOf: [UUID: DeviceKey] = [:]
+        for event in workload where event.type == "recording.started" {
+            deviceOf[event.stream] = String(decoding: event.payload, as: UTF8.self).contains(#""device":"B""#) ? keys[1] : keys[0]
+        }
+        let signed = try EventStore(path: folder.appending(path: "signed.sqlite").path)
+        let signedTime = try seconds {
+            var index = 0
+            while index < count {
+                try signed.append(Array(workload[index..<min(index + 1000, count)])) { deviceOf[$0] }
+                index += 1000
+            }
+        }
+        let heads = try signed.deviceTrees().reduce(0) { $0 + $1.heads.count }
+        precondition(heads > 0, "the signed appends signed nothing")
+
         // 3. Baseline: plain inserts of the same, already-stored blobs through GRDB, same batches.
         let baselinePath = folder.appending(path: "baseline.sqlite").path
         let baseline = try DatabaseQueue(path: baselinePath)
@@ -105,6 +123,7 @@ struct Store: ParsableCommand {
               whole file, with indexes   \(String(format: "%7.1f", Double(fileBytes) / Double(count)))
             append, batches of 1,000
               gamelog (compress + hash)  \(rate(appendTime))
+              signed, device trees       \(rate(signedTime))   = \(String(format: "%.2f", appendTime / signedTime))x unsigned (\(heads) heads signed)
               plain insert (baseline)    \(rate(baselineTime))   gamelog = \(String(format: "%.2f", baselineTime / appendTime))x baseline
             read
               gamelog scan (verify)      \(rate(readTime))
