@@ -419,15 +419,10 @@ extension EventStore {
         for lo in ranges { neighbours.merge(try leafHashes(tree: id, range: lo..<(lo + tile))) { a, _ in a } }
         let held = neighbours.merging(game) { _, mine in mine }
         let heldIndexes = held.keys.sorted(), gameIndexes = game.keys.sorted()
-        func any(_ sorted: [Int64], in lo: Int64, _ hi: Int64) -> Bool {
-            var low = 0, high = sorted.count
-            while low < high { let mid = (low + high) / 2; if sorted[mid] < lo { low = mid + 1 } else { high = mid } }
-            return low < sorted.count && sorted[low] < hi
-        }
         func root(_ size: Int64) -> [UInt8]? {
             var missing: Int64?
-            return MerkleTree.root(size: size, known: { lo, hi in any(gameIndexes, in: lo, hi) ? nil : nodes[lo..<hi] },
-                                   holds: { any(heldIndexes, in: $0, $1) }, leaf: { held[$0] }, proof: { _, _ in nil }, missing: &missing)
+            return MerkleTree.root(size: size, known: { lo, hi in MerkleTree.anyLeaf(gameIndexes, in: lo, hi) ? nil : nodes[lo..<hi] },
+                                   holds: { MerkleTree.anyLeaf(heldIndexes, in: $0, $1) }, leaf: { held[$0] }, proof: { _, _ in nil }, missing: &missing)
         }
         guard let signedRoot = root(latest) else { return nil }
         if signedRoot != check.signed[latest] {

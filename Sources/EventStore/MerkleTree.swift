@@ -123,57 +123,48 @@ public enum MerkleTree {
         }
     }
 
-    /// The root of the tree of `size` leaves when only some are at hand.
-    /// - `known(lo, hi)`: the hash of subtree `[lo, hi)` already computed from leaves (a
-    ///   frontier), used first.
+    /// The root of the tree of `size` leaves when only some are at hand: the subtree
+    /// `[0, size)` of ``subtree(lo:hi:known:holds:leaf:proof:missing:)``.
+    public static func root(size: Int64, known: (Int64, Int64) -> [UInt8]?, holds: (Int64, Int64) -> Bool,
+                            leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?, missing: inout Int64?) -> [UInt8]? {
+        guard size > 0 else { return emptyRoot }
+        return subtree(lo: 0, hi: size, known: known, holds: holds, leaf: leaf, proof: proof, missing: &missing)
+    }
+
+    /// The hash of the subtree over leaves `[lo, hi)` when only some are at hand.
+    /// - `known(lo, hi)`: the hash of a subtree already computed from leaves (a
+    ///   frontier's, or a tile known to hold none of the leaves being proven), used first.
     /// - `holds(lo, hi)`: whether any leaf of `[lo, hi)` is at hand; `leaf(i)` gives it.
     /// - `proof(lo, hi)`: a subtree hash carried by a partial export, used only where no
     ///   leaf of it is at hand, so a held leaf can never be hidden behind a proof.
     /// Nil when a leaf is neither at hand nor under a proof; `missing` is then the first.
-    public static func root(size: Int64, known: (Int64, Int64) -> [UInt8]?, holds: (Int64, Int64) -> Bool,
-                            leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?, missing: inout Int64?) -> [UInt8]? {
-        guard size > 0 else { return emptyRoot }
-        func hash(_ lo: Int64, _ hi: Int64) -> [UInt8]? {
-            if let known = known(lo, hi) { return known }
-            guard holds(lo, hi) else {
-                if let proof = proof(lo, hi) { return proof }
-                if hi - lo == 1 {
-                    if missing == nil { missing = lo }
-                    return nil
-                }
-                // A proof may cover only part of this range.
-                let k = split(hi - lo)
-                let left = hash(lo, lo + k), right = hash(lo + k, hi)
-                guard let left, let right else { return nil }
-                return nodeHash(left, right)
-            }
-            if hi - lo == 1 {
-                if let leaf = leaf(lo) { return leaf }
-                if missing == nil { missing = lo }
-                return nil
-            }
-            let k = split(hi - lo)
-            let left = hash(lo, lo + k), right = hash(lo + k, hi)
-            guard let left, let right else { return nil }
-            return nodeHash(left, right)
+    public static func subtree(lo: Int64, hi: Int64, known: (Int64, Int64) -> [UInt8]?, holds: (Int64, Int64) -> Bool,
+                               leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?, missing: inout Int64?) -> [UInt8]? {
+        if let known = known(lo, hi) { return known }
+        let held = holds(lo, hi)
+        if !held, let proof = proof(lo, hi) { return proof }
+        if hi - lo == 1 {
+            if held, let leaf = leaf(lo) { return leaf }
+            if missing == nil { missing = lo }
+            return nil
         }
-        return hash(0, size)
+        // Split as RFC 9162 does; a proof may cover only part of the range.
+        let k = split(hi - lo)
+        let left = subtree(lo: lo, hi: lo + k, known: known, holds: holds, leaf: leaf, proof: proof, missing: &missing)
+        let right = subtree(lo: lo + k, hi: hi, known: known, holds: holds, leaf: leaf, proof: proof, missing: &missing)
+        guard let left, let right else { return nil }
+        return nodeHash(left, right)
     }
 
-    /// The root of the subtree `[lo, hi)` from leaf hashes, or proof nodes where leaves are absent.
-    public static func subtreeRoot(lo: Int64, hi: Int64, leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?,
-                                   missing: inout Int64?) -> [UInt8]? {
-        if hi - lo == 1, let leaf = leaf(lo) { return leaf }
-        if hi - lo > 1 {
-            let k = split(hi - lo)
-            if let left = subtreeRoot(lo: lo, hi: lo + k, leaf: leaf, proof: proof, missing: &missing),
-               let right = subtreeRoot(lo: lo + k, hi: hi, leaf: leaf, proof: proof, missing: &missing) {
-                return nodeHash(left, right)
-            }
+    /// Whether the sorted leaf indexes `sorted` hold one in `[lo, hi)`: what `holds`
+    /// asks of the leaves at hand.
+    public static func anyLeaf(_ sorted: [Int64], in lo: Int64, _ hi: Int64) -> Bool {
+        var low = 0, high = sorted.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sorted[mid] < lo { low = mid + 1 } else { high = mid }
         }
-        if let node = proof(lo, hi) { missing = nil; return node }
-        if hi - lo == 1, missing == nil { missing = lo }
-        return nil
+        return low < sorted.count && sorted[low] < hi
     }
 
     /// The dyadic subtrees a frontier stands for: `[lo, hi) -> hash`, largest first.

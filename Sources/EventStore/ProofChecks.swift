@@ -86,12 +86,7 @@ public struct TreeRoots: Sendable {
         let root = MerkleTree.root(
             size: size,
             known: { ranges[$0..<$1] },
-            holds: { lo, hi in
-                if lo < frontier.size { return true }
-                var low = 0, high = held.count
-                while low < high { let mid = (low + high) / 2; if held[mid] < lo { low = mid + 1 } else { high = mid } }
-                return low < held.count && held[low] < hi
-            },
+            holds: { lo, hi in lo < frontier.size || MerkleTree.anyLeaf(held, in: lo, hi) },
             leaf: { pending[$0] },
             proof: { nodes[$0..<$1] },
             missing: &missing)

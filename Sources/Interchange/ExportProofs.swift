@@ -40,16 +40,16 @@ struct ExportProofs {
                 // Only the last head can be checked: the multiproof is for its size.
                 heads = [last]
                 let sorted = held.sorted()
-                var hashes: [Int64: [UInt8]]?
+                var hashes: [Int64: [UInt8]]?, held: [Int64] = []
                 let stored = layout.nodes[id] ?? [:]
-                nodes = try MerkleTree.multiproof(size: last.size, held: { lo, hi in
-                    var low = 0, high = sorted.count
-                    while low < high { let mid = (low + high) / 2; if sorted[mid] < lo { low = mid + 1 } else { high = mid } }
-                    return low < sorted.count && sorted[low] < hi
-                }, subtreeRoot: { lo, hi in
-                    if hashes == nil { hashes = try store.leafHashes(streams: all) }
+                nodes = try MerkleTree.multiproof(size: last.size, held: { MerkleTree.anyLeaf(sorted, in: $0, $1) }, subtreeRoot: { lo, hi in
+                    if hashes == nil {
+                        hashes = try store.leafHashes(streams: all)
+                        held = hashes!.keys.sorted()
+                    }
                     var missing: Int64?
-                    guard let root = MerkleTree.subtreeRoot(lo: lo, hi: hi, leaf: { hashes![$0] }, proof: { stored[$0..<$1] }, missing: &missing) else {
+                    guard let root = MerkleTree.subtree(lo: lo, hi: hi, known: { _, _ in nil }, holds: { MerkleTree.anyLeaf(held, in: $0, $1) },
+                                                        leaf: { hashes![$0] }, proof: { stored[$0..<$1] }, missing: &missing) else {
                         throw InterchangeError.badHead(file: store.path, line: 0, detail:
                             "device \(SafeText.line(tree.owner.device))'s tree lacks leaf \(missing ?? -1) here, so no proof of its other events can be made")
                     }

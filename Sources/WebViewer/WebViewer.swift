@@ -27,7 +27,8 @@ public enum WebViewer {
                 let q = request.uri.queryParameters
                 let page = try q["page"].map { text -> Int in
                     guard let n = Int(text), n >= 1 else { throw ViewerError.badParameter("page '\(text)' is not a page number") }
-                    return n
+                    // Past the last page shows the last; a huge number must not overflow the offset.
+                    return min(n, Int(Int32.max))
                 } ?? 1
                 return try Pages.games(model, Pages.GamesQuery(kind: nonEmpty(q["kind"]), status: nonEmpty(q["status"]),
                                                                result: nonEmpty(q["result"]), page: page))

@@ -54,6 +54,12 @@ import WebViewer
                 let html = String(buffer: response.body)
                 #expect(html.contains("<table id=games>") && html.contains(String(game.prefix(8))) && html.contains("Tic-tac-toe"))
             }
+            // A page number past any log's end shows the last page; it never overflows.
+            for page in ["184467440737095518", "9223372036854775807"] {
+                try await client.execute(uri: "/games?page=\(page)", method: .get) { response in
+                    #expect(response.status == .ok && String(buffer: response.body).contains("Tic-tac-toe"), "\(page)")
+                }
+            }
             try await client.execute(uri: "/games?kind=tictactoe", method: .get) { response in
                 let html = String(buffer: response.body)
                 #expect(!html.contains(String(game.prefix(8))) && html.contains("Tic-tac-toe"))

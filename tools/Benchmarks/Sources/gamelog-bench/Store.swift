@@ -75,6 +75,8 @@ struct Store: ParsableCommand {
         }
         let heads = try signed.deviceTrees().reduce(0) { $0 + $1.heads.count }
         precondition(heads > 0, "the signed appends signed nothing")
+        try DatabaseQueue(path: signed.path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let signedBytes = fileSize(signed.path)
 
         // 3. Baseline: plain inserts of the same, already-stored blobs through GRDB, same batches.
         let baselinePath = folder.appending(path: "baseline.sqlite").path
@@ -121,6 +123,7 @@ struct Store: ParsableCommand {
               raw canonical payload      \(String(format: "%7.1f", Double(rawPayload) / Double(count)))
               stored payload (deflate)   \(String(format: "%7.1f", Double(storedPayload) / Double(count)))  (\(String(format: "%.2f", Double(storedPayload) / Double(rawPayload)))x raw)
               whole file, with indexes   \(String(format: "%7.1f", Double(fileBytes) / Double(count)))
+              signed (leaves, tiles, heads) \(String(format: "%4.1f", Double(signedBytes) / Double(count)))  (\(String(format: "%.2f", Double(signedBytes) / Double(fileBytes)))x unsigned)
             append, batches of 1,000
               gamelog (compress + hash)  \(rate(appendTime))
               signed, device trees       \(rate(signedTime))   = \(String(format: "%.2f", appendTime / signedTime))x unsigned (\(heads) heads signed)
