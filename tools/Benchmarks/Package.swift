@@ -43,6 +43,7 @@ let package = Package(
                 .product(name: "ConnectFourGame", package: "gamelog"),
                 .product(name: "MessagesModel", package: "gamelog"),
                 .product(name: "RecordedEvents", package: "gamelog"),
+                .product(name: "EventStore", package: "gamelog"),
                 .product(name: "ZlibCodec", package: "gamelog"),
             ],
             swiftSettings: strict),
