@@ -10,6 +10,8 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "gamelog", targets: ["gamelog"]),
+        // The whole command and viewer as a library, for a gamelog that knows your games too.
+        .library(name: "GamelogCLI", targets: ["GamelogCLI"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "MessagesModel", targets: ["MessagesModel"]),
         .library(name: "MessagesHost", targets: ["MessagesHost"]),
@@ -104,8 +106,8 @@ let package = Package(
             dependencies: ["EventStore", "GameKit", "MessagesHost", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay"],
             swiftSettings: strict),
         .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore"], swiftSettings: strict),
-        .executableTarget(
-            name: "gamelog",
+        .target(
+            name: "GamelogCLI",
             dependencies: [
                 "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
                 // The demo plays the seeds' two games by name.
@@ -116,12 +118,17 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+        // The command: the library with the games gamelog ships.
+        .executableTarget(name: "gamelog", dependencies: ["GamelogCLI", "Games"], swiftSettings: strict),
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "EventStore", "Interchange", "RecordedEvents",
                                                    "Games", "Recorder", "Simulation",
                                                    .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/TestSupport",
                 swiftSettings: strict),
+        // A gamelog that knows Tic-tac-toe alone, as a developer's package with its own registry would build it.
+        .executableTarget(name: "CustomGamelog", dependencies: ["GamelogCLI", "GameKit", "TicTacToeGame"],
+                          path: "Tests/CustomGamelog", swiftSettings: strict),
         // A child process for the crash and contention tests: appends and says what it committed.
         .executableTarget(name: "StressAppender", dependencies: ["EventStore", "MessagesModel", "RecordedEvents"],
                           path: "Tests/StressAppender", swiftSettings: strict),
@@ -155,7 +162,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["gamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", "RecordedEvents", "Recorder",
+            dependencies: ["gamelog", "CustomGamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", "RecordedEvents", "Recorder",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),

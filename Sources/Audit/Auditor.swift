@@ -325,8 +325,18 @@ public struct Auditor: Sendable {
             lifecycle.finish()
             consistency.finish()
         }
+        // A game this gamelog does not know: say so, so that "no errors" is never read as
+        // "its rules hold".
+        if state.plugin == nil, !state.kind.isEmpty {
+            legalityFindings.append(Finding(.notCheckable, .legality, position: events.first?.position, game: conversation.uuid.uuidString,
+                                            rule: Self.unregisteredRule, expected: "a game registered for kind \(state.kind)",
+                                            found: "kind \(state.kind) is not registered in this gamelog: its games' rules, boards and winners were not checked"))
+        }
         return lifecycle.findings + legalityFindings + consistency.findings + invariantFindings
     }
+
+    /// The rule of the finding that says a conversation's game kind is not registered.
+    public static let unregisteredRule = "kind-registered"
 
     static func rule(_ problem: EventStoreError) -> String {
         switch problem {

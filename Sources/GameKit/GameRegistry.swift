@@ -67,6 +67,12 @@ extension JSONDecoder {
     }
 }
 
+/// The board of a game whose kind no registered plug-in has: nothing is known of it but
+/// that its messages were exchanged.
+public struct UnregisteredBoard: GameBoard {
+    public init() {}
+}
+
 /// A board of any registered game: what a game view holds.
 public struct AnyBoard: Hashable, Codable, Sendable {
     public let kind: String
@@ -98,8 +104,9 @@ public struct AnyBoard: Hashable, Codable, Sendable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let kind = try container.decode(String.self, forKey: .kind)
         guard let plugin = try GameRegistry.fromUserInfo(decoder).plugin(for: kind) else {
-            throw DecodingError.dataCorruptedError(forKey: .kind, in: container,
-                                                   debugDescription: "no registered game has the kind '\(kind)'")
+            // A kind this gamelog does not know has no board it could fold.
+            self.init(kind: kind, UnregisteredBoard())
+            return
         }
         self.init(kind: kind, try plugin.decodeBoard(from: container.superDecoder(forKey: .board)))
     }

@@ -25,6 +25,9 @@ public enum StateText {
         }
         lines.append(header)
         lines.append(seenAs(perspective, replayer: replayer, state: state))
+        if state.plugin == nil, !state.kind.isEmpty {
+            lines.append("no game shown: kind \(state.kind) is not registered in this gamelog, so its board, moves and winner are unknown here (a gamelog built with GamelogCLI and that game shows them)")
+        }
         if let origin {
             let head = origin.sourceHead.prefix(6).map { String(format: "%02x", $0) }.joined()
             let here = step <= origin.branchStep ? "re-enacted" : "the branch"

@@ -158,10 +158,19 @@ extension ConversationState {
                                senderRecorded: route != .arrived || sender.map((knownRecordedPlayers ?? recordedPlayers).contains) == true,
                                isFirstSighting: first)
         if games[session] == nil {
-            guard let plugin, plugin.isGameMessage(message) else { return [.message(seen)] }
+            // A kind no registered plug-in has: its sessions are still games, listed as
+            // unknown rather than left out.
+            let board: AnyBoard
+            if let plugin {
+                guard plugin.isGameMessage(message) else { return [.message(seen)] }
+                board = plugin.makeBoard()
+            } else {
+                guard !kind.isEmpty else { return [.message(seen)] }
+                board = AnyBoard(kind: kind, UnregisteredBoard())
+            }
             gameOrder.append(session)
             games[session] = GameView(session: session, kind: kind, status: route == .staged ? .staged : .inProgress,
-                                      board: plugin.makeBoard(), firstStep: step, lastStep: step,
+                                      board: board, firstStep: step, lastStep: step,
                                       firstPosition: e.position, lastPosition: e.position,
                                       startedAt: e.recordedAt, endedAt: e.recordedAt)
         }
@@ -174,11 +183,17 @@ extension ConversationState {
 
     /// Lets the game's plug-in change its board, then reads where the game stands.
     private mutating func update(_ session: SessionID, _ e: ReplayEvent, _ change: (any GamePlugin, inout AnyBoard) -> Void) {
-        guard let plugin, var game = games[session] else { return }
-        change(plugin, &game.board)
+        guard var game = games[session] else { return }
         game.lastStep = step
         game.lastPosition = e.position
         game.endedAt = e.recordedAt
+        guard let plugin else {
+            // Unknown kind: where it stands is unknown too; it has been sent once a message went.
+            if !game.messages.isEmpty { game.status = .inProgress }
+            games[session] = game
+            return
+        }
+        change(plugin, &game.board)
         // A game counts from its first message sent or received.
         if !game.messages.isEmpty {
             switch plugin.progress(of: game.board) {

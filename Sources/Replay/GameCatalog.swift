@@ -89,7 +89,7 @@ public struct GameCatalog {
         return state.orderedGames.map { game in
             GameSummary(
                 id: game.session.uuid.uuidString.lowercased(), kind: game.kind,
-                title: state.plugin?.title ?? game.kind,
+                title: state.plugin?.title ?? "\(game.kind) (not registered here)",
                 conversation: state.conversation.uuid.uuidString.lowercased(),
                 devices: state.orderedDevices.map(\.device.name), players: players,
                 missingRecordings: state.missingRecordings,
@@ -105,7 +105,9 @@ public struct GameCatalog {
         switch game.status {
         case .staged: return "not sent yet: its first message waits in an input field"
         case .abandoned: return "abandoned: its first message was deleted before it was sent"
-        case .inProgress, .finished: return state.plugin?.result(of: game.board) ?? game.status.rawValue
+        case .inProgress, .finished:
+            return state.plugin?.result(of: game.board)
+                ?? "unknown: kind \(game.kind) is not registered in this gamelog, so its moves and winner are not read"
         }
     }
 }

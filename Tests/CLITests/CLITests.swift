@@ -14,9 +14,9 @@ struct Run {
 }
 
 /// Where the built `gamelog` binary is.
-func gamelogPath() throws -> String {
-    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "gamelog")
-    let candidates = [binary] + [Bundle.main.bundleURL.deletingLastPathComponent().appending(path: "gamelog")]
+func gamelogPath(_ name: String = "gamelog") throws -> String {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: name)
+    let candidates = [binary] + [Bundle.main.bundleURL.deletingLastPathComponent().appending(path: name)]
     guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: binary.path])
     }
@@ -24,8 +24,8 @@ func gamelogPath() throws -> String {
 }
 
 /// Runs gamelog in `folder`; the device keys it makes go to `folder/keys`, never the user's own folder.
-func gamelog(_ arguments: [String], in folder: URL) throws -> Run {
-    let result = try ChildProcess.run(try gamelogPath(), arguments, in: folder.path,
+func gamelog(_ arguments: [String], in folder: URL, binary: String = "gamelog") throws -> Run {
+    let result = try ChildProcess.run(try gamelogPath(binary), arguments, in: folder.path,
                                       environment: ["GAMELOG_KEYS": folder.appending(path: "keys").path])
     return Run(status: result.status, stdout: result.stdout, stderr: result.stderr)
 }

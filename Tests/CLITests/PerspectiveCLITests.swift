@@ -219,3 +219,36 @@ import TestSupport
         #expect(games.stdout.contains("Bob\u{FFFD}]0;owned\u{FFFD}\u{FFFD}\u{FFFD}[2K"), "\(games.stdout)")
     }
 }
+
+/// A gamelog built from the library with a registry of its own (here Tic-tac-toe alone,
+/// `Tests/CustomGamelog`: the three lines a developer's package has) is the whole command,
+/// and says what it cannot read: kinds it does not know are listed, named and never
+/// counted as checked.
+@Suite struct CustomRegistryCLITests {
+    @Test func aGamelogWithItsOwnRegistryNamesTheKindsItDoesNotKnow() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--games", "4", "--seed", "3", "--clock", "fixed", "--db", "mixed.sqlite"], in: folder.url).status == 0)
+        let custom = { (arguments: [String]) in try gamelog(arguments + ["--db", "mixed.sqlite"], in: folder.url, binary: "CustomGamelog") }
+        let games = try custom(["games", "--json"])
+        #expect(games.status == 0, "\(games.stderr)")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        #expect(list.count == 3, "\(list.map { $0["kind"] ?? "" })") // battleship, tictactoe, connectfour
+        let battleship = try #require(list.first { $0["kind"] as? String == "battleship" })
+        #expect((battleship["title"] as? String)?.contains("not registered here") == true)
+        #expect((battleship["result"] as? String)?.contains("not registered in this gamelog") == true)
+        let tictactoe = try #require(list.first { $0["kind"] as? String == "tictactoe" })
+        #expect(tictactoe["status"] as? String == "finished")
+        let id = try #require(battleship["id"] as? String)
+        let state = try custom(["state", String(id.prefix(8))])
+        #expect(state.status == 0 && state.stdout.contains("kind battleship is not registered in this gamelog"))
+        let verify = try custom(["verify", "--no-rerun"])
+        #expect(verify.status == 0)
+        #expect(verify.stdout.contains("were not checked: kinds battleship, connectfour") && verify.stdout.contains("no errors in what could be checked"),
+                "\(verify.stdout)")
+        let bisect = try custom(["bisect", String(id.prefix(8)), "--invariant", "legality"])
+        #expect(bisect.status != 0 && bisect.stderr.contains("cannot be bisected"))
+        // The full gamelog reads them all.
+        let full = try gamelog(["verify", "--no-rerun", "--db", "mixed.sqlite"], in: folder.url)
+        #expect(full.status == 0 && !full.stdout.contains("not registered"))
+    }
+}

@@ -36,7 +36,7 @@ struct OpenedGame {
         let (conversation, session) = try index.resolve(id)
         self.session = session
         replayer = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation),
-                                games: .standard)
+                                games: GamelogCLI.games)
         origin = try store.forkOrigins()[conversation.uuid]
     }
 

@@ -2,15 +2,18 @@ import ArgumentParser
 import Audit
 import EventStore
 import Foundation
+import GameKit
 import Games
+import MessagesModel
 import Presentation
 import Projections
+import RecordedEvents
 import Replay
 
 struct Bisect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find the first step of a game at which a check or invariant fails, and show that step.",
-        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. players-alternate) or an invariant (\(Auditor(games: .standard).checkNames.dropFirst(4).joined(separator: ", "))).")
+        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. players-alternate) or an invariant (\(Auditor(games: GamelogCLI.games).checkNames.dropFirst(4).joined(separator: ", "))).")
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String
@@ -20,13 +23,20 @@ struct Bisect: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let auditor = Auditor(games: .standard)
+            let auditor = Auditor(games: GamelogCLI.games)
             guard auditor.isRule(invariant) else {
                 throw ValidationError("--invariant '\(invariant)' is no check, rule or invariant; choose one of \(auditor.checkNames.joined(separator: ", ")), or a rule name that `gamelog verify` reports.")
             }
             let opened = try OpenedGame(options: options, id: game)
             let replayer = opened.replayer
             let seenAs = try opened.perspective(perspective)
+            let kinds = Set(replayer.events.compactMap { e -> String? in
+                if case .recordingStarted(let info) = e.event { return info.kind }
+                return nil
+            })
+            if invariant == "legality", let unknown = kinds.first(where: { GamelogCLI.games.plugin(for: $0) == nil }) {
+                throw ValidationError("the game is of kind \(unknown), which is not registered in this gamelog: its rules cannot be checked, so legality cannot be bisected. Bisect lifecycle or consistency, or use a gamelog built with that game.")
+            }
             guard let result = auditor.bisect(replayer.conversation, replayer.events, rule: invariant) else {
                 if json {
                     print(#"{"holds":true,"invariant":"\#(invariant)","steps":\#(replayer.stepCount)}"#)

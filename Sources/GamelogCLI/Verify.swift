@@ -51,7 +51,7 @@ struct Verify: ParsableCommand {
             let total = try opened.map(\.replayer.stepCount) ?? Int(store.count().events)
             let progress = ProgressBar(total: total, label: "events")
             let started = Date()
-            var auditor = Auditor(games: .standard)
+            var auditor = Auditor(games: GamelogCLI.games)
             auditor.rerunsExtensions = !noRerun
             let report = try auditor.report(store, game: game, trusting: trusted, known: known) { done, _ in progress.update(done) }
             let findings = report.findings
@@ -88,8 +88,14 @@ struct Verify: ParsableCommand {
                 }
                 print("recordings from device\(devices.count == 1 ? "" : "s") \(devices.joined(separator: ", "))"
                       + (unchecked.isEmpty ? "" : "; \(unchecked.count) checks could not be made from this log (the \"not checkable\" lines say why)"))
+                let unregistered = findings.filter { $0.rule == Auditor.unregisteredRule }
+                let unknownKinds = Set(unregistered.compactMap { $0.expected.split(separator: " ").last.map(String.init) }).sorted()
+                if !unregistered.isEmpty {
+                    print("the game rules of \(unregistered.count) conversation\(unregistered.count == 1 ? "" : "s") were not checked: kind\(unknownKinds.count == 1 ? "" : "s") \(unknownKinds.joined(separator: ", ")) \(unknownKinds.count == 1 ? "is" : "are") not registered in this gamelog (a gamelog built with GamelogCLI and those games checks them)")
+                }
                 if errors.isEmpty {
-                    print("ok: \(total) events checked, no errors\(warnings == 0 ? "" : ", \(warnings) warnings") (\(rate) events/s)")
+                    let scope = unregistered.isEmpty ? "" : " in what could be checked"
+                    print("ok: \(total) events checked, no errors\(scope)\(warnings == 0 ? "" : ", \(warnings) warnings") (\(rate) events/s)")
                 } else {
                     print("\(errors.count) errors, \(warnings) warnings in \(total) events")
                 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 
-@main
 struct Gamelog: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gamelog",

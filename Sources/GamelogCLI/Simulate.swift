@@ -24,7 +24,7 @@ struct Simulate: ParsableCommand {
     @Option(help: "The seed for every random choice.")
     var seed: UInt64 = 1
 
-    @Option(help: "Which game: \(GameRegistry.standard.kinds.joined(separator: ", ")), or mixed (each in turn).")
+    @Option(help: "Which game: \(GamelogCLI.games.kinds.joined(separator: ", ")), or mixed (each in turn).")
     var game: String = "mixed"
 
     @Option(help: "Where recorded times come from: system, or fixed (reproducible).")
@@ -42,7 +42,7 @@ struct Simulate: ParsableCommand {
     @OptionGroup var signing: SigningOptions
 
     func validate() throws {
-        let kinds = GameRegistry.standard.kinds
+        let kinds = GamelogCLI.games.kinds
         guard game == "mixed" || kinds.contains(game) else {
             throw ValidationError("--game '\(game)' is not a game; choose one of \(kinds.joined(separator: ", ")), or mixed.")
         }
@@ -76,7 +76,7 @@ struct Simulate: ParsableCommand {
                 recorder = Recorder(store: store, clock: recordingClock, seed: seed, keys: signer.key)
                 destination = store.path
             }
-            let simulator = Simulator(recorder: recorder, games: .standard, seed: seed, noise: noise)
+            let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed, noise: noise)
             let progress = ProgressBar(total: games, label: "games")
             let started = Date()
             var finished = 0, skipped = 0

@@ -24,7 +24,7 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let model = try ViewerModel(path: options.db, games: .standard)
+            let model = try ViewerModel(path: options.db, games: GamelogCLI.games)
             model.auditInBackground()
             let path = options.db, host = self.host
             let app = WebViewer.application(model, host: host, port: port) { port in

@@ -32,7 +32,7 @@ struct GamesCommand: ParsableCommand {
             var listed: GamePage?
             if !all {
                 do {
-                    listed = try GameCatalog.page(store: store, games: .standard, offset: (page - 1) * perPage, limit: perPage, as: seenAs)
+                    listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs)
                 } catch let error as EventStoreError where error.position != nil {
                     // A damaged event in the page: the whole fold below goes on past it and reports it.
                     listed = nil
@@ -40,7 +40,7 @@ struct GamesCommand: ParsableCommand {
             }
             if listed == nil {
                 let progress = ProgressBar(total: Int(try store.count().events), label: "events")
-                let every = try GameCatalog(store: store, games: .standard, progress: { progress.update($0) },
+                let every = try GameCatalog(store: store, games: GamelogCLI.games, progress: { progress.update($0) },
                                             skippingDamaged: { damaged.append($0) }, as: seenAs).games
                 progress.finish()
                 let offset = all ? 0 : (page - 1) * perPage

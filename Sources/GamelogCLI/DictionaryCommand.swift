@@ -47,7 +47,7 @@ struct DictionaryCommand: ParsableCommand {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(at: folder) }
                 let store = try EventStore(path: folder.appending(path: "samples.sqlite").path)
-                let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: .standard, seed: seed)
+                let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: GamelogCLI.games, seed: seed)
                 for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
                 var samples: [(kind: String, bytes: [UInt8])] = []
                 try store.scan { samples.append(($0.type, $0.payload)) }

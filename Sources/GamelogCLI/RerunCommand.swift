@@ -31,7 +31,7 @@ struct RerunCommand: ParsableCommand {
             if let game { only = [try GameIndex(store: store).resolve(game).conversation] }
             let progress = ProgressBar(total: Int(try store.lastPosition()), label: "events")
             let started = Date()
-            var results = try Rerunner(games: .standard).rerun(store: store, conversations: only) { done, _ in progress.update(done) }
+            var results = try Rerunner(games: GamelogCLI.games).rerun(store: store, conversations: only) { done, _ in progress.update(done) }
             progress.finish()
             if let device { results = results.filter { $0.device.lowercased() == device.lowercased() } }
             let seconds = Date().timeIntervalSince(started)

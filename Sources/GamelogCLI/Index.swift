@@ -39,7 +39,7 @@ struct Index: ParsableCommand {
             var written = 0, done = 0
             for (conversation, streams) in conversations {
                 let replayer = try Replayer(store: store, conversation: conversation, streams: streams,
-                                            snapshotInterval: every, useStoredSnapshots: false, games: .standard)
+                                            snapshotInterval: every, useStoredSnapshots: false, games: GamelogCLI.games)
                 let snapshots = try replayer.snapshotsToStore()
                 try store.replaceSnapshots(conversation: conversation.uuid, with: snapshots)
                 written += snapshots.count

@@ -1,0 +1,23 @@
+import Foundation
+import GameKit
+import Games
+
+/// The whole `gamelog` command (and its viewer) as a library, with the games you
+/// register: a package with a game of its own has a three-line executable
+///
+///     import GamelogCLI
+///     import Games
+///     GamelogCLI.main(games: GameRegistry.standard.adding(MyGamePlugin()))
+///
+/// and every command (`games`, `state`, `verify`, `rerun`, `fork`, `serve`, ...) knows its game.
+public enum GamelogCLI {
+    /// The games every command knows. Set once, by ``main(games:)``, before any command is parsed.
+    nonisolated(unsafe) static var games: GameRegistry = .standard
+
+    /// Parses the process's arguments and runs the command, knowing `games`; exits.
+    public static func main(games: GameRegistry) -> Never {
+        Self.games = games
+        Gamelog.main()
+        exit(0)
+    }
+}

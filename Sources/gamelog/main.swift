@@ -1,0 +1,4 @@
+import Games
+import GamelogCLI
+
+GamelogCLI.main(games: .standard)
