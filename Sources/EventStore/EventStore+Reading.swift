@@ -246,3 +246,12 @@ extension Row {
         try withUnsafeData(atIndex: index) { $0.map(Array.init) }
     }
 }
+
+extension EventStore {
+    /// The event type names the log holds (its `event_types` table), sorted.
+    public func eventTypes() throws -> [String] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT name FROM event_types ORDER BY name").compactMap { String.fromDatabaseValue($0[0]) }
+        }
+    }
+}

@@ -24,7 +24,13 @@ struct Export: ParsableCommand {
             var streams: Set<UUID>? = nil
             if let game { streams = try options.streams(ofGame: game, in: store) }
             if let device {
-                let own = Set(try recordings(store).filter { $0.value.device.name == device }.keys)
+                // As `log --device`: any case; a device that recorded nothing here is refused, not exported as nothing.
+                let all = try recordings(store)
+                let names = Set(all.values.map(\.device.name))
+                guard let name = names.first(where: { $0.lowercased() == device.lowercased() }) else {
+                    throw ValidationError("--device '\(device)' recorded nothing here; the devices are \(names.sorted().joined(separator: ", ")).")
+                }
+                let own = Set(all.filter { $0.value.device.name == name }.keys)
                 streams = streams.map { $0.intersection(own) } ?? own
             }
             let output = FileHandle.standardOutput

@@ -56,6 +56,12 @@ struct Gamelog: ParsableCommand {
                 configuration.subcommands.first { $0._commandName == name }?._commandName
             }
             Terminal.standardError("error: " + message.replacingOccurrences(of: "Error: ", with: ""))
+            // A mistyped command: name the nearest ones.
+            if subcommand == nil, let first = arguments.first, !first.hasPrefix("-") {
+                let names = configuration.subcommands.map { $0._commandName }
+                let near = Spelling.nearest(first, in: names)
+                if !near.isEmpty { Terminal.standardError("Did you mean \(near.map { "`gamelog \($0)`" }.joined(separator: " or "))?") }
+            }
             if error is ValidationError || code == .validationFailure {
                 Terminal.standardError("See `gamelog \(subcommand.map { $0 + " " } ?? "")--help`.")
             }

@@ -52,6 +52,16 @@ struct Log: ParsableCommand {
                 return match
             }
             let seenAs = try perspective.map { try parsePerspective($0, devices: devices) } ?? .auditor
+            if let kind {
+                // A kind that no event type has is a typo, not an empty answer.
+                let types = try store.eventTypes()
+                guard types.contains(where: { $0 == kind || $0.hasPrefix(kind + ".") }) else {
+                    let families = Set(types.map { String($0.prefix { $0 != "." }) }).sorted()
+                    let near = Spelling.nearest(kind, in: families + types)
+                    throw ValidationError("--kind '\(kind)' matches no event type in this log; the kinds are \(families.joined(separator: ", "))"
+                                          + (near.isEmpty ? "" : " (did you mean \(near.joined(separator: " or "))?)") + ".")
+                }
+            }
             let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
             // Each recording's names, so captions read "Alice placed...", as `state` shows them.
             let namesOf = try recordings(store, streams: streams).mapValues(\.names)

@@ -39,7 +39,17 @@ struct Serve: ParsableCommand {
                 finished.signal()
             }
             finished.wait()
-            if let error = outcome.error { throw error }
+            if let error = outcome.error {
+                // NIO's bind error names a syscall; say what the user can do.
+                let text = String(describing: error)
+                if text.contains("Address already in use") {
+                    throw ValidationError("port \(port) on \(host) is in use by another program: pass another --port (or --port 0 for any free one).")
+                }
+                if text.contains("Cannot assign requested address") || text.contains("bind") {
+                    throw ValidationError("cannot listen on \(host):\(port) (\(text)); pass a --host this machine has, e.g. 127.0.0.1.")
+                }
+                throw error
+            }
         }
     }
 

@@ -18,7 +18,8 @@ struct Simulate: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: "How many games to play.")
+    // Unconditional, so that `--games -1` is read as a number (and refused as one), not as an option.
+    @Option(parsing: .unconditional, help: "How many games to play.")
     var games: Int = 100
 
     @Option(help: "The seed for every random choice.")
@@ -84,7 +85,7 @@ struct Simulate: ParsableCommand {
             for number in 0..<games {
                 let report = try simulator.play(game == "mixed" ? simulator.mixedKind(number) : game)
                 try signer.check()
-                if report.finished { finished += 1 }
+                if report.finished && !report.alreadyRecorded { finished += 1 }
                 if report.alreadyRecorded { skipped += 1 }
                 outcomes[outcomeClass(report), default: 0] += 1
                 progress.update(number + 1, detail: "· \(recorder.writtenEvents) events")
@@ -100,8 +101,12 @@ struct Simulate: ParsableCommand {
                 let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
+                if skipped == games {
+                    print("All \(games) games of seed \(seed) were already recorded in \(destination): nothing was played or written.")
+                    return
+                }
                 print(signer.summary)
-                print("Played \(games) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
+                print("Played \(games - skipped) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
                 print("Wrote \(written) events to \(destination) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
                 if skipped > 0 {
                     print("\(skipped) of the \(games) games were already recorded with this seed and were skipped.")

@@ -437,3 +437,49 @@ extension InteractiveReplayTests {
         #expect(missing.status != 0 && !FileManager.default.fileExists(atPath: folder.path("nowhere.sqlite")))
     }
 }
+
+/// What a new user trips on (issue 24's list): each refused clearly, or answered as asked.
+@Suite struct NewUserCLITests {
+    @Test func mistypedNamesAreRefusedWithTheWayOut() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--games", "3", "--seed", "2", "--clock", "fixed"], in: folder.url).status == 0)
+        // export --device: any case, and an unknown device is an error, not an empty export.
+        let lower = try gamelog(["export", "--device", "a"], in: folder.url)
+        #expect(lower.status == 0 && lower.stdout.split(separator: "\n").count > 50)
+        let unknown = try gamelog(["export", "--device", "C"], in: folder.url)
+        #expect(unknown.status != 0 && unknown.stderr.contains("the devices are A, B") && unknown.stdout.isEmpty)
+        // log --kind with a typo names the kinds and the nearest.
+        let kind = try gamelog(["log", "--kind", "callbak"], in: folder.url)
+        #expect(kind.status != 0 && kind.stderr.contains("did you mean callback?"), "\(kind.stderr)")
+        // A mistyped command is named.
+        let command = try gamelog(["gmaes"], in: folder.url)
+        #expect(command.status != 0 && command.stderr.contains("Did you mean `gamelog games`?"))
+        // A negative count is a number refused, not a missing value.
+        let negative = try gamelog(["simulate", "--games", "-1"], in: folder.url)
+        #expect(negative.status != 0 && negative.stderr.contains("--games must be at least 1, not -1"))
+        // A seed replayed in full plays and writes nothing, and says so.
+        let again = try gamelog(["simulate", "--games", "3", "--seed", "2", "--clock", "fixed"], in: folder.url)
+        #expect(again.status == 0 && again.stdout.contains("All 3 games of seed 2 were already recorded") && !again.stdout.contains("Played"))
+    }
+
+    @Test func serveOnAPortInUseSaysSo() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--games", "1", "--seed", "2"], in: folder.url).status == 0)
+        // Hold a port, then ask the viewer for it.
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(socket >= 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
+        #expect(listen(socket, 1) == 0)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        #expect(port > 0)
+        let run = try gamelog(["serve", "--port", String(port)], in: folder.url)
+        #expect(run.status != 0 && run.stderr.contains("port \(port) on 127.0.0.1 is in use by another program"), "\(run.stderr)")
+    }
+}
