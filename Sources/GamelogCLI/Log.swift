@@ -166,14 +166,25 @@ func recordedDevices(_ store: EventStore) throws -> [DeviceID] {
     Set(try recordings(store).values.map(\.device)).sorted()
 }
 
+/// A time as the user gives it: microseconds since 1970, or ISO 8601 with up to six
+/// fraction digits, read exactly (the times gamelog prints read back to the same
+/// microsecond: Foundation's ISO 8601 reader keeps milliseconds only).
 func parseTime(_ text: String) throws -> Timestamp {
     if let micros = Int64(text) { return Timestamp(microsecondsSince1970: micros) }
+    let failure = ValidationError("'\(text)' is not a time: use ISO 8601 (2026-11-22T10:00:00Z, up to six fraction digits) or microseconds since 1970.")
+    var whole = text, micros: Int64 = 0
+    if let dot = text.firstIndex(of: ".") {
+        let digits = text[text.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
+        guard (1...6).contains(digits.count), let value = Int64(digits) else { throw failure }
+        var scale: Int64 = 1
+        for _ in digits.count..<6 { scale *= 10 }
+        micros = value * scale
+        whole = String(text[..<dot]) + String(text[digits.endIndex...])
+    }
     let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    if let date = formatter.date(from: text) { return Timestamp(date) }
     formatter.formatOptions = [.withInternetDateTime]
-    if let date = formatter.date(from: text) { return Timestamp(date) }
-    throw ValidationError("'\(text)' is not a time: use ISO 8601 (2026-11-22T10:00:00Z) or microseconds since 1970.")
+    guard let date = formatter.date(from: whole) else { throw failure }
+    return Timestamp(microsecondsSince1970: Int64(date.timeIntervalSince1970.rounded()) * 1_000_000 + micros)
 }
 
 extension String {

@@ -483,3 +483,25 @@ extension InteractiveReplayTests {
         #expect(run.status != 0 && run.stderr.contains("port \(port) on 127.0.0.1 is in use by another program"), "\(run.stderr)")
     }
 }
+
+extension NewUserCLITests {
+    /// A time as `log` prints it (microseconds) selects exactly from that event on, or up to it.
+    @Test func timesReadBackToTheMicrosecond() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--games", "1", "--seed", "4"], in: folder.url).status == 0)
+        let lines = try gamelog(["log"], in: folder.url).stdout.split(separator: "\n")
+        var checked = 0, submillisecond = 0
+        for line in lines.dropFirst(5).prefix(10) {
+            let fields = line.split(separator: " ")
+            let (position, time) = (String(fields[0]), String(fields[1]))
+            #expect(time.count == 27, "\(time)")
+            if !time.hasSuffix("000Z") { submillisecond += 1 } // microseconds from a real clock
+            let since = try gamelog(["log", "--since", time], in: folder.url).stdout.split(separator: "\n")
+            let until = try gamelog(["log", "--until", time], in: folder.url).stdout.split(separator: "\n")
+            #expect(since.first?.split(separator: " ").first.map(String.init) == position, "\(time)")
+            #expect(until.last?.split(separator: " ").first.map(String.init) == position, "\(time)")
+            checked += 1
+        }
+        #expect(checked == 10 && submillisecond > 0)
+    }
+}
