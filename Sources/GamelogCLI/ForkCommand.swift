@@ -74,8 +74,14 @@ struct ForkCommand: ParsableCommand {
             }
             let out = try EventStore(path: into, access: .readWrite)
             let signer = try signing.signer(seed: seed, logPath: out.path)
-            let fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: at, into: out, seed: seed,
+            let fork: GameFork
+            do {
+                fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: at, into: out, seed: seed,
                                     keys: signer.key)
+            } catch EventStoreError.versionConflict {
+                // The same seed makes the same world, whose recordings the file already holds.
+                throw ValidationError("\(into) already holds a fork made with seed \(seed) (the same world's recordings); pass another --seed or another --into. Nothing was written.")
+            }
             var played = 0
             for line in lines {
                 guard let (device, step) = fork.parse(line.text) else {

@@ -505,3 +505,20 @@ extension NewUserCLITests {
         #expect(checked == 10 && submillisecond > 0)
     }
 }
+
+extension NewUserCLITests {
+    /// A second fork into the same file with the same seed is refused plainly, and leaves the file as it was.
+    @Test func aSecondForkWithTheSameSeedIsRefusedAndWritesNothing() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--game", "tictactoe", "--games", "1", "--seed", "4", "--clock", "fixed"], in: folder.url).status == 0)
+        let list = try JSONSerialization.jsonObject(with: Data(try gamelog(["games", "--json"], in: folder.url).stdout.utf8)) as? [[String: Any]]
+        let id = try #require(list?.first?["id"] as? String)
+        #expect(try gamelog(["fork", String(id.prefix(8)), "--at", "10", "--into", "branch.sqlite"], in: folder.url).status == 0)
+        let before = try EventStore(path: folder.path("branch.sqlite"), access: .readOnly).count().events
+        let again = try gamelog(["fork", String(id.prefix(8)), "--at", "10", "--into", "branch.sqlite"], in: folder.url)
+        #expect(again.status != 0 && again.stderr.contains("already holds a fork made with seed 1"), "\(again.stderr)")
+        #expect(try EventStore(path: folder.path("branch.sqlite"), access: .readOnly).count().events == before && before > 0)
+        let other = try gamelog(["fork", String(id.prefix(8)), "--at", "10", "--into", "branch.sqlite", "--seed", "2"], in: folder.url)
+        #expect(other.status == 0, "\(other.stderr)")
+    }
+}
