@@ -94,15 +94,6 @@ public struct Checkpoint: Hashable, Codable, Sendable {
         return publicKey.isValidSignature(signature, for: message)
     }
 
-    /// A checkpoint signed with `key`.
-    public static func signing(_ heads: [SignedHead], device: String, key: Curve25519.Signing.PrivateKey, sequence: Int64,
-                               previous: [UInt8], signedAt: Timestamp) throws -> Checkpoint {
-        var checkpoint = Checkpoint(device: device, publicKey: Array(key.publicKey.rawRepresentation), sequence: sequence,
-                                    previous: previous, signedAt: signedAt, heads: heads, signature: [])
-        checkpoint.signature = Array(try key.signature(for: checkpoint.message))
-        return checkpoint
-    }
-
     private static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.bigEndian) { out += $0 }
     }

@@ -561,21 +561,8 @@ extension EventStore {
 
     /// Stores checkpoints from another log (an import), keeping those already here.
     /// - Throws: ``EventStoreError/checkpointConflict(device:sequence:)`` if one
-    ///   stored here under the same key and sequence differs; nothing is stored then.
+    ///   stored here under the same key and sequence differs.
     /// - Returns: how many were new.
-    @discardableResult
-    public func store(_ checkpoints: [Checkpoint]) throws -> Int {
-        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
-        var added = 0
-        try Self.translating(path) {
-            try queue.inTransaction(.immediate) { db in
-                added = try Self.store(checkpoints, db)
-                return .commit
-            }
-        }
-        return added
-    }
-
     static func store(_ checkpoints: [Checkpoint], _ db: Database) throws -> Int {
         var added = 0
         for checkpoint in checkpoints {
