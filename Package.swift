@@ -158,7 +158,8 @@ let package = Package(
             name: "WebViewerTests",
             dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "MessagesModel", "Recorder", "Replay", "Simulation", "TestSupport",
                            .product(name: "Hummingbird", package: "hummingbird"),
-                           .product(name: "HummingbirdTesting", package: "hummingbird")],
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -90,7 +90,7 @@ enum Pages {
             pager = "<p class=pager>\(pageNumber > 1 ? link(pageNumber - 1, "← previous") : "") page \(pageNumber) of \(pages) \(pageNumber < pages ? link(pageNumber + 1, "next →") : "")</p>"
         }
         let body: HTML = """
-            <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) games</p></header>
+            <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) games</p>\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged events were left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)</header>
             <form class=filters method=get action="/games">
             <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) })</select></label>
             <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status) })</select></label>

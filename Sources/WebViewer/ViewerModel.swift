@@ -39,24 +39,40 @@ public final class ViewerModel: @unchecked Sendable {
         return try body()
     }
 
-    /// Every game, folded once and kept.
+    /// Every game, folded once and kept. A damaged event is left out (and counted in
+    /// ``damagedEvents``) instead of hiding every game, as `gamelog games` does.
     public func summaries() throws -> [GameSummary] {
         try locked {
             if let catalog { return catalog }
-            let made = try GameCatalog(store: store, games: games).games
+            var damaged = 0
+            let made = try GameCatalog(store: store, games: games, skippingDamaged: { _ in damaged += 1 }).games
             catalog = made
+            damagedEvents = damaged
             return made
         }
     }
 
+    /// Events the game list had to leave out because they cannot be read (known once the list was folded whole).
+    public private(set) var damagedEvents = 0
+
     /// A page of the game list, without folding the whole log when its catalog is complete.
+    /// A page holding a damaged game falls back to the whole list, which leaves the damage out.
     public func page(offset: Int, limit: Int) throws -> GamePage {
-        try locked {
+        let fast: GamePage? = try locked {
             if let catalog {
                 return GamePage(games: Array(catalog.dropFirst(offset).prefix(limit)), total: catalog.count, offset: offset)
             }
-            return try GameCatalog.page(store: store, games: games, offset: offset, limit: limit)
+            do {
+                return try GameCatalog.page(store: store, games: games, offset: offset, limit: limit)
+            } catch is EventStoreError {
+                return nil
+            } catch is ReplayError {
+                return nil
+            }
         }
+        if let fast { return fast }
+        let all = try summaries()
+        return GamePage(games: Array(all.dropFirst(offset).prefix(limit)), total: all.count, offset: offset)
     }
 
     /// The games of one conversation, as its replayer folds them.

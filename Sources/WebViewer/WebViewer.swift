@@ -167,11 +167,14 @@ public enum WebViewer {
             switch error {
             case .noSuchGame: return errorResponse(.notFound, error.description, html: html)
             case .ambiguousGame, .stepOutOfRange: return errorResponse(.badRequest, error.description, html: html)
-            case .undecodableEvent: return errorResponse(.internalServerError, error.description, html: html)
+            case .undecodableEvent: return errorResponse(.unprocessableContent, error.description, html: html)
             case .catalogContradictsEvents: return errorResponse(.conflict, error.description, html: html)
             }
         } catch let error as ViewerError {
             return errorResponse(.badRequest, error.description, html: html)
+        } catch let error as EventStoreError where error.position != nil {
+            // A damaged event: this answer cannot be given, the others still can.
+            return errorResponse(.unprocessableContent, "\(error.description) `gamelog verify` names every damaged event; `gamelog export --skip-damaged` salvages the rest.", html: html)
         } catch let error as HTTPError {
             return errorResponse(error.status, error.body ?? "\(error.status)", html: html)
         } catch {

@@ -11,6 +11,7 @@ import Simulation
 import TestSupport
 import Testing
 import WebViewer
+import GRDB
 
 /// Every page and API route, through Hummingbird's testing client, on a real log.
 @Suite struct RouteTests {
@@ -206,6 +207,40 @@ import WebViewer
             }
             try await client.execute(uri: "/games/\(game)", method: .get) { response in
                 #expect(String(buffer: response.body).contains("class=bad>verify:"))
+            }
+        }
+    }
+}
+
+/// One damaged event costs the answers that need it, not the whole viewer.
+@Suite struct DamagedLogTests {
+    @Test func oneDamagedEventLeavesTheOtherGamesListedAndItsOwnPageSaysWhy() async throws {
+        let folder = try TemporaryFolder()
+        let path = try RouteTests.log(folder)
+        let model0 = try ViewerModel(path: path, games: .standard)
+        let games = try model0.summaries()
+        let tictactoe = try #require(games.first { $0.kind == "tictactoe" })
+        let battleship = try #require(games.first { $0.kind == "battleship" })
+        // An event of the tic-tac-toe game whose payload is no longer JSON.
+        try await DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = ?",
+                           arguments: [tictactoe.firstPosition + 3])
+        }
+        let model = try ViewerModel(path: path, games: .standard)
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/games", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok && html.contains(String(battleship.id.prefix(8))) && html.contains("id=damaged"), "\(html.prefix(300))")
+            }
+            try await client.execute(uri: "/api/games", method: .get) { response in
+                #expect(response.status == .ok && String(buffer: response.body).contains(battleship.id))
+            }
+            try await client.execute(uri: "/games/\(battleship.id)", method: .get) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/games/\(tictactoe.id)", method: .get) { response in
+                #expect(response.status == .unprocessableContent && String(buffer: response.body).contains("gamelog verify"), "\(response.status)")
             }
         }
     }
