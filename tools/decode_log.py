@@ -136,6 +136,7 @@ def main() -> int:
            FROM events e JOIN streams s ON s.id = e.stream_id JOIN event_types t ON t.id = e.type_id
            ORDER BY e.position""")
     tree_leaves = {}    # tree id -> {leaf index: leaf hash}
+    stream_tree = {}    # stream -> the tree its events are leaves of
     previous, expected, count, problems = bytes(32), 1, 0, []
     stream_heads = {}   # stream -> {version: stream hash}
     running = {}
@@ -167,6 +168,7 @@ def main() -> int:
         running[stream] = hashlib.sha256(running.get(stream, bytes(32)) + envelope[8:]).digest()
         # A device tree's leaf: the same bytes again.
         if tree is not None:
+            stream_tree[stream] = tree
             if leaf is None:
                 problems.append(f"event at position {position} is in no leaf of its device's tree")
             elif leaf in tree_leaves.setdefault(tree, {}):
@@ -220,6 +222,11 @@ def main() -> int:
         nodes = {}
         for tree, lo, hi, node in db.execute("SELECT tree_id, lo, hi, hash FROM tree_nodes"):
             nodes.setdefault(tree, {})[(lo, hi)] = node
+        tree_device = dict(db.execute("SELECT id, device FROM trees"))
+        for stream, tree in stream_tree.items():
+            made_by = starts.get(stream, {}).get("device")
+            if made_by is not None and made_by != tree_device.get(tree):
+                problems.append(f"recording {uuid.UUID(bytes=stream)} of device {made_by} is signed by device {tree_device.get(tree)}")
         for tree, key, device in db.execute("SELECT id, public_key, device FROM trees"):
             heads = db.execute("SELECT size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = ? ORDER BY size",
                                (tree,)).fetchall()
