@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "ConnectFourGame", targets: ["ConnectFourGame"]),
         .library(name: "RecordedEvents", targets: ["RecordedEvents"]),
         .library(name: "Recorder", targets: ["Recorder"]),
+        .library(name: "StoredEvents", targets: ["StoredEvents"]),
         .library(name: "Simulation", targets: ["Simulation"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Replay", targets: ["Replay"]),
@@ -80,12 +81,15 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Shell
-        .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "MessagesModel", "EventStore"], swiftSettings: strict),
-        .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel", "Recorder"], swiftSettings: strict),
-        .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameKit", "MessagesModel", "Recorder"], swiftSettings: strict),
+        // The read side's view of stored events: catalog tags and the store-backed stream
+        // decoder, below both the recorder and the readers, so readers never link the writer.
+        .target(name: "StoredEvents", dependencies: ["EventStore", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
+        .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "MessagesModel", "EventStore", "StoredEvents"], swiftSettings: strict),
+        .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel", "StoredEvents"], swiftSettings: strict),
+        .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameKit", "MessagesModel", "StoredEvents"], swiftSettings: strict),
         .target(
             name: "Audit",
-            dependencies: ["EventStore", "Projections", "RecordedEvents", "Recorder", "Replay", "Rerun", "GameKit", "MessagesModel"],
+            dependencies: ["EventStore", "Projections", "RecordedEvents", "StoredEvents", "Replay", "Rerun", "GameKit", "MessagesModel"],
             swiftSettings: strict),
         .target(name: "Rerun", dependencies: ["GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay", "EventStore"],
                 swiftSettings: strict),
@@ -109,7 +113,7 @@ let package = Package(
         .target(
             name: "GamelogCLI",
             dependencies: [
-                "EventStore", "Recorder", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
+                "EventStore", "Recorder", "StoredEvents", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
                 // The demo plays the seeds' two games by name.
                 "BattleshipGame", "TicTacToeGame",
                 "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun", "Fork", "Presentation", "WebViewer",
@@ -144,11 +148,11 @@ let package = Package(
         .testTarget(name: "ConnectFourGameTests", dependencies: gameTest("ConnectFourGame"), swiftSettings: strict),
         .testTarget(
             name: "RecordedEventsTests",
-            dependencies: ["RecordedEvents", "MessagesModel", "Recorder", "Simulation", "EventStore", "Games", "GameKit"],
+            dependencies: ["RecordedEvents", "MessagesModel", "Recorder", "Simulation", "EventStore", "Games", "GameKit", "StoredEvents"],
             swiftSettings: strict),
         .testTarget(
             name: "RecorderTests",
-            dependencies: ["Recorder", "Simulation", "EventStore", "Games", "MessagesModel", "MessagesHost", "RecordedEvents", "TestSupport", "GameKit"],
+            dependencies: ["Recorder", "StoredEvents", "Simulation", "EventStore", "Games", "MessagesModel", "MessagesHost", "RecordedEvents", "TestSupport", "GameKit"],
             swiftSettings: strict),
         .testTarget(name: "ReplayTests", dependencies: shellTest, swiftSettings: strict),
         .testTarget(name: "AuditTests", dependencies: shellTest, swiftSettings: strict),
@@ -163,7 +167,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["gamelog", "CustomGamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", "RecordedEvents", "Recorder",
+            dependencies: ["gamelog", "CustomGamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", "RecordedEvents", "Recorder", "StoredEvents",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
@@ -178,7 +182,7 @@ func gameTest(_ module: String) -> [Target.Dependency] {
 
 /// What the shell's tests use: the modules over the store, a simulated world, and test support.
 var shellTest: [Target.Dependency] {
-    ["Replay", "Projections", "Simulation", "Recorder", "EventStore", "Interchange", "Audit", "RecordedEvents",
+    ["Replay", "Projections", "Simulation", "Recorder", "StoredEvents", "EventStore", "Interchange", "Audit", "RecordedEvents",
      "MessagesModel", "MessagesHost", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun", "Fork", "ZlibCodec",
      .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
 }

@@ -3,7 +3,7 @@ import Foundation
 import GameKit
 import MessagesModel
 import Projections
-import Recorder
+import StoredEvents
 import RecordedEvents
 import Replay
 import Rerun

@@ -1,3 +1,4 @@
+import StoredEvents
 import ArgumentParser
 import EventStore
 import Foundation

@@ -2,7 +2,7 @@ import MessagesModel
 import EventStore
 import Foundation
 import RecordedEvents
-import Recorder
+import StoredEvents
 
 /// An exported log (JSON Lines) to import, mapped from its file rather than read
 /// into memory, so a log of millions of events costs only its index.

@@ -2,7 +2,7 @@ import EventStore
 import Foundation
 import MessagesModel
 import RecordedEvents
-import Recorder
+import StoredEvents
 
 /// One exported event: a JSON object on its own line (JSON Lines).
 public struct ExportedEvent: Codable, Hashable, Sendable {

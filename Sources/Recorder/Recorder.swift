@@ -3,6 +3,7 @@ import Foundation
 import MessagesHost
 import MessagesModel
 import RecordedEvents
+import StoredEvents
 
 /// Records everything that happens to extensions in a ``MessagesHost``: every
 /// callback the host delivers and every action an extension takes (by wrapping each

@@ -2,7 +2,7 @@ import EventStore
 import Foundation
 import MessagesModel
 import RecordedEvents
-import Recorder
+import StoredEvents
 
 /// Which recordings make up each conversation, and which games (sessions) each holds.
 ///

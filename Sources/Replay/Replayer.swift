@@ -4,7 +4,7 @@ import GameKit
 import MessagesModel
 import Projections
 import RecordedEvents
-import Recorder
+import StoredEvents
 
 /// Moves through one conversation's recorded events like a debugger: the state at any
 /// step, the event at each step, searches by time and kind, and diffs.

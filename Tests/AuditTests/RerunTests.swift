@@ -1,3 +1,4 @@
+import StoredEvents
 import Audit
 import BattleshipGame
 import EventStore

@@ -1,3 +1,4 @@
+import StoredEvents
 import EventStore
 import Foundation
 import MessagesHost

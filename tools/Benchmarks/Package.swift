@@ -23,6 +23,7 @@ let package = Package(
                 "Measure",
                 .product(name: "EventStore", package: "gamelog"),
                 .product(name: "Recorder", package: "gamelog"),
+                .product(name: "StoredEvents", package: "gamelog"),
                 .product(name: "RecordedEvents", package: "gamelog"),
                 .product(name: "Simulation", package: "gamelog"),
                 .product(name: "Games", package: "gamelog"),

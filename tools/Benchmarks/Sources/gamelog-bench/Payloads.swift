@@ -8,6 +8,7 @@ import GRDB
 import Measure
 import RecordedEvents
 import Recorder
+import StoredEvents
 import ZlibCodec
 
 struct Payloads: ParsableCommand {
