@@ -77,6 +77,9 @@ struct Import: ParsableCommand {
             let summary = try Interchange.import(plan, into: store) { done, _ in storing.update(done) }
             storing.finish()
             print("imported \(summary.stored) new events (\(summary.read - summary.stored) already present) into \(store.path)")
+            if summary.unsigned > 0 {
+                Terminal.standardError("warning: \(summary.unsigned) of the events read carry no signature (no signed head in the files covers them); `gamelog verify --trust KEYS.json` will report them")
+            }
         }
     }
 }

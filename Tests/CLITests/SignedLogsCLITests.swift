@@ -244,5 +244,11 @@ import TestSupport
         #expect(stripped.status == 1 && stripped.stdout.contains("unsignedTail"))
         let loose = try gamelog(["verify", "--no-rerun", "--db", "backup.sqlite"], in: folder.url)
         #expect(loose.status == 0 && loose.stdout.hasPrefix("note: no --trust given"), "\(loose.stdout)")
+        // An export stripped of its heads imports, and says its events are unsigned.
+        let export = try gamelog(["export", "--db", "phone.sqlite"], in: folder.url).stdout
+        let stripped2 = export.split(separator: "\n").filter { !$0.hasPrefix(#"{"head":"#) }.joined(separator: "\n")
+        try stripped2.write(to: folder.url.appending(path: "stripped.jsonl"), atomically: true, encoding: .utf8)
+        let imported = try gamelog(["import", "--db", "stripped.sqlite", "stripped.jsonl"], in: folder.url)
+        #expect(imported.status == 0 && imported.stderr.contains("carry no signature"), "\(imported.stderr)")
     }
 }
