@@ -12,11 +12,11 @@ struct ForkCommand: ParsableCommand {
         commandName: "fork",
         abstract: "Branch a recorded game at a step into a new log, then play on with new inputs.",
         discussion: """
-            The game is re-enacted up to the step in a fresh simulated world (users' inputs and \\
-            arrivals, in the order they happened; everything else is produced again) and recorded \\
-            into OUT as new streams that name their origin. The source log is only read. New inputs \\
-            come from --input, one step a line: `B touch cell 4`, `A send`, `B deliver`, \\
-            `A tap-latest`, `A open`, `A open-extension`, `B expand`, `B collapse`, `A dismiss`, \\
+            The game is re-enacted up to the step in a fresh simulated world (users' inputs and \
+            arrivals, in the order they happened; everything else is produced again) and recorded \
+            into OUT as new streams that name their origin. The source log is only read. New inputs \
+            come from --input, one step a line: `B touch cell 4`, `A send`, `B deliver`, \
+            `A tap-latest`, `A open`, `A open-extension`, `B expand`, `B collapse`, `A dismiss`, \
             `A delete`, `A touch button Start game`, `A touch alert`, `A leave` (# starts a comment).
             """)
 

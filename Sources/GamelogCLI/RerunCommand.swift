@@ -12,10 +12,10 @@ struct RerunCommand: ParsableCommand {
         commandName: "rerun",
         abstract: "Re-run recorded extensions against the current code and report where their outputs differ.",
         discussion: """
-            Each recording's extension is started afresh and fed, in recorded order, what the host \\
-            gave it: callbacks with their conversation, message and style, the user's touches, the \\
-            identifiers it was handed. Every action and screen it produces is compared with the \\
-            recording. Exit status 1 if any recording diverges; recordings of extensions this \\
+            Each recording's extension is started afresh and fed, in recorded order, what the host \
+            gave it: callbacks with their conversation, message and style, the user's touches, the \
+            identifiers it was handed. Every action and screen it produces is compared with the \
+            recording. Exit status 1 if any recording diverges; recordings of extensions this \
             gamelog does not carry are listed as skipped, not passed.
             """)
 

@@ -9,8 +9,8 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the log in a browser: every game, and each game step by step from each device's view.",
         discussion: """
-            Opens the database read-only (nothing is written to it or beside it) and serves pages \\
-            and a JSON API (/api/games, /api/games/ID, /api/games/ID/steps/N?as=D, /api/verify/ID) \\
+            Opens the database read-only (nothing is written to it or beside it) and serves pages \
+            and a JSON API (/api/games, /api/games/ID, /api/games/ID/steps/N?as=D, /api/verify/ID) \
             on loopback unless --host says otherwise. Ctrl-C stops it.
             """)
 

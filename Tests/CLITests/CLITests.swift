@@ -523,3 +523,19 @@ extension NewUserCLITests {
         #expect(other.status == 0, "\(other.stderr)")
     }
 }
+
+extension NewUserCLITests {
+    /// Help reads as prose: no line-continuation backslash leaks into it.
+    @Test func everyCommandsHelpIsCleanText() throws {
+        let folder = try Folder()
+        var read = 0
+        for command in ["demo", "simulate", "games", "log", "state", "diff", "replay", "export", "import", "index", "migrate", "verify",
+                        "rerun", "fork", "serve", "keys", "heads", "bisect", "info", "dictionary"] {
+            let help = try gamelog([command, "--help"], in: folder.url)
+            #expect(help.status == 0 && help.stdout.contains("USAGE"), "\(command)")
+            #expect(!help.stdout.contains("\\"), "\(command): \(help.stdout)")
+            read += 1
+        }
+        #expect(read == 20)
+    }
+}
