@@ -56,8 +56,9 @@ enum Pages {
             shown = matching.dropFirst((pageNumber - 1) * GamesQuery.pageSize).prefix(GamesQuery.pageSize)
             (matchCount, gameCount) = (matching.count, all.count)
         }
-        func option(_ value: String, _ selected: String?) -> HTML {
-            value == selected ? "<option value=\"\(value)\" selected>\(value)</option>" : "<option value=\"\(value)\">\(value)</option>"
+        func option(_ value: String, _ selected: String?, label: String? = nil) -> HTML {
+            let label = label ?? value
+            return value == selected ? "<option value=\"\(value)\" selected>\(label)</option>" : "<option value=\"\(value)\">\(label)</option>"
         }
         let kinds = model.kinds.sorted(), statuses = GameStatus.allCases.map(\.rawValue).sorted()
         var rows: HTML = ""
@@ -74,7 +75,7 @@ enum Pages {
             let fork: HTML = game.forkedFrom.map { " <span class=fork>fork of \($0.sourceGame.prefix(8).lowercased()) at step \($0.sourceStep)</span>" } ?? ""
             rows += """
                 <tr data-game="\(game.id)"><td><a href="/games/\(game.id)">\(game.id.prefix(8))</a></td><td>\(game.title)</td>
-                <td>\(players)</td><td>\(game.status)</td><td>\(game.result)\(fork)</td>
+                <td>\(players)</td><td>\(words(game.status))</td><td>\(game.result)\(fork)</td>
                 <td class=num>\(game.events)</td><td>\(game.startedAt) … \(game.endedAt)</td><td>\(status)</td></tr>
                 """
         }
@@ -93,7 +94,7 @@ enum Pages {
             <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) games</p>\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged events were left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)</header>
             <form class=filters method=get action="/games">
             <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) })</select></label>
-            <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status) })</select></label>
+            <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status, label: words($0)) })</select></label>
             <label>result <input name=result value="\(query.result ?? "")" placeholder="e.g. Alice"></label>
             <button>filter</button></form>
             <table id=games><thead><tr><th>game</th><th>kind</th><th>players</th><th>status</th><th>result</th><th>events</th>
@@ -101,6 +102,15 @@ enum Pages {
             \(matchCount == 0 ? "<p>No game matches.</p>" as HTML : "")\(pager)
             """
         return page(title: "games", body: body)
+    }
+
+    /// A status as a person reads it: `inProgress` is "in progress".
+    static func words(_ status: String) -> String {
+        var out = ""
+        for character in status {
+            if character.isUppercase { out += " " + character.lowercased() } else { out.append(character) }
+        }
+        return out
     }
 
     static func percentEncoded(_ text: String) -> String {
@@ -169,7 +179,7 @@ enum Pages {
             guard let plugin = state.plugin else { continue }
             let picture = plugin.picture(of: game.board)
             boardHTML += """
-                <section class=game><h2>\(plugin.title) · \(game.status.rawValue)</h2>
+                <section class=game><h2>\(plugin.title) · \(words(game.status.rawValue))</h2>
                 \(grid(picture.cells, columns: picture.columns, id: "board"))
                 \(picture.lines.map { "<p>\($0)</p>" as HTML })<p class=result>\(GameCatalog.result(game, in: state))</p></section>
                 """

@@ -54,6 +54,8 @@ import GRDB
                 #expect(response.status == .ok)
                 let html = String(buffer: response.body)
                 #expect(html.contains("<table id=games>") && html.contains(String(game.prefix(8))) && html.contains("Tic-tac-toe"))
+                // Statuses read as words.
+                #expect(html.contains("<td>in progress</td>") && !html.contains(">inProgress<"), "\(html)")
             }
             // A page number past any log's end shows the last page; it never overflows.
             for page in ["184467440737095518", "9223372036854775807"] {
