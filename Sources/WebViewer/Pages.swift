@@ -284,7 +284,7 @@ enum Pages {
         table.grid{border-collapse:collapse;margin:.3em 0}.grid td{width:26px;height:26px;border:1px solid #999;text-align:center;font-weight:bold}
         .cell.ship{background:#5b6f8a;color:#fff}.cell.hit{background:#2e9e44;color:#fff}.cell.miss{background:#d9534f;color:#fff}
         .cell.x{color:#0a58ca}.cell.o{color:#b00020}.cell.red{background:#e53935;color:#e53935}.cell.yellow{background:#fdd835;color:#fdd835}
-        .bubble table.grid td{width:14px;height:14px;font-size:9px}.result{font-weight:bold}
+        .bubble table.grid{background:#fff}.bubble table.grid td{width:14px;height:14px;font-size:9px}.result{font-weight:bold}
         """
 
     /// The timeline: slider, buttons, arrow keys and play, moving by page loads so
