@@ -150,11 +150,25 @@ enum Pages {
         // Findings as marks on the timeline.
         var positionsToStep: [Int64: Int] = [:]
         for (index, event) in replayer.events.enumerated() { positionsToStep[event.position] = index + 1 }
-        let marks = findings.compactMap { finding -> HTML? in
+        // A device's view shows the findings at the steps it saw (and those of no step), never
+        // what happened where it was not.
+        let shown = findings.filter { finding in
+            guard let position = finding.position, let at = positionsToStep[position] else { return true }
+            return replayer.event(at: at).map(perspective.sees) ?? true
+        }
+        let marks = shown.compactMap { finding -> HTML? in
             guard let position = finding.position, let at = positionsToStep[position], finding.severity != .notCheckable else { return nil }
             let left = replayer.stepCount > 0 ? Double(at) / Double(replayer.stepCount) * 100 : 0
             return "<a class=\"mark \(finding.severity.rawValue)\" style=\"left:\(String(format: "%.2f", left))%\" href=\"\(link(at, asParameter))\" title=\"\(finding.description)\"></a>"
         }
+        // And as a list, each with its step; the current step's stand out.
+        let listed = shown.filter { $0.severity != .notCheckable }.prefix(200).map { finding -> HTML in
+            let at = finding.position.flatMap { positionsToStep[$0] }
+            let place: HTML = at.map { "<a href=\"\(link($0, asParameter))\">step \($0)</a>" } ?? "the log"
+            let current = at == step ? " current" : ""
+            return "<li class=\"finding \(finding.severity.rawValue)\(current)\">\(place): \(finding.description)</li>"
+        }
+        let findingsHTML: HTML = listed.isEmpty ? "" : "<section class=findings id=findings><h2>findings</h2><ol>\(listed)</ol></section>"
 
         // The event at this step.
         var eventHTML: HTML = "<p class=muted>before the first event</p>"
@@ -241,7 +255,7 @@ enum Pages {
             <span id=stepLabel>step \(step) of \(replayer.stepCount)</span>
             <div class=track><input type=range id=slider min=0 max=\(replayer.stepCount) value=\(step)><div class=marks>\(marks)</div></div>
             </section>
-            <main><section class=event><h2>this step</h2>\(eventHTML)<h2>changes from step \(max(step - 1, 0))</h2>\(diffHTML)</section>
+            <main><section class=event><h2>this step</h2>\(eventHTML)<h2>changes from step \(max(step - 1, 0))</h2>\(diffHTML)\(findingsHTML)</section>
             \(boardHTML)<div class=phones>\(phones)</div></main>
             """
         return page(title: "game \(id.prefix(8))", body: body)
@@ -284,6 +298,8 @@ enum Pages {
         table.grid{border-collapse:collapse;margin:.3em 0}.grid td{width:26px;height:26px;border:1px solid #999;text-align:center;font-weight:bold}
         .cell.ship{background:#5b6f8a;color:#fff}.cell.hit{background:#2e9e44;color:#fff}.cell.miss{background:#d9534f;color:#fff}
         .cell.x{color:#0a58ca}.cell.o{color:#b00020}.cell.red{background:#e53935;color:#e53935}.cell.yellow{background:#fdd835;color:#fdd835}
+        .findings ol{padding-left:1.2em;font-size:12px}.finding.error{color:#b00020}.finding.warning{color:#8a6d00}
+        .finding.current{background:#fff3cd;font-weight:bold}
         .bubble table.grid{background:#fff}.bubble table.grid td{width:14px;height:14px;font-size:9px}.result{font-weight:bold}
         """
 

@@ -208,7 +208,10 @@ import GRDB
                 #expect(body.contains("\"ok\":false") && body.contains("changedEvent"), "\(body.prefix(400))")
             }
             try await client.execute(uri: "/games/\(game)", method: .get) { response in
-                #expect(String(buffer: response.body).contains("class=bad>verify:"))
+                let html = String(buffer: response.body)
+                #expect(html.contains("class=bad>verify:"))
+                // The findings as a list, each with its step.
+                #expect(html.contains("id=findings") && html.contains("class=\"finding error") && html.contains("changedEvent"), "\(html.suffix(2000))")
             }
         }
     }
