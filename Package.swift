@@ -160,7 +160,7 @@ let package = Package(
         .testTarget(name: "ForkTests", dependencies: shellTest, swiftSettings: strict),
         .testTarget(
             name: "WebViewerTests",
-            dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "MessagesModel", "Recorder", "Replay", "Simulation", "TestSupport",
+            dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "MessagesModel", "Recorder", "Replay", "Simulation", "TestSupport", "Projections", "Audit",
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "GRDB", package: "GRDB.swift")],

@@ -12,6 +12,8 @@ import TestSupport
 import Testing
 import WebViewer
 import GRDB
+import Projections
+import Audit
 
 /// Every page and API route, through Hummingbird's testing client, on a real log.
 @Suite struct RouteTests {
@@ -201,6 +203,11 @@ import GRDB
         }
         let model = try ViewerModel(path: path, games: .standard)
         let game = try #require(try model.summaries().first { $0.kind == "tictactoe" }?.id)
+        let (conversation, _) = try model.resolve(game)
+        let finding = try #require(try model.findings(conversation).first { $0.rule == "changedEvent" })
+        let position = try #require(finding.position)
+        let owner = try #require(try store.event(at: position, verify: false)?.stream)
+        let ownerDevice = try #require(try model.replayer(conversation).events.first { $0.stream == owner }?.device?.name)
         let app = Application(router: WebViewer.router(model))
         try await app.test(.router) { client in
             try await client.execute(uri: "/api/verify/\(game)", method: .get) { response in
@@ -213,6 +220,16 @@ import GRDB
                 // The findings as a list, each with its step.
                 #expect(html.contains("id=findings") && html.contains("class=\"finding error") && html.contains("changedEvent"), "\(html.suffix(2000))")
             }
+            // As each device: the finding is listed only where its event is that device's own.
+            var views = 0
+            for device in ["A", "B"] {
+                try await client.execute(uri: "/games/\(game)?as=\(device)", method: .get) { response in
+                    let html = String(buffer: response.body)
+                    #expect(html.contains("changedEvent") == (device == ownerDevice), "\(device)")
+                }
+                views += 1
+            }
+            #expect(views == 2)
         }
     }
 }
