@@ -144,6 +144,16 @@ extension EventStore {
         }
         report.problems += Self.keysPerDevice(trees.values, strict: strict)
         report.problems += Self.attach(known, to: &checks, trees: trees, trusted: trusted)
+        // A trusted device the log holds nothing of: a log of the other devices, or one that
+        // lost a device whole; only a known head of it (`known`) can tell which.
+        if let trusted {
+            let present = Set(trees.values.map(\.owner.device))
+            for device in trusted.keys.sorted() where !present.contains(device) && !legacy.contains(where: { $0.device == device }) {
+                report.problems.append(ProofProblem(kind: .unsignedStream, device: device, detail:
+                    "the log holds nothing signed by trusted device \(SafeText.line(device)): a log of the other devices, or one from which all of its history was removed (a head of it known from elsewhere, --heads, tells)",
+                    isError: false))
+            }
+        }
 
         // Recordings: their trees, and the older checkpoints of those in none.
         // Logs of schema 5 and 6 read without a migration: they have no trees.

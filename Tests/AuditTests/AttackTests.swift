@@ -411,3 +411,23 @@ extension AttackTests {
         #expect(try errors(edited, game: conversation.uuid.uuidString).contains { $0.rule == "changedEvent" })
     }
 }
+
+extension AttackTests {
+    /// A device's whole history removed leaves a consistent log of the other device: a
+    /// warning names the trusted device that signed nothing, a known head of it is an error.
+    @Test func aWholeDeviceRemovedIsNamedAndAKnownHeadCatchesIt() throws {
+        let path = try copy("nob.sqlite")
+        let known = try EventStore(path: clean, access: .readOnly).deviceTrees().compactMap(\.heads.last)
+        try LogForger(path: path).delete(streams: Set(try recordings(of: "B", in: path)))
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            let tree = try Int64.fetchOne(db, sql: "SELECT id FROM trees WHERE device = 'B'")!
+            try db.execute(sql: "DELETE FROM tree_nodes WHERE tree_id = ?; DELETE FROM tree_heads WHERE tree_id = ?; DELETE FROM trees WHERE id = ?",
+                           arguments: [tree, tree, tree])
+        }
+        let found = try audit(path)
+        #expect(!found.contains { $0.severity == .error && $0.check == .signature }, "\(found.filter { $0.severity == .error }.map(\.rule))")
+        #expect(found.contains { $0.device == "B" && $0.found.contains("holds nothing signed by trusted device B") && $0.severity == .warning })
+        let behind = try errors(path, known: known)
+        #expect(behind.contains { $0.rule == "rolledBack" && $0.device == "B" }, "\(behind.map(\.rule))")
+    }
+}
