@@ -53,7 +53,7 @@ public struct DeviceKey: Sendable {
     /// writes it), so that signed-note tools can use it too.
     public var encoded: String {
         let name = TreeHead.keyName(device: device, publicKey: publicKey)
-        let hash = TreeHead.keyHash(name: name, publicKey: publicKey).map { String(format: "%02x", $0) }.joined()
+        let hash = Hex.string(TreeHead.keyHash(name: name, publicKey: publicKey))
         return "PRIVATE+KEY+\(name)+\(hash)+\(Data([1] + rawKey).base64EncodedString())"
     }
 
@@ -119,8 +119,8 @@ public enum PublicKeyCheck {
     private static let blocked: [[UInt8]] = [
         [UInt8](repeating: 0, count: 32),
         [1] + [UInt8](repeating: 0, count: 31),
-        hex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
-        hex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+        Hex.bytes("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05", count: 32)!,
+        Hex.bytes("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", count: 32)!,
         [0xEC] + [UInt8](repeating: 0xFF, count: 30) + [0x7F],
         [0xED] + [UInt8](repeating: 0xFF, count: 30) + [0x7F],
         [0xEE] + [UInt8](repeating: 0xFF, count: 30) + [0x7F],
@@ -134,17 +134,6 @@ public enum PublicKeyCheck {
         masked[31] &= 0x7F
         if blocked.contains(masked) { return false }
         return (try? Curve25519.Signing.PublicKey(rawRepresentation: key)) != nil
-    }
-
-    private static func hex(_ text: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            out.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return out
     }
 }
 

@@ -159,16 +159,15 @@ extension EventStore {
         // Logs of schema 5 and 6 read without a migration: they have no trees.
         let hasTrees = try read { try $0.tableExists("trees") }
         let streamRows = try read { db in
-            try Row.fetchAll(db, sql: "SELECT uuid, version, head, \(hasTrees ? "tree_id" : "NULL") FROM streams").compactMap { row -> (UUID, Int64, [UInt8]?, Int64?)? in
-                guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }),
-                      let version = Int64.fromDatabaseValue(row[1]) else { return nil }
-                return (uuid, version, Data.fromDatabaseValue(row[2]).map(Array.init), Int64.fromDatabaseValue(row[3]))
+            try Row.fetchAll(db, sql: "SELECT uuid, head, \(hasTrees ? "tree_id" : "NULL") FROM streams").compactMap { row -> (UUID, [UInt8]?, Int64?)? in
+                guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }) else { return nil }
+                return (uuid, Data.fromDatabaseValue(row[1]).map(Array.init), Int64.fromDatabaseValue(row[2]))
             }
         }
         let nodes = hasTrees ? try read { try treeNodes($0) } : [:]
         for id in checks.keys { checks[id]!.compareTiles(with: nodes[id] ?? [:]) }
         var treeOfStream: [UUID: Int64] = [:]
-        for (stream, _, _, tree) in streamRows {
+        for (stream, _, tree) in streamRows {
             if let tree, let owner = trees[tree]?.owner {
                 treeOfStream[stream] = tree
                 report.deviceOfStream[stream] = owner.device
@@ -209,7 +208,7 @@ extension EventStore {
                 if let leaf {
                     ChainHash.envelope(position: 0, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
                                        typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload, into: &scratch)
-                    checks[tree]!.add(leaf: leaf, hash: MerkleTree.leafHash(Array(scratch[8...])), position: event.position)
+                    checks[tree]!.add(leaf: leaf, hash: MerkleTree.leafHash(scratch[8...]), position: event.position)
                 } else {
                     outside[event.stream, default: (0, event.position)].count += 1
                 }
@@ -229,7 +228,7 @@ extension EventStore {
             report.problems.append(ProofProblem(kind: .outsideTree, device: report.deviceOfStream[stream], stream: stream, position: found.first,
                 detail: "\(found.count) events of recording \(short(stream)) from position \(found.first) are in no leaf of device \(SafeText.line(report.deviceOfStream[stream] ?? "?"))'s tree: they were added after signing"))
         }
-        for (stream, version, head, _) in streamRows {
+        for (stream, head, _) in streamRows {
             let state = running[stream]
             if let head, let state, head != state.hash {
                 report.problems.append(ProofProblem(kind: .wrongStreamHead, device: report.deviceOfStream[stream], stream: stream, detail:
@@ -238,7 +237,6 @@ extension EventStore {
             guard treeOfStream[stream] == nil else { continue }
             if let problem = legacyChecker.cut(stream, holding: state?.version ?? 0) { report.problems.append(problem) }
             guard let state, let first = state.firstUnsigned else { continue }
-            _ = version
             if let device = legacyChecker.device(of: stream) {
                 report.problems.append(ProofProblem(kind: .unsignedTail, device: device, stream: stream, position: first, detail:
                     "\(state.version - legacyChecker.lastSigned(stream)) events of stream \(short(stream)) from position \(first) come after device \(SafeText.line(device))'s last checkpoint: unsigned",

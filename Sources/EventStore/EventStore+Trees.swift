@@ -92,7 +92,7 @@ struct TreeStates {
     /// it was exported with (an import).
     mutating func take(_ db: Database, _ id: Int64, leaf given: Int64?, envelope: [UInt8]) throws -> Int64 {
         var state = try load(db, id)
-        let hash = envelope.withUnsafeBufferPointer { MerkleTree.leafHash(Array($0[8...])) }
+        let hash = MerkleTree.leafHash(envelope[8...])
         let leaf: Int64
         if let given {
             leaf = given
@@ -166,11 +166,6 @@ extension EventStore {
         }
         return out
     }
-}
-
-/// Lower-case hex of bytes.
-enum Hex {
-    static func string(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }
 
 /// Where a log's device trees are: what export and `verify GAME` need.

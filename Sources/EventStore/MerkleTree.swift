@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 
 /// Merkle tree hashing as RFC 9162 (Certificate Transparency 2.0), section 2.1, defines
 /// it: a leaf hash is `SHA-256(0x00 || data)`, an interior node `SHA-256(0x01 || left ||
@@ -12,8 +13,8 @@ public enum MerkleTree {
     /// The root of a tree with no leaves: SHA-256 of nothing.
     public static let emptyRoot: [UInt8] = Array(SHA256.hash(data: [UInt8]()))
 
-    /// `SHA-256(0x00 || data)`.
-    public static func leafHash(_ data: [UInt8]) -> [UInt8] {
+    /// `SHA-256(0x00 || data)`; a slice of an envelope hashes without a copy.
+    public static func leafHash(_ data: some DataProtocol) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data: [0])
         hasher.update(data: data)

@@ -11,7 +11,7 @@ public struct Migration: Hashable, Sendable {
     /// SHA-256 of the SQL text, recorded when applied so that a database made by a
     /// build with different SQL is noticed.
     public var checksum: String {
-        SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.string(Array(SHA256.hash(data: Data(sql.utf8))))
     }
 }
 

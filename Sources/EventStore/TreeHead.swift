@@ -112,7 +112,7 @@ public struct TreeHead: Hashable, Codable, Sendable {
 
     /// The signed-note key name (and origin) of a device's key.
     public static func keyName(device: String, publicKey: [UInt8]) -> String {
-        let id = ChainHash.sha256(publicKey).prefix(8).map { String(format: "%02x", $0) }.joined()
+        let id = Hex.string(Array(ChainHash.sha256(publicKey).prefix(8)))
         return "gamelog/\(encode(device))/\(id)"
     }
 
@@ -124,7 +124,7 @@ public struct TreeHead: Hashable, Codable, Sendable {
     /// The signed-note verifier key: `<name>+<key hash, hex>+<base64(0x01 || public key)>`.
     public static func verifierKey(device: String, publicKey: [UInt8]) -> String {
         let name = keyName(device: device, publicKey: publicKey)
-        let hash = keyHash(name: name, publicKey: publicKey).map { String(format: "%02x", $0) }.joined()
+        let hash = Hex.string(keyHash(name: name, publicKey: publicKey))
         return "\(name)+\(hash)+\(Data([1] + publicKey).base64EncodedString())"
     }
 

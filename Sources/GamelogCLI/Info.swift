@@ -15,7 +15,7 @@ struct Info: ParsableCommand {
         try reportingErrors {
             let store = try options.openForReading()
             let (count, last) = try store.count()
-            let head = try store.headHash().map { String(format: "%02x", $0) }.joined()
+            let head = Hex.string(try store.headHash())
             let dictionaries = try store.dictionaries()
             let streams = try store.streams().count
             let bytes = (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0

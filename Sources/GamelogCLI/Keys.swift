@@ -100,20 +100,7 @@ struct Keys: ParsableCommand {
     }
 }
 
-func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
-private func hexBytes(_ text: String) -> [UInt8]? {
-    guard text.count == 64 else { return nil }
-    var out: [UInt8] = []
-    var index = text.startIndex
-    while index < text.endIndex {
-        let next = text.index(index, offsetBy: 2)
-        guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-        out.append(byte)
-        index = next
-    }
-    return out
-}
+func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
 
 /// Reads keys files (`gamelog keys --json` output, or an object of device → hex key)
 /// into one map. A device given two different keys, or a key under which forgeries
@@ -128,14 +115,14 @@ func readTrustedKeys(_ paths: [String]) throws -> [String: [UInt8]] {
         var entries: [(String, [UInt8])] = []
         if let list = object as? [[String: Any]] {
             for entry in list {
-                guard let device = entry["device"] as? String, let key = (entry["publicKey"] as? String).flatMap(hexBytes) else {
+                guard let device = entry["device"] as? String, let key = (entry["publicKey"] as? String).flatMap({ Hex.bytes($0, count: 32) }) else {
                     throw ValidationError("--trust: \(path) has an entry without a device and a 64-digit hex publicKey.")
                 }
                 entries.append((device, key))
             }
         } else if let map = object as? [String: String] {
             for (device, text) in map {
-                guard let key = hexBytes(text) else { throw ValidationError("--trust: the key of \(SafeText.line(device)) in \(path) is not 64 hex digits.") }
+                guard let key = Hex.bytes(text, count: 32) else { throw ValidationError("--trust: the key of \(SafeText.line(device)) in \(path) is not 64 hex digits.") }
                 entries.append((device, key))
             }
         } else {
@@ -163,7 +150,7 @@ func readKnownHeads(_ paths: [String]) throws -> [TreeHead] {
             throw ValidationError("--heads: \(path) is not a heads file (the JSON `gamelog heads --json` prints).")
         }
         for entry in list {
-            guard let note = entry["note"] as? String, let key = (entry["publicKey"] as? String).flatMap(hexBytes) else {
+            guard let note = entry["note"] as? String, let key = (entry["publicKey"] as? String).flatMap({ Hex.bytes($0, count: 32) }) else {
                 throw ValidationError("--heads: \(path) has an entry without a note and a 64-digit hex publicKey.")
             }
             do { heads.append(try TreeHead(note: note, publicKey: key)) } catch {

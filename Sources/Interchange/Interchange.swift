@@ -120,38 +120,6 @@ public struct ExportedHead: Codable, Hashable, Sendable {
     struct Line: Codable { var head: ExportedHead }
 }
 
-/// Hex for byte fields in exported lines.
-enum Hex {
-    static func string(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
-    static func bytes(_ text: String, count: Int) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == count * 2 else { return nil }
-        return bytes(utf8[...])
-    }
-
-    static func bytes(_ utf8: ArraySlice<UInt8>) -> [UInt8]? {
-        guard utf8.count % 2 == 0 else { return nil }
-        func nibble(_ b: UInt8) -> UInt8? {
-            switch b {
-            case 48...57: b - 48
-            case 97...102: b - 87
-            case 65...70: b - 55
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(utf8.count / 2)
-        var index = utf8.startIndex
-        while index < utf8.endIndex {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
-    }
-}
-
 /// Why an import was refused. Nothing of the failing batch is stored.
 public enum InterchangeError: Error, Hashable, Sendable, CustomStringConvertible {
     case malformedLine(file: String, line: Int, detail: String)

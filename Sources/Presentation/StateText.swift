@@ -29,7 +29,7 @@ public enum StateText {
             lines.append("no game shown: kind \(state.kind) is not registered in this gamelog, so its board, moves and winner are unknown here (a gamelog built with GamelogCLI and that game shows them)")
         }
         if let origin {
-            let head = origin.sourceHead.prefix(6).map { String(format: "%02x", $0) }.joined()
+            let head = Hex.string(Array(origin.sourceHead.prefix(6)))
             let here = step <= origin.branchStep ? "re-enacted" : "the branch"
             lines.append("fork of \(origin.sourceGame) at its step \(origin.sourceStep) (source head \(head)…): steps 1...\(origin.branchStep) "
                          + "re-enact it, the branch begins at step \(origin.branchStep + 1); this step is \(here)")
