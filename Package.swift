@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "MessagesModel", targets: ["MessagesModel"]),
         .library(name: "MessagesHost", targets: ["MessagesHost"]),
         .library(name: "GameKit", targets: ["GameKit"]),
+        // The conformance kit every game's tests run (see GameConformance).
+        .library(name: "GameKitTesting", targets: ["GameKitTesting"]),
         .library(name: "Games", targets: ["Games"]),
         .library(name: "BattleshipGame", targets: ["BattleshipGame"]),
         .library(name: "TicTacToeGame", targets: ["TicTacToeGame"]),
@@ -111,6 +113,11 @@ let package = Package(
             swiftSettings: strict),
         .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore"], swiftSettings: strict),
         .target(
+            name: "GameKitTesting",
+            dependencies: ["EventStore", "GameKit", "Interchange", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay", "Rerun",
+                           "Simulation"],
+            swiftSettings: strict),
+        .target(
             name: "GamelogCLI",
             dependencies: [
                 "EventStore", "Recorder", "StoredEvents", "Simulation", "RecordedEvents", "GameKit", "Games", "MessagesModel", "MessagesHost",
@@ -137,6 +144,8 @@ let package = Package(
         .executableTarget(name: "StressAppender", dependencies: ["EventStore", "MessagesModel", "RecordedEvents"],
                           path: "Tests/StressAppender", swiftSettings: strict),
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
+        .testTarget(name: "GameConformanceTests",
+                    dependencies: ["GameKitTesting", "GameKit", "BattleshipGame", "TicTacToeGame", "ConnectFourGame"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],

@@ -290,7 +290,8 @@ public struct Auditor: Sendable {
             if case .recordingStarted(let info) = e.event { return info.names[info.localParticipant] }
             return nil
         })
-        var legalityFindings: [Finding] = [], invariantFindings: [Finding] = []
+        var legalityFindings: [Finding] = [], invariantFindings: [Finding] = [], designFindings: [Finding] = []
+        var leaksSeen: Set<[String]> = []
         // Lifecycle is per recording, in log order within each.
         for e in events.sorted(by: { $0.position < $1.position }) { lifecycle.check(e) }
         for e in events {
@@ -303,6 +304,17 @@ public struct Auditor: Sendable {
                     legalityFindings.append(Finding(severity, .legality, position: e.position, game: broken.session?.uuid.uuidString,
                                             device: broken.device?.name, rule: broken.rule,
                                             expected: broken.expected, found: broken.found))
+                }
+            }
+            if let plugin = state.plugin, case .transcript(.arrived(.message(let message), _), let context) = e.event,
+               let session = message.session ?? state.sessionOfMessage[message.id], let game = state.games[session] {
+                // Once per game and device: the first message that shows it is enough to name the design.
+                if let leak = Self.leak(of: message, game: game, plugin: plugin, viewer: state.devices[context.device]?.ownerName),
+                   leaksSeen.insert([session.uuid.uuidString, context.device.name]).inserted {
+                    designFindings.append(Finding(.design, .design, position: e.position, game: session.uuid.uuidString,
+                                                  device: context.device.name, rule: "messages-carry-only-the-view",
+                                                  expected: "the message to carry no more than \(state.devices[context.device]?.ownerName ?? "its recipient")'s view shows",
+                                                  found: leak))
                 }
             }
             if let plugin = state.plugin {
@@ -332,7 +344,20 @@ public struct Auditor: Sendable {
                                             rule: Self.unregisteredRule, expected: "a game registered for kind \(state.kind)",
                                             found: "kind \(state.kind) is not registered in this gamelog: its games' rules, boards and winners were not checked"))
         }
-        return lifecycle.findings + legalityFindings + consistency.findings + invariantFindings
+        return lifecycle.findings + legalityFindings + consistency.findings + invariantFindings + designFindings
+    }
+
+    /// What an arriving message carries beyond the recipient's player view, as a
+    /// sentence; nil when it carries nothing more.
+    static func leak(of message: Message, game: GameView, plugin: any GamePlugin, viewer: String?) -> String? {
+        let view = plugin.playerView(of: message, board: game.board, viewer: viewer, direction: .incoming)
+        guard view != message else { return nil }
+        var parts: [String] = []
+        if view.url != message.url { parts.append("its URL \(SafeText.line(String((message.url ?? "").prefix(200)))) (the view shows \(view.url.map { SafeText.line(String($0.prefix(200))) } ?? "none"))") }
+        if view.layout != message.layout { parts.append("its layout") }
+        if view.summaryText != message.summaryText { parts.append("its summary") }
+        if view.accessibilityLabel != message.accessibilityLabel { parts.append("its accessibility label") }
+        return "a modified client on this device could read " + (parts.isEmpty ? "fields the view hides" : parts.joined(separator: ", "))
     }
 
     /// The rule of the finding that says a conversation's game kind is not registered.

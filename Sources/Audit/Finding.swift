@@ -7,6 +7,10 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
         /// The rule needs a recording this log does not hold (a log from one device):
         /// neither kept nor broken, and never an error.
         case notCheckable
+        /// Not a fault of this log but of the game's design: what its messages carry to a
+        /// device beyond what that device's player may see (a modified client there could
+        /// read it). Never an error.
+        case design
     }
     public enum Check: String, Hashable, Codable, Sendable {
         case integrity, lifecycle, legality, consistency, invariant
@@ -18,6 +22,8 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
         case rerun
         /// The catalog of conversations and games against the events it is derived from.
         case catalog
+        /// What a game's messages reveal beyond its player views.
+        case design
     }
 
     public var severity: Severity

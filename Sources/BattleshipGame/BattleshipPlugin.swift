@@ -13,6 +13,8 @@ public struct BattleshipBoard: GameBoard {
     public var guesser: String?
     /// Set once the result message is seen.
     public var outcome: Battleship.Outcome?
+    /// Set once a result message exists (staged or sent): its URL shows every ship.
+    public var revealed = false
 
     public init() {}
 
@@ -53,7 +55,9 @@ public struct BattleshipPlugin: GamePlugin {
                 board.placer = board.placer ?? seen.sender
                 return
             }
-            // The result: its image shows the guesser's board, its caption the outcome.
+            // The result: its image shows the guesser's board, its caption the outcome. Once
+            // the guesser's extension has made it (staged or sent), its URL shows every ship.
+            board.revealed = true
             guard seen.route != .staged else { return }
             board.guesser = seen.sender ?? board.guesser
             // A result arrives on the placer's device, even one whose placement bubble is gone.
@@ -90,13 +94,22 @@ public struct BattleshipPlugin: GamePlugin {
         return view
     }
 
-    /// A placement that arrives carries the ships in its URL; the seed's image hides
-    /// them, and so does the recipient's view.
-    public func playerView(of message: Message, for player: String?) -> Message {
-        guard let model = model(message), !model.isComplete else { return message }
+    /// A placement carries the ships in its URL; the seed's image hides them, and so
+    /// does every view but the placer's, until the game is complete.
+    public func playerView(of message: Message, in sight: MessageSight<BattleshipBoard>) -> Message {
+        guard sight.direction == .incoming || (sight.viewer != nil && sight.viewer != sight.board.placer),
+              let model = model(message), !model.isComplete else { return message }
         var hidden = message
         hidden.url = nil
         return hidden
+    }
+
+    /// The URL items of the ships not hit yet, hidden from all but the placer until the
+    /// guesser's game is over (the result message then carries every ship).
+    public func secrets(of board: BattleshipBoard, hiddenFrom player: String?) -> [String] {
+        guard board.outcome == nil, !board.revealed, board.hits.count < Battleship.totalShipCount, board.livesLeft > 0,
+              player == nil || player != board.placer else { return [] }
+        return board.ships.filter { !board.hits.contains($0) }.map { "Ship_Location=\($0)" }
     }
 
     public func picture(of board: BattleshipBoard) -> BoardPicture {

@@ -44,8 +44,17 @@ public protocol GamePlugin: Sendable {
     /// hidden-information game removes what that player has not earned.
     func playerView(of board: Board, for player: String?) -> Board
 
-    /// A message as `player` may see it in a transcript; by default unchanged.
-    func playerView(of message: Message, for player: String?) -> Message
+    /// A message as its viewer may see it on any surface (a transcript, a callback's
+    /// argument, an insert, an export): `sight` says who looks, from which side, and
+    /// the game as that viewer's device knows it. A hidden-information game removes
+    /// what the viewer has not earned, from every field that carries it; by default
+    /// the message is unchanged.
+    func playerView(of message: Message, in sight: MessageSight<Board>) -> Message
+
+    /// Text that must appear nowhere `player` can read while the game stands as
+    /// `board` (Battleship: the URL items of ships not hit yet): what the player views
+    /// hide, spelled as messages carry it. By default none.
+    func secrets(of board: Board, hiddenFrom player: String?) -> [String]
 
     /// The board drawn as cells, with lines of status under it.
     func picture(of board: Board) -> BoardPicture
@@ -71,10 +80,37 @@ public protocol GamePlugin: Sendable {
 }
 
 extension GamePlugin {
-    public func playerView(of message: Message, for player: String?) -> Message { message }
+    public func playerView(of message: Message, in sight: MessageSight<Board>) -> Message { message }
     public var invariants: [BoardInvariant<Board>] { [] }
+    public func secrets(of board: Board, hiddenFrom player: String?) -> [String] { [] }
     public var ruleNames: [String] { [] }
     public func prepare(_ host: MessagesHost, devices: [DeviceID]) {}
+}
+
+/// Who looks at a message, from which side, knowing what of the game.
+public struct MessageSight<Board: GameBoard>: Sendable {
+    /// The game as the viewer's device knows it (its own events folded; nil-named
+    /// players when it has not learned them).
+    public var board: Board
+    /// The viewer's name (nil: unknown, to be shown the least).
+    public var viewer: String?
+    public var direction: MessageDirection
+
+    public init(board: Board, viewer: String?, direction: MessageDirection) {
+        self.board = board
+        self.viewer = viewer
+        self.direction = direction
+    }
+}
+
+/// Which side of a message a viewer is on.
+public enum MessageDirection: String, Hashable, Codable, Sendable {
+    /// The viewer's own extension put it in the input field (not sent yet).
+    case staged
+    /// The viewer sent it.
+    case outgoing
+    /// It came from someone else.
+    case incoming
 }
 
 /// A named rule about a game's board.

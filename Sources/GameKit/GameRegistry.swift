@@ -132,6 +132,13 @@ extension GamePlugin {
         AnyBoard(kind: kind, playerView(of: typed(board), for: player))
     }
 
+    /// A message as `viewer` may see it, with the game as the viewer's device knows it.
+    public func playerView(of message: Message, board: AnyBoard, viewer: String?, direction: MessageDirection) -> Message {
+        playerView(of: message, in: MessageSight(board: typed(board), viewer: viewer, direction: direction))
+    }
+
+    public func secrets(of board: AnyBoard, hiddenFrom player: String?) -> [String] { secrets(of: typed(board), hiddenFrom: player) }
+
     public func picture(of board: AnyBoard) -> BoardPicture { picture(of: typed(board)) }
 
     public func result(of board: AnyBoard) -> String { result(of: typed(board)) }

@@ -1,4 +1,5 @@
 import MessagesModel
+import Projections
 import ArgumentParser
 import EventStore
 import Foundation
@@ -13,8 +14,10 @@ struct Export: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Option(help: "Only this game (or conversation) id prefix.") var game: String?
-    @Option(help: "Only the recordings of this device (e.g. A): that device's own log.") var device: String?
-    @Flag(help: "Replace participant identifiers and names consistently.") var redact = false
+    @Option(help: "Only the recordings of this device (e.g. A): that device's own log, in full (what the phone holds, secrets included).")
+    var device: String?
+    @Flag(help: "Replace participant identifiers and names consistently; with --device, also show every message as that device's player may see it (a game's secrets hidden).")
+    var redact = false
     @Flag(help: "Leave out events that cannot be read (a damaged file), export the rest, and say what was left out.")
     var skipDamaged = false
 
@@ -36,7 +39,12 @@ struct Export: ParsableCommand {
             let output = FileHandle.standardOutput
             var buffer = ""
             var damaged: [EventStoreError] = []
-            let count = try Interchange.export(from: store, streams: streams, redact: redact,
+            // A device's redacted log shows what its player may see: each message through the game's view.
+            var views = DeviceViews(try device.map { name in
+                Perspective.device(try recordedDevices(store).first { $0.name.lowercased() == name.lowercased() } ?? DeviceID(name))
+            } ?? .auditor)
+            let viewing: ((StoredEvent, RecordedEvent) -> RecordedEvent)? = redact && device != nil ? { views.view($1, stored: $0) } : nil
+            let count = try Interchange.export(from: store, streams: streams, redact: redact, viewing: viewing,
                                                skippingDamaged: skipDamaged ? { damaged.append($0) } : nil) { line in
                 buffer += line + "\n"
                 if buffer.utf8.count > 1 << 16 {

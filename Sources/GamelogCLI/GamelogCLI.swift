@@ -5,11 +5,12 @@ import Games
 /// The whole `gamelog` command (and its viewer) as a library, with the games you
 /// register: a package with a game of its own has a three-line executable
 ///
+///     import Codebreaker
 ///     import GamelogCLI
-///     import Games
-///     GamelogCLI.main(games: GameRegistry.standard.adding(MyGamePlugin()))
+///     GamelogCLI.main(adding: Codebreaker.game)
 ///
-/// and every command (`games`, `state`, `verify`, `rerun`, `fork`, `serve`, ...) knows its game.
+/// and every command (`games`, `state`, `verify`, `rerun`, `fork`, `serve`, ...) knows its
+/// game besides the ones gamelog ships (see `Examples/Codebreaker`).
 public enum GamelogCLI {
     /// The games every command knows. Set once, by ``main(games:)``, before any command is parsed.
     nonisolated(unsafe) static var games: GameRegistry = .standard
@@ -19,5 +20,11 @@ public enum GamelogCLI {
         Self.games = games
         Gamelog.main()
         exit(0)
+    }
+
+    /// Runs the command knowing the games gamelog ships and `games` (one of the same
+    /// kind as a shipped game replaces it); exits.
+    public static func main(adding games: any GamePlugin...) -> Never {
+        main(games: games.reduce(GameRegistry.standard) { $0.adding($1) })
     }
 }

@@ -67,6 +67,8 @@ struct Log: ParsableCommand {
             // Each recording's names, so captions read "Alice placed...", as `state` shows them.
             let namesOf = try recordings(store, streams: streams).mapValues(\.names)
             var shown = 0, damaged = 0
+            // Under a device's view: each conversation as that device has seen it so far.
+            var views = DeviceViews(seenAs)
             var decoder = StreamDecoder(store: store)
             try store.scan(query, skippingDamaged: { problem in
                 damaged += 1
@@ -77,11 +79,12 @@ struct Log: ParsableCommand {
                 }
             }) { event in
                 if let limit, shown >= limit { return }
-                if let positions, !positions.contains(event.position) { return }
-                if let kind, !(event.type == kind || event.type.hasPrefix(kind + ".")) { return }
+                let wanted = (positions?.contains(event.position) ?? true) && (kind.map { event.type == $0 || event.type.hasPrefix($0 + ".") } ?? true)
+                // A device's view folds all of that device's events, listed or not, to know what its owner may see.
+                if !wanted, case .auditor = seenAs { return }
                 // Under --json the payload is printed whole too: a compact one is expanded once for both.
                 var full = event.payload
-                let decoded: RecordedEvent?
+                var decoded: RecordedEvent?
                 if json, let both = try? decoder.decodeKeepingFullPayload(stream: event.stream, type: event.type,
                                                                          typeVersion: event.typeVersion, payload: event.payload) {
                     (decoded, full) = (both.event, both.full)
@@ -96,15 +99,21 @@ struct Log: ParsableCommand {
                     deviceName = context?.device.name
                 }
                 if let only, deviceName != only.name { return }
-                shown += 1
-                if case .device(let viewer) = seenAs, deviceName != viewer.name {
-                    if json {
-                        print(#"{"device":"\#(deviceName ?? "")","hidden":true,"position":\#(event.position)}"#)
-                    } else {
-                        print("\(String(event.position).leftPad(7))  \((deviceName ?? "-").leftPad(28))  device \(deviceName ?? "?") acted")
+                if case .device(let viewer) = seenAs {
+                    // Another device's events are not there for this device: neither their content nor how many.
+                    guard deviceName == viewer.name else { return }
+                    // Every message the event carries, as the game's player view shows it to this device's owner.
+                    if let recorded = decoded {
+                        let seen = views.view(recorded, stored: event)
+                        guard wanted else { return }
+                        if seen != recorded {
+                            decoded = seen
+                            full = seen.payload()
+                        }
                     }
-                    return
                 }
+                guard wanted else { return }
+                shown += 1
                 if json {
                     // Written by hand in the one JSON style (keys sorted): a payload is
                     // rewritten in one pass, with the reference for anything unusual.

@@ -59,7 +59,8 @@ struct Verify: ParsableCommand {
             let seconds = Date().timeIntervalSince(started)
             let errors = findings.filter { $0.severity == .error }
             let unchecked = findings.filter { $0.severity == .notCheckable }
-            let warnings = findings.count - errors.count - unchecked.count
+            let design = findings.filter { $0.severity == .design }
+            let warnings = findings.count - errors.count - unchecked.count - design.count
             let devices = try opened.map { $0.replayer.devices.map(\.name) } ?? recordedDevices(store).map(\.name)
             if json {
                 let keys = report.proofs?.keys.map {
@@ -92,6 +93,10 @@ struct Verify: ParsableCommand {
                 let unknownKinds = Set(unregistered.compactMap { $0.expected.split(separator: " ").last.map(String.init) }).sorted()
                 if !unregistered.isEmpty {
                     print("the game rules of \(unregistered.count) conversation\(unregistered.count == 1 ? "" : "s") were not checked: kind\(unknownKinds.count == 1 ? "" : "s") \(unknownKinds.joined(separator: ", ")) \(unknownKinds.count == 1 ? "is" : "are") not registered in this gamelog (a gamelog built with GamelogCLI and those games checks them)")
+                }
+                if !design.isEmpty {
+                    let kinds = Set(design.compactMap(\.game)).count
+                    print("design: in \(kinds) game\(kinds == 1 ? "" : "s"), messages carry to a device what its player's view hides (the \"design\" lines say what); not an error of this log, but a modified client could read it")
                 }
                 if errors.isEmpty {
                     let scope = unregistered.isEmpty ? "" : " in what could be checked"

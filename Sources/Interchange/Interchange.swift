@@ -164,7 +164,10 @@ public enum Interchange {
     /// display names by "Player 1", "Player 2", ...
     /// - Parameter damaged: called with each event that cannot be read, which is left
     ///   out; without it the first such event stops the export.
+    /// - Parameter viewing: with `redact`, each event as a player may see it (a device's
+    ///   player view): applied before identifiers are replaced.
     public static func export(from store: EventStore, streams: Set<UUID>? = nil, redact: Bool = false,
+                              viewing: ((StoredEvent, RecordedEvent) -> RecordedEvent)? = nil,
                               skippingDamaged damaged: ((EventStoreError) -> Void)? = nil,
                               write: (String) throws -> Void) throws -> Int {
         var redactor = redact ? Redactor() : nil
@@ -192,7 +195,12 @@ public enum Interchange {
                 // (compact ones expanded first), redacted, then canonical again (keys sorted).
                 let full = try decoder.v1Payload(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion,
                                                  payload: stored.payload)
-                let redacted = Array(redactor.apply(to: String(decoding: full, as: UTF8.self)).utf8)
+                var text = String(decoding: full, as: UTF8.self)
+                if let viewing {
+                    let event = try RecordedEvent.decode(type: stored.type, typeVersion: 1, payload: full)
+                    text = String(decoding: viewing(stored, event).payload(), as: UTF8.self)
+                }
+                let redacted = Array(redactor.apply(to: text).utf8)
                 let event = try RecordedEvent.decode(type: stored.type, typeVersion: 1, payload: redacted)
                 bytes = event.payload()
                 payload = String(decoding: bytes, as: UTF8.self)

@@ -13,8 +13,9 @@ public enum StateText {
                        focus: SessionID?, origin: ForkOrigin? = nil) -> [String] {
         var lines: [String] = []
         var header = "step \(step)/\(replayer.stepCount)"
-        if let event = replayer.event(at: step) {
+        if var event = replayer.event(at: step) {
             if perspective.sees(event) {
+                if let seen = replayer.viewedEvent(at: step, as: perspective) { event.event = seen }
                 header += "  position \(event.position)  \(Timestamp(microsecondsSince1970: event.recordedAt))"
                 header += "  \(describe(event, state))"
             } else {

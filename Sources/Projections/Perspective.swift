@@ -74,12 +74,70 @@ extension ConversationState {
             out.games[session]?.board = plugin.playerView(of: game.board, for: player)
         }
         if var view = out.devices[device] {
-            for index in view.transcript.indices where !view.transcript[index].bubble.isOutgoing {
+            for index in view.transcript.indices {
                 guard case .item(.message(let message)) = view.transcript[index].bubble.content else { continue }
-                view.transcript[index].bubble.content = .item(.message(plugin.playerView(of: message, for: player)))
+                let direction: MessageDirection = view.transcript[index].bubble.isOutgoing ? .outgoing : .incoming
+                view.transcript[index].bubble.content = .item(.message(
+                    plugin.playerView(of: message, board: board(of: message), viewer: player, direction: direction)))
+            }
+            if case .message(let message)? = view.staged {
+                view.staged = .message(plugin.playerView(of: message, board: board(of: message), viewer: player, direction: .staged))
             }
             out.devices[device] = view
         }
         return out
+    }
+
+    /// The board of the game `message` belongs to, as this state knows it (a new
+    /// board when it knows none).
+    public func board(of message: Message) -> AnyBoard {
+        let session = sessionOfMessage[message.id] ?? message.session
+        return session.flatMap { games[$0]?.board } ?? plugin?.makeBoard() ?? AnyBoard(kind: kind, UnregisteredBoard())
+    }
+
+    /// `event` as `perspective` may see it: for a device, every message it carries (a
+    /// callback's argument and selection, an insert or send, a transcript change) as
+    /// the game's player view shows it to the device's owner, with the game as this
+    /// state knows it. The auditor sees the event unchanged.
+    public func view(of event: RecordedEvent, as perspective: Perspective) -> RecordedEvent {
+        guard case .device(let device) = perspective, let plugin else { return event }
+        let player = devices[device]?.ownerName
+        let local = devices[device]?.localParticipant
+        func seen(_ message: Message, _ direction: MessageDirection) -> Message {
+            plugin.playerView(of: message, board: board(of: message), viewer: player, direction: direction)
+        }
+        func seen(_ message: Message) -> Message {
+            let outgoing = local != nil && message.senderParticipantIdentifier == local
+            return seen(message, outgoing ? .outgoing : .incoming)
+        }
+        switch event {
+        case .callback(var record, let context):
+            if let message = record.message {
+                let direction: MessageDirection
+                switch record.callback {
+                case .didStartSending, .didCancelSending: direction = .outgoing
+                case .didReceive: direction = .incoming
+                default: direction = message.senderParticipantIdentifier == local && local != nil ? .outgoing : .incoming
+                }
+                record.message = seen(message, direction)
+            }
+            if let selected = record.conversation?.selectedMessage { record.conversation?.selectedMessage = seen(selected) }
+            return .callback(record, context)
+        case .action(var record, let context):
+            switch record.action {
+            case .insert(let message): record.action = .insert(seen(message, .staged))
+            case .send(let message): record.action = .send(seen(message, .outgoing))
+            default: return event
+            }
+            return .action(record, context)
+        case .transcript(.sent(let item), let context):
+            guard case .message(let message) = item else { return event }
+            return .transcript(.sent(.message(seen(message, .outgoing))), context)
+        case .transcript(.arrived(let item, let sender), let context):
+            guard case .message(let message) = item else { return event }
+            return .transcript(.arrived(.message(seen(message, .incoming)), sender: sender), context)
+        case .recordingStarted, .recordingEnded, .input, .screen:
+            return event
+        }
     }
 }

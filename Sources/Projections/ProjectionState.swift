@@ -93,7 +93,7 @@ public struct GameView: Hashable, Codable, Sendable {
 public struct ConversationState: Hashable, Codable, Sendable {
     /// The version of the projection code. Bump it whenever `apply` changes, so stored
     /// snapshots of the old code are ignored and rebuilt.
-    public static let projectionVersion = 2
+    public static let projectionVersion = 3
 
     public var conversation: ConversationID
     /// The games whose boards this state folds.

@@ -129,6 +129,12 @@ public enum RecordedEvent: Hashable, Sendable {
     /// (``CompactPayload``). Version 1 payloads are read through its upcaster, forever.
     public static let currentTypeVersion = 2
 
+    /// The conversation the event happened in.
+    public var conversation: ConversationID? {
+        if case .recordingStarted(let info) = self { return info.conversation }
+        return context?.conversation
+    }
+
     public var context: EventContext? {
         switch self {
         case .recordingStarted: return nil

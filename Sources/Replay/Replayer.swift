@@ -152,6 +152,18 @@ public final class Replayer {
         return state.playerView(for: perspective)
     }
 
+    /// The event of step `n` as `perspective` may see it (nil for a step out of range,
+    /// or another device's event under a device's perspective): every message it carries
+    /// through the game's player view, with the game as that device knew it then.
+    public func viewedEvent(at step: Int, as perspective: Perspective) -> RecordedEvent? {
+        guard let event = event(at: step), perspective.sees(event) else { return nil }
+        guard case .device = perspective else { return event.event }
+        let base = step / snapshotInterval * snapshotInterval
+        var state = snapshot(at: base, as: perspective)
+        for index in base..<step where perspective.sees(events[index]) { state.apply(events[index]) }
+        return state.view(of: event.event, as: perspective)
+    }
+
     /// The fold (before any player view) at a multiple of the snapshot interval.
     private func snapshot(at step: Int, as perspective: Perspective) -> ConversationState {
         if let known = snapshots[perspective]?[step] { return known }

@@ -172,8 +172,10 @@ enum Pages {
 
         // The event at this step.
         var eventHTML: HTML = "<p class=muted>before the first event</p>"
-        if let event = replayer.event(at: step) {
+        if var event = replayer.event(at: step) {
             if perspective.sees(event) {
+                // What the event carries, as this perspective may see it (a device's own messages through the game's view).
+                if let seen = try model.viewedEvent(conversation, at: step, as: perspective) { event.event = seen }
                 let payload = String(decoding: event.event.payload(), as: UTF8.self)
                 let pretty = (try? JSONSerialization.jsonObject(with: Data(payload.utf8)))
                     .flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys]) }

@@ -1,3 +1,4 @@
+import RecordedEvents
 import Audit
 import EventStore
 import Foundation
@@ -111,6 +112,12 @@ public final class ViewerModel: @unchecked Sendable {
     public func state(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> ConversationState {
         let replayer = try replayer(conversation)
         return try locked { try replayer.state(at: step, as: perspective) }
+    }
+
+    /// The event of a step as a perspective may see it (nil for another device's).
+    public func viewedEvent(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> RecordedEvent? {
+        let replayer = try replayer(conversation)
+        return locked { replayer.viewedEvent(at: step, as: perspective) }
     }
 
     public func diff(_ conversation: ConversationID, from a: Int, to b: Int, as perspective: Perspective) throws -> [StateChange] {

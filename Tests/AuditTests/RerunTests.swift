@@ -69,6 +69,7 @@ struct VariantBattleship: GamePlugin {
     func reduce(_ board: inout BattleshipBoard, _ event: GameEvent) { base.reduce(&board, event) }
     func progress(of board: BattleshipBoard) -> GameProgress { base.progress(of: board) }
     func playerView(of board: BattleshipBoard, for player: String?) -> BattleshipBoard { base.playerView(of: board, for: player) }
+    func playerView(of message: Message, in sight: MessageSight<BattleshipBoard>) -> Message { base.playerView(of: message, in: sight) }
     func picture(of board: BattleshipBoard) -> BoardPicture { base.picture(of: board) }
     func result(of board: BattleshipBoard) -> String { base.result(of: board) }
     func makeChecker() -> any LegalityChecker { base.makeChecker() }

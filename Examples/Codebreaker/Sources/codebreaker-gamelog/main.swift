@@ -1,0 +1,4 @@
+import Codebreaker
+import GamelogCLI
+
+GamelogCLI.main(adding: Codebreaker.game)

@@ -1,0 +1,75 @@
+import MessagesHost
+import MessagesModel
+
+/// A simulated player for a game played by its ``GameRules``: device `i` plays seat
+/// `i`. The seat to move taps the newest message (the first opens a new game from the
+/// drawer), expands, and enters a random legal move through the extension's screen,
+/// as a person would; once the game is over, the player who did not make the last move
+/// looks at it. It reads only the host, so it copes with whatever noise came before.
+struct RulesPlayer<Rules: GameRules>: GameStrategy {
+    let rules: Rules
+    let devices: [DeviceID]
+    let conversation: ConversationID
+    /// The move being entered: the position it is for and its touches.
+    private var plan: (state: Rules.State, touches: [Touch])?
+    private var finalViewed = false
+
+    init(rules: Rules, devices: [DeviceID], conversation: ConversationID) {
+        self.rules = rules
+        self.devices = devices
+        self.conversation = conversation
+    }
+
+    mutating func next(_ host: MessagesHost, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+        if let step = stagedSend(host, devices, conversation) { return step }
+        if let step = pendingDelivery(host) { return step }
+        let conversation = self.conversation
+        let latest = devices.lazy.compactMap { host.latestMessage(on: $0, in: conversation) }.first
+        guard let latest, let state = try? rules.state(from: latest) else { return opening(host, &rng) }
+        if rules.outcome(of: state) != nil || rules.seatToMove(in: state) == nil {
+            let mover = rules.lastMover(in: state).map { devices[$0 % devices.count] } ?? devices[0]
+            let viewer = devices.first { $0 != mover } ?? mover
+            if finalViewed { return host.activeInstance(on: viewer) != nil ? (viewer, .act(.dismissExtension)) : nil }
+            if let step = show(host, viewer, conversation, latest) { return step }
+            finalViewed = true
+            return (viewer, .act(.dismissExtension))
+        }
+        let device = devices[rules.seatToMove(in: state)! % devices.count]
+        if let step = show(host, device, conversation, latest) { return step }
+        return enter(state, on: device, host, &rng)
+    }
+
+    private mutating func opening(_ host: MessagesHost, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+        let first = devices[0]
+        if let step = openConversation(host, first, conversation) { return step }
+        guard let active = host.activeInstance(on: first) else { return (first, .act(.openExtension)) }
+        if active.style != .expanded {
+            if let button = active.extension.screen.buttons.first { return (first, .act(.touch(.button(button.title)))) }
+            return (first, .act(.expand))
+        }
+        return enter(rules.setup(), on: first, host, &rng)
+    }
+
+    /// The next touch of a random legal move, on the board the device shows.
+    private mutating func enter(_ state: Rules.State, on device: DeviceID, _ host: MessagesHost,
+                                _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+        guard let screen = screen(host, device), screen.name == "board",
+              let entered = screen.labels.last(where: { $0.hasPrefix("Entered: ") }) else {
+            return (device, .act(.dismissExtension))
+        }
+        if plan?.state != state {
+            guard let move = rules.legalMoves(in: state).randomElement(using: &rng) else { return (device, .act(.dismissExtension)) }
+            plan = (state, rules.input(for: move, in: state))
+        }
+        let touches = plan!.touches
+        let typed = String(entered.dropFirst("Entered: ".count))
+        func shown(_ count: Int) -> String {
+            count == 0 ? "nothing" : touches.prefix(count).map(RulesExtension<Rules>.label).joined(separator: ", ")
+        }
+        // Something else was entered (a stray tap): start over.
+        guard let count = (0..<touches.count).first(where: { shown($0) == typed }) else {
+            return (device, .act(.touch(.button(RulesExtension<Rules>.clear))))
+        }
+        return (device, .act(.touch(touches[count])))
+    }
+}
