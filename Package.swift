@@ -177,6 +177,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: ["gamelog", "CustomGamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", "RecordedEvents", "Recorder", "StoredEvents",
+                           "Replay", "Games", "GameKit", "Simulation", "Projections",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),

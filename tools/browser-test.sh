@@ -75,6 +75,19 @@ page battleship-B-end "$base/games/$battleship?as=B"
 check battleship-B-end "Bob's board has his hits" has battleship-B-end 'cell hit'
 check battleship-B-end "Bob never sees the ships he did not hit" lacks battleship-B-end 'title="ship"'
 
+# Every step as Bob, in the DOM after scripts: no placement URL (the ships he has not hit)
+# anywhere on the page (board, phones, payload panel, diff, findings) before the result.
+steps=$(curl -s "$base/api/games/$battleship" | python3 -c 'import json,sys; print(json.load(sys.stdin)["steps"])')
+leaks=0 looked=0
+for step in $(seq 1 "$steps"); do
+  "$browser" --headless --no-sandbox --disable-gpu --virtual-time-budget=1000 \
+    --dump-dom "$base/games/$battleship?step=$step&as=B" 2>/dev/null > "$work/b-step.html"
+  grep -q 'data-device="B"\|no game yet' "$work/b-step.html" && looked=$((looked + 1))
+  grep -q 'Is_Complete=0' "$work/b-step.html" && { leaks=$((leaks + 1)); echo "  step $step as B shows the placement URL"; }
+done
+check battleship-B-every-step "Bob's page shows no placement URL at any of the $steps steps" test "$leaks" = 0
+check battleship-B-every-step "every step's page was read" test "$looked" = "$steps" -a "$steps" -gt 20
+
 page battleship-A-step20 "$base/games/$battleship?step=20&as=A"
 check battleship-A-step20 "Alice sees the ships she placed" has battleship-A-step20 'title="ship"'
 

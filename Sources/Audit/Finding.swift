@@ -56,4 +56,13 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
         let label = severity == .notCheckable ? "not checkable" : severity.rawValue
         return "\(label): \(check) \(rule) at \(place): expected \(expected), found \(found)"
     }
+
+    /// The finding without what was expected and found, which quote messages in full:
+    /// what a device's view may show of it (an auditor's text could carry a game's secret).
+    public var outline: String {
+        var place = position.map { "position \($0)" } ?? "log"
+        if let device { place += ", device \(device)" }
+        let label = severity == .notCheckable ? "not checkable" : severity.rawValue
+        return "\(label): \(check) \(rule) at \(place)"
+    }
 }

@@ -156,17 +156,19 @@ enum Pages {
             guard let position = finding.position, let at = positionsToStep[position] else { return true }
             return replayer.event(at: at).map(perspective.sees) ?? true
         }
+        // A finding's full text quotes messages as the auditor sees them: a device's view shows its outline.
+        let text = { (finding: Finding) -> String in perspective == .auditor ? finding.description : finding.outline }
         let marks = shown.compactMap { finding -> HTML? in
             guard let position = finding.position, let at = positionsToStep[position], finding.severity != .notCheckable else { return nil }
             let left = replayer.stepCount > 0 ? Double(at) / Double(replayer.stepCount) * 100 : 0
-            return "<a class=\"mark \(finding.severity.rawValue)\" style=\"left:\(String(format: "%.2f", left))%\" href=\"\(link(at, asParameter))\" title=\"\(finding.description)\"></a>"
+            return "<a class=\"mark \(finding.severity.rawValue)\" style=\"left:\(String(format: "%.2f", left))%\" href=\"\(link(at, asParameter))\" title=\"\(text(finding))\"></a>"
         }
         // And as a list, each with its step; the current step's stand out.
         let listed = shown.filter { $0.severity != .notCheckable }.prefix(200).map { finding -> HTML in
             let at = finding.position.flatMap { positionsToStep[$0] }
             let place: HTML = at.map { "<a href=\"\(link($0, asParameter))\">step \($0)</a>" } ?? "the log"
             let current = at == step ? " current" : ""
-            return "<li class=\"finding \(finding.severity.rawValue)\(current)\">\(place): \(finding.description)</li>"
+            return "<li class=\"finding \(finding.severity.rawValue)\(current)\">\(place): \(text(finding))</li>"
         }
         let findingsHTML: HTML = listed.isEmpty ? "" : "<section class=findings id=findings><h2>findings</h2><ol>\(listed)</ol></section>"
 

@@ -1,0 +1,76 @@
+import BattleshipGame
+import EventStore
+import Foundation
+import GameKit
+import Games
+import Hummingbird
+import HummingbirdTesting
+import MessagesModel
+import Projections
+import Recorder
+import Replay
+import Simulation
+import TestSupport
+import Testing
+import WebViewer
+
+/// No page or API answer shows the guesser any ship it has not hit, at any step of random
+/// Battleship games: the game's page as B (board, phones, payload panel, diff) and the
+/// step API as B.
+@Suite struct SecretSurfaceTests {
+    @Test func theGuessersPagesNeverShowAnUnhitShipBeforeTheEnd() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("secrets.sqlite")
+        do {
+            let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 77),
+                                      games: .standard, seed: 77, noise: 0.1)
+            for _ in 0..<3 { try simulator.play("battleship") }
+        }
+        let model = try ViewerModel(path: path, games: .standard)
+        let app = Application(router: WebViewer.router(model))
+        let store = try EventStore(path: path, access: .readOnly)
+        let index = try GameIndex(store: store)
+        // What to look for at each step of each game: the URL items of the ships B has not hit.
+        var plan: [(game: String, step: Int, secrets: [String])] = []
+        for summary in try model.summaries() where summary.kind == "battleship" {
+            let index = try index.resolve(summary.id)
+            let replayer = try Replayer(store: store, conversation: index.conversation, streams: try GameIndex(store: store).streams(of: index.conversation),
+                                        games: .standard)
+            for step in 1...replayer.stepCount {
+                let truth = try replayer.state(at: step)
+                let bob = truth.devices["B"]?.ownerName
+                let secrets = truth.orderedGames.flatMap { game in truth.plugin?.secrets(of: game.board, hiddenFrom: bob) ?? [] }
+                if !secrets.isEmpty { plan.append((summary.id, step, secrets)) }
+            }
+        }
+        #expect(plan.count > 40, "\(plan.count)")
+        let steps = plan
+        let checks = try await app.test(.router) { client in
+            var checked = 0
+            for (game, step, secrets) in steps {
+                for uri in ["/games/\(game)?step=\(step)&as=B", "/api/games/\(game)/steps/\(step)?as=B"] {
+                    try await client.execute(uri: uri, method: .get) { response in
+                        #expect(response.status == .ok, "\(uri)")
+                        let body = String(buffer: response.body)
+                        for secret in secrets { #expect(!body.contains(secret), "\(uri) shows \(secret)") }
+                        checked += 1
+                    }
+                }
+            }
+            return checked
+        }
+        #expect(checks == plan.count * 2)
+        // The auditor's page of the same steps does show the ships: the check looks where they would be.
+        let auditorShows = try await app.test(.router) { client in
+            var found = 0
+            for (game, step, secrets) in steps.prefix(10) {
+                try await client.execute(uri: "/games/\(game)?step=\(step)&as=auditor", method: .get) { response in
+                    let body = String(buffer: response.body)
+                    if secrets.contains(where: body.contains) { found += 1 }
+                }
+            }
+            return found
+        }
+        #expect(auditorShows > 0)
+    }
+}
