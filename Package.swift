@@ -111,7 +111,9 @@ let package = Package(
             name: "Fork",
             dependencies: ["EventStore", "GameKit", "MessagesHost", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay"],
             swiftSettings: strict),
-        .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore"], swiftSettings: strict),
+        // Reports fold what the recorder records with the projections, so they say what the log shows.
+        .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore", "Projections", "RecordedEvents"],
+                swiftSettings: strict),
         .target(
             name: "GameKitTesting",
             dependencies: ["EventStore", "GameKit", "Interchange", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay", "Rerun",

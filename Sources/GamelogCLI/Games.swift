@@ -1,3 +1,4 @@
+import MessagesModel
 import EventStore
 import ArgumentParser
 import Foundation
@@ -71,7 +72,26 @@ struct GamesCommand: ParsableCommand {
                 print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(game.status.rightPad(10)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)\(missing)")
             }
             if let more { print(more) }
+            if more == nil, seenAs == .auditor { try listConversationsWithoutGames(store) }
             if !damaged.isEmpty { throw ExitCode.failure }
         }
+    }
+
+    /// Conversations whose extension holds no game (a sticker browser), so they are not
+    /// missed: by kind, with an id to open one.
+    private func listConversationsWithoutGames(_ store: EventStore) throws {
+        let index = try GameIndex(store: store)
+        let withGames = Set(try index.games().map(\.conversation))
+        var byKind: [String: [ConversationID]] = [:]
+        for conversation in try index.conversations() where !withGames.contains(conversation) {
+            let kind = try recordings(store, streams: try index.streams(of: conversation)).values.first?.kind ?? "unknown"
+            byKind[kind, default: []].append(conversation)
+        }
+        guard !byKind.isEmpty else { return }
+        let count = byKind.values.reduce(0) { $0 + $1.count }
+        let kinds = byKind.sorted { $0.key < $1.key }.map { kind, conversations in
+            "\(conversations.count) of \(SafeText.line(kind)) (\(conversations.prefix(3).map { String($0.uuid.uuidString.prefix(8)).lowercased() }.joined(separator: ", "))\(conversations.count > 3 ? ", …" : ""))"
+        }
+        print("\(count) conversation\(count == 1 ? "" : "s") hold\(count == 1 ? "s" : "") no game: \(kinds.joined(separator: "; ")). `gamelog state ID` or `gamelog log --game ID` shows one.")
     }
 }

@@ -37,11 +37,8 @@ struct Log: ParsableCommand {
             if let game {
                 let opened = try OpenedGame(options: options, id: game)
                 streams = Set(opened.replayer.events.map(\.stream))
-                // A game's own events: from its first to its latest, not its whole conversation's.
-                if opened.session != nil {
-                    let steps = try opened.steps()
-                    positions = Set(opened.replayer.events[(steps.lowerBound - 1)..<steps.upperBound].map(\.position))
-                }
+                // A game's own events: those of its session, not another game's played beside it.
+                if let session = opened.session { positions = opened.replayer.positions(ofGame: session) }
                 devices = opened.replayer.devices
             } else {
                 devices = try recordedDevices(store)

@@ -1,3 +1,4 @@
+import Projections
 import ArgumentParser
 import EventStore
 import Foundation
@@ -87,7 +88,9 @@ struct Simulate: ParsableCommand {
                 try signer.check()
                 if report.finished && !report.alreadyRecorded { finished += 1 }
                 if report.alreadyRecorded { skipped += 1 }
-                outcomes[outcomeClass(report), default: 0] += 1
+                // Counted as the log shows them: every game of the conversation, strays and strandings included.
+                for game in report.games { outcomes[outcomeClass(report.kind, game), default: 0] += 1 }
+                if report.games.isEmpty { outcomes["\(report.kind): no game message", default: 0] += 1 }
                 progress.update(number + 1, detail: "· \(recorder.writtenEvents) events")
             }
             progress.finish()
@@ -107,6 +110,10 @@ struct Simulate: ParsableCommand {
                 }
                 print(signer.summary)
                 print("Played \(games - skipped) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
+                let logged = outcomes.values.reduce(0, +)
+                if logged != games {
+                    print("The log shows \(logged) games: besides the games played, stray taps started some and others were left unsent (each below, as `gamelog games` lists them).")
+                }
                 print("Wrote \(written) events to \(destination) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
                 if skipped > 0 {
                     print("\(skipped) of the \(games) games were already recorded with this seed and were skipped.")
@@ -116,9 +123,12 @@ struct Simulate: ParsableCommand {
         }
     }
 
-    private func outcomeClass(_ report: GameReport) -> String {
-        guard report.finished else { return "\(report.kind): unfinished" }
-        guard report.isOver else { return "\(report.kind): \(report.outcome)" }
-        return "\(report.kind): \(report.winner.map { "\($0) won" } ?? "a draw")"
+    private func outcomeClass(_ kind: String, _ game: GameOutcomeReport) -> String {
+        switch game.status {
+        case .finished: return "\(kind): \(game.winner.map { "\($0) won" } ?? "a draw")"
+        case .abandoned: return "\(kind): abandoned before its first message was sent"
+        case .staged: return "\(kind): first message never sent"
+        case .inProgress: return "\(kind): \(game.result)"
+        }
     }
 }

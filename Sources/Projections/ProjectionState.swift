@@ -87,6 +87,15 @@ public struct GameView: Hashable, Codable, Sendable {
     /// Microseconds since 1970 of the game's first and latest events.
     public var startedAt: Int64
     public var endedAt: Int64
+    /// How an abandoned game's only message left the input field.
+    public var abandonment: Abandonment?
+
+    public enum Abandonment: String, Hashable, Codable, Sendable {
+        /// The user deleted it.
+        case deleted
+        /// The extension put another message in its place.
+        case replaced
+    }
 }
 
 /// Everything projections know about one conversation at one step: the replay unit.

@@ -47,7 +47,7 @@ extension ConversationState {
             note(context)
             switch action {
             case .deleteStaged:
-                if case .message(let message)? = devices[context.device]?.staged { abandon(message) }
+                if case .message(let message)? = devices[context.device]?.staged { abandon(message, .deleted) }
                 devices[context.device]?.staged = nil
             case .touch(let touch):
                 told.append(.touch(TouchSighting(touch: touch, device: context.device, player: owner(of: context.device))))
@@ -82,7 +82,7 @@ extension ConversationState {
                 break
             }
             // An unsent game message pushed out of the input field by another insert.
-            if case .message(let old)? = replaced, devices[context.device]?.staged?.message?.id != old.id { abandon(old) }
+            if case .message(let old)? = replaced, devices[context.device]?.staged?.message?.id != old.id { abandon(old, .replaced) }
         case .transcript(let change, let context):
             var added: Bubble?
             note(context) { view in
@@ -209,10 +209,11 @@ extension ConversationState {
     }
 
     /// A game whose only message left the input field unsent is abandoned.
-    private mutating func abandon(_ message: Message) {
+    private mutating func abandon(_ message: Message, _ how: GameView.Abandonment) {
         guard let session = message.session, var game = games[session], game.status == .staged, game.messages.isEmpty
         else { return }
         game.status = .abandoned
+        game.abandonment = how
         game.lastStep = step
         game.lastPosition = position
         game.endedAt = recordedAt

@@ -36,6 +36,9 @@ public final class Recorder: HostObserver {
     public private(set) var recordedCallbacks: [Callback: Int] = [:]
     /// Events written by ``flush()`` so far (not counting retries of stored ones).
     public private(set) var writtenEvents = 0
+    /// Called with every event as it is recorded (before it is written), with its stream:
+    /// for a caller that folds what the log will hold, as the simulator's reports do.
+    public var onRecord: ((RecordedEvent, UUID) -> Void)?
 
     /// - Parameters:
     ///   - seed: makes event ids deterministic (a seeded simulation); nil for random ids.
@@ -151,6 +154,7 @@ public final class Recorder: HostObserver {
         if expectations[stream] == nil { expectations[stream] = version == 0 ? .noStream : .exactly(version) }
         versions[stream] = version + 1
         if case .callback(let record, _) = event { recordedCallbacks[record.callback, default: 0] += 1 }
+        onRecord?(event, stream)
         let time = clock.now()
         let id: UUID
         if ids != nil {

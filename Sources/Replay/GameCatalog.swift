@@ -104,7 +104,9 @@ public struct GameCatalog {
     public static func result(_ game: GameView, in state: ConversationState) -> String {
         switch game.status {
         case .staged: return "not sent yet: its first message waits in an input field"
-        case .abandoned: return "abandoned: its first message was deleted before it was sent"
+        case .abandoned:
+            return game.abandonment == .replaced ? "abandoned: its first message was replaced in the input field by another before it was sent"
+                : "abandoned: its first message was deleted before it was sent"
         case .inProgress, .finished:
             return state.plugin?.result(of: game.board)
                 ?? "unknown: kind \(game.kind) is not registered in this gamelog, so its moves and winner are not read"

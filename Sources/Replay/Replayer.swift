@@ -152,6 +152,61 @@ public final class Replayer {
         return state.playerView(for: perspective)
     }
 
+    /// The positions of the events that belong to one game (session) of the conversation:
+    /// those that carry one of its messages or have one selected, and every event of an
+    /// extension's activation (from willBecomeActive to didResignActive) that touched it,
+    /// such as the taps that made its first move. Another game played beside it in the
+    /// same conversation keeps its own events.
+    public func positions(ofGame session: SessionID) -> Set<Int64> {
+        let final = (try? state(at: stepCount)) ?? ConversationState(conversation: conversation, games: games)
+        let messages = Set(final.sessionOfMessage.filter { $0.value == session }.keys)
+        /// True if the event is of this game, false if of another, nil if it names none.
+        func belongs(_ event: RecordedEvent) -> Bool? {
+            var carried: [Message] = []
+            switch event {
+            case .callback(let record, _):
+                carried += [record.message, record.conversation?.selectedMessage].compactMap { $0 }
+            case .action(let record, _):
+                if case .insert(let m) = record.action { carried.append(m) }
+                if case .send(let m) = record.action { carried.append(m) }
+            case .transcript(.sent(.message(let m)), _), .transcript(.arrived(.message(let m), _), _):
+                carried.append(m)
+            default: break
+            }
+            if carried.contains(where: { $0.session == session || messages.contains($0.id) }) { return true }
+            if let selected = event.context?.selectedMessage { return messages.contains(selected) }
+            return carried.isEmpty ? nil : false
+        }
+        var out: Set<Int64> = []
+        // Each recording's activations, in its own order.
+        var activation: [UUID: [Int64]] = [:]
+        var touched: [UUID: Bool] = [:]
+        for e in events {
+            let verdict = belongs(e.event)
+            let mine = verdict == true
+            if mine { out.insert(e.position) }
+            // An event of another game stays that game's, whatever activation it falls in.
+            if verdict == false { continue }
+            switch e.event {
+            case .callback(let record, _) where record.callback == .willBecomeActive:
+                activation[e.stream] = [e.position]
+                touched[e.stream] = mine
+            case .callback(let record, _) where record.callback == .didResignActive:
+                activation[e.stream, default: []].append(e.position)
+                if touched[e.stream] == true || mine { out.formUnion(activation[e.stream] ?? []) }
+                activation[e.stream] = nil
+                touched[e.stream] = nil
+            default:
+                if activation[e.stream] != nil {
+                    activation[e.stream]!.append(e.position)
+                    if mine { touched[e.stream] = true }
+                }
+            }
+        }
+        for (stream, positions) in activation where touched[stream] == true { out.formUnion(positions) }
+        return out
+    }
+
     /// The event of step `n` as `perspective` may see it (nil for a step out of range,
     /// or another device's event under a device's perspective): every message it carries
     /// through the game's player view, with the game as that device knew it then.

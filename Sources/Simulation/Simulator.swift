@@ -3,6 +3,8 @@ import EventStore
 import GameKit
 import MessagesHost
 import MessagesModel
+import Projections
+import RecordedEvents
 import Recorder
 
 /// How a simulated game went.
@@ -22,13 +24,27 @@ public struct GameReport: Sendable {
     public var isOver: Bool
     /// The final transcript of each device, captions resolved.
     public var transcripts: [DeviceID: [String]]
-    /// The final board's cells, as the first device knows it.
+    /// Every game of the conversation as the recorded log shows it (the projections'
+    /// fold of what was recorded): the one the players set out to play, and any a stray
+    /// tap started or a lost selection stranded beside it.
+    public var games: [GameOutcomeReport] = []
+    /// The final board's cells, as the log shows the game.
     public var board: [String]
     /// Cells per row of `board`.
     public var boardColumns: Int
     public var eventsWritten: Int
     /// True when an earlier run with the same seed had recorded this game: nothing was written.
     public var alreadyRecorded = false
+}
+
+/// One game of a simulated conversation, as the recorded log shows it.
+public struct GameOutcomeReport: Hashable, Sendable {
+    public var session: SessionID
+    public var status: GameStatus
+    /// The winner's name once finished (nil for a draw).
+    public var winner: String?
+    /// The game's result sentence, players named.
+    public var result: String
 }
 
 /// Plays games between simulated devices and records them.
@@ -56,11 +72,24 @@ public final class Simulator {
     /// Called after each step that was carried out, e.g. to narrate the game.
     public var didStep: ((DeviceID, PlayerStep, MessagesHost) -> Void)?
 
+    /// The conversations being played, folded from the events as they are recorded.
+    private var folded: [ConversationID: ConversationState] = [:]
+    private var recordedSteps: Int64 = 0
+
     public init(recorder: Recorder, games: GameRegistry, seed: UInt64, noise: Double = 0.15) {
         self.recorder = recorder
         self.games = games
         self.seed = seed
         self.noise = noise
+        recorder.onRecord = { [weak self] event, stream in self?.fold(event, stream: stream) }
+    }
+
+    private func fold(_ event: RecordedEvent, stream: UUID) {
+        guard let conversation = event.conversation else { return }
+        recordedSteps += 1
+        var state = folded[conversation] ?? ConversationState(conversation: conversation, games: games)
+        state.apply(ReplayEvent(position: recordedSteps, recordedAt: recordedSteps, stream: stream, event: event))
+        folded[conversation] = state
     }
 
     /// Plays one game of an extension kind; randomness is drawn from the seed.
@@ -134,6 +163,7 @@ public final class Simulator {
     /// B (Bob), and the game's conversation.
     private func makeWorld(_ plugin: any GamePlugin) throws -> (SeededGenerator, MessagesHost, ConversationID) {
         gameNumber += 1
+        folded = [:]
         var rng = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ gameNumber)
         let games = self.games
         let host = recorder.makeHost(seed: rng.next()) { info in
@@ -188,28 +218,28 @@ public final class Simulator {
         for device in host.deviceIDs {
             transcripts[device] = host.transcript(on: device, in: game).map { describe($0, on: device, host) }
         }
-        // The first device's board: its game messages folded by the game's own reducer.
-        let first = host.deviceIDs[0]
-        let names = host.names(on: first)
-        var board = plugin.makeBoard()
-        var sawGame = false
-        for bubble in host.transcript(on: first, in: game) {
-            guard let message = bubble.message, plugin.isGameMessage(message) else { continue }
-            sawGame = true
-            let sender = names[bubble.sender]
-            plugin.reduce(&board, .message(GameMessage(message: message, route: bubble.isOutgoing ? .sent : .arrived, device: first,
-                                                       sender: sender, viewer: names[host.localParticipant(first)],
-                                                       senderRecorded: true, isFirstSighting: true)))
+        // What the log shows: the conversation folded from the events recorded, by the projections.
+        let state = folded.removeValue(forKey: game)
+        let sessions = state?.orderedGames ?? []
+        let outcomes = sessions.map { view in
+            GameOutcomeReport(session: view.session, status: view.status, winner: view.winner,
+                              result: plugin.result(of: view.board))
         }
-        let progress = plugin.progress(of: board)
-        let winner: String?
-        if case .finished(let name) = progress { winner = name } else { winner = nil }
-        let picture = plugin.picture(of: board)
-        return GameReport(kind: plugin.kind, conversation: game, steps: steps, finished: finished,
-                          outcome: sawGame ? plugin.result(of: board) : "no game message",
-                          winner: winner, isOver: progress != .inProgress,
-                          transcripts: transcripts, board: sawGame ? picture.cells : [], boardColumns: picture.columns,
-                          eventsWritten: written)
+        // The game the players set out to play: the first one that got under way.
+        let main = sessions.first { $0.status == .finished || $0.status == .inProgress }
+        let picture = main.map { plugin.picture(of: $0.board) }
+        let outcome: String
+        if let main {
+            outcome = main.status == .finished || main.status == .inProgress ? plugin.result(of: main.board) : main.status.rawValue
+        } else {
+            outcome = "no game message"
+        }
+        var report = GameReport(kind: plugin.kind, conversation: game, steps: steps, finished: finished,
+                                outcome: outcome, winner: main?.winner, isOver: main?.status == .finished,
+                                transcripts: transcripts, board: picture?.cells ?? [], boardColumns: picture?.columns ?? plugin.boardColumns,
+                                eventsWritten: written)
+        report.games = outcomes
+        return report
     }
 
     private func describe(_ bubble: Bubble, on device: DeviceID, _ host: MessagesHost) -> String {

@@ -36,6 +36,11 @@ struct TicTacToeStrategy: GameStrategy {
             return (mover, .act(.dismissExtension))
         }
         if let step = show(host, mover, conversation, latest) { return step }
+        // The seed's didReceive path can show a new, empty board with the game's message
+        // still selected: a player who sees it goes back to the game rather than start another.
+        if let screen = screen(host, mover), screen.name == "board", screen.cells != state.cellNames {
+            return (mover, .act(.collapse))
+        }
         return move(host, mover, &rng)
     }
 

@@ -79,3 +79,17 @@ import TestSupport
         #expect(checked == plan.count)
     }
 }
+
+/// A conversation whose extension holds no game (the sticker browser) is named by `games`,
+/// with ids that open it, rather than "No games recorded" alone.
+@Suite struct NoGameConversationsCLITests {
+    @Test func stickerConversationsAreListedWithIdsThatOpenThem() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--game", "stickers", "--games", "3", "--db", "s.sqlite"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--db", "s.sqlite"], in: folder.url)
+        #expect(games.status == 0 && games.stdout.contains("hold no game") && games.stdout.contains("of stickers"), "\(games.stdout)")
+        let id = try #require(games.stdout.firstMatch(of: /\(([0-9a-f]{8})/).map { String($0.output.1) })
+        let state = try gamelog(["state", id, "--db", "s.sqlite"], in: folder.url)
+        #expect(state.status == 0 && state.stdout.contains("device A"), "\(state.stdout)\(state.stderr)")
+    }
+}

@@ -1,0 +1,72 @@
+import EventStore
+import Foundation
+import GameKit
+import Games
+import MessagesModel
+import Projections
+import RecordedEvents
+import Recorder
+import Replay
+import Simulation
+import Testing
+import TestSupport
+
+/// A game's events are its session's, not a window of positions: two tic-tac-toe games
+/// played side by side in one conversation keep their own events.
+@Suite struct GameEventsTests {
+    @Test func twoOverlappingGamesKeepTheirOwnEvents() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("two.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 4), games: .standard, seed: 4, noise: 0)
+        let report = try simulator.play("tictactoe") { game in
+            [("A", .act(.openConversation(game))), ("A", .act(.openExtension)), ("A", .act(.expand)), ("A", .act(.touch(.cell(0)))),
+             ("A", .act(.tapSend)), ("B", .act(.openConversation(game))), ("B", .deliver), ("B", .tapLatestMessage),
+             ("B", .act(.touch(.cell(4)))),
+             // Before B sends, A opens the drawer with nothing selected: a new board, a second game.
+             ("A", .act(.openExtension)), ("A", .act(.expand)), ("A", .act(.touch(.cell(8)))), ("A", .act(.tapSend)),
+             ("B", .act(.tapSend)), ("A", .deliver), ("B", .deliver)]
+        }
+        let catalog = try GameCatalog(store: store, games: .standard)
+        let replayer = try Replayer(store: store, conversation: report.conversation, streams: catalog.streams[report.conversation] ?? [],
+                                    games: .standard)
+        let state = try replayer.state(at: replayer.stepCount)
+        let sessions = state.gameOrder
+        #expect(sessions.count == 2, "\(state.orderedGames.map(\.status))")
+        guard sessions.count == 2 else { return }
+        let first = replayer.positions(ofGame: sessions[0]), second = replayer.positions(ofGame: sessions[1])
+        #expect(first.isDisjoint(with: second))
+        // Each game's inserts are in its own list only, and the taps that made them with them.
+        func inserts(of session: SessionID) -> Set<Int64> {
+            Set(replayer.events.filter { event in
+                if case .action(let record, _) = event.event, case .insert(let m) = record.action { return m.session == session }
+                return false
+            }.map(\.position))
+        }
+        #expect(inserts(of: sessions[0]).count == 2 && inserts(of: sessions[0]).isSubset(of: first))
+        #expect(inserts(of: sessions[1]).count == 1 && inserts(of: sessions[1]).isSubset(of: second))
+        let tapCell8 = replayer.events.first { event in
+            if case .input(.touch(.cell(8)), _) = event.event { return true } else { return false }
+        }
+        #expect(tapCell8.map { second.contains($0.position) && !first.contains($0.position) } == true)
+        // The window the two games span would have mixed them: it held the other game's insert.
+        let window = Set(replayer.events.map(\.position).filter { $0 >= first.min()! && $0 <= first.max()! })
+        #expect(!window.isDisjoint(with: inserts(of: sessions[1])))
+    }
+
+    /// A first move replaced in the input field by a second insert is "replaced", not "deleted".
+    @Test func aReplacedFirstMessageIsCalledReplaced() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("replaced.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 5), games: .standard, seed: 5, noise: 0)
+        let report = try simulator.play("tictactoe") { game in
+            [("A", .act(.openConversation(game))), ("A", .act(.openExtension)), ("A", .act(.expand)), ("A", .act(.touch(.cell(0)))),
+             ("A", .act(.openExtension)), ("A", .act(.expand)), ("A", .act(.touch(.cell(4)))),
+             ("A", .act(.openExtension)), ("A", .act(.expand)), ("A", .act(.touch(.cell(8)))), ("A", .act(.deleteStaged))]
+        }
+        let catalog = try GameCatalog(store: store, games: .standard)
+        let results = catalog.games.filter { $0.conversation == report.conversation.uuid.uuidString.lowercased() }.map(\.result)
+        #expect(results.count == 3, "\(results)")
+        #expect(results.filter { $0.contains("replaced in the input field") }.count == 2, "\(results)")
+        #expect(results.filter { $0.contains("deleted before it was sent") }.count == 1, "\(results)")
+    }
+}
