@@ -42,6 +42,11 @@ public protocol GameRules: Sendable {
     func play(_ move: Move, in state: State) throws(IllegalMove) -> State
     /// How the game ended; nil while it goes on.
     func outcome(of state: State) -> GameOutcome?
+    /// One sentence on how the game ended or stands, players named (by seat, nil before
+    /// they moved). By default: "<seat> (<player>) won in N moves", "a draw after N
+    /// moves", "in progress, N moves, <seat> to move".
+    func result(of state: State, players: [String?]) -> String
+
     /// The position as `seat` may see it (nil: someone who plays no seat, shown the
     /// least). Hide what that seat has not earned; by default nothing is hidden.
     func view(of state: State, forSeat seat: Int?) -> State
@@ -62,6 +67,16 @@ public protocol GameRules: Sendable {
 }
 
 extension GameRules {
+    public func result(of state: State, players: [String?]) -> String {
+        let moves = moveCount(in: state)
+        let count = "\(moves) \(moves == 1 ? "move" : "moves")"
+        switch outcome(of: state) {
+        case .won(let seat)?: return "\(seats[seat]) (\((players.indices.contains(seat) ? players[seat] : nil) ?? "?")) won in \(count)"
+        case .draw?: return "a draw after \(count)"
+        case nil: return "in progress, \(count)" + (seatToMove(in: state).map { ", \(seats[$0]) to move" } ?? "")
+        }
+    }
+
     public func view(of state: State, forSeat seat: Int?) -> State { state }
     public func secrets(of state: State, hiddenFromSeat seat: Int?) -> [String] { [] }
 }
@@ -94,28 +109,36 @@ public struct MessageFace: Hashable, Sendable {
     public var subcaption: String?
     public var image: MessageImage?
     public var summaryText: String?
+    /// A live layout (the extension draws the bubble in transcript style), with the
+    /// template as its fallback.
+    public var isLive: Bool
 
-    public init(url: String, caption: String? = nil, subcaption: String? = nil, image: MessageImage? = nil, summaryText: String? = nil) {
+    public init(url: String, caption: String? = nil, subcaption: String? = nil, image: MessageImage? = nil, summaryText: String? = nil,
+                isLive: Bool = false) {
         self.url = url
         self.caption = caption
         self.subcaption = subcaption
         self.image = image
         self.summaryText = summaryText
+        self.isLive = isLive
     }
 
-    /// `message` with this face: URL, summary and a template layout.
+    /// `message` with this face: URL, summary and layout.
     public func applied(to message: Message) -> Message {
         var out = message
         out.url = url
         out.summaryText = summaryText
-        out.layout = .template(TemplateLayout(caption: caption, subcaption: subcaption, image: image))
+        let template = TemplateLayout(caption: caption, subcaption: subcaption, image: image)
+        out.layout = isLive ? .live(alternate: template) : .template(template)
         return out
     }
 
     /// The face a message shows, read back.
     public init(of message: Message) {
         let template = message.layout?.template
+        var live = false
+        if case .live? = message.layout { live = true }
         self.init(url: message.url ?? "", caption: template?.caption, subcaption: template?.subcaption, image: template?.image,
-                  summaryText: message.summaryText)
+                  summaryText: message.summaryText, isLive: live)
     }
 }

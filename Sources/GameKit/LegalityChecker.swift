@@ -8,7 +8,7 @@ public protocol LegalityChecker {
 
 /// A game rule an event broke, or could not be checked from this log.
 public struct RuleBreak: Hashable, Sendable {
-    /// A short name, e.g. `players-alternate`.
+    /// A short name, e.g. `legal-move`.
     public var rule: String
     public var expected: String
     public var found: String

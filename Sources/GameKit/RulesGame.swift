@@ -35,14 +35,22 @@ public struct RulesBoard<State: Hashable & Codable & Sendable>: GameBoard {
 /// alone.
 public struct RulesGame<Rules: GameRules>: GamePlugin {
     public let rules: Rules
+    private let makeCustomExtension: (@Sendable () -> any MessagesAppExtension)?
 
-    public init(_ rules: Rules) { self.rules = rules }
+    /// - Parameter makeExtension: an extension of the game's own instead of
+    ///   ``RulesExtension`` (a shipped build whose recordings must keep re-running);
+    ///   it must send what ``GameRules/face(of:)`` says and take the moves of
+    ///   ``GameRules/input(for:in:)`` on a screen that draws ``GameRules/picture(of:)``.
+    public init(_ rules: Rules, extension makeExtension: (@Sendable () -> any MessagesAppExtension)? = nil) {
+        self.rules = rules
+        makeCustomExtension = makeExtension
+    }
 
     public var kind: String { rules.kind }
     public var title: String { rules.title }
     public var boardColumns: Int { rules.boardColumns }
 
-    public func makeExtension() -> any MessagesAppExtension { RulesExtension(rules) }
+    public func makeExtension() -> any MessagesAppExtension { makeCustomExtension?() ?? RulesExtension(rules) }
 
     public func isGameMessage(_ message: Message) -> Bool {
         message.url != nil && (try? rules.state(from: message)) != nil
@@ -106,15 +114,7 @@ public struct RulesGame<Rules: GameRules>: GamePlugin {
     }
 
     public func result(of board: RulesBoard<Rules.State>) -> String {
-        let moves = rules.moveCount(in: board.state)
-        let count = "\(moves) \(moves == 1 ? "move" : "moves")"
-        switch rules.outcome(of: board.state) {
-        case .won(let seat)?: return "\(rules.seats[seat]) (\(board.players[seat] ?? "?")) won in \(count)"
-        case .draw?: return "a draw after \(count)"
-        case nil:
-            let next = rules.seatToMove(in: board.state).map { ", \(rules.seats[$0]) to move" } ?? ""
-            return "in progress, \(count)\(next)"
-        }
+        rules.result(of: board.state, players: board.players)
     }
 
     public func makeChecker() -> any LegalityChecker { RulesChecker(rules: rules) }

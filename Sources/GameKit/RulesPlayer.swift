@@ -27,14 +27,22 @@ struct RulesPlayer<Rules: GameRules>: GameStrategy {
         let latest = devices.lazy.compactMap { host.latestMessage(on: $0, in: conversation) }.first
         guard let latest, let state = try? rules.state(from: latest) else { return opening(host, &rng) }
         if rules.outcome(of: state) != nil || rules.seatToMove(in: state) == nil {
-            let mover = rules.lastMover(in: state).map { devices[$0 % devices.count] } ?? devices[0]
+            let mover = sender(of: latest, host, among: devices, in: conversation) ?? devices[0]
             let viewer = devices.first { $0 != mover } ?? mover
             if finalViewed { return host.activeInstance(on: viewer) != nil ? (viewer, .act(.dismissExtension)) : nil }
             if let step = show(host, viewer, conversation, latest) { return step }
             finalViewed = true
             return (viewer, .act(.dismissExtension))
         }
-        let device = devices[rules.seatToMove(in: state)! % devices.count]
+        // Seats go to whoever took them with their first move (a stray tap may have given X to
+        // the second device): the newest message's sender moves again only if the rules say so.
+        let senderDevice = sender(of: latest, host, among: devices, in: conversation)
+        let device: DeviceID
+        if let senderDevice, let last = rules.lastMover(in: state) {
+            device = rules.seatToMove(in: state) == last ? senderDevice : devices.first { $0 != senderDevice } ?? senderDevice
+        } else {
+            device = devices[rules.seatToMove(in: state)! % devices.count]
+        }
         if let step = show(host, device, conversation, latest) { return step }
         return enter(state, on: device, host, &rng)
     }
@@ -53,13 +61,22 @@ struct RulesPlayer<Rules: GameRules>: GameStrategy {
     /// The next touch of a random legal move, on the board the device shows.
     private mutating func enter(_ state: Rules.State, on device: DeviceID, _ host: MessagesHost,
                                 _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
-        guard let screen = screen(host, device), screen.name == "board",
-              let entered = screen.labels.last(where: { $0.hasPrefix("Entered: ") }) else {
+        guard let screen = screen(host, device), !screen.cells.isEmpty || screen.labels.contains(where: { $0.hasPrefix("Entered: ") }) else {
             return (device, .act(.dismissExtension))
+        }
+        // A board other than the game's (a new, empty one where the message's was expected):
+        // a person goes back to the game's message rather than start another.
+        let seat = rules.seatToMove(in: state)
+        if !screen.cells.isEmpty, screen.cells != rules.picture(of: rules.view(of: state, forSeat: seat)).cells {
+            return (device, .act(.collapse))
         }
         if plan?.state != state {
             guard let move = rules.legalMoves(in: state).randomElement(using: &rng) else { return (device, .act(.dismissExtension)) }
             plan = (state, rules.input(for: move, in: state))
+        }
+        // An extension of the game's own shows no entry so far: its moves are one touch.
+        guard let entered = screen.labels.last(where: { $0.hasPrefix("Entered: ") }) else {
+            return plan!.touches.first.map { (device, .act(.touch($0))) } ?? (device, .act(.dismissExtension))
         }
         let touches = plan!.touches
         let typed = String(entered.dropFirst("Entered: ".count))

@@ -13,7 +13,7 @@ import Replay
 struct Bisect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find the first step of a game at which a check or invariant fails, and show that step.",
-        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. players-alternate) or an invariant (\(Auditor(games: GamelogCLI.games).checkNames.dropFirst(4).joined(separator: ", "))).")
+        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. legal-move) or an invariant (\(Auditor(games: GamelogCLI.games).checkNames.dropFirst(4).joined(separator: ", "))).")
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String

@@ -225,8 +225,9 @@ public final class Simulator {
             GameOutcomeReport(session: view.session, status: view.status, winner: view.winner,
                               result: plugin.result(of: view.board))
         }
-        // The game the players set out to play: the first one that got under way.
-        let main = sessions.first { $0.status == .finished || $0.status == .inProgress }
+        // The game the players played on to the end: the latest one under way (the players
+        // follow the newest message, so one a stray tap started may take over).
+        let main = sessions.last { $0.status == .finished || $0.status == .inProgress }
         let picture = main.map { plugin.picture(of: $0.board) }
         let outcome: String
         if let main {

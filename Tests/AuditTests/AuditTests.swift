@@ -103,7 +103,7 @@ import Testing
         var found: BisectResult?
         for (conversation, streams) in catalog.streams {
             let events = try Replayer.load(from: store, streams: streams)
-            if let result = Auditor(games: .standard).bisect(conversation, events, rule: "players-alternate") {
+            if let result = Auditor(games: .standard).bisect(conversation, events, rule: "legal-move") {
                 #expect(events[result.step - 1].position == tampered.position)
                 found = result
             } else {

@@ -97,18 +97,23 @@ import Testing
         let findings = try Auditor(games: .standard).audit(store)
         #expect(findings.filter { $0.severity == .error }.isEmpty, "\(findings.prefix(3))")
 
-        // A message that skips a move breaks one-move-per-message.
-        let checker = ConnectFourPlugin().makeChecker()
-        var rules = checker
-        func sent(_ url: String, caption: String) -> GameEvent {
-            .message(GameMessage(message: Message(id: MessageID(UUID()), session: SessionID(UUID(uuidString: "00000000-0000-4000-8000-000000000001")!),
-                                                  url: url, layout: .template(TemplateLayout(caption: caption))),
-                                 route: .sent, device: "A", sender: "Alice", viewer: "Alice", senderRecorded: true, isFirstSighting: true))
+        // A message that skips a move breaks legal-move; one whose caption lies, message-matches-position.
+        let connectFour = ConnectFourRules()
+        var rules = ConnectFourPlugin().makeChecker()
+        func sent(_ moves: [Int], caption: String? = nil) -> GameEvent {
+            var message = connectFour.face(of: ConnectFour.GameState(moves: moves)!)
+                .applied(to: Message(id: MessageID(UUID()), session: SessionID(UUID(uuidString: "00000000-0000-4000-8000-000000000001")!)))
+            if let caption { message.layout = .live(alternate: TemplateLayout(caption: caption, image: message.layout?.template.image)) }
+            return .message(GameMessage(message: message, route: .sent, device: "A", sender: moves.count % 2 == 1 ? "Alice" : "Bob",
+                                        viewer: "Alice", senderRecorded: true, isFirstSighting: true))
         }
-        #expect(rules.check(sent("?moves=3", caption: "Yellow to play")).isEmpty)
-        let broken = rules.check(sent("?moves=3,3,4", caption: "Yellow to play"))
-        #expect(broken.map(\.rule) == ["one-move-per-message"])
-        let lying = rules.check(sent("?moves=3,3,4,4", caption: "Red wins!"))
-        #expect(lying.map(\.rule) == ["caption-matches-grid"])
+        #expect(rules.check(sent([3])).isEmpty)
+        let broken = rules.check(sent([3, 3, 4]))
+        // Two discs at once, sent by Red's player when Yellow was to move.
+        #expect(broken.map(\.rule) == ["legal-move", "turn-order"], "\(broken)")
+        let lying = rules.check(sent([3, 3, 4, 4], caption: "Red wins!"))
+        #expect(lying.map(\.rule) == ["message-matches-position"], "\(lying)")
+        let honest = rules.check(sent([3, 3, 4, 4, 5]))
+        #expect(honest.isEmpty, "\(honest)")
     }
 }
