@@ -2,8 +2,8 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("MemberImportVisibility")]
-/// What a game module may use: the plug-in protocol and the Messages model and host.
-let game: [Target.Dependency] = ["GameKit", "MessagesModel", "MessagesHost"]
+/// What a game module may use: the plug-in protocol and the Messages model (no host).
+let game: [Target.Dependency] = ["GameKit", "MessagesModel"]
 
 let package = Package(
     name: "gamelog",
@@ -72,7 +72,8 @@ let package = Package(
         .target(name: "Projections", dependencies: ["MessagesModel", "GameKit", "RecordedEvents"], swiftSettings: strict),
 
         // MARK: Games: the plug-in protocol, one module per game, the registry
-        .target(name: "GameKit", dependencies: ["MessagesModel", "MessagesHost"], swiftSettings: strict),
+        // Knows no host: games and their simulated players read Messages through MessagesWorld.
+        .target(name: "GameKit", dependencies: ["MessagesModel"], swiftSettings: strict),
         .target(name: "BattleshipGame", dependencies: game, swiftSettings: strict),
         .target(name: "TicTacToeGame", dependencies: game, swiftSettings: strict),
         .target(name: "StickerGame", dependencies: game, swiftSettings: strict),
@@ -86,7 +87,8 @@ let package = Package(
         // The read side's view of stored events: catalog tags and the store-backed stream
         // decoder, below both the recorder and the readers, so readers never link the writer.
         .target(name: "StoredEvents", dependencies: ["EventStore", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
-        .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesHost", "MessagesModel", "EventStore", "StoredEvents"], swiftSettings: strict),
+        // What a device runs: no simulated host (Simulation makes recorded hosts).
+        .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesModel", "EventStore", "StoredEvents"], swiftSettings: strict),
         .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel", "StoredEvents"], swiftSettings: strict),
         .target(name: "Replay", dependencies: ["EventStore", "Projections", "RecordedEvents", "GameKit", "MessagesModel", "StoredEvents"], swiftSettings: strict),
         .target(
@@ -109,7 +111,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "Fork",
-            dependencies: ["EventStore", "GameKit", "MessagesHost", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay"],
+            dependencies: ["EventStore", "GameKit", "MessagesHost", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay", "Simulation"],
             swiftSettings: strict),
         // Reports fold what the recorder records with the projections, so they say what the log shows.
         .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore", "Projections", "RecordedEvents"],

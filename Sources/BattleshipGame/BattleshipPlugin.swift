@@ -1,5 +1,4 @@
 import GameKit
-import MessagesHost
 import MessagesModel
 
 /// A Battleship game's board as one device (or an auditor) knows it.

@@ -1,5 +1,4 @@
 import GameKit
-import MessagesHost
 import MessagesModel
 
 /// Battleship: A places two ships and sends; B hunts until won or lost and sends;
@@ -20,7 +19,7 @@ struct BattleshipStrategy: GameStrategy {
         message.url.flatMap { try? Battleship.GameModel(url: $0) }
     }
 
-    mutating func next(_ host: MessagesHost, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+    mutating func next(_ host: any MessagesWorld, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
         if let step = stagedSend(host, [placer, guesser], conversation) { return step }
         if let step = pendingDelivery(host) { return step }
         let placerLatest = host.latestMessage(on: placer, in: conversation)
@@ -29,8 +28,8 @@ struct BattleshipStrategy: GameStrategy {
         if let result = placerLatest, let m = model(result), m.isComplete {
             // The placer sees the outcome: the alert, then dismisses.
             if resultViewed {
-                if let active = host.activeInstance(on: placer) {
-                    if active.extension.screen.alert != nil { return (placer, .act(.touch(.dismissAlert))) }
+                if let active = host.shownExtension(on: placer) {
+                    if active.screen.alert != nil { return (placer, .act(.touch(.dismissAlert))) }
                     return (placer, .act(.dismissExtension))
                 }
                 return nil
@@ -41,15 +40,15 @@ struct BattleshipStrategy: GameStrategy {
         }
         if let placement = guesserLatest, let m = model(placement), !m.isComplete {
             if let step = show(host, guesser, conversation, placement) { return step }
-            let screen = host.activeInstance(on: guesser)!.extension.screen
+            let screen = host.shownExtension(on: guesser)!.screen
             let untried = screen.cells.indices.filter { screen.cells[$0] == "empty" }
             guard let cell = untried.randomElement(using: &rng) else { return (guesser, .act(.dismissExtension)) }
             return (guesser, .act(.touch(.cell(cell))))
         }
         // Nothing sent yet: the placer sets up a game.
         if let step = openConversation(host, placer, conversation) { return step }
-        guard let active = host.activeInstance(on: placer) else { return (placer, .act(.openExtension)) }
-        let screen = active.extension.screen
+        guard let active = host.shownExtension(on: placer) else { return (placer, .act(.openExtension)) }
+        let screen = active.screen
         switch screen.name {
         case "start":
             return (placer, .act(.touch(.button("Start game"))))

@@ -1,3 +1,4 @@
+import Simulation
 import EventStore
 import Foundation
 import GameKit
@@ -69,7 +70,7 @@ public final class GameFork {
             devices.append(info.device)
             host.addDevice(info.device, owner: info.names[info.localParticipant] ?? info.device.name)
         }
-        plugin.prepare(host, devices: devices)
+        for device in devices { host.files[device, default: [:]].merge(plugin.files(on: device)) { $1 } }
         conversation = try host.startConversation(kind: kind, between: devices)
         origin = ForkOrigin(conversation: conversation.uuid, sourceGame: game, sourceConversation: replayer.conversation.uuid,
                             sourceStep: step, sourceHead: try sourceStore.headHash(), branchStep: 0, createdAt: Timestamp(Date()))

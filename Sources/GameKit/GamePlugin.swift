@@ -1,4 +1,3 @@
-import MessagesHost
 import MessagesModel
 
 /// A game played through a message extension, as one object: its extension, the
@@ -75,8 +74,9 @@ public protocol GamePlugin: Sendable {
     /// them; `bisect` finds where one first fails).
     var invariants: [BoardInvariant<Board>] { get }
 
-    /// Sets up a new simulated world before play (files the extension needs, ...).
-    func prepare(_ host: MessagesHost, devices: [DeviceID])
+    /// The files the extension expects on each device (URL and size in bytes), for a
+    /// simulated world to provide before play: stickers, attachments.
+    func files(on device: DeviceID) -> [String: Int]
 }
 
 extension GamePlugin {
@@ -84,7 +84,7 @@ extension GamePlugin {
     public var invariants: [BoardInvariant<Board>] { [] }
     public func secrets(of board: Board, hiddenFrom player: String?) -> [String] { [] }
     public var ruleNames: [String] { [] }
-    public func prepare(_ host: MessagesHost, devices: [DeviceID]) {}
+    public func files(on device: DeviceID) -> [String: Int] { [:] }
 }
 
 /// Who looks at a message, from which side, knowing what of the game.

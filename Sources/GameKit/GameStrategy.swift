@@ -1,25 +1,24 @@
-import MessagesHost
 import MessagesModel
 
 /// A simulated player: decides the next step that moves a game toward its end, from
-/// the host's state alone, so it copes with whatever noise happened before.
+/// what the people using Messages see alone, so it copes with whatever noise happened before.
 public protocol GameStrategy {
     /// The next step, or nil once the game is over and every device has seen it.
-    mutating func next(_ host: MessagesHost, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)?
+    mutating func next(_ host: any MessagesWorld, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)?
 }
 
 /// Moves every strategy needs: getting a device into the conversation with its
 /// extension showing, sending what is staged, delivering what is on its way.
 extension GameStrategy {
-    public func openConversation(_ host: MessagesHost, _ device: DeviceID, _ conversation: ConversationID) -> (DeviceID, PlayerStep)? {
+    public func openConversation(_ host: any MessagesWorld, _ device: DeviceID, _ conversation: ConversationID) -> (DeviceID, PlayerStep)? {
         host.currentConversation(of: device) == conversation ? nil : (device, .act(.openConversation(conversation)))
     }
 
-    public func pendingDelivery(_ host: MessagesHost) -> (DeviceID, PlayerStep)? {
-        host.pendingDeliveries.first.map { ($0.to, .deliver) }
+    public func pendingDelivery(_ host: any MessagesWorld) -> (DeviceID, PlayerStep)? {
+        host.devicesAwaitingDelivery.first.map { ($0, .deliver) }
     }
 
-    public func stagedSend(_ host: MessagesHost, _ devices: [DeviceID], _ conversation: ConversationID) -> (DeviceID, PlayerStep)? {
+    public func stagedSend(_ host: any MessagesWorld, _ devices: [DeviceID], _ conversation: ConversationID) -> (DeviceID, PlayerStep)? {
         for device in devices where host.staged(on: device, in: conversation) != nil {
             return openConversation(host, device, conversation) ?? (device, .act(.tapSend))
         }
@@ -27,10 +26,10 @@ extension GameStrategy {
     }
 
     /// Tap `message` unless the extension already shows it expanded.
-    public func show(_ host: MessagesHost, _ device: DeviceID, _ conversation: ConversationID, _ message: Message) -> (DeviceID, PlayerStep)? {
+    public func show(_ host: any MessagesWorld, _ device: DeviceID, _ conversation: ConversationID, _ message: Message) -> (DeviceID, PlayerStep)? {
         if let step = openConversation(host, device, conversation) { return step }
-        guard let active = host.activeInstance(on: device), active.selectedMessage?.id == message.id else {
-            if host.activeInstance(on: device)?.style == .expanded { return (device, .act(.collapse)) }
+        guard let active = host.shownExtension(on: device), active.selectedMessage?.id == message.id else {
+            if host.shownExtension(on: device)?.style == .expanded { return (device, .act(.collapse)) }
             return (device, .act(.tapMessage(message.id)))
         }
         if active.style == .compact { return (device, .act(.expand)) }
@@ -38,12 +37,12 @@ extension GameStrategy {
     }
 
     /// The screen of the device's active extension, if any.
-    public func screen(_ host: MessagesHost, _ device: DeviceID) -> Screen? {
-        host.activeInstance(on: device)?.extension.screen
+    public func screen(_ host: any MessagesWorld, _ device: DeviceID) -> Screen? {
+        host.shownExtension(on: device)?.screen
     }
 
     /// Which of two devices sent `message`, as the first device's transcript says.
-    public func sender(of message: Message, _ host: MessagesHost, among devices: [DeviceID], in conversation: ConversationID) -> DeviceID? {
+    public func sender(of message: Message, _ host: any MessagesWorld, among devices: [DeviceID], in conversation: ConversationID) -> DeviceID? {
         devices.first { device in
             host.transcript(on: device, in: conversation).last { $0.message?.id == message.id }?.isOutgoing == true
         }

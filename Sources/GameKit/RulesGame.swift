@@ -1,4 +1,3 @@
-import MessagesHost
 import MessagesModel
 
 /// The board of a game played by its ``GameRules``: the furthest position seen, and

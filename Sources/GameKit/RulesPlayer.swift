@@ -1,4 +1,3 @@
-import MessagesHost
 import MessagesModel
 
 /// A simulated player for a game played by its ``GameRules``: device `i` plays seat
@@ -20,7 +19,7 @@ struct RulesPlayer<Rules: GameRules>: GameStrategy {
         self.conversation = conversation
     }
 
-    mutating func next(_ host: MessagesHost, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+    mutating func next(_ host: any MessagesWorld, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
         if let step = stagedSend(host, devices, conversation) { return step }
         if let step = pendingDelivery(host) { return step }
         let conversation = self.conversation
@@ -29,7 +28,7 @@ struct RulesPlayer<Rules: GameRules>: GameStrategy {
         if rules.outcome(of: state) != nil || rules.seatToMove(in: state) == nil {
             let mover = sender(of: latest, host, among: devices, in: conversation) ?? devices[0]
             let viewer = devices.first { $0 != mover } ?? mover
-            if finalViewed { return host.activeInstance(on: viewer) != nil ? (viewer, .act(.dismissExtension)) : nil }
+            if finalViewed { return host.shownExtension(on: viewer) != nil ? (viewer, .act(.dismissExtension)) : nil }
             if let step = show(host, viewer, conversation, latest) { return step }
             finalViewed = true
             return (viewer, .act(.dismissExtension))
@@ -47,19 +46,19 @@ struct RulesPlayer<Rules: GameRules>: GameStrategy {
         return enter(state, on: device, host, &rng)
     }
 
-    private mutating func opening(_ host: MessagesHost, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+    private mutating func opening(_ host: any MessagesWorld, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
         let first = devices[0]
         if let step = openConversation(host, first, conversation) { return step }
-        guard let active = host.activeInstance(on: first) else { return (first, .act(.openExtension)) }
+        guard let active = host.shownExtension(on: first) else { return (first, .act(.openExtension)) }
         if active.style != .expanded {
-            if let button = active.extension.screen.buttons.first { return (first, .act(.touch(.button(button.title)))) }
+            if let button = active.screen.buttons.first { return (first, .act(.touch(.button(button.title)))) }
             return (first, .act(.expand))
         }
         return enter(rules.setup(), on: first, host, &rng)
     }
 
     /// The next touch of a random legal move, on the board the device shows.
-    private mutating func enter(_ state: Rules.State, on device: DeviceID, _ host: MessagesHost,
+    private mutating func enter(_ state: Rules.State, on device: DeviceID, _ host: any MessagesWorld,
                                 _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
         guard let screen = screen(host, device), !screen.cells.isEmpty || screen.labels.contains(where: { $0.hasPrefix("Entered: ") }) else {
             return (device, .act(.dismissExtension))

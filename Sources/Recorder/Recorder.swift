@@ -1,6 +1,5 @@
 import EventStore
 import Foundation
-import MessagesHost
 import MessagesModel
 import RecordedEvents
 import StoredEvents
@@ -75,21 +74,13 @@ public final class Recorder: HostObserver {
         return made
     }
 
-    /// Wraps a host's extension factory so every instance is recorded.
-    public func wrapping(_ factory: @escaping MessagesHost.Factory) -> MessagesHost.Factory {
+    /// Wraps an extension factory (a host's) so every instance it makes is recorded.
+    public func wrapping(_ factory: @escaping (InstanceInfo) -> any MessagesAppExtension) -> (InstanceInfo) -> any MessagesAppExtension {
         { [unowned self] info in
             let wrapper = RecordingExtension(inner: factory(info), info: info, recorder: self)
             wrappers[info.instanceID] = wrapper
             return wrapper
         }
-    }
-
-    /// Makes a host whose extensions are recorded by this recorder.
-    public func makeHost(seed: UInt64, urlPolicy: URLRules.Policy = .asShipped,
-                         makeExtension: @escaping MessagesHost.Factory) -> MessagesHost {
-        let host = MessagesHost(seed: seed, urlPolicy: urlPolicy, makeExtension: wrapping(makeExtension))
-        host.observer = self
-        return host
     }
 
     /// Writes the buffered events in one transaction.

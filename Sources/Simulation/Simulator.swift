@@ -171,7 +171,7 @@ public final class Simulator {
         }
         host.addDevice("A", owner: "Alice")
         host.addDevice("B", owner: "Bob")
-        plugin.prepare(host, devices: host.deviceIDs)
+        for device in host.deviceIDs { host.files[device, default: [:]].merge(plugin.files(on: device)) { $1 } }
         return (rng, host, try host.startConversation(kind: plugin.kind, between: ["A", "B"]))
     }
 

@@ -1,5 +1,4 @@
 import GameKit
-import MessagesHost
 import MessagesModel
 
 /// Seed 004's sticker and custom-message extension as a plug-in with no board: its
@@ -26,12 +25,11 @@ public struct StickerPlugin: GamePlugin {
     }
 
     /// The sticker GIFs and the photo the extension inserts, on every device.
-    public func prepare(_ host: MessagesHost, devices: [DeviceID]) {
+    public func files(on device: DeviceID) -> [String: Int] {
         let ext = StickerExtension()
-        for device in devices {
-            for sticker in ext.stickers { host.files[device, default: [:]][sticker.fileURL] = 40_000 }
-            host.files[device, default: [:]][ext.attachmentURL] = 1_200_000
-        }
+        var files = [ext.attachmentURL: 1_200_000]
+        for sticker in ext.stickers { files[sticker.fileURL] = 40_000 }
+        return files
     }
 }
 
@@ -48,11 +46,11 @@ struct StickerStrategy: GameStrategy {
         self.conversation = conversation
     }
 
-    mutating func next(_ host: MessagesHost, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+    mutating func next(_ host: any MessagesWorld, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
         if let step = pendingDelivery(host) { return step }
         guard turns < rounds * players.count else {
             // Done: every device leaves the extension.
-            return players.first { host.activeInstance(on: $0) != nil }.map { ($0, .act(.dismissExtension)) }
+            return players.first { host.shownExtension(on: $0) != nil }.map { ($0, .act(.dismissExtension)) }
         }
         let device = players[turns % players.count]
         if let step = openConversation(host, device, conversation) { return step }
@@ -61,7 +59,7 @@ struct StickerStrategy: GameStrategy {
             // Most things are sent; some are deleted while the extension still shows.
             return (device, .act(rng.next() % 4 == 0 ? .deleteStaged : .tapSend))
         }
-        guard host.activeInstance(on: device) != nil else { return (device, .act(.openExtension)) }
+        guard host.shownExtension(on: device) != nil else { return (device, .act(.openExtension)) }
         let touches: [Touch] = [.sticker(Int(rng.next() % 3)), .button("Send"), .button("Text"), .button("Attachment")]
         return (device, .act(.touch(touches.randomElement(using: &rng)!)))
     }

@@ -12,7 +12,7 @@ public final class Table {
         host = MessagesHost(seed: 7) { info in override?(info) ?? plugin.makeExtension() }
         host.addDevice("A", owner: "Alice")
         host.addDevice("B", owner: "Bob")
-        plugin.prepare(host, devices: host.deviceIDs)
+        for device in host.deviceIDs { host.files[device, default: [:]].merge(plugin.files(on: device)) { $1 } }
         game = try host.startConversation(kind: plugin.kind, between: ["A", "B"])
     }
 

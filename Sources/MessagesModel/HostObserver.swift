@@ -1,5 +1,4 @@
 import Foundation
-import MessagesModel
 
 /// Sees everything the host does that is not a call into an extension. The
 /// recorder implements it; callbacks and actions it sees by wrapping extensions.
