@@ -34,6 +34,8 @@ let package = Package(
         .library(name: "Rerun", targets: ["Rerun"]),
         .library(name: "Fork", targets: ["Fork"]),
         .library(name: "WebViewer", targets: ["WebViewer"]),
+        // The text and JSON of a state at a step, as the CLI and the viewer show it.
+        .library(name: "Presentation", targets: ["Presentation"]),
         // For the benchmarks and the fuzzer in tools/Benchmarks, which measure compression alone.
         .library(name: "ZlibCodec", targets: ["ZlibCodec"]),
     ],
