@@ -66,10 +66,10 @@ check battleship-auditor "both phones" has battleship-auditor 'data-device="B"'
 check battleship-auditor "the timeline" has battleship-auditor 'id="slider"'
 check battleship-auditor "the replaced bubble is a summary line" has battleship-auditor 'bubble summary'
 
-page battleship-B-step12 "$base/games/$battleship?step=12&as=B"
-check battleship-B-step12 "Bob sees no ship before the placement arrives" lacks battleship-B-step12 'cell ship'
-check battleship-B-step12 "Alice's tap is only 'device A acted'" has battleship-B-step12 'device A acted'
-check battleship-B-step12 "no phone of Alice's" lacks battleship-B-step12 'data-device="A"'
+page battleship-B-step2 "$base/games/$battleship?step=2&as=B"
+check battleship-B-step2 "Bob sees no ship before the placement arrives" lacks battleship-B-step2 'cell ship'
+check battleship-B-step2 "Alice's events are not there, not even as 'acted'" lacks battleship-B-step2 'acted'
+check battleship-B-step2 "no phone of Alice's" lacks battleship-B-step2 'data-device="A"'
 
 page battleship-B-end "$base/games/$battleship?as=B"
 check battleship-B-end "Bob's board has his hits" has battleship-B-end 'cell hit'
@@ -77,7 +77,8 @@ check battleship-B-end "Bob never sees the ships he did not hit" lacks battleshi
 
 # Every step as Bob, in the DOM after scripts: no placement URL (the ships he has not hit)
 # anywhere on the page (board, phones, payload panel, diff, findings) before the result.
-steps=$(curl -s "$base/api/games/$battleship" | python3 -c 'import json,sys; print(json.load(sys.stdin)["steps"])')
+# Bob's steps are his own events: the page's slider says how many.
+steps=$(curl -s "$base/games/$battleship?as=B" | grep -o 'data-steps="[0-9]*"' | grep -o '[0-9]*')
 leaks=0 looked=0
 for step in $(seq 1 "$steps"); do
   "$browser" --headless --no-sandbox --disable-gpu --virtual-time-budget=1000 \
@@ -86,7 +87,7 @@ for step in $(seq 1 "$steps"); do
   grep -q 'Is_Complete=0' "$work/b-step.html" && { leaks=$((leaks + 1)); echo "  step $step as B shows the placement URL"; }
 done
 check battleship-B-every-step "Bob's page shows no placement URL at any of the $steps steps" test "$leaks" = 0
-check battleship-B-every-step "every step's page was read" test "$looked" = "$steps" -a "$steps" -gt 20
+check battleship-B-every-step "every step's page was read" test "$looked" = "$steps" -a "$steps" -gt 10
 
 page battleship-A-step20 "$base/games/$battleship?step=20&as=A"
 check battleship-A-step20 "Alice sees the ships she placed" has battleship-A-step20 'title="ship"'

@@ -46,22 +46,24 @@ struct Bisect: ParsableCommand {
                 return
             }
 
+            // The states around it as the chosen view shows them, in that view's own steps
+            // (a device's are its own events): the moment before the failing event, and after.
+            let view = replayer.seen(by: seenAs)
+            let (before, after) = (replayer.step(result.step - 1, in: view), replayer.step(result.step, in: view))
             if json {
                 let finding = try JSONStyle.text(encoding: result.finding)
-                let before = try StateText.json(try replayer.state(at: result.step - 1, as: seenAs), step: result.step - 1,
-                                                replayer: replayer, perspective: seenAs)
-                let after = try StateText.json(try replayer.state(at: result.step, as: seenAs), step: result.step,
-                                               replayer: replayer, perspective: seenAs)
+                let before = try StateText.json(try view.state(at: before, as: seenAs), step: before, replayer: view, perspective: seenAs)
+                let after = try StateText.json(try view.state(at: after, as: seenAs), step: after, replayer: view, perspective: seenAs)
                 print(#"{"holds":false,"step":\#(result.step),"finding":\#(finding),"before":\#(before),"after":\#(after)}"#)
                 throw ExitCode(1)
             }
             print("first failing step: \(result.step) of \(replayer.stepCount)")
             print(result.finding.description)
             print("\n--- before (step \(result.step - 1)) ---")
-            StateText.render(try replayer.state(at: result.step - 1, as: seenAs), step: result.step - 1, replayer: replayer,
+            StateText.render(try view.state(at: before, as: seenAs), step: before, replayer: view,
                              perspective: seenAs, focus: opened.session).forEach { print($0) }
             print("\n--- after (step \(result.step)) ---")
-            StateText.render(try replayer.state(at: result.step, as: seenAs), step: result.step, replayer: replayer,
+            StateText.render(try view.state(at: after, as: seenAs), step: after, replayer: view,
                              perspective: seenAs, focus: opened.session).forEach { print($0) }
             throw ExitCode(1)
         }

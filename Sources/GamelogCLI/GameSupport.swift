@@ -40,6 +40,19 @@ struct OpenedGame {
         origin = try store.forkOrigins()[conversation.uuid]
     }
 
+    private init(store: EventStore, replayer: Replayer, session: SessionID?, origin: ForkOrigin?) {
+        self.store = store
+        self.replayer = replayer
+        self.session = session
+        self.origin = origin
+    }
+
+    /// The game as `perspective` saw it: a device's own events alone, numbered as its
+    /// own steps (nothing of the other devices' events shows, not even their count).
+    func seen(by perspective: Perspective) -> OpenedGame {
+        OpenedGame(store: store, replayer: replayer.seen(by: perspective), session: session, origin: origin)
+    }
+
     func checkStep(_ step: Int) throws {
         guard (0...replayer.stepCount).contains(step) else {
             throw ValidationError("step \(step) is outside 0...\(replayer.stepCount) for this game.")

@@ -28,8 +28,9 @@ struct ReplayCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let opened = try OpenedGame(options: options, id: game)
-            let seenAs = try opened.perspective(perspective)
+            let whole = try OpenedGame(options: options, id: game)
+            let seenAs = try whole.perspective(perspective)
+            let opened = whole.seen(by: seenAs)
             if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {
                 let at = step ?? opened.replayer.stepCount
                 try opened.checkStep(at)
@@ -42,7 +43,7 @@ struct ReplayCommand: ParsableCommand {
                 }
                 return
             }
-            try InteractiveReplay(opened: opened, game: game, perspective: seenAs).run()
+            try InteractiveReplay(opened: whole, game: game, perspective: seenAs).run()
         }
     }
 }
@@ -55,6 +56,8 @@ final class InteractiveReplay {
     /// Its id as given (a fork names its origin by it).
     var game: String
     var perspective: Perspective
+    /// The steps on screen: the whole conversation's, or a device's own.
+    var view: Replayer { opened.replayer.seen(by: perspective) }
     var step = 0
     var showDiff = false
     var message = ""
@@ -83,7 +86,7 @@ final class InteractiveReplay {
             try draw()
             guard let key = readKeyRedrawingOnResize() else { return }
             message = ""
-            let replayer = opened.replayer
+            let replayer = view
             switch key {
             case "q", "\u{04}": return
             case "n", "right", " ": step = min(step + 1, replayer.stepCount)
@@ -93,7 +96,10 @@ final class InteractiveReplay {
                 // Each device in turn, then the auditor's view of everything.
                 let order = opened.replayer.devices.map(Perspective.device) + [.auditor]
                 let index = order.firstIndex(of: perspective) ?? order.count - 1
+                let before = view
                 perspective = order[(index + 1) % order.count]
+                // The same moment in the new view's own steps.
+                step = before.step(step, in: view)
                 message = "now seen as \(perspective)"
             case "m":
                 if let next = replayer.nextMessage(after: step) { step = next } else { message = "no later message" }
@@ -134,7 +140,8 @@ final class InteractiveReplay {
         }
         do {
             let out = try EventStore(path: path, access: .readWrite)
-            let fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: step, into: out, seed: 1)
+            let fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: view.step(step, in: opened.replayer),
+                                    into: out, seed: 1)
             var played = 0, note = ""
             while let line = prompt("\(note)step \(played + 1) of the branch (e.g. B touch cell 4, A send; Enter ends): "),
                   !line.trimmingCharacters(in: .whitespaces).isEmpty {
@@ -164,14 +171,14 @@ final class InteractiveReplay {
     private func draw() throws {
         let (rows, columns) = terminalSize()
         lastSize = (rows, columns)
-        let state = try opened.replayer.state(at: step, as: perspective)
-        var lines = StateText.render(state, step: step, replayer: opened.replayer, perspective: perspective,
+        let state = try view.state(at: step, as: perspective)
+        var lines = StateText.render(state, step: step, replayer: view, perspective: perspective,
                                      focus: opened.session, origin: opened.origin)
         let room = max(rows - 2, 1)
         var diff: [String] = []
         if showDiff {
             diff.append("changes from step \(max(step - 1, 0)):")
-            let changes = try opened.replayer.diff(from: max(step - 1, 0), to: step, as: perspective)
+            let changes = try view.diff(from: max(step - 1, 0), to: step, as: perspective)
             diff += changes.isEmpty ? ["  none"] : changes.map { "  " + $0.description }
             // On a short screen the diff asked for keeps its place: the state gives way,
             // down to its header line.

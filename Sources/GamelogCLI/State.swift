@@ -10,16 +10,17 @@ struct State: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix of it.") var game: String
-    @Option(parsing: .unconditional, help: "The step (0 is before the first event; default: the last).") var at: Int?
-    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A), or auditor for everything.") var perspective: String = "auditor"
+    @Option(parsing: .unconditional, help: "The step (0 is before the first event; default: the last). Under --as a device, that device's own steps.") var at: Int?
+    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A: its own events, numbered as its own steps), or auditor for everything.") var perspective: String = "auditor"
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
-            let opened = try OpenedGame(options: options, id: game)
+            let whole = try OpenedGame(options: options, id: game)
+            let seenAs = try whole.perspective(perspective)
+            let opened = whole.seen(by: seenAs)
             let step = at ?? opened.replayer.stepCount
             try opened.checkStep(step)
-            let seenAs = try opened.perspective(perspective)
             let state = try opened.replayer.state(at: step, as: seenAs)
             if json {
                 print(try StateText.json(state, step: step, replayer: opened.replayer, perspective: seenAs))
@@ -36,17 +37,19 @@ struct Diff: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id, or a unique prefix.") var game: String
-    @Argument(help: "The earlier step.") var from: Int
+    @Argument(help: "The earlier step (under --as a device, that device's own steps).") var from: Int
     @Argument(help: "The later step.") var to: Int
-    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A), or auditor for everything.") var perspective: String = "auditor"
+    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A: its own events, numbered as its own steps), or auditor for everything.") var perspective: String = "auditor"
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
-            let opened = try OpenedGame(options: options, id: game)
+            let whole = try OpenedGame(options: options, id: game)
+            let seenAs = try whole.perspective(perspective)
+            let opened = whole.seen(by: seenAs)
             try opened.checkStep(from)
             try opened.checkStep(to)
-            let changes = try opened.replayer.diff(from: from, to: to, as: try opened.perspective(perspective))
+            let changes = try opened.replayer.diff(from: from, to: to, as: seenAs)
             if json {
                 print(try JSONStyle.text(changes.map(\.jsonObject)))
             } else if changes.isEmpty {

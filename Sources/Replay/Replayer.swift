@@ -23,6 +23,9 @@ public final class Replayer {
     /// skips other devices' events, so each perspective keeps its own).
     private var snapshots: [Perspective: [Int: ConversationState]] = [:]
 
+    /// The views of single devices made so far (see ``seen(by:)``).
+    private var views: [Perspective: Replayer] = [:]
+
     /// Snapshots taken from the store (not rebuilt here), for tests and reports.
     public private(set) var storedSnapshotsUsed = 0
 
@@ -48,6 +51,34 @@ public final class Replayer {
             snapshots[.auditor, default: [:]][stored.step] = state
             storedSnapshotsUsed += 1
         }
+    }
+
+    private init(conversation: ConversationID, events: [ReplayEvent], snapshotInterval: Int, games: GameRegistry) {
+        self.conversation = conversation
+        self.events = events
+        self.snapshotInterval = snapshotInterval
+        self.games = games
+        devices = Set(events.compactMap(\.device)).sorted()
+    }
+
+    /// The replayer of what `perspective` saw: for a device, its own events alone, as
+    /// steps 1...n of its own, so that stepping through its view tells nothing of other
+    /// devices' events, not even how many there were or when. The auditor's is this one.
+    public func seen(by perspective: Perspective) -> Replayer {
+        guard case .device = perspective else { return self }
+        if let known = views[perspective] { return known }
+        let view = Replayer(conversation: conversation, events: events.filter(perspective.sees), snapshotInterval: snapshotInterval,
+                            games: games)
+        views[perspective] = view
+        return view
+    }
+
+    /// The step of `other` (another view of this conversation) that shows the moment of
+    /// step `n` here: its last event at or before this step's event.
+    public func step(_ n: Int, in other: Replayer) -> Int {
+        guard n > 0, n <= events.count else { return n <= 0 ? 0 : other.stepCount }
+        let position = events[n - 1].position
+        return other.events.lastIndex { $0.position <= position }.map { $0 + 1 } ?? 0
     }
 
     /// Snapshots of this conversation every ``snapshotInterval`` steps, to store.

@@ -121,15 +121,17 @@ enum Pages {
 
     static func game(_ model: ViewerModel, id: String, step requested: Int?, perspective text: String?) throws -> String {
         let (conversation, session) = try model.resolve(id)
-        let replayer = try model.replayer(conversation)
-        let step = requested ?? replayer.stepCount
-        guard (0...replayer.stepCount).contains(step) else { throw ViewerError.badParameter("step \(step) is outside 0...\(replayer.stepCount)") }
+        let whole = try model.replayer(conversation)
         let perspective: Perspective
         do {
-            perspective = try replayer.perspective(text ?? "auditor")
+            perspective = try whole.perspective(text ?? "auditor")
         } catch {
             throw ViewerError.badParameter("as: \(error)")
         }
+        // A device's view steps through its own events alone.
+        let replayer = try model.view(conversation, as: perspective)
+        let step = requested ?? replayer.stepCount
+        guard (0...replayer.stepCount).contains(step) else { throw ViewerError.badParameter("step \(step) is outside 0...\(replayer.stepCount)") }
         let state = try model.state(conversation, at: step, as: perspective)
         let changes = step > 0 ? try model.diff(conversation, from: step - 1, to: step, as: perspective) : []
         let findings = try model.findings(conversation)
@@ -138,13 +140,15 @@ enum Pages {
         /// A link to a step as a perspective: every part of it percent-encoded, then escaped.
         func link(_ step: Int, _ view: String) -> String { "\(base)?step=\(step)&as=\(percentEncoded(view))" }
 
-        // The perspective switch.
-        let choices = ["auditor"] + replayer.devices.map(\.name)
-        let switcher = choices.map { choice -> HTML in
+        // The perspective switch: each view at the same moment, in its own steps.
+        let choices = ["auditor"] + whole.devices.map(\.name)
+        let switcher = try choices.map { choice -> HTML in
             let label = choice == "auditor" ? "auditor" : "device \(choice)"
+            let other = try model.view(conversation, as: choice == "auditor" ? .auditor : .device(DeviceID(choice)))
+            let there = replayer.step(step, in: other)
             return choice == asParameter
-                ? "<a class=\"view current\" href=\"\(link(step, choice))\" data-view=\"\(choice)\">\(label)</a>"
-                : "<a class=\"view\" href=\"\(link(step, choice))\" data-view=\"\(choice)\">\(label)</a>"
+                ? "<a class=\"view current\" href=\"\(link(there, choice))\" data-view=\"\(choice)\">\(label)</a>"
+                : "<a class=\"view\" href=\"\(link(there, choice))\" data-view=\"\(choice)\">\(label)</a>"
         }.joined(separator: " ")
 
         // Findings as marks on the timeline.
@@ -153,7 +157,8 @@ enum Pages {
         // A device's view shows the findings at the steps it saw (and those of no step), never
         // what happened where it was not.
         let shown = findings.filter { finding in
-            guard let position = finding.position, let at = positionsToStep[position] else { return true }
+            guard let position = finding.position else { return true }
+            guard let at = positionsToStep[position] else { return perspective == .auditor }
             return replayer.event(at: at).map(perspective.sees) ?? true
         }
         // A finding's full text quotes messages as the auditor sees them: a device's view shows its outline.

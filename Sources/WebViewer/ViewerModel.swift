@@ -107,21 +107,28 @@ public final class ViewerModel: @unchecked Sendable {
         }
     }
 
-    /// The state at a step as a perspective sees it. Replayers cache folds, so this
-    /// runs under the lock too.
-    public func state(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> ConversationState {
+    /// The steps `perspective` steps through: the conversation's, or a device's own
+    /// events alone (numbered as its own steps, so nothing of the others shows).
+    public func view(_ conversation: ConversationID, as perspective: Perspective) throws -> Replayer {
         let replayer = try replayer(conversation)
+        return locked { replayer.seen(by: perspective) }
+    }
+
+    /// The state at a step (of the perspective's own steps) as a perspective sees it.
+    /// Replayers cache folds, so this runs under the lock too.
+    public func state(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> ConversationState {
+        let replayer = try view(conversation, as: perspective)
         return try locked { try replayer.state(at: step, as: perspective) }
     }
 
-    /// The event of a step as a perspective may see it (nil for another device's).
+    /// The event of a step (of the perspective's own steps) as the perspective may see it.
     public func viewedEvent(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> RecordedEvent? {
-        let replayer = try replayer(conversation)
+        let replayer = try view(conversation, as: perspective)
         return locked { replayer.viewedEvent(at: step, as: perspective) }
     }
 
     public func diff(_ conversation: ConversationID, from a: Int, to b: Int, as perspective: Perspective) throws -> [StateChange] {
-        let replayer = try replayer(conversation)
+        let replayer = try view(conversation, as: perspective)
         return try locked { try replayer.diff(from: a, to: b, as: perspective) }
     }
 

@@ -72,15 +72,16 @@ public enum WebViewer {
         router.get("/api/games/:id/steps/:step") { request, context in
             try respond(html: false) {
                 let (conversation, _) = try model.resolve(try context.parameters.require("id"))
-                let replayer = try model.replayer(conversation)
-                guard let n = try step(context.parameters.get("step")), (0...replayer.stepCount).contains(n) else {
-                    throw ViewerError.badParameter("the step must be in 0...\(replayer.stepCount)")
-                }
                 let perspective: Perspective
                 do {
-                    perspective = try replayer.perspective(nonEmpty(request.uri.queryParameters["as"]) ?? "auditor")
+                    perspective = try model.replayer(conversation).perspective(nonEmpty(request.uri.queryParameters["as"]) ?? "auditor")
                 } catch {
                     throw ViewerError.badParameter("as: \(error)")
+                }
+                // A device's steps are its own events'.
+                let replayer = try model.view(conversation, as: perspective)
+                guard let n = try step(context.parameters.get("step")), (0...replayer.stepCount).contains(n) else {
+                    throw ViewerError.badParameter("the step must be in 0...\(replayer.stepCount)")
                 }
                 let state = try model.state(conversation, at: n, as: perspective)
                 return try StateText.json(state, step: n, replayer: replayer, perspective: perspective)

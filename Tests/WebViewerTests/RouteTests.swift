@@ -78,15 +78,22 @@ import Audit
         }
     }
 
-    /// As B, before the placement arrived, nothing of Alice's ships or taps shows.
+    /// As B, before the placement arrived, nothing of Alice's ships or taps shows, nor
+    /// how many events Alice's phone recorded: B's steps are B's own events.
     @Test func aDevicesPageShowsOnlyWhatItSaw() async throws {
         try await client { client, game in
-            try await client.execute(uri: "/games/\(game)?step=12&as=B", method: .get) { response in
+            var total = 0
+            try await client.execute(uri: "/games/\(game)?as=auditor", method: .get) { response in
+                total = Int(String(buffer: response.body).firstMatch(of: /data-steps="(\d+)"/)?.output.1 ?? "") ?? 0
+            }
+            try await client.execute(uri: "/games/\(game)?step=2&as=B", method: .get) { response in
                 let html = String(buffer: response.body)
                 #expect(response.status == .ok)
-                #expect(!html.contains("cell ship") && !html.contains("data-device=\"A\"") && html.contains("device A acted"))
+                #expect(!html.contains("cell ship") && !html.contains("data-device=\"A\"") && !html.contains("acted"))
+                let bobs = Int(html.firstMatch(of: /data-steps="(\d+)"/)?.output.1 ?? "") ?? 0
+                #expect(bobs > 2 && bobs < total, "\(bobs) of \(total)")
             }
-            try await client.execute(uri: "/api/games/\(game)/steps/12?as=B", method: .get) { response in
+            try await client.execute(uri: "/api/games/\(game)/steps/2?as=B", method: .get) { response in
                 let text = String(buffer: response.body)
                 #expect(response.status == .ok && text.contains("\"perspective\":\"device B\"") && !text.contains("\"ship\""))
             }
