@@ -52,10 +52,11 @@ struct Diff: ParsableCommand {
             let changes = try opened.replayer.diff(from: from, to: to, as: seenAs)
             if json {
                 print(try JSONStyle.text(changes.map(\.jsonObject)))
-            } else if changes.isEmpty {
-                print("no changes between steps \(from) and \(to)")
+            } else if changes.filter({ !$0.isBookkeeping }).isEmpty {
+                print("no changes between steps \(from) and \(to)" + (changes.isEmpty ? "" : " but where the game's events end (--json lists it)"))
             } else {
-                changes.forEach { print($0.description) }
+                // Ids short, times readable, long values folded; --json has every change in full.
+                changes.filter { !$0.isBookkeeping }.forEach { print($0.readable) }
             }
         }
     }

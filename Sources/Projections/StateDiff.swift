@@ -27,6 +27,30 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
         return ["path": path, "before": value(beforeJSON), "after": value(afterJSON)]
     }
 
+    /// Whether the change is the game's bookkeeping (where its events start and end), which
+    /// every step of a game moves: left out of the diffs people read, kept in `--json`.
+    public var isBookkeeping: Bool {
+        ["lastPosition", "lastStep", "firstPosition", "firstStep", "startedAt", "endedAt"].contains { path.hasSuffix("." + $0) }
+    }
+
+    /// The change as people read it: identifiers cut to their first 8 characters, times
+    /// in ISO 8601, long values folded.
+    public var readable: String {
+        func shorten(_ text: String) -> String {
+            text.replacing(/([0-9A-Fa-f]{8})-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/) { String($0.output.1).lowercased() }
+        }
+        func value(_ text: String?) -> String? {
+            guard var text else { return nil }
+            if path.hasSuffix("At"), let micros = Int64(text) {
+                let date = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+                text = date.formatted(.iso8601)
+            }
+            text = shorten(text)
+            return text.count > 120 ? String(text.prefix(110)) + "… (\(text.count - 110) more characters)" : text
+        }
+        return StateChange(path: shorten(path), before: value(before), after: value(after)).description
+    }
+
     public var description: String {
         switch (before, after) {
         case (nil, let a?): return "+ \(path): \(a)"

@@ -196,14 +196,24 @@ enum Pages {
             }
         }
 
-        // The game's board, as this perspective knows it.
+        // The step list: one row per step of this view, with its device, what it did, and
+        // marks for moves, findings and steps that change nothing (filtered in the page).
+        let stepsHTML = try stepList(model, conversation, replayer, perspective, step: step, findingSteps: Dictionary(
+            shown.compactMap { finding in finding.position.flatMap { positionsToStep[$0] }.map { ($0, finding.severity) } },
+            uniquingKeysWith: { a, b in a == .error ? a : b }), link: { link($0, asParameter) })
+
+        // The game's board, as this perspective knows it: the cells the last step changed
+        // marked, and a legend of the cells it shows.
+        let previous = step > 0 ? try model.state(conversation, at: step - 1, as: perspective) : state
         var boardHTML: HTML = ""
         for game in state.orderedGames where session == nil || game.session == session {
             guard let plugin = state.plugin else { continue }
             let picture = plugin.picture(of: game.board)
+            let before = previous.games[game.session].map { plugin.picture(of: $0.board).cells } ?? []
+            let changed = Set(picture.cells.indices.filter { before.indices.contains($0) && before[$0] != picture.cells[$0] })
             boardHTML += """
                 <section class=game><h2>\(plugin.title) · \(words(game.status.rawValue))</h2>
-                \(grid(picture.cells, columns: picture.columns, id: "board"))
+                \(grid(picture.cells, columns: picture.columns, id: "board", changed: changed))\(legend(picture.cells))
                 \(picture.lines.map { "<p>\($0)</p>" as HTML })<p class=result>\(GameCatalog.result(game, in: state))</p></section>
                 """
         }
@@ -246,8 +256,11 @@ enum Pages {
                 """
         }
 
-        let diffHTML: HTML = changes.isEmpty ? "<p class=muted>no change</p>"
-            : "<ul class=diff>\(changes.prefix(200).map { "<li>\($0.description)</li>" as HTML })</ul>"
+        // What changed, in words people read: ids short, times readable, long values folded,
+        // the game's bookkeeping (where its events start and end) left out.
+        let readable = changes.filter { !$0.isBookkeeping }
+        let diffHTML: HTML = readable.isEmpty ? "<p class=muted>no change\(changes.isEmpty ? "" : " shown (only where the game's events end)")</p>"
+            : "<ul class=diff>\(readable.prefix(200).map { "<li>\($0.readable)</li>" as HTML })</ul>"
         let origin: HTML = model.origin(conversation).map { origin in
             "<p class=fork>fork of \(origin.sourceGame) at its step \(origin.sourceStep); the branch begins at step \(origin.branchStep + 1)</p>"
         } ?? ""
@@ -259,24 +272,101 @@ enum Pages {
             <p class=audit>\(verdict)</p></header>
             <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)">
             <button id=first title="first step">first</button><button id=prev title="previous step (←)">◀</button>
-            <button id=play title="play or pause (space)">▶</button><button id=next title="next step (→)">▶▶</button>
+            <button id=play title="play or pause (space)">▶</button><button id=next title="next step (→)">▶▶</button><button id=last title="last step (End)">last</button>
+            <button id=helpButton title="keys (?)">?</button>
             <label>speed <select id=speed><option value=1000>1×</option><option value=400 selected>2.5×</option><option value=150>6×</option></select></label>
             <span id=stepLabel>step \(step) of \(replayer.stepCount)</span>
             <div class=track><input type=range id=slider min=0 max=\(replayer.stepCount) value=\(step)><div class=marks>\(marks)</div></div>
             </section>
-            <main><section class=event><h2>this step</h2>\(eventHTML)<h2>changes from step \(max(step - 1, 0))</h2>\(diffHTML)\(findingsHTML)</section>
+            <div id=help hidden><h2>keys</h2><ul><li>← → previous, next step</li><li>Home, End: first, last step</li>
+            <li>[ ] previous, next move</li><li>{ } previous, next finding</li><li>space: play or pause</li><li>?: this help</li></ul></div>
+            <main>\(stepsHTML)<section class=event><h2>this step</h2>\(eventHTML)<h2>changes from step \(max(step - 1, 0))</h2>\(diffHTML)\(findingsHTML)</section>
             \(boardHTML)<div class=phones>\(phones)</div></main>
             """
         return page(title: "game \(id.prefix(8))", body: body)
     }
 
-    static func grid(_ cells: [String], columns: Int, id: String?) -> HTML {
+    /// Steps listed in full up to this many; past it, this many around the current one.
+    static let stepListLimit = 1_500
+
+    /// The step list of a view: each step's device (a colour), a short label, and classes
+    /// for the page's filters: `move` (a game message sent), `finding`, `same` (nothing
+    /// this view shows changed).
+    static func stepList(_ model: ViewerModel, _ conversation: ConversationID, _ replayer: Replayer, _ perspective: Perspective,
+                         step current: Int, findingSteps: [Int: Finding.Severity], link: (Int) -> String) throws -> HTML {
+        let count = replayer.stepCount
+        guard count > 0 else { return "" }
+        let window = count <= stepListLimit ? 1...count
+            : max(1, current - stepListLimit / 2)...min(count, max(1, current - stepListLimit / 2) + stepListLimit - 1)
+        let devices = Dictionary(uniqueKeysWithValues: model.devicesOf(conversation).enumerated().map { ($1, $0) })
+        var rows: HTML = ""
+        var before = try model.state(conversation, at: window.lowerBound - 1, as: perspective)
+        for n in window {
+            guard let event = replayer.event(at: n) else { continue }
+            let after = try model.state(conversation, at: n, as: perspective)
+            // Only messages carry what a view may hide; other events' labels are their kinds.
+            var seen = event.event
+            if perspective != .auditor, case .transcript = event.event {
+                seen = try model.viewedEvent(conversation, at: n, as: perspective) ?? event.event
+            }
+            var classes = "step d\((event.device.flatMap { devices[$0] } ?? 0) % 4)"
+            let label = shortLabel(seen, state: after)
+            if label.isMove { classes += " move" }
+            if let severity = findingSteps[n] { classes += " finding \(severity.rawValue)" }
+            if after.devices == before.devices && after.games == before.games { classes += " same" }
+            if n == current { classes += " current" }
+            let id: HTML = n == current ? " id=currentStep" : ""
+            rows += "<li class=\"\(classes)\" data-step=\(n)\(id)><a href=\"\(link(n))\">\(n) · \(event.device?.name ?? "-") · \(label.text)</a></li>"
+            before = after
+        }
+        let more: HTML = window == 1...count ? "" : "<p class=muted>steps \(window.lowerBound)-\(window.upperBound) of \(count)</p>"
+        return """
+            <section class=steps id=steps><h2>steps</h2>
+            <p class=stepfilters><label><input type=checkbox id=onlyMoves> moves only</label> <label><input type=checkbox id=onlyFindings> findings only</label>
+            <label><input type=checkbox id=hideSame> hide steps that change nothing</label></p>\(more)<ol id=stepList>\(rows)</ol></section>
+            """
+    }
+
+    /// A step in a few words, and whether it is a move (a game message sent).
+    static func shortLabel(_ event: RecordedEvent, state: ConversationState) -> (text: String, isMove: Bool) {
+        switch event {
+        case .recordingStarted: return ("recording started", false)
+        case .recordingEnded: return ("recording ended", false)
+        case .input(let action, _): return (action.description, false)
+        case .callback(let record, _): return (record.callback.rawValue, false)
+        case .action(let record, _):
+            let outcome = record.error.map { " → error \($0.code.rawValue)" } ?? ""
+            return ("\(record.action.name)\(outcome)", false)
+        case .transcript(.sent(let item), let context):
+            guard let message = item.message else { return ("sent \(item.plainText)", false) }
+            let view = state.devices[context.device]
+            let words = message.summaryText ?? message.caption ?? "a message"
+            return ("sent \u{201C}\(view?.resolve(words) ?? words)\u{201D}", state.plugin?.isGameMessage(message) == true)
+        case .transcript(.arrived(let item, _), let context):
+            let words = item.message.map { $0.summaryText ?? $0.caption ?? "a message" } ?? item.plainText
+            return ("received \u{201C}\(state.devices[context.device]?.resolve(words) ?? words)\u{201D}", false)
+        case .screen(let screen, _): return ("screen \(screen.name)", false)
+        }
+    }
+
+    /// The cells a board shows, each with its symbol: the board's legend.
+    static func legend(_ cells: [String]) -> HTML {
+        var seen: [String] = []
+        for cell in cells where !seen.contains(cell) { seen.append(cell) }
+        guard !seen.isEmpty else { return "" }
+        let items = seen.map { "<span><span class=\"cell \($0)\">\(BoardPicture.symbol($0))</span> \($0)</span>" as HTML }
+        return "<p class=legend>\(items.joined(separator: " "))<span><span class=\"cell changed\"> </span> changed by this step</span></p>"
+    }
+
+    static func grid(_ cells: [String], columns: Int, id: String?, changed: Set<Int> = []) -> HTML {
         guard columns > 0, !cells.isEmpty, cells.count % columns == 0 else { return "" }
         var rows: HTML = ""
         for row in 0..<(cells.count / columns) {
             let line = (0..<columns).map { column -> HTML in
-                let cell = cells[row * columns + column]
-                return "<td class=\"cell \(cell)\" title=\"\(cell)\">\(BoardPicture.symbol(cell))</td>"
+                let index = row * columns + column
+                let cell = cells[index]
+                let mark = changed.contains(index) ? " changed" : ""
+                return "<td class=\"cell \(cell)\(mark)\" title=\"\(cell)\">\(BoardPicture.symbol(cell))</td>"
             }
             rows += "<tr>\(line)</tr>"
         }
@@ -310,6 +400,13 @@ enum Pages {
         .findings ol{padding-left:1.2em;font-size:12px}.finding.error{color:#b00020}.finding.warning{color:#8a6d00}
         .finding.current{background:#fff3cd;font-weight:bold}
         .bubble table.grid{background:#fff}.bubble table.grid td{width:14px;height:14px;font-size:9px}.result{font-weight:bold}
+        .steps{flex:0 0 260px;max-height:32em;overflow:auto;font-size:12px}.steps ol{list-style:none;padding:0;margin:0}
+        .step a{display:block;padding:.1em .4em;border-left:4px solid #ccc;color:#222;text-decoration:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+        .step.d0 a{border-color:#0a84ff}.step.d1 a{border-color:#2e9e44}.step.d2 a{border-color:#6a3cbc}.step.d3 a{border-color:#e0a800}
+        .step.move a{font-weight:bold}.step.same a{color:#999}.step.finding.error a{background:#fde7ea}.step.finding.warning a{background:#fff3cd}
+        .step.current a{background:#0a58ca;color:#fff}.legend{font-size:11px;color:#555}.legend>span{margin-right:.6em}
+        .legend .cell{display:inline-block;width:14px;height:14px;border:1px solid #999;text-align:center;line-height:14px}
+        .cell.changed{outline:3px solid #ff9800;outline-offset:-3px}#help{position:fixed;top:4em;right:2em;background:#fff;border:1px solid #999;padding:.5em 1em;z-index:3}
         """
 
     /// The timeline: slider, buttons, arrow keys and play, moving by page loads so
@@ -329,8 +426,26 @@ enum Pages {
         function tick(){if(step<steps){window.__playing=true;setTimeout(function(){go(step+1);},+speed());}else{play.textContent='▶';}}
         if(q.has('play')){play.textContent='⏸';tick();}
         play.onclick=function(){if(q.has('play')){location.href=base+'?step='+step+'&as='+encodeURIComponent(as);}else{window.__playing=true;play.textContent='⏸';tick();}};
+        document.getElementById('last').onclick=function(){window.__playing=false;go(steps);};
+        var help=document.getElementById('help');
+        document.getElementById('helpButton').onclick=function(){help.hidden=!help.hidden;};
+        var rows=Array.prototype.slice.call(document.querySelectorAll('#stepList li'));
+        function find(cls,dir){var list=dir>0?rows:rows.slice().reverse();
+        for(var i=0;i<list.length;i++){var n=+list[i].dataset.step;if(list[i].classList.contains(cls)&&(dir>0?n>step:n<step))return n;}return null;}
+        function jump(cls,dir){var n=find(cls,dir);if(n!==null)go(n);}
+        var filters={onlyMoves:'move',onlyFindings:'finding',hideSame:'same'};
+        function filter(){var m=document.getElementById('onlyMoves'),f=document.getElementById('onlyFindings'),h=document.getElementById('hideSame');
+        if(!m)return;rows.forEach(function(r){var c=r.classList;var hide=(m.checked&&!c.contains('move'))||(f.checked&&!c.contains('finding'))||(h.checked&&c.contains('same'));
+        r.hidden=hide&&!c.contains('current');});
+        try{sessionStorage.setItem('gamelog.filters',JSON.stringify({m:m.checked,f:f.checked,h:h.checked}));}catch(e){}}
+        Object.keys(filters).forEach(function(id){var box=document.getElementById(id);if(box)box.addEventListener('change',filter);});
+        try{var kept=JSON.parse(sessionStorage.getItem('gamelog.filters')||'null');if(kept&&document.getElementById('onlyMoves')){
+        document.getElementById('onlyMoves').checked=kept.m;document.getElementById('onlyFindings').checked=kept.f;document.getElementById('hideSame').checked=kept.h;filter();}}catch(e){}
+        var cur=document.getElementById('currentStep');if(cur&&cur.scrollIntoView)cur.scrollIntoView({block:'center'});
         document.addEventListener('keydown',function(e){if(e.target.tagName==='INPUT'||e.target.tagName==='SELECT')return;
-        if(e.key==='ArrowLeft'){go(step-1);}else if(e.key==='ArrowRight'){go(step+1);}else if(e.key===' '){e.preventDefault();play.click();}});
+        if(e.key==='ArrowLeft'){go(step-1);}else if(e.key==='ArrowRight'){go(step+1);}else if(e.key===' '){e.preventDefault();play.click();}
+        else if(e.key==='Home'){go(0);}else if(e.key==='End'){go(steps);}else if(e.key===']'){jump('move',1);}else if(e.key==='['){jump('move',-1);}
+        else if(e.key==='}'){jump('finding',1);}else if(e.key==='{'){jump('finding',-1);}else if(e.key==='?'){help.hidden=!help.hidden;}});
         })();
         """
 }

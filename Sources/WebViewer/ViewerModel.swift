@@ -107,6 +107,11 @@ public final class ViewerModel: @unchecked Sendable {
         }
     }
 
+    /// Every device of a conversation (whatever the view), in order: their colours in the page.
+    public func devicesOf(_ conversation: ConversationID) -> [DeviceID] {
+        (try? replayer(conversation).devices) ?? []
+    }
+
     /// The steps `perspective` steps through: the conversation's, or a device's own
     /// events alone (numbered as its own steps, so nothing of the others shows).
     public func view(_ conversation: ConversationID, as perspective: Perspective) throws -> Replayer {

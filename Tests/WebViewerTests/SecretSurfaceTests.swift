@@ -76,3 +76,45 @@ import WebViewer
         #expect(auditorShows > 0)
     }
 }
+
+/// The step list beside the board: one row per step of the view, moves and findings
+/// marked, the current step's row marked; a device's list holds its own steps only.
+@Suite struct StepListTests {
+    @Test func theStepListHasARowPerStepWithMovesMarked() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("steps.sqlite")
+        do {
+            let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 8),
+                                      games: .standard, seed: 8, noise: 0)
+            try simulator.play("tictactoe")
+        }
+        let model = try ViewerModel(path: path, games: .standard)
+        let app = Application(router: WebViewer.router(model))
+        let game = try #require(try model.summaries().first?.id)
+        let (conversation, _) = try model.resolve(game)
+        let all = try model.view(conversation, as: .auditor).stepCount
+        let bobs = try model.view(conversation, as: .device("B")).stepCount
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/games/\(game)?step=5", method: .get) { response in
+                let html = String(buffer: response.body)
+                let rows = html.matches(of: #/<li class="step /#).count
+                #expect(rows == all && all > 20, "\(rows) rows, \(all) steps")
+                let moves = html.matches(of: #/<li class="step [^"]*\bmove\b/#).count
+                #expect(moves >= 5 && moves <= 9, "\(moves) moves") // a tic-tac-toe game sends 5 to 9 moves
+                #expect(html.contains(#"current" data-step=5 id=currentStep>"#), "the current row")
+                #expect(html.contains("id=onlyMoves") && html.contains("id=hideSame") && html.contains("id=help"))
+            }
+            // Once the game has a board: its legend, and the cells the last step changed marked.
+            try await client.execute(uri: "/games/\(game)", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(html.contains("class=legend") && html.contains("changed by this step"))
+            }
+            try await client.execute(uri: "/games/\(game)?step=3&as=B", method: .get) { response in
+                let html = String(buffer: response.body)
+                let rows = html.matches(of: #/<li class="step /#).count
+                #expect(rows == bobs && bobs < all, "\(rows) rows as B, \(bobs) of B's steps, \(all) in all")
+                #expect(!html.contains(" · A · "), "a row of A's in B's list")
+            }
+        }
+    }
+}
