@@ -89,6 +89,16 @@ done
 check battleship-B-every-step "Bob's page shows no placement URL at any of the $steps steps" test "$leaks" = 0
 check battleship-B-every-step "every step's page was read" test "$looked" = "$steps" -a "$steps" -gt 10
 
+# Keys and clicks as a person uses them (tools/browser-keys.py speaks the DevTools
+# protocol): steps, moves and findings by key, the step list's filters, the help, the
+# view switch; each line is a check.
+while read -r verdict rest; do
+  case "$verdict" in
+    ok) passed=$((passed + 1)) ;;
+    *) failed=$((failed + 1)); echo "FAIL keys: $rest" ;;
+  esac
+done < <(python3 "$root/tools/browser-keys.py" "$browser" "$base" "$battleship" "$work" || true)
+
 page battleship-A-step20 "$base/games/$battleship?step=20&as=A"
 check battleship-A-step20 "Alice sees the ships she placed" has battleship-A-step20 'title="ship"'
 

@@ -113,8 +113,12 @@ enum Pages {
         return out
     }
 
+    /// `text` for a URL's path or query: everything but RFC 3986's unreserved characters
+    /// (letters, digits, `-._~`) percent-encoded, so a hostile name cannot break out.
     static func percentEncoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        var unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        unreserved.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
 
     // MARK: One game at one step

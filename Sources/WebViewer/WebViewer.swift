@@ -36,7 +36,7 @@ public enum WebViewer {
         }
         router.get("/games/:id") { request, context in
             try respond(html: true) {
-                let id = try context.parameters.require("id")
+                let id = try gameID(context)
                 return try Pages.game(model, id: id, step: try step(request.uri.queryParameters["step"]),
                                       perspective: nonEmpty(request.uri.queryParameters["as"]))
             }
@@ -55,7 +55,7 @@ public enum WebViewer {
         }
         router.get("/api/games/:id") { _, context in
             try respond(html: false) {
-                let id = try context.parameters.require("id")
+                let id = try gameID(context)
                 let (conversation, session) = try model.resolve(id)
                 let replayer = try model.replayer(conversation)
                 let summaries = try model.summaries(of: conversation).filter {
@@ -71,7 +71,7 @@ public enum WebViewer {
         }
         router.get("/api/games/:id/steps/:step") { request, context in
             try respond(html: false) {
-                let (conversation, _) = try model.resolve(try context.parameters.require("id"))
+                let (conversation, _) = try model.resolve(try gameID(context))
                 let perspective: Perspective
                 do {
                     perspective = try model.replayer(conversation).perspective(nonEmpty(request.uri.queryParameters["as"]) ?? "auditor")
@@ -89,7 +89,7 @@ public enum WebViewer {
         }
         router.get("/api/verify/:id") { _, context in
             try respond(html: false) {
-                let (conversation, _) = try model.resolve(try context.parameters.require("id"))
+                let (conversation, _) = try model.resolve(try gameID(context))
                 let findings = try model.findings(conversation)
                 let document = VerifyDocument(ok: !findings.contains { $0.severity == .error },
                                               notCheckable: findings.filter { $0.severity == .notCheckable }.count, findings: findings)
@@ -197,4 +197,10 @@ public enum WebViewer {
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
+}
+
+/// The `:id` path parameter, percent-decoded: a link may encode any character of an id.
+func gameID(_ context: BasicRequestContext) throws -> String {
+    let raw = try context.parameters.require("id")
+    return raw.removingPercentEncoding ?? raw
 }

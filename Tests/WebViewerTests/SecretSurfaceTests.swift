@@ -118,3 +118,35 @@ import WebViewer
         }
     }
 }
+
+/// Every link the page makes opens: ids percent-encoded in links are decoded by the routes.
+@Suite struct LinkTests {
+    @Test func aPercentEncodedGameIdOpensTheGame() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("links.sqlite")
+        do {
+            let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 9), games: .standard, seed: 9)
+            try simulator.play("tictactoe")
+        }
+        let model = try ViewerModel(path: path, games: .standard)
+        let app = Application(router: WebViewer.router(model))
+        let game = try #require(try model.summaries().first?.id)
+        try await app.test(.router) { client in
+            var links: [String] = []
+            try await client.execute(uri: "/games/\(game)?step=3", method: .get) { response in
+                let html = String(buffer: response.body)
+                links = html.matches(of: /href="(\/games\/[^"]+)"/).map { String($0.output.1).replacingOccurrences(of: "&amp;", with: "&") }
+            }
+            #expect(links.count > 10)
+            for link in links.prefix(40) {
+                try await client.execute(uri: link, method: .get) { response in
+                    #expect(response.status == .ok, "\(link)")
+                }
+            }
+            let encoded = game.replacingOccurrences(of: "-", with: "%2D")
+            try await client.execute(uri: "/games/\(encoded)?step=2", method: .get) { response in
+                #expect(response.status == .ok)
+            }
+        }
+    }
+}
