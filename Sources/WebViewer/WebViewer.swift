@@ -16,7 +16,11 @@ public enum WebViewer {
     ///   - hosts: the names the viewer is addressed by (`Host`); requests naming others
     ///     are refused. Nil accepts any, for tests of the routes alone.
     ///   - port: the port they must name; nil for any.
-    public static func router(_ model: ViewerModel, hosts: Set<String>? = nil, port: Int? = nil) -> Router<BasicRequestContext> {
+    public static func router(_ model: ViewerModel, hosts: Set<String>? = nil, port: Int? = nil) -> HeadAsGet<Router<BasicRequestContext>> {
+        HeadAsGet(inner: routes(model, hosts: hosts, port: port))
+    }
+
+    static func routes(_ model: ViewerModel, hosts: Set<String>?, port: Int?) -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: ViewerGuard(hosts: hosts, port: port))
         router.get("/") { _, _ in
@@ -95,6 +99,9 @@ public enum WebViewer {
                                               notCheckable: findings.filter { $0.severity == .notCheckable }.count, findings: findings)
                 return try JSONStyle.text(encoding: document)
             }
+        }
+        router.get("/**") { _, _ in
+            errorResponse(.notFound, "no such page: the pages are /games (every game) and /games/ID (one game, step by step)", html: true)
         }
         router.get("/api/**") { _, _ in
             errorResponse(.notFound, "no such API route; the routes are /api/games, /api/games/ID, /api/games/ID/steps/N?as=D and /api/verify/ID", html: false)
@@ -203,4 +210,25 @@ public enum WebViewer {
 func gameID(_ context: BasicRequestContext) throws -> String {
     let raw = try context.parameters.require("id")
     return raw.removingPercentEncoding ?? raw
+}
+
+/// HEAD answered as GET would be, without the body: every page and API route takes both,
+/// as the Allow header says.
+public struct HeadAsGet<Inner: HTTPResponderBuilder>: HTTPResponderBuilder where Inner.Responder.Context == BasicRequestContext {
+    let inner: Inner
+
+    public func buildResponder() -> Responder { Responder(inner: inner.buildResponder()) }
+
+    public struct Responder: HTTPResponder {
+        let inner: Inner.Responder
+
+        public func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+            guard request.method == .head else { return try await inner.respond(to: request, context: context) }
+            var head = request.head
+            head.method = .get
+            var response = try await inner.respond(to: Request(head: head, body: request.body), context: context)
+            response.body = ResponseBody()
+            return response
+        }
+    }
 }

@@ -143,6 +143,15 @@ import WebViewer
                     #expect(response.status == .ok, "\(link)")
                 }
             }
+            // HEAD answers as GET, without a body; an unknown page says what the pages are.
+            for uri in ["/games", "/games/\(game)?step=2", "/api/games"] {
+                try await client.execute(uri: uri, method: .head) { response in
+                    #expect(response.status == .ok && response.body.readableBytes == 0, "HEAD \(uri)")
+                }
+            }
+            try await client.execute(uri: "/no/such/page", method: .get) { response in
+                #expect(response.status == .notFound && String(buffer: response.body).contains("the pages are /games"))
+            }
             let encoded = game.replacingOccurrences(of: "-", with: "%2D")
             try await client.execute(uri: "/games/\(encoded)?step=2", method: .get) { response in
                 #expect(response.status == .ok)
