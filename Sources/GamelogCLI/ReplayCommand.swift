@@ -60,6 +60,8 @@ final class InteractiveReplay {
     var view: Replayer { opened.replayer.seen(by: perspective) }
     var step = 0
     var showDiff = false
+    /// The first line of the state shown, when it is taller than the screen.
+    var scroll = 0
     var message = ""
     private var saved = termios()
 
@@ -70,7 +72,8 @@ final class InteractiveReplay {
     }
 
     /// The key bar: "q quit" first, so a narrow terminal keeps the way out.
-    static let help = "q quit  n/→ next  p/← prev  g step  t time  m message  k kind  d diff  v whose view  f fork here"
+    /// 79 columns: whole on an 80-column terminal. (n and p step too.)
+    static let help = "q quit  ←→ step  ↑↓ scroll  g go  t time  m msg  k kind  d diff  v view  f fork"
 
     func run() throws {
         tcgetattr(STDIN_FILENO, &saved)
@@ -92,6 +95,10 @@ final class InteractiveReplay {
             case "n", "right", " ": step = min(step + 1, replayer.stepCount)
             case "p", "left": step = max(step - 1, 0)
             case "d": showDiff.toggle()
+            case "up": scroll = max(scroll - 1, 0)
+            case "down": scroll += 1
+            case "pageup": scroll = max(scroll - max(terminalSize().rows - 4, 1), 0)
+            case "pagedown": scroll += max(terminalSize().rows - 4, 1)
             case "v":
                 // Each device in turn, then the auditor's view of everything.
                 let order = opened.replayer.devices.map(Perspective.device) + [.auditor]
@@ -186,7 +193,16 @@ final class InteractiveReplay {
         }
         let stateRoom = max(room - diff.count - (diff.isEmpty ? 0 : 1), 1)
         if lines.count > stateRoom {
-            lines = Array(lines.prefix(max(stateRoom - 1, 1))) + (stateRoom > 1 ? ["… (\(lines.count - stateRoom + 1) more lines)"] : [])
+            // The header stays; the rest scrolls (↑↓, page up and down) and says where it is.
+            let header = lines[0]
+            let body = Array(lines.dropFirst())
+            let visible = max(stateRoom - 2, 1)
+            scroll = min(scroll, max(body.count - visible, 0))
+            let shown = body[scroll..<min(scroll + visible, body.count)]
+            let place = "… lines \(scroll + 1)-\(scroll + shown.count) of \(body.count) (↑↓ scroll)"
+            lines = stateRoom > 2 ? [header] + shown + [place] : [header]
+        } else {
+            scroll = 0
         }
         if !diff.isEmpty { lines += [""] + diff }
         var screen = "\u{1B}[H\u{1B}[2J"
@@ -220,6 +236,13 @@ final class InteractiveReplay {
             switch sequence[1] {
             case UInt8(ascii: "C"): return "right"
             case UInt8(ascii: "D"): return "left"
+            case UInt8(ascii: "A"): return "up"
+            case UInt8(ascii: "B"): return "down"
+            case UInt8(ascii: "5"), UInt8(ascii: "6"):
+                // Page up and down end with "~".
+                var tilde: UInt8 = 0
+                _ = read(STDIN_FILENO, &tilde, 1)
+                return sequence[1] == UInt8(ascii: "5") ? "pageup" : "pagedown"
             default: return "escape"
             }
         }

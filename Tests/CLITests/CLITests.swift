@@ -288,7 +288,7 @@ final class Folder {
 
         var text = try screen(session, until: "step 0/")
         #expect(text.contains("step 0/"))
-        #expect(text.contains("n/→ next"))  // the help line is always there
+        #expect(text.contains("←→ step"))  // the help line is always there
 
         _ = try tmux(["send-keys", "-t", session, "n"])
         text = try screen(session, until: "step 1/")
@@ -299,7 +299,7 @@ final class Folder {
         _ = try tmux(["send-keys", "-t", session, "30", "Enter"])
         text = try screen(session, until: "step 30/")
         #expect(text.contains("step 30/"))
-        #expect(text.contains("n/→ next"))
+        #expect(text.contains("←→ step"))
 
         _ = try tmux(["send-keys", "-t", session, "m"])
         text = try screen(session, until: "transcript.")
@@ -325,6 +325,29 @@ final class Folder {
         _ = try tmux(["send-keys", "-t", session, "q"])
         text = try screen(session, until: "REPLAY-EXITED")
         #expect(text.contains("REPLAY-EXITED"))
+    }
+
+    /// On a terminal too short for the state, ↓ scrolls to what did not fit (the second
+    /// device), page down goes further, and the key bar fits 80 columns whole.
+    @Test func aTallStateScrollsAndTheKeyBarFitsEightyColumns() throws {
+        let (folder, list) = try demo()
+        let session = try startReplay(try #require(list.first?["id"] as? String), in: folder, columns: 80, rows: 16)
+        defer { _ = try? tmux(["kill-session", "-t", session]) }
+        _ = try screen(session, until: "step 0/")
+        _ = try tmux(["send-keys", "-t", session, "g"])
+        _ = try screen(session, until: "go to step")
+        _ = try tmux(["send-keys", "-t", session, "30", "Enter"])
+        var text = try screen(session, until: "step 30/")
+        #expect(text.contains("f fork"), "the whole key bar at 80 columns:\n\(text)")
+        #expect(text.contains("(↑↓ scroll)") && !text.contains("device B (Bob)"), "\(text)")
+        for _ in 0..<40 { _ = try tmux(["send-keys", "-t", session, "Down"]) }
+        text = try screen(session, until: "device B (Bob)")
+        #expect(text.contains("device B (Bob)"), "scrolled down:\n\(text)")
+        #expect(text.contains("step 30/"), "the header stays")
+        _ = try tmux(["send-keys", "-t", session, "PPage"])
+        text = try screen(session, until: "lines 1-")
+        #expect(text.contains("lines 1-"), "page up goes back to the top:\n\(text)")
+        _ = try tmux(["send-keys", "-t", session, "q"])
     }
 }
 
