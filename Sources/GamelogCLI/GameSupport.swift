@@ -35,8 +35,9 @@ struct OpenedGame {
         let index = try GameIndex(store: store)
         let (conversation, session) = try index.resolve(id)
         self.session = session
+        // A damaged event is left out and named, not a reason to show nothing.
         replayer = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation),
-                                games: GamelogCLI.games)
+                                skippingDamaged: true, games: GamelogCLI.games)
         origin = try store.forkOrigins()[conversation.uuid]
     }
 
@@ -51,6 +52,16 @@ struct OpenedGame {
     /// own steps (nothing of the other devices' events shows, not even their count).
     func seen(by perspective: Perspective) -> OpenedGame {
         OpenedGame(store: store, replayer: replayer.seen(by: perspective), session: session, origin: origin)
+    }
+
+    /// Says on standard error which damaged events were left out at or before `step`
+    /// (the state there may differ from what the devices showed); true if any.
+    func reportDamage(through step: Int) -> Bool {
+        let damage = replayer.damage(through: step)
+        guard let first = damage.first else { return false }
+        let positions = damage.compactMap(\.position).map(String.init)
+        Terminal.standardError("warning: \(damage.count) damaged event\(damage.count == 1 ? "" : "s") of this game (position\(damage.count == 1 ? "" : "s") \(positions.prefix(5).joined(separator: ", "))) could not be read and \(damage.count == 1 ? "was" : "were") left out, so this state may differ from what the devices showed (\(String(first.description.trimmingSuffix(".")))). `gamelog verify` names every damaged event.")
+        return true
     }
 
     func checkStep(_ step: Int) throws {
@@ -69,5 +80,12 @@ struct OpenedGame {
         let final = try replayer.state(at: replayer.stepCount)
         guard let session, let game = final.games[session] else { return 1...max(1, replayer.stepCount) }
         return game.firstStep...game.lastStep
+    }
+}
+
+extension String {
+    /// The text without `suffix` at its end, if it ends so.
+    func trimmingSuffix(_ suffix: String) -> Substring {
+        hasSuffix(suffix) ? dropLast(suffix.count) : Substring(self)
     }
 }

@@ -41,6 +41,7 @@ struct ReplayCommand: ParsableCommand {
                     StateText.render(state, step: at, replayer: opened.replayer, perspective: seenAs,
                                      focus: opened.session, origin: opened.origin).forEach { print($0) }
                 }
+                if opened.reportDamage(through: at) { throw ExitCode.failure }
                 return
             }
             try InteractiveReplay(opened: whole, game: game, perspective: seenAs).run()

@@ -28,6 +28,7 @@ struct State: ParsableCommand {
                 StateText.render(state, step: step, replayer: opened.replayer, perspective: seenAs, focus: opened.session, origin: opened.origin)
                     .forEach { print($0) }
             }
+            if opened.reportDamage(through: step) { throw ExitCode.failure }
         }
     }
 }
@@ -58,6 +59,7 @@ struct Diff: ParsableCommand {
                 // Ids short, times readable, long values folded; --json has every change in full.
                 changes.filter { !$0.isBookkeeping }.forEach { print($0.readable) }
             }
+            if opened.reportDamage(through: to) { throw ExitCode.failure }
         }
     }
 }

@@ -23,6 +23,17 @@ public final class Replayer {
     /// skips other devices' events, so each perspective keeps its own).
     private var snapshots: [Perspective: [Int: ConversationState]] = [:]
 
+    /// Events that could not be read and were left out (with `skippingDamaged`).
+    public private(set) var damaged: [EventStoreError] = []
+
+    /// The damaged events left out at or before step `n` (by log position): the state
+    /// at `n` may differ from what the devices showed if any.
+    public func damage(through n: Int) -> [EventStoreError] {
+        guard !damaged.isEmpty else { return [] }
+        let limit = n <= 0 ? 0 : n > events.count ? Int64.max : events[n - 1].position
+        return damaged.filter { ($0.position ?? 0) <= limit }
+    }
+
     /// The views of single devices made so far (see ``seen(by:)``).
     private var views: [Perspective: Replayer] = [:]
 
@@ -33,12 +44,17 @@ public final class Replayer {
     ///   when they are of this projection version and still match the log's event
     ///   there. Off by default: nothing signs a snapshot, so a forged one could show
     ///   a state the events never produced; `gamelog verify` re-derives them all.
+    /// - Parameter skippingDamaged: leave out events that cannot be read (listed in
+    ///   ``damaged``) instead of failing: every other step still shows, and
+    ///   ``damage(through:)`` says which states may differ from what the devices showed.
     public init(store: EventStore, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32,
-                useStoredSnapshots: Bool = false, verify: Bool = true, games: GameRegistry) throws {
+                useStoredSnapshots: Bool = false, verify: Bool = true, skippingDamaged: Bool = false, games: GameRegistry) throws {
         self.conversation = conversation
         self.games = games
         self.snapshotInterval = max(1, snapshotInterval)
-        events = try Self.load(from: store, streams: streams, verify: verify)
+        var damaged: [EventStoreError] = []
+        events = try Self.load(from: store, streams: streams, verify: verify, skippingDamaged: skippingDamaged ? { damaged.append($0) } : nil)
+        self.damaged = damaged
         devices = Set(events.compactMap(\.device)).sorted()
         guard useStoredSnapshots else { return }
         let decoder = JSONDecoder(games: games)
@@ -69,6 +85,7 @@ public final class Replayer {
         if let known = views[perspective] { return known }
         let view = Replayer(conversation: conversation, events: events.filter(perspective.sees), snapshotInterval: snapshotInterval,
                             games: games)
+        view.damaged = damaged
         views[perspective] = view
         return view
     }
@@ -102,10 +119,23 @@ public final class Replayer {
     /// device's events in a block; time puts them back in step.
     /// - Parameter verify: check each event's chain hash as it is read; pass false
     ///   only when the caller has just checked the whole chain.
-    public static func load(from store: EventStore, streams: Set<UUID>, verify: Bool = true) throws -> [ReplayEvent] {
+    public static func load(from store: EventStore, streams: Set<UUID>, verify: Bool = true,
+                            skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> [ReplayEvent] {
         var loaded: [ReplayEvent] = []
         var decoder = StreamDecoder(store: store)
-        try store.scan(EventQuery(streams: streams), verify: verify) { stored in loaded.append(try ReplayEvent(stored, decoder: &decoder)) }
+        try store.scan(EventQuery(streams: streams), verify: verify, skippingDamaged: damaged) { stored in
+            do {
+                loaded.append(try ReplayEvent(stored, decoder: &decoder))
+            } catch {
+                // A payload that reads as bytes but not as an event: damaged like any other.
+                guard let damaged else { throw error }
+                if case ReplayError.undecodableEvent(let position, let detail) = error {
+                    damaged(.corruptPayload(position: position, detail: detail))
+                } else {
+                    damaged(.corruptPayload(position: stored.position, detail: "\(error)"))
+                }
+            }
+        }
         loaded.sort { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) }
         return causallyOrdered(loaded)
     }

@@ -268,11 +268,20 @@ enum Pages {
         let origin: HTML = model.origin(conversation).map { origin in
             "<p class=fork>fork of \(origin.sourceGame) at its step \(origin.sourceStep); the branch begins at step \(origin.branchStep + 1)</p>"
         } ?? ""
+        // Damage left out of this game: where, and whether this step's state is past it.
+        var damageHTML: HTML = ""
+        if !replayer.damaged.isEmpty {
+            let positions = replayer.damaged.compactMap(\.position)
+            let past = replayer.damage(through: step).count
+            damageHTML = """
+                <p class=bad id=damaged>\(positions.count) damaged event\(positions.count == 1 ? "" : "s") (position \(positions.prefix(5).map(String.init).joined(separator: ", "))) could not be read and \(positions.count == 1 ? "is" : "are") left out\(past > 0 ? ": this step comes after it, so it may differ from what the devices showed" : "; this step comes before it"). `gamelog verify` names every damaged event.</p>
+                """
+        }
         let errors = findings.filter { $0.severity == .error }.count
         let verdict: HTML = errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) errors (marked on the timeline)</span>"
         let body: HTML = """
             <header><p><a href="/games">← games</a></p><h1>\(state.plugin?.title ?? state.kind) <small>\(id)</small></h1>
-            \(origin)<nav class=views>seen as: \(switcher)</nav>
+            \(origin)\(damageHTML)<nav class=views>seen as: \(switcher)</nav>
             <p class=audit>\(verdict)</p></header>
             <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)">
             <button id=first title="first step">first</button><button id=prev title="previous step (←)">◀</button>

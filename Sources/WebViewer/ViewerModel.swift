@@ -99,7 +99,9 @@ public final class ViewerModel: @unchecked Sendable {
                 recent.append(conversation)
                 return known
             }
-            let made = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation), games: games)
+            // A damaged event is left out and named on the page, not a page that fails.
+            let made = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation),
+                                    skippingDamaged: true, games: games)
             replayers[conversation] = made
             recent.append(conversation)
             if recent.count > 16 { replayers[recent.removeFirst()] = nil }

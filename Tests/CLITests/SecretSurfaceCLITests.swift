@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import GRDB
 import GameKit
 import Games
 import MessagesModel
@@ -94,5 +95,31 @@ import TestSupport
         let id = try #require(games.stdout.firstMatch(of: /\(([0-9a-f]{8})/).map { String($0.output.1) })
         let state = try gamelog(["state", id, "--db", "s.sqlite"], in: folder.url)
         #expect(state.status == 0 && state.stdout.contains("device A"), "\(state.stdout)\(state.stderr)")
+    }
+}
+
+/// One damaged event hides nothing else: `log --game` lists the game past it, `state`
+/// shows every step (a step before the damage cleanly; one after it with a warning
+/// naming the damage, exit 1).
+@Suite struct DamagedGameCLITests {
+    @Test func aDamagedEventIsNamedAndEveryOtherStepStillShows() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let game = try #require(list.first { $0["kind"] as? String == "tictactoe" })
+        let id = String(try #require(game["id"] as? String).prefix(8))
+        let first = try #require(game["firstPosition"] as? Int)
+        let damagedAt = first + 20
+        try DatabaseQueue(path: folder.path("gamelog.sqlite")).writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = ?",
+                           arguments: [damagedAt])
+        }
+        let log = try gamelog(["log", "--game", id], in: folder.url)
+        #expect(log.status == 1 && log.stdout.contains("damaged") && log.stdout.split(separator: "\n").count > 40, "\(log.stdout.suffix(500))\(log.stderr)")
+        let before = try gamelog(["state", id, "--at", "2"], in: folder.url)
+        #expect(before.status == 0 && before.stderr.isEmpty, "\(before.stderr)")
+        let after = try gamelog(["state", id], in: folder.url)
+        #expect(after.status == 1 && after.stdout.contains("Tic-tac-toe") && after.stderr.contains("position \(damagedAt)"), "\(after.stderr)")
     }
 }

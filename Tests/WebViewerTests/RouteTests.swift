@@ -268,8 +268,16 @@ import Audit
             try await client.execute(uri: "/games/\(battleship.id)", method: .get) { response in
                 #expect(response.status == .ok)
             }
+            // The damaged game's own page still shows, with the damage named: where it is,
+            // and whether the step shown comes after it.
             try await client.execute(uri: "/games/\(tictactoe.id)", method: .get) { response in
-                #expect(response.status == .unprocessableContent && String(buffer: response.body).contains("gamelog verify"), "\(response.status)")
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok && html.contains("id=damaged") && html.contains("gamelog verify"), "\(response.status)")
+                #expect(html.contains("this step comes after it") && html.contains("id=stepList"))
+            }
+            try await client.execute(uri: "/games/\(tictactoe.id)?step=1", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok && html.contains("this step comes before it"), "\(response.status)")
             }
         }
     }
