@@ -10,7 +10,7 @@ struct Serve: ParsableCommand {
         abstract: "Show the log in a browser: every game, and each game step by step from each device's view.",
         discussion: """
             Opens the database read-only (nothing is written to it or beside it) and serves pages \
-            and a JSON API (/api/games, /api/games/ID, /api/games/ID/steps/N?as=D, /api/verify/ID) \
+            and a JSON API (/api/games?page=N&per_page=M, /api/games/ID, /api/games/ID/steps/N?as=D, /api/verify/ID) \
             on loopback unless --host says otherwise. Ctrl-C stops it.
             """)
 

@@ -54,8 +54,15 @@ public enum WebViewer {
             Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=3600"],
                      body: .init(byteBuffer: ByteBuffer(string: Pages.script)))
         }
-        router.get("/api/games") { _, _ in
-            try respond(html: false) { try json(try model.summaries()) }
+        // Paged as the list is: ?page=N (from 1) and ?per_page=M (at most 1,000, default
+        // 100); a page shorter than per_page is the last.
+        router.get("/api/games") { request, _ in
+            let query = request.uri.queryParameters
+            return try respond(html: false) {
+                let page = try count(query["page"], name: "page", default: 1, range: 1...Int(Int32.max))
+                let perPage = try count(query["per_page"], name: "per_page", default: 100, range: 1...1_000)
+                return try json(try model.page(offset: (page - 1) * perPage, limit: perPage).games)
+            }
         }
         router.get("/api/games/:id") { _, context in
             try respond(html: false) {
@@ -152,6 +159,15 @@ public enum WebViewer {
     static func nonEmpty(_ value: Substring?) -> String? {
         guard let value, !value.isEmpty else { return nil }
         return String(value)
+    }
+
+    /// A whole-number query parameter within `range`, or its default when absent.
+    static func count(_ value: Substring?, name: String, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let value, !value.isEmpty else { return fallback }
+        guard let n = Int(value), range.contains(n) else {
+            throw ViewerError.badParameter("\(name) '\(value)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return n
     }
 
     static func step(_ value: (some StringProtocol)?) throws -> Int? {

@@ -149,6 +149,14 @@ import WebViewer
                     #expect(response.status == .ok && response.body.readableBytes == 0, "HEAD \(uri)")
                 }
             }
+            // The game list's API is paged; a bad page number is a 400 naming it.
+            try await client.execute(uri: "/api/games?per_page=1&page=1", method: .get) { response in
+                let list = try? JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [[String: Any]]
+                #expect(response.status == .ok && list?.count == 1)
+            }
+            try await client.execute(uri: "/api/games?page=0", method: .get) { response in
+                #expect(response.status == .badRequest && String(buffer: response.body).contains("page '0'"))
+            }
             try await client.execute(uri: "/no/such/page", method: .get) { response in
                 #expect(response.status == .notFound && String(buffer: response.body).contains("the pages are /games"))
             }
