@@ -27,10 +27,21 @@ let package = Package(
                 .product(name: "GamelogCLI", package: "gamelog"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]),
+        // The README's library tour, verbatim (tools/check-readme.sh keeps them equal).
+        .executableTarget(
+            name: "library-tour",
+            dependencies: [
+                .product(name: "EventStore", package: "gamelog"),
+                .product(name: "Games", package: "gamelog"),
+                .product(name: "Recorder", package: "gamelog"),
+                .product(name: "Replay", package: "gamelog"),
+                .product(name: "Simulation", package: "gamelog"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]),
         .testTarget(
             name: "CodebreakerTests",
             dependencies: [
-                "Codebreaker", "codebreaker-gamelog",
+                "Codebreaker", "codebreaker-gamelog", "library-tour",
                 .product(name: "GameKit", package: "gamelog"),
                 .product(name: "GameKitTesting", package: "gamelog"),
                 .product(name: "MessagesModel", package: "gamelog"),

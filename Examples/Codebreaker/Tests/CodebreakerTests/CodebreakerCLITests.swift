@@ -180,3 +180,17 @@ func run(_ arguments: [String], in folder: Folder, executable path: String? = ni
     process.waitUntilExit()
     return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
 }
+
+/// The README's library tour runs and says what it promises: the outcome, the moves that
+/// arrived, the game as the auditor and as device B saw it.
+@Suite struct LibraryTourTests {
+    @Test func theReadmesLibraryTourRunsAndPrintsWhatItSays() throws {
+        let folder = try Folder()
+        let here = URL(fileURLWithPath: try executable()).deletingLastPathComponent()
+        let tour = try run([], in: folder, executable: here.appending(path: "library-tour").path)
+        #expect(tour.status == 0, "\(tour.stderr)")
+        let lines = tour.stdout.split(separator: "\n")
+        #expect(lines.filter { $0.hasSuffix("transcript.arrived") }.count >= 4, "\(tour.stdout)")
+        #expect(tour.stdout.contains("auditor: [\"tictactoe finished") && tour.stdout.contains("device B, "), "\(tour.stdout)")
+    }
+}
