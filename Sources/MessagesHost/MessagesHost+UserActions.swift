@@ -119,7 +119,11 @@ extension MessagesHost {
         let instance = ensureInstance(device, current)
         observer?.userActed(action, instance: instance.info)
         if sending {
-            if case .message(let message) = item, instance.isActive { deliver(.didStartSending, to: instance, message: message) }
+            // The message has left the input field: it is no longer pending (MESSAGES.md).
+            if case .message(var message) = item, instance.isActive {
+                message.isPending = false
+                deliver(.didStartSending, to: instance, message: message)
+            }
             devices[device]!.staged[current] = nil
             send(item, from: device, in: current, instance: instance)
         } else {

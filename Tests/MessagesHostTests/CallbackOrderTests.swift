@@ -67,6 +67,8 @@ import Testing
         #expect(world.host.transcript(on: "A", in: world.conversation).isEmpty)
         try world.host.perform(.tapSend, on: "A")
         #expect(world.spy("A").log.last == "didStartSending(move) compact sel=-")
+        // MESSAGES.md: the message has left the input field; isPending is false.
+        #expect(world.spy("A").startedSending.map(\.isPending) == [false])
         #expect(world.host.staged(on: "A", in: world.conversation) == nil)
         let inTranscript = try #require(world.host.transcript(on: "A", in: world.conversation).last?.message)
         #expect(inTranscript.id == staged.id && !inTranscript.isPending)

@@ -6,6 +6,8 @@ import MessagesModel
 final class SpyExtension: MessagesAppExtension {
     var kind: String { "spy" }
     var log: [String] = []
+    /// The message each didStartSending was given.
+    var startedSending: [Message] = []
     var onTouch: ((SpyExtension, any ExtensionHost) -> Void)?
     var onReceive: ((any ExtensionHost) -> Void)?
     weak var host: (any ExtensionHost)?
@@ -29,7 +31,10 @@ final class SpyExtension: MessagesAppExtension {
         note("didReceive(\(m.caption ?? ""))", c)
         if let host { onReceive?(host) }
     }
-    func didStartSending(_ m: Message, conversation c: Conversation) { note("didStartSending(\(m.caption ?? ""))", c) }
+    func didStartSending(_ m: Message, conversation c: Conversation) {
+        startedSending.append(m)
+        note("didStartSending(\(m.caption ?? ""))", c)
+    }
     func didCancelSending(_ m: Message, conversation c: Conversation) { note("didCancelSending(\(m.caption ?? ""))", c) }
     func willTransition(to style: PresentationStyle) { note("willTransition(\(style))") }
     func didTransition(to style: PresentationStyle) { note("didTransition(\(style))") }
