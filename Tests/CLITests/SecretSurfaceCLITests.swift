@@ -18,11 +18,7 @@ import TestSupport
     @Test func noCommandShowsTheGuesserAnUnhitShipBeforeTheEnd() throws {
         let folder = try Folder()
         let path = folder.path("secrets.sqlite")
-        do {
-            let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 31),
-                                      games: .standard, seed: 31, noise: 0.1)
-            for _ in 0..<2 { try simulator.play("battleship") }
-        }
+        try recordGames("battleship", count: 2, at: path, seed: 31, noise: 0.1)
         let store = try EventStore(path: path, access: .readOnly)
         let index = try GameIndex(store: store)
         var secretsAt: [Int64: [String]] = [:] // by position: what B must not see once that event happened

@@ -35,3 +35,11 @@ public final class TestKeys: @unchecked Sendable {
     /// Device name -> public key, as `verify --trust` takes them.
     public var trusted: [String: [UInt8]] { lock.withLock { keys.mapValues(\.publicKey) } }
 }
+
+/// Records `count` simulated games of one kind into a new log at `path`, with a fixed
+/// clock, and closes it: the same seed gives the same log every time.
+public func recordGames(_ kind: String, count: Int, at path: String, seed: UInt64, noise: Double = 0) throws {
+    let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: seed),
+                              games: .standard, seed: seed, noise: noise)
+    for _ in 0..<count { try simulator.play(kind) }
+}

@@ -21,11 +21,7 @@ import WebViewer
     @Test func theGuessersPagesNeverShowAnUnhitShipBeforeTheEnd() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("secrets.sqlite")
-        do {
-            let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 77),
-                                      games: .standard, seed: 77, noise: 0.1)
-            for _ in 0..<3 { try simulator.play("battleship") }
-        }
+        try recordGames("battleship", count: 3, at: path, seed: 77, noise: 0.1)
         let model = try ViewerModel(path: path, games: .standard)
         let app = Application(router: WebViewer.router(model))
         let store = try EventStore(path: path, access: .readOnly)
@@ -83,11 +79,7 @@ import WebViewer
     @Test func theStepListHasARowPerStepWithMovesMarked() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("steps.sqlite")
-        do {
-            let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 8),
-                                      games: .standard, seed: 8, noise: 0)
-            try simulator.play("tictactoe")
-        }
+        try recordGames("tictactoe", count: 1, at: path, seed: 8, noise: 0)
         let model = try ViewerModel(path: path, games: .standard)
         let app = Application(router: WebViewer.router(model))
         let game = try #require(try model.summaries().first?.id)
@@ -124,10 +116,7 @@ import WebViewer
     @Test func aPercentEncodedGameIdOpensTheGame() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("links.sqlite")
-        do {
-            let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 9), games: .standard, seed: 9)
-            try simulator.play("tictactoe")
-        }
+        try recordGames("tictactoe", count: 1, at: path, seed: 9)
         let model = try ViewerModel(path: path, games: .standard)
         let app = Application(router: WebViewer.router(model))
         let game = try #require(try model.summaries().first?.id)

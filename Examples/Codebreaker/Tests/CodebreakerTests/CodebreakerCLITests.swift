@@ -148,12 +148,18 @@ func executable() throws -> String {
     return found.path
 }
 
-func start(_ arguments: [String], in folder: Folder, executable path: String? = nil) throws -> Process {
+/// A child process of `path` (the built command by default) in `folder`, its keys in the folder.
+func makeProcess(_ arguments: [String], in folder: Folder, executable path: String? = nil) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try path ?? executable())
     process.arguments = arguments
     process.currentDirectoryURL = folder.url
     process.environment = ProcessInfo.processInfo.environment.merging(["GAMELOG_KEYS": folder.path("keys")]) { $1 }
+    return process
+}
+
+func start(_ arguments: [String], in folder: Folder, executable path: String? = nil) throws -> Process {
+    let process = try makeProcess(arguments, in: folder, executable: path)
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
@@ -161,11 +167,7 @@ func start(_ arguments: [String], in folder: Folder, executable path: String? = 
 }
 
 func run(_ arguments: [String], in folder: Folder, executable path: String? = nil) throws -> Run {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try path ?? executable())
-    process.arguments = arguments
-    process.currentDirectoryURL = folder.url
-    process.environment = ProcessInfo.processInfo.environment.merging(["GAMELOG_KEYS": folder.path("keys")]) { $1 }
+    let process = try makeProcess(arguments, in: folder, executable: path)
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
