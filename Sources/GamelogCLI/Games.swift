@@ -64,6 +64,11 @@ struct GamesCommand: ParsableCommand {
                 return
             }
             if games.isEmpty { print(total == 0 ? "No games recorded in \(store.path)." : "No games on page \(page): there are \(total) games, \(perPage) a page.") }
+            // Column names over the rows (the widths the rows use); scripts read --json.
+            if !games.isEmpty {
+                print("game".rightPad(8) + "  " + "kind".rightPad(11) + " " + "players".rightPad(18) + " " + "status".rightPad(10) + " "
+                      + "events".leftPad(12) + "  " + "started … ended".rightPad(57) + "  result")
+            }
             for game in games {
                 let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
                 var missing = game.missingRecordings.isEmpty || seenAs != .auditor ? ""

@@ -114,7 +114,7 @@ final class Folder {
         #expect(all.count >= 5, "\(all.count)")
         let first = try gamelog(["games", "--per-page", "2"], in: folder.url)
         let lines = first.stdout.split(separator: "\n")
-        #expect(first.status == 0 && lines.count == 3, "\(first.stdout)")
+        #expect(first.status == 0 && lines.count == 4 && lines[0].hasPrefix("game "), "\(first.stdout)") // header, 2 games, note
         #expect(lines.last == "games 1-2 of \(all.count); `--page 2` for the next 2, `--all` for every game")
         // Pages put together are the whole list; JSON stays one document, the note goes to standard error.
         var paged: [String] = []

@@ -164,7 +164,7 @@ import TestSupport
         }
         let games = try gamelog(["games"], in: folder.url)
         #expect(games.status == 1)
-        #expect(games.stdout.split(separator: "\n").count == 2, "both games are still listed: \(games.stdout)")
+        #expect(games.stdout.split(separator: "\n").count == 3, "a header, and both games are still listed: \(games.stdout)")
         #expect(games.stderr.contains("1 damaged events") && games.stderr.contains("position 50"))
         let log = try gamelog(["log"], in: folder.url)
         #expect(log.status == 1)
@@ -215,7 +215,7 @@ import TestSupport
         try HostileLog.make(from: try EventStore(path: folder.path("clean.sqlite"), access: .readOnly), to: folder.path("hostile.sqlite"))
         let games = try gamelog(["games", "--db", "hostile.sqlite"], in: folder.url)
         #expect(games.status == 0, "\(games.stderr)")
-        let id = try #require(games.stdout.split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
+        let id = try #require(games.stdout.split(separator: "\n").dropFirst(2).first?.split(separator: " ").first.map(String.init))
         var checked = 0
         for arguments in [["games"], ["log", "--game", id], ["state", id], ["verify", "--no-rerun"], ["keys"], ["log", "--game", id, "--json"]] {
             let run = try gamelog(arguments + ["--db", "hostile.sqlite"], in: folder.url)

@@ -68,7 +68,7 @@ import TestSupport
         #expect(rerun.status == 0 && rerun.stdout.contains("0 diverged"), "\(rerun.stdout)")
         let forked = try gamelog(["games", "--db", "fork.sqlite"], in: folder.url)
         #expect(forked.stdout.contains("fork of \(tictactoe.prefix(8)) at step 10") && forked.stdout.contains("X (Alice) won"), "\(forked.stdout)")
-        let id = try #require(forked.stdout.split(separator: " ").first.map(String.init))
+        let id = try #require(forked.stdout.split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init)) // under the header
         let state = try gamelog(["replay", id, "--db", "fork.sqlite", "--step", "12"], in: folder.url)
         #expect(state.stdout.contains("fork of \(tictactoe.prefix(8)) at its step 10") && state.stdout.contains("this step is the branch"),
                 "\(state.stdout)")
