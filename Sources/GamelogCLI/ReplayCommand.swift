@@ -22,14 +22,13 @@ struct ReplayCommand: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String
-    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A), or auditor for everything.") var perspective: String = "auditor"
+    @OptionGroup var view: ViewOption
     @Option(parsing: .unconditional, help: "Print the state at this step and exit.") var step: Int?
     @Flag(help: "Print JSON and exit.") var json = false
 
     func run() throws {
         try reportingErrors {
-            let whole = try OpenedGame(options: options, id: game)
-            let seenAs = try whole.perspective(perspective)
+            let (whole, seenAs) = try view.openWhole(game, options)
             let opened = whole.seen(by: seenAs)
             if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {
                 let at = step ?? opened.replayer.stepCount
@@ -44,6 +43,7 @@ struct ReplayCommand: ParsableCommand {
                 if opened.reportDamage(through: at) { throw ExitCode.failure }
                 return
             }
+            // The interactive replayer switches views itself: it keeps the whole game.
             try InteractiveReplay(opened: whole, game: game, perspective: seenAs).run()
         }
     }

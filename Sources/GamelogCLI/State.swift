@@ -11,14 +11,12 @@ struct State: ParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix of it.") var game: String
     @Option(parsing: .unconditional, help: "The step (0 is before the first event; default: the last). Under --as a device, that device's own steps.") var at: Int?
-    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A: its own events, numbered as its own steps), or auditor for everything.") var perspective: String = "auditor"
+    @OptionGroup var view: ViewOption
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
-            let whole = try OpenedGame(options: options, id: game)
-            let seenAs = try whole.perspective(perspective)
-            let opened = whole.seen(by: seenAs)
+            let (opened, seenAs) = try view.open(game, options)
             let step = at ?? opened.replayer.stepCount
             try opened.checkStep(step)
             let state = try opened.replayer.state(at: step, as: seenAs)
@@ -40,14 +38,12 @@ struct Diff: ParsableCommand {
     @Argument(help: "The game's id, or a unique prefix.") var game: String
     @Argument(help: "The earlier step (under --as a device, that device's own steps).") var from: Int
     @Argument(help: "The later step.") var to: Int
-    @Option(name: .customLong("as"), help: "Whose view: one of the conversation's devices (e.g. A: its own events, numbered as its own steps), or auditor for everything.") var perspective: String = "auditor"
+    @OptionGroup var view: ViewOption
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         try reportingErrors {
-            let whole = try OpenedGame(options: options, id: game)
-            let seenAs = try whole.perspective(perspective)
-            let opened = whole.seen(by: seenAs)
+            let (opened, seenAs) = try view.open(game, options)
             try opened.checkStep(from)
             try opened.checkStep(to)
             let changes = try opened.replayer.diff(from: from, to: to, as: seenAs)
@@ -61,5 +57,24 @@ struct Diff: ParsableCommand {
             }
             if opened.reportDamage(through: to) { throw ExitCode.failure }
         }
+    }
+}
+
+/// `--as`: whose view a command shows, and the game opened as that view steps through it.
+struct ViewOption: ParsableArguments {
+    @Option(name: .customLong("as"),
+            help: "Whose view: one of the conversation's devices (e.g. A: its own events, numbered as its own steps), or auditor for everything.")
+    var perspective: String = "auditor"
+
+    /// The game, as the view sees it (a device's own events alone), and the view.
+    func open(_ game: String, _ options: GlobalOptions) throws -> (OpenedGame, Perspective) {
+        let (whole, seenAs) = try openWhole(game, options)
+        return (whole.seen(by: seenAs), seenAs)
+    }
+
+    /// The whole game (every device's events) and the view asked for.
+    func openWhole(_ game: String, _ options: GlobalOptions) throws -> (OpenedGame, Perspective) {
+        let whole = try OpenedGame(options: options, id: game)
+        return (whole, try whole.perspective(perspective))
     }
 }
