@@ -31,16 +31,7 @@ struct ReplayCommand: ParsableCommand {
             let (whole, seenAs) = try view.openWhole(game, options)
             let opened = whole.seen(by: seenAs)
             if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {
-                let at = step ?? opened.replayer.stepCount
-                try opened.checkStep(at)
-                let state = try opened.replayer.state(at: at, as: seenAs)
-                if json {
-                    print(try StateText.json(state, step: at, replayer: opened.replayer, perspective: seenAs))
-                } else {
-                    StateText.render(state, step: at, replayer: opened.replayer, perspective: seenAs,
-                                     focus: opened.session, origin: opened.origin).forEach { print($0) }
-                }
-                if opened.reportDamage(through: at) { throw ExitCode.failure }
+                try opened.printState(at: step, as: seenAs, json: json)
                 return
             }
             // The interactive replayer switches views itself: it keeps the whole game.

@@ -17,16 +17,7 @@ struct State: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let (opened, seenAs) = try view.open(game, options)
-            let step = at ?? opened.replayer.stepCount
-            try opened.checkStep(step)
-            let state = try opened.replayer.state(at: step, as: seenAs)
-            if json {
-                print(try StateText.json(state, step: step, replayer: opened.replayer, perspective: seenAs))
-            } else {
-                StateText.render(state, step: step, replayer: opened.replayer, perspective: seenAs, focus: opened.session, origin: opened.origin)
-                    .forEach { print($0) }
-            }
-            if opened.reportDamage(through: step) { throw ExitCode.failure }
+            try opened.printState(at: at, as: seenAs, json: json)
         }
     }
 }
@@ -76,5 +67,21 @@ struct ViewOption: ParsableArguments {
     func openWhole(_ game: String, _ options: GlobalOptions) throws -> (OpenedGame, Perspective) {
         let whole = try OpenedGame(options: options, id: game)
         return (whole, try whole.perspective(perspective))
+    }
+}
+
+extension OpenedGame {
+    /// Prints the state at `step` (default: the last) as text or JSON; exits 1 after it
+    /// when a damaged event left out comes at or before that step.
+    func printState(at step: Int?, as seenAs: Perspective, json: Bool) throws {
+        let step = step ?? replayer.stepCount
+        try checkStep(step)
+        let state = try replayer.state(at: step, as: seenAs)
+        if json {
+            print(try StateText.json(state, step: step, replayer: replayer, perspective: seenAs))
+        } else {
+            StateText.render(state, step: step, replayer: replayer, perspective: seenAs, focus: session, origin: origin).forEach { print($0) }
+        }
+        if reportDamage(through: step) { throw ExitCode.failure }
     }
 }
