@@ -213,6 +213,26 @@ public final class Replayer {
         return state.playerView(for: perspective)
     }
 
+    /// Folds the steps of `range` one after another (one pass, not one fold per step),
+    /// handing each step with the state before and after it, as `perspective` sees them.
+    public func forEachStep(in range: ClosedRange<Int>, as perspective: Perspective,
+                            _ body: (_ step: Int, _ before: ConversationState, _ after: ConversationState) throws -> Void) throws {
+        guard range.lowerBound >= 1, range.upperBound <= events.count else {
+            throw ReplayError.stepOutOfRange(range.lowerBound < 1 ? range.lowerBound : range.upperBound, count: events.count)
+        }
+        let start = range.lowerBound - 1
+        let base = start / snapshotInterval * snapshotInterval
+        var fold = snapshot(at: base, as: perspective)
+        for index in base..<start where perspective.sees(events[index]) { fold.apply(events[index]) }
+        var before = fold.playerView(for: perspective)
+        for step in range {
+            if perspective.sees(events[step - 1]) { fold.apply(events[step - 1]) }
+            let after = fold.playerView(for: perspective)
+            try body(step, before, after)
+            before = after
+        }
+    }
+
     /// The positions of the events that belong to one game (session) of the conversation:
     /// those that carry one of its messages or have one selected, and every event of an
     /// extension's activation (from willBecomeActive to didResignActive) that touched it,

@@ -313,15 +313,17 @@ enum Pages {
             : max(1, current - stepListLimit / 2)...min(count, max(1, current - stepListLimit / 2) + stepListLimit - 1)
         let devices = Dictionary(uniqueKeysWithValues: model.devicesOf(conversation).enumerated().map { ($1, $0) })
         var rows: HTML = ""
-        var before = try model.state(conversation, at: window.lowerBound - 1, as: perspective)
-        for n in window {
-            guard let event = replayer.event(at: n) else { continue }
-            let after = try model.state(conversation, at: n, as: perspective)
-            // Only messages carry what a view may hide; other events' labels are their kinds.
-            var seen = event.event
-            if perspective != .auditor, case .transcript = event.event {
-                seen = try model.viewedEvent(conversation, at: n, as: perspective) ?? event.event
+        // Which events' messages a device's view must show through the game's view.
+        var seenEvents: [Int: RecordedEvent] = [:]
+        if perspective != .auditor {
+            for n in window {
+                if case .transcript? = replayer.event(at: n)?.event { seenEvents[n] = try model.viewedEvent(conversation, at: n, as: perspective) }
             }
+        }
+        try model.forEachStep(conversation, in: window, as: perspective) { n, before, after in
+            guard let event = replayer.event(at: n) else { return }
+            // Only messages carry what a view may hide; other events' labels are their kinds.
+            let seen = seenEvents[n] ?? event.event
             var classes = "step d\((event.device.flatMap { devices[$0] } ?? 0) % 4)"
             let label = shortLabel(seen, state: after)
             if label.isMove { classes += " move" }
@@ -330,7 +332,6 @@ enum Pages {
             if n == current { classes += " current" }
             let id: HTML = n == current ? " id=currentStep" : ""
             rows += "<li class=\"\(classes)\" data-step=\(n)\(id)><a href=\"\(link(n))\">\(n) · \(event.device?.name ?? "-") · \(label.text)</a></li>"
-            before = after
         }
         let more: HTML = window == 1...count ? "" : "<p class=muted>steps \(window.lowerBound)-\(window.upperBound) of \(count)</p>"
         return """

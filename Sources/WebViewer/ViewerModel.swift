@@ -121,6 +121,13 @@ public final class ViewerModel: @unchecked Sendable {
         return locked { replayer.seen(by: perspective) }
     }
 
+    /// Each step of `range` (of the perspective's own steps) with the states around it, in one pass.
+    public func forEachStep(_ conversation: ConversationID, in range: ClosedRange<Int>, as perspective: Perspective,
+                            _ body: (Int, ConversationState, ConversationState) throws -> Void) throws {
+        let replayer = try view(conversation, as: perspective)
+        try locked { try replayer.forEachStep(in: range, as: perspective, body) }
+    }
+
     /// The state at a step (of the perspective's own steps) as a perspective sees it.
     /// Replayers cache folds, so this runs under the lock too.
     public func state(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> ConversationState {
