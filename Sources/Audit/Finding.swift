@@ -50,18 +50,18 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        var place = position.map { "position \($0)" } ?? "log"
-        if let device { place += ", device \(device)" }
-        if let game { place += ", game \(game.prefix(8).lowercased())" }
-        let label = severity == .notCheckable ? "not checkable" : severity.rawValue
-        return "\(label): \(check) \(rule) at \(place): expected \(expected), found \(found)"
+        "\(heading(naming: game)): expected \(expected), found \(found)"
     }
 
     /// The finding without what was expected and found, which quote messages in full:
     /// what a device's view may show of it (an auditor's text could carry a game's secret).
-    public var outline: String {
+    public var outline: String { heading(naming: nil) }
+
+    /// Severity, check, rule and where.
+    private func heading(naming game: String?) -> String {
         var place = position.map { "position \($0)" } ?? "log"
         if let device { place += ", device \(device)" }
+        if let game { place += ", game \(game.prefix(8).lowercased())" }
         let label = severity == .notCheckable ? "not checkable" : severity.rawValue
         return "\(label): \(check) \(rule) at \(place)"
     }

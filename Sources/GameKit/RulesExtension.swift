@@ -96,6 +96,8 @@ public final class RulesExtension<Rules: GameRules>: MessagesAppExtension {
 
     /// The button that empties what was entered.
     public static var clear: String { "Clear" }
+    /// How the label that lists the touches entered so far begins.
+    public static var entered: String { "Entered: " }
 
     public var screen: Screen {
         switch child {
@@ -108,7 +110,7 @@ public final class RulesExtension<Rules: GameRules>: MessagesAppExtension {
             var labels = picture.lines
             var buttons: [Screen.Button] = []
             if canMove {
-                labels.append("Entered: " + (entered.isEmpty ? "nothing" : entered.map(Self.label).joined(separator: ", ")))
+                labels.append(Self.entered + (entered.isEmpty ? "nothing" : entered.map(Self.label).joined(separator: ", ")))
                 var titles: [String] = []
                 for move in rules.legalMoves(in: state) {
                     for case .button(let title) in rules.input(for: move, in: state) where !titles.contains(title) { titles.append(title) }

@@ -10,12 +10,13 @@ public struct RulesBoard<State: Hashable & Codable & Sendable>: GameBoard {
     /// has seen it on the screen, even if the message is then deleted.
     public var made: State?
     /// The seat that made ``made`` and its player, who takes that seat once it is sent.
-    public var maker: (seat: Int, player: String)? {
-        get { makerSeat.flatMap { seat in makerName.map { (seat, $0) } } }
-        set { makerSeat = newValue?.seat; makerName = newValue?.player }
+    public var maker: Maker?
+
+    /// A player and the seat their move not sent yet takes.
+    public struct Maker: Hashable, Codable, Sendable {
+        public var seat: Int
+        public var player: String
     }
-    private var makerSeat: Int?
-    private var makerName: String?
 
     public init(state: State, seats: Int) {
         self.state = state
@@ -63,7 +64,7 @@ public struct RulesGame<Rules: GameRules>: GamePlugin {
         if seen.route == .staged {
             if rules.moveCount(in: state) > board.made.map(rules.moveCount(in:)) ?? -1 {
                 board.made = state
-                if let seat = rules.lastMover(in: state), let sender = seen.sender { board.maker = (seat, sender) }
+                if let seat = rules.lastMover(in: state), let sender = seen.sender { board.maker = RulesBoard.Maker(seat: seat, player: sender) }
             }
             return
         }

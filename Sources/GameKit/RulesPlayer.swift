@@ -60,7 +60,7 @@ struct RulesPlayer<Rules: GameRules>: GameStrategy {
     /// The next touch of a random legal move, on the board the device shows.
     private mutating func enter(_ state: Rules.State, on device: DeviceID, _ host: any MessagesWorld,
                                 _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
-        guard let screen = screen(host, device), !screen.cells.isEmpty || screen.labels.contains(where: { $0.hasPrefix("Entered: ") }) else {
+        guard let screen = screen(host, device), !screen.cells.isEmpty || screen.labels.contains(where: { $0.hasPrefix(RulesExtension<Rules>.entered) }) else {
             return (device, .act(.dismissExtension))
         }
         // A board other than the game's (a new, empty one where the message's was expected):
@@ -74,11 +74,11 @@ struct RulesPlayer<Rules: GameRules>: GameStrategy {
             plan = (state, rules.input(for: move, in: state))
         }
         // An extension of the game's own shows no entry so far: its moves are one touch.
-        guard let entered = screen.labels.last(where: { $0.hasPrefix("Entered: ") }) else {
+        guard let entered = screen.labels.last(where: { $0.hasPrefix(RulesExtension<Rules>.entered) }) else {
             return plan!.touches.first.map { (device, .act(.touch($0))) } ?? (device, .act(.dismissExtension))
         }
         let touches = plan!.touches
-        let typed = String(entered.dropFirst("Entered: ".count))
+        let typed = String(entered.dropFirst(RulesExtension<Rules>.entered.count))
         func shown(_ count: Int) -> String {
             count == 0 ? "nothing" : touches.prefix(count).map(RulesExtension<Rules>.label).joined(separator: ", ")
         }

@@ -103,41 +103,16 @@ extension ConversationState {
         guard case .device(let device) = perspective, let plugin else { return event }
         let player = devices[device]?.ownerName
         let local = devices[device]?.localParticipant
-        func seen(_ message: Message, _ direction: MessageDirection) -> Message {
-            plugin.playerView(of: message, board: board(of: message), viewer: player, direction: direction)
-        }
-        func seen(_ message: Message) -> Message {
-            let outgoing = local != nil && message.senderParticipantIdentifier == local
-            return seen(message, outgoing ? .outgoing : .incoming)
-        }
-        switch event {
-        case .callback(var record, let context):
-            if let message = record.message {
-                let direction: MessageDirection
-                switch record.callback {
-                case .didStartSending, .didCancelSending: direction = .outgoing
-                case .didReceive: direction = .incoming
-                default: direction = message.senderParticipantIdentifier == local && local != nil ? .outgoing : .incoming
-                }
-                record.message = seen(message, direction)
+        return event.mappingMessages { message, place in
+            let direction: MessageDirection
+            switch place {
+            case .inserted: direction = .staged
+            case .sentByExtension, .transcriptSent, .callbackArgument(.didStartSending), .callbackArgument(.didCancelSending): direction = .outgoing
+            case .transcriptArrived, .callbackArgument(.didReceive): direction = .incoming
+            case .callbackArgument, .selection:
+                direction = local != nil && message.senderParticipantIdentifier == local ? .outgoing : .incoming
             }
-            if let selected = record.conversation?.selectedMessage { record.conversation?.selectedMessage = seen(selected) }
-            return .callback(record, context)
-        case .action(var record, let context):
-            switch record.action {
-            case .insert(let message): record.action = .insert(seen(message, .staged))
-            case .send(let message): record.action = .send(seen(message, .outgoing))
-            default: return event
-            }
-            return .action(record, context)
-        case .transcript(.sent(let item), let context):
-            guard case .message(let message) = item else { return event }
-            return .transcript(.sent(.message(seen(message, .outgoing))), context)
-        case .transcript(.arrived(let item, let sender), let context):
-            guard case .message(let message) = item else { return event }
-            return .transcript(.arrived(.message(seen(message, .incoming)), sender: sender), context)
-        case .recordingStarted, .recordingEnded, .input, .screen:
-            return event
+            return plugin.playerView(of: message, board: board(of: message), viewer: player, direction: direction)
         }
     }
 }

@@ -207,28 +207,34 @@ public final class Replayer {
     /// The state after `step` events, as `perspective` sees it.
     public func state(at step: Int, as perspective: Perspective = .auditor) throws -> ConversationState {
         guard (0...events.count).contains(step) else { throw ReplayError.stepOutOfRange(step, count: events.count) }
+        return fold(to: step, as: perspective).playerView(for: perspective)
+    }
+
+    /// The fold (before any player view) after `step` events: from the nearest snapshot.
+    private func fold(to step: Int, as perspective: Perspective) -> ConversationState {
         let base = step / snapshotInterval * snapshotInterval
         var state = snapshot(at: base, as: perspective)
         for index in base..<step where perspective.sees(events[index]) { state.apply(events[index]) }
-        return state.playerView(for: perspective)
+        return state
     }
 
     /// Folds the steps of `range` one after another (one pass, not one fold per step),
-    /// handing each step with the state before and after it, as `perspective` sees them.
+    /// handing each step with the state before and after it and its event, all as
+    /// `perspective` sees them (the event as ``viewedEvent(at:as:)`` gives it).
     public func forEachStep(in range: ClosedRange<Int>, as perspective: Perspective,
-                            _ body: (_ step: Int, _ before: ConversationState, _ after: ConversationState) throws -> Void) throws {
+                            _ body: (_ step: Int, _ before: ConversationState, _ after: ConversationState,
+                                     _ event: RecordedEvent) throws -> Void) throws {
         guard range.lowerBound >= 1, range.upperBound <= events.count else {
             throw ReplayError.stepOutOfRange(range.lowerBound < 1 ? range.lowerBound : range.upperBound, count: events.count)
         }
-        let start = range.lowerBound - 1
-        let base = start / snapshotInterval * snapshotInterval
-        var fold = snapshot(at: base, as: perspective)
-        for index in base..<start where perspective.sees(events[index]) { fold.apply(events[index]) }
+        var fold = fold(to: range.lowerBound - 1, as: perspective)
         var before = fold.playerView(for: perspective)
         for step in range {
-            if perspective.sees(events[step - 1]) { fold.apply(events[step - 1]) }
+            let event = events[step - 1]
+            if perspective.sees(event) { fold.apply(event) }
             let after = fold.playerView(for: perspective)
-            try body(step, before, after)
+            let seen = perspective == .auditor ? event.event : fold.view(of: event.event, as: perspective)
+            try body(step, before, after, seen)
             before = after
         }
     }
@@ -243,17 +249,7 @@ public final class Replayer {
         let messages = Set(final.sessionOfMessage.filter { $0.value == session }.keys)
         /// True if the event is of this game, false if of another, nil if it names none.
         func belongs(_ event: RecordedEvent) -> Bool? {
-            var carried: [Message] = []
-            switch event {
-            case .callback(let record, _):
-                carried += [record.message, record.conversation?.selectedMessage].compactMap { $0 }
-            case .action(let record, _):
-                if case .insert(let m) = record.action { carried.append(m) }
-                if case .send(let m) = record.action { carried.append(m) }
-            case .transcript(.sent(.message(let m)), _), .transcript(.arrived(.message(let m), _), _):
-                carried.append(m)
-            default: break
-            }
+            let carried = event.carriedMessages.map(\.message)
             if carried.contains(where: { $0.session == session || messages.contains($0.id) }) { return true }
             if let selected = event.context?.selectedMessage { return messages.contains(selected) }
             return carried.isEmpty ? nil : false
@@ -294,10 +290,7 @@ public final class Replayer {
     public func viewedEvent(at step: Int, as perspective: Perspective) -> RecordedEvent? {
         guard let event = event(at: step), perspective.sees(event) else { return nil }
         guard case .device = perspective else { return event.event }
-        let base = step / snapshotInterval * snapshotInterval
-        var state = snapshot(at: base, as: perspective)
-        for index in base..<step where perspective.sees(events[index]) { state.apply(events[index]) }
-        return state.view(of: event.event, as: perspective)
+        return fold(to: step, as: perspective).view(of: event.event, as: perspective)
     }
 
     /// The fold (before any player view) at a multiple of the snapshot interval.

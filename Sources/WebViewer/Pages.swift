@@ -137,7 +137,9 @@ enum Pages {
         let step = requested ?? replayer.stepCount
         guard (0...replayer.stepCount).contains(step) else { throw ViewerError.badParameter("step \(step) is outside 0...\(replayer.stepCount)") }
         let state = try model.state(conversation, at: step, as: perspective)
-        let changes = step > 0 ? try model.diff(conversation, from: step - 1, to: step, as: perspective) : []
+        // The step before, folded once: for what changed and for the board's changed cells.
+        let previous = step > 0 ? try model.state(conversation, at: step - 1, as: perspective) : state
+        let changes = step > 0 ? ConversationState.diff(previous, state) : []
         let findings = try model.findings(conversation)
         let asParameter = perspective == .auditor ? "auditor" : { if case .device(let d) = perspective { return d.name } else { return "" } }()
         let base = "/games/\(percentEncoded(id))"
@@ -208,7 +210,6 @@ enum Pages {
 
         // The game's board, as this perspective knows it: the cells the last step changed
         // marked, and a legend of the cells it shows.
-        let previous = step > 0 ? try model.state(conversation, at: step - 1, as: perspective) : state
         var boardHTML: HTML = ""
         for game in state.orderedGames where session == nil || game.session == session {
             guard let plugin = state.plugin else { continue }
@@ -313,17 +314,9 @@ enum Pages {
             : max(1, current - stepListLimit / 2)...min(count, max(1, current - stepListLimit / 2) + stepListLimit - 1)
         let devices = Dictionary(uniqueKeysWithValues: model.devicesOf(conversation).enumerated().map { ($1, $0) })
         var rows: HTML = ""
-        // Which events' messages a device's view must show through the game's view.
-        var seenEvents: [Int: RecordedEvent] = [:]
-        if perspective != .auditor {
-            for n in window {
-                if case .transcript? = replayer.event(at: n)?.event { seenEvents[n] = try model.viewedEvent(conversation, at: n, as: perspective) }
-            }
-        }
-        try model.forEachStep(conversation, in: window, as: perspective) { n, before, after in
+        // Each step's event comes as the view shows it: its messages through the game's view.
+        try model.forEachStep(conversation, in: window, as: perspective) { n, before, after, seen in
             guard let event = replayer.event(at: n) else { return }
-            // Only messages carry what a view may hide; other events' labels are their kinds.
-            let seen = seenEvents[n] ?? event.event
             var classes = "step d\((event.device.flatMap { devices[$0] } ?? 0) % 4)"
             let label = shortLabel(seen, state: after)
             if label.isMove { classes += " move" }

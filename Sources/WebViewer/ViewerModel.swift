@@ -123,7 +123,7 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// Each step of `range` (of the perspective's own steps) with the states around it, in one pass.
     public func forEachStep(_ conversation: ConversationID, in range: ClosedRange<Int>, as perspective: Perspective,
-                            _ body: (Int, ConversationState, ConversationState) throws -> Void) throws {
+                            _ body: (Int, ConversationState, ConversationState, RecordedEvent) throws -> Void) throws {
         let replayer = try view(conversation, as: perspective)
         try locked { try replayer.forEachStep(in: range, as: perspective, body) }
     }
@@ -139,11 +139,6 @@ public final class ViewerModel: @unchecked Sendable {
     public func viewedEvent(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> RecordedEvent? {
         let replayer = try view(conversation, as: perspective)
         return locked { replayer.viewedEvent(at: step, as: perspective) }
-    }
-
-    public func diff(_ conversation: ConversationID, from a: Int, to b: Int, as perspective: Perspective) throws -> [StateChange] {
-        let replayer = try view(conversation, as: perspective)
-        return try locked { try replayer.diff(from: a, to: b, as: perspective) }
     }
 
     /// The audit findings of one conversation (every check, the re-run included).

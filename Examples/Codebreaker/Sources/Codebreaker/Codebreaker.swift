@@ -131,8 +131,8 @@ public struct Codebreaker: GameRules {
     /// The URL holds the code (or `hidden`) and each guess as `<pegs>-<exact><near>`:
     /// `?code=RGBR&guess=RGGB-21`. The caption says where the game stands.
     public func face(of state: State) -> MessageFace {
-        var items = [URLItem(name: "code", value: state.code.map(Self.letters) ?? (state.codeSet ? "hidden" : "none"))]
-        items += state.guesses.map { URLItem(name: "guess", value: "\(Self.letters($0.pegs))-\($0.exact)\($0.near)") }
+        var items = [("code", state.code.map(Self.letters) ?? (state.codeSet ? "hidden" : "none"))]
+        items += state.guesses.map { ("guess", "\(Self.letters($0.pegs))-\($0.exact)\($0.near)") }
         let caption: String
         switch outcome(of: state) {
         case .won(seat: 1)?: caption = "Broken in \(state.guesses.count)!"
@@ -141,7 +141,7 @@ public struct Codebreaker: GameRules {
             caption = state.guesses.last.map { "Guess \(state.guesses.count): \($0.exact) exact, \($0.near) near" }
                 ?? "A code is set: break it in \(Self.maximumGuesses)"
         }
-        return MessageFace(url: QueryURL.encode(base: "", items: items.map { ($0.name, $0.value) }), caption: caption,
+        return MessageFace(url: QueryURL.encode(base: "", items: items), caption: caption,
                            image: MessageImage(kind: "codebreaker-guesses", cells: state.guesses.flatMap { $0.pegs.map { Self.colours[$0] } }))
     }
 
@@ -196,10 +196,5 @@ public struct Codebreaker: GameRules {
     static func pegs(_ letters: String) -> [Int]? {
         let pegs = letters.compactMap { "RGB".firstIndex(of: $0).map { "RGB".distance(from: "RGB".startIndex, to: $0) } }
         return pegs.count == Self.pegs && letters.count == Self.pegs ? pegs : nil
-    }
-
-    private struct URLItem {
-        var name: String
-        var value: String
     }
 }
