@@ -38,6 +38,9 @@ let package = Package(
         .library(name: "Presentation", targets: ["Presentation"]),
         // For the benchmarks and the fuzzer in tools/Benchmarks, which measure compression alone.
         .library(name: "ZlibCodec", targets: ["ZlibCodec"]),
+        // The log in PostgreSQL, shared by collectors and every command given a postgres:// URL.
+        .library(name: "SharedStore", targets: ["SharedStore"]),
+        .library(name: "Collector", targets: ["Collector"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -46,6 +49,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         // Hummingbird's own logging API, named so the viewer can quiet its request log.
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        // The shared store's client (PostgreSQL 15), for the collector and every command given a postgres:// URL.
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         // MARK: Edges: zlib, SQLite
@@ -62,6 +67,18 @@ let package = Package(
                 "ZlibCodec",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict,
+            plugins: ["EmbedMigrations"]),
+
+        // The log in PostgreSQL: the same rows as a SQLite log, schema in Migrations/postgres.
+        .target(
+            name: "SharedStore",
+            dependencies: [
+                "EventStore", "Interchange",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict,
@@ -115,6 +132,16 @@ let package = Package(
             name: "Fork",
             dependencies: ["EventStore", "GameKit", "MessagesHost", "MessagesModel", "Projections", "RecordedEvents", "Recorder", "Replay", "Simulation"],
             swiftSettings: strict),
+        // Accepts device logs over HTTP into the shared store and countersigns their heads.
+        .target(
+            name: "Collector",
+            dependencies: [
+                "EventStore", "Interchange", "SharedStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         // Reports fold what the recorder records with the projections, so they say what the log shows.
         .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore", "Projections", "RecordedEvents"],
                 swiftSettings: strict),
@@ -130,6 +157,7 @@ let package = Package(
                 // The demo plays the seeds' two games by name.
                 "BattleshipGame", "TicTacToeGame",
                 "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun", "Fork", "Presentation", "WebViewer",
+                "SharedStore", "Collector",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,13 +1,14 @@
 import Foundation
 import PackagePlugin
 
-/// Embeds the package's `Migrations/*.sql` files into the target as Swift string
+/// Embeds the package's `Migrations/*.sql` files (`Migrations/postgres/*.sql` for SharedStore) into the target as Swift string
 /// literals, so the binary carries its schema and the .sql files stay the single
 /// source of truth.
 @main
 struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
-        let folder = context.package.directoryURL.appending(path: "Migrations")
+        // The shared store's schema is PostgreSQL's, in a folder of its own.
+        let folder = context.package.directoryURL.appending(path: target.name == "SharedStore" ? "Migrations/postgres" : "Migrations")
         let files = try FileManager.default
             .contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "sql" }

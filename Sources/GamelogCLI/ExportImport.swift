@@ -4,6 +4,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Interchange
+import SharedStore
 import RecordedEvents
 import Replay
 
@@ -80,11 +81,19 @@ struct Import: ParsableCommand {
             let checking = ProgressBar(total: logs.reduce(0) { $0 + $1.contents.count }, label: "bytes checked")
             let plan = try Interchange.check(files: logs) { done, _ in checking.update(done) }
             checking.finish()
-            let store = try options.openForWriting()
-            let storing = ProgressBar(total: plan.count, label: "events stored")
-            let summary = try Interchange.import(plan, into: store) { done, _ in storing.update(done) }
-            storing.finish()
-            print("imported \(summary.stored) new events (\(summary.read - summary.stored) already present) into \(store.path)")
+            let summary: ImportSummary, place: String
+            if let shared = try options.sharedStore() {
+                // Checked again against the store's rows and stored in one transaction.
+                summary = try SharedStore.wait { try await shared.write { store in try Interchange.import(plan, into: store) } }
+                place = shared.location.description
+            } else {
+                let store = try options.openForWriting()
+                let storing = ProgressBar(total: plan.count, label: "events stored")
+                summary = try Interchange.import(plan, into: store) { done, _ in storing.update(done) }
+                storing.finish()
+                place = store.path
+            }
+            print("imported \(summary.stored) new events (\(summary.read - summary.stored) already present) into \(place)")
             if summary.unsigned > 0 {
                 Terminal.standardError("warning: \(summary.unsigned) of the events read carry no signature (no signed head in the files covers them); `gamelog verify --trust KEYS.json` will report them")
             }

@@ -2,34 +2,73 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Replay
+import SharedStore
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
     /// The database when no --db is given: `GAMELOG_DB`, else ./gamelog.sqlite.
     static var defaultDatabase: String { ProcessInfo.processInfo.environment["GAMELOG_DB"] ?? "./gamelog.sqlite" }
 
-    @Option(name: .long, help: ArgumentHelp("The gamelog database file (default: $GAMELOG_DB, else ./gamelog.sqlite).",
-                                            valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp(
+        "The gamelog database: a SQLite file, or a shared store's postgres://user@host:port/database URL (default: $GAMELOG_DB, else ./gamelog.sqlite).",
+        valueName: "path|url"))
     var db: String = GlobalOptions.defaultDatabase
 
+    /// The shared store `--db` names, or nil for a SQLite file.
+    func sharedStore() throws -> SharedStore? {
+        SharedStoreLocation.isURL(db) ? try SharedStore(url: db) : nil
+    }
+
     func openForWriting() throws -> EventStore {
-        try EventStore(path: db, access: .readWrite)
+        try refuseSharedStore()
+        return try EventStore(path: db, access: .readWrite)
     }
 
     /// Opens an existing database for writing; never creates one.
     func openExistingForWriting() throws -> EventStore {
+        try refuseSharedStore()
         guard FileManager.default.fileExists(atPath: db) else { throw EventStoreError.databaseNotFound(path: db) }
         return try EventStore(path: db, access: .readWrite)
     }
 
-    func openForReading() throws -> EventStore {
-        try EventStore(path: db, access: .readOnly)
+    /// Commands that write into a log write into a SQLite file; a shared store takes
+    /// events through `import` and collectors only, which check them first.
+    private func refuseSharedStore() throws {
+        if SharedStoreLocation.isURL(db) {
+            throw ValidationError("""
+                this command writes into a SQLite log; a shared store (\(SharedStoreLocation.redacting(db))) takes events only \
+                through `gamelog import --db URL` and a collector (`gamelog push`). Pass a SQLite file with --db.
+                """)
+        }
+    }
+
+    /// Opens the log for reading. A shared store is read through this machine's copy of
+    /// it, brought up to date first (``SharedStore/localCopy(fresh:progress:)``); with
+    /// `fresh`, through a new copy of every row it holds now.
+    func openForReading(fresh: Bool = false) throws -> EventStore {
+        guard let shared = try sharedStore() else { return try EventStore(path: db, access: .readOnly) }
+        let progress = ProgressBar(total: 0, label: "events copied from the shared store")
+        let copy = try SharedStore.wait { try await shared.localCopy(fresh: fresh) { done, total in progress.update(Int(done), total: Int(total)) } }
+        progress.finish()
+        OpenCopies.keep(copy)
+        return try EventStore(path: copy.path, access: .readOnly)
     }
 
     /// The recordings (streams) of the game or conversation whose id starts with `prefix`.
     func streams(ofGame prefix: String, in store: EventStore) throws -> Set<UUID> {
         let index = try GameIndex(store: store)
         return try index.streams(of: try index.resolve(prefix).conversation)
+    }
+}
+
+/// The local copies this process reads, held (kept from being rewritten) until it exits.
+enum OpenCopies {
+    nonisolated(unsafe) private static var copies: [LocalCopy] = []
+    private static let lock = NSLock()
+    static func keep(_ copy: LocalCopy) {
+        lock.lock()
+        copies.append(copy)
+        lock.unlock()
     }
 }
 
@@ -54,6 +93,16 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
 /// The way out, in commands and flags, for errors the library describes.
 func hint(for error: Error) -> String? {
     switch error {
+    case SharedStoreError.notMigrated(let location):
+        return "Run `gamelog migrate --db postgres://...` (\(location)) to create the schema."
+    case SharedStoreError.unreachable:
+        return "Check the URL given with --db (postgres://user@host:port/database) and that PostgreSQL runs there; `tools/shared-store.sh` starts a local one."
+    case SharedStoreError.badURL:
+        return "A shared store's URL reads postgres://user@host:port/database; a password comes from $PGPASSWORD."
+    case SharedStoreError.newerSchema:
+        return "Use a newer gamelog for this store."
+    case SharedStoreError.copyDiverged:
+        return "Run the command again; if it persists, the store's rows are being changed outside gamelog: `gamelog verify --db URL`."
     case EventStoreError.databaseNotFound:
         return "Create one with `gamelog demo` or `gamelog simulate`, or pass --db PATH (or set GAMELOG_DB)."
     case EventStoreError.isAFolder, EventStoreError.folderNotFound, EventStoreError.notADatabase,

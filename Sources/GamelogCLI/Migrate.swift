@@ -2,6 +2,7 @@ import Foundation
 import ArgumentParser
 import EventStore
 import Replay
+import SharedStore
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,6 +12,12 @@ struct Migrate: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            if let shared = try options.sharedStore() {
+                let (from, to) = try SharedStore.wait { try await shared.migrate() }
+                print(from == to ? "\(shared.location) is at schema version \(to), the newest this gamelog knows."
+                                 : "\(shared.location): schema version \(from) -> \(to), the newest this gamelog knows.")
+                return
+            }
             guard FileManager.default.fileExists(atPath: options.db) else {
                 throw EventStoreError.databaseNotFound(path: options.db)
             }

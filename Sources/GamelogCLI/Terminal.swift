@@ -21,8 +21,10 @@ enum Terminal {
 }
 
 /// A progress bar on standard error, drawn only when it is a terminal.
-final class ProgressBar {
-    private let total: Int
+/// Sendable so a task can report while the command waits for it: one reporter at a time.
+final class ProgressBar: @unchecked Sendable {
+    private var total: Int
+    private var drawn = false
     private let label: String
     private let enabled: Bool
     private var lastDraw = Date.distantPast
@@ -34,9 +36,17 @@ final class ProgressBar {
         enabled = Terminal.standardErrorIsTerminal
     }
 
+    /// Also sets the total, for work whose size is learnt as it starts.
+    func update(_ done: Int, total: Int) {
+        self.total = total
+        guard total > 0 else { return }
+        update(done)
+    }
+
     func update(_ done: Int, detail: String = "") {
         guard enabled, Date().timeIntervalSince(lastDraw) > 0.1 || done == total else { return }
         lastDraw = Date()
+        drawn = true
         let width = 30
         let fraction = total > 0 ? Double(done) / Double(total) : 1
         let filled = Int(fraction * Double(width))
@@ -46,7 +56,7 @@ final class ProgressBar {
     }
 
     func finish() {
-        guard enabled else { return }
+        guard enabled, drawn || total > 0 else { return }
         FileHandle.standardError.write(Data("\n".utf8))
     }
 }

@@ -1,0 +1,1 @@
+// The collector: see Collector.swift.

@@ -1,0 +1,270 @@
+import EventStore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// A local copy of a shared store, up to date when handed out and kept from being
+/// rewritten while held (a shared `flock` on its lock file, until ``release()``).
+public final class LocalCopy: @unchecked Sendable {
+    /// The SQLite log to open read-only.
+    public let path: String
+    /// The store revision it holds.
+    public let revision: Int64
+    private var descriptor: Int32
+    private let folderToRemove: URL?
+
+    init(path: String, revision: Int64, descriptor: Int32, folderToRemove: URL?) {
+        self.path = path
+        self.revision = revision
+        self.descriptor = descriptor
+        self.folderToRemove = folderToRemove
+    }
+
+    /// Lets other processes update the copy again (a temporary copy is deleted).
+    public func release() {
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+        if let folderToRemove { try? FileManager.default.removeItem(at: folderToRemove) }
+    }
+
+    deinit { release() }
+}
+
+extension SharedStore {
+    private struct CopyFiles {
+        var database: URL
+        var revision: URL
+        var lock: URL
+    }
+
+    private func copyFiles(_ storeID: UUID, in folder: URL) -> CopyFiles {
+        let base = "shared-" + storeID.uuidString.lowercased()
+        return CopyFiles(database: folder.appending(path: base + ".sqlite"), revision: folder.appending(path: base + ".revision"),
+                         lock: folder.appending(path: base + ".lock"))
+    }
+
+    /// Brings this machine's copy of the store up to date and hands it out for reading.
+    ///
+    /// - Parameter fresh: make a new copy in a temporary folder from every row the store
+    ///   holds now (what `verify` reads, so a row changed in the store after an earlier
+    ///   copy was made is seen), deleted on release.
+    /// - Parameter progress: events copied and events to copy.
+    public func localCopy(fresh: Bool = false, progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> LocalCopy {
+        try await withConnection { connection in
+            _ = try await version(connection)
+            return try await inTransaction(connection, readOnly: true) {
+                let state = try await self.state(connection)
+                if fresh { return try await temporaryCopy(connection, state: state, progress: progress) }
+                let (files, descriptor) = try lockedCopyFiles(state.id)
+                guard let descriptor else {
+                    // Another process reads the cached copy: work on a private one.
+                    return try await temporaryCopy(connection, state: state, seed: files.database, progress: progress)
+                }
+                do {
+                    try await update(connection, files, to: state, progress: progress)
+                    flock(descriptor, LOCK_SH)
+                    return LocalCopy(path: files.database.path, revision: state.revision, descriptor: descriptor, folderToRemove: nil)
+                } catch {
+                    close(descriptor)
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// The cached copy's files, locked for writing: nil descriptor when another process
+    /// holds the copy (reading it) for more than a second.
+    private func lockedCopyFiles(_ storeID: UUID) throws -> (CopyFiles, Int32?) {
+        try FileManager.default.createDirectory(at: cacheFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let files = copyFiles(storeID, in: cacheFolder)
+        let descriptor = open(files.lock.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw EventStoreError.readOnly(path: files.lock.path, detail: "the cache folder cannot be written (set GAMELOG_CACHE to another)")
+        }
+        for _ in 0..<20 {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return (files, descriptor) }
+            usleep(50_000)
+        }
+        close(descriptor)
+        return (files, nil)
+    }
+
+    private func temporaryCopy(_ connection: PostgresConnection, state: (id: UUID, revision: Int64), seed: URL? = nil,
+                               progress: (@Sendable (Int64, Int64) -> Void)?) async throws -> LocalCopy {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-copy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        do {
+            let files = copyFiles(state.id, in: folder)
+            if let seed, let source = Optional(copyFiles(state.id, in: seed.deletingLastPathComponent())),
+               FileManager.default.fileExists(atPath: source.database.path) {
+                // Held shared by its readers, so no writer changes it while it is copied.
+                let reading = open(source.lock.path, O_RDONLY | O_CLOEXEC)
+                if reading >= 0 { flock(reading, LOCK_SH) }
+                defer { if reading >= 0 { close(reading) } }
+                try? FileManager.default.copyItem(at: source.database, to: files.database)
+                try? FileManager.default.copyItem(at: source.revision, to: files.revision)
+            }
+            try await update(connection, files, to: state, progress: progress)
+            return LocalCopy(path: files.database.path, revision: state.revision, descriptor: -1, folderToRemove: folder)
+        } catch {
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
+    }
+
+    /// Fetches what the copy lacks; a copy that cannot be brought up to date (ahead of the
+    /// store, or not ending where the store's rows say) is made again from nothing.
+    private func update(_ connection: PostgresConnection, _ files: CopyFiles, to state: (id: UUID, revision: Int64),
+                        progress: (@Sendable (Int64, Int64) -> Void)?) async throws {
+        var held = (try? String(contentsOf: files.revision, encoding: .utf8)).flatMap { Int64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        if !FileManager.default.fileExists(atPath: files.database.path) { held = nil }
+        if let revision = held, revision > state.revision { held = nil }
+        for attempt in 0..<2 {
+            if held == nil || attempt > 0 {
+                removeCopy(files)
+                held = 0
+            }
+            let store = try EventStore(path: files.database.path, access: .readWrite)
+            try await pull(connection, into: store, after: held ?? 0, progress: progress)
+            if try await tailMatches(connection, store) {
+                try String(state.revision).write(to: files.revision, atomically: true, encoding: .utf8)
+                return
+            }
+            if attempt == 1 {
+                throw SharedStoreError.copyDiverged(location: location.description, detail:
+                    "a new copy's last event is not the store's: rows were changed in the store while it was read")
+            }
+        }
+    }
+
+    private func removeCopy(_ files: CopyFiles) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: files.database.path + suffix) }
+        try? FileManager.default.removeItem(at: files.revision)
+    }
+
+    /// Whether the copy ends with the store's last event, hash for hash.
+    private func tailMatches(_ connection: PostgresConnection, _ store: EventStore) async throws -> Bool {
+        let rows = try await run(connection, "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
+        guard let row = rows.first else { return try store.lastPosition() == 0 }
+        let (position, hash) = try row.decode((Int64, ByteBuffer).self)
+        guard try store.lastPosition() == position, let stored = try store.event(at: position, verify: false) else { return false }
+        return stored.hash == Array(hash.readableBytesView)
+    }
+
+    /// Copies every row written after revision `revision` into `store`, table by table,
+    /// parents first, a few thousand rows a transaction.
+    func pull(_ connection: PostgresConnection, into store: EventStore, after revision: Int64,
+              progress: (@Sendable (Int64, Int64) -> Void)?) async throws {
+        var binds = PostgresBindings()
+        binds.append(revision)
+        let total = try await run(connection, "SELECT count(*) FROM events WHERE rev > $1", binds).first?.decode(Int64.self) ?? 0
+        var done: Int64 = 0
+        progress?(0, total)
+        for table in ReplicatedTable.all {
+            let sql = "SELECT \(table.columns.map(quoted).joined(separator: ", ")) FROM \(table.name) WHERE rev > $1 ORDER BY "
+                + table.key.map(quoted).joined(separator: ", ")
+            var batch: [[ReplicatedValue]] = []
+            batch.reserveCapacity(4096)
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Self.logger) {
+                batch.append(try Self.decode(row, kinds: table.kinds))
+                if batch.count == 4096 {
+                    try store.applyReplicatedRows([ReplicatedRows(table: table, rows: batch)])
+                    if table.name == "events" { done += Int64(batch.count); progress?(done, total) }
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty {
+                try store.applyReplicatedRows([ReplicatedRows(table: table, rows: batch)])
+                if table.name == "events" { done += Int64(batch.count); progress?(done, total) }
+            }
+        }
+    }
+
+    /// Stores `batches` in the store with revision `revision` (inside the writer's transaction).
+    func push(_ connection: PostgresConnection, _ batches: [ReplicatedRows], revision: Int64) async throws {
+        for batch in batches {
+            let table = batch.table
+            let columns = table.columns + ["rev"]
+            let others = columns.filter { !table.key.contains($0) }
+            let conflict = table.updatable
+                ? "DO UPDATE SET " + others.map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }.joined(separator: ", ")
+                : "DO NOTHING"
+            // PostgreSQL takes at most 65,535 parameters a statement.
+            let perStatement = max(1, 30_000 / columns.count)
+            var start = 0
+            while start < batch.rows.count {
+                let rows = batch.rows[start..<min(start + perStatement, batch.rows.count)]
+                var binds = PostgresBindings(capacity: rows.count * columns.count)
+                var tuples: [String] = []
+                tuples.reserveCapacity(rows.count)
+                var parameter = 0
+                for row in rows {
+                    var names: [String] = []
+                    for value in row + [.integer(revision)] {
+                        Self.bind(value, into: &binds)
+                        parameter += 1
+                        names.append("$\(parameter)")
+                    }
+                    tuples.append("(" + names.joined(separator: ", ") + ")")
+                }
+                try await run(connection, """
+                    INSERT INTO \(table.name) (\(columns.map(quoted).joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \
+                    ON CONFLICT (\(table.key.map(quoted).joined(separator: ", "))) \(conflict)
+                    """, binds)
+                start += perStatement
+            }
+        }
+    }
+
+    /// Runs `body` on an up-to-date copy of the store and stores in the store exactly the
+    /// rows `body` wrote, in one transaction: all of them, or (if anything fails) none.
+    /// Writers anywhere are serialised on the store's revision row.
+    public func write<T: Sendable>(_ body: @escaping (EventStore) throws -> T) async throws -> T {
+        let (result, files, revision): (T, CopyFiles?, Int64) = try await withConnection { connection in
+            _ = try await version(connection)
+            return try await inTransaction(connection) {
+                let state = try await self.state(connection, forUpdate: true)
+                let (cached, descriptor) = try lockedCopyFiles(state.id)
+                var folderToRemove: URL?
+                var files = cached
+                if descriptor == nil {
+                    let folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-write-\(UUID().uuidString)")
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                    folderToRemove = folder
+                    files = self.copyFiles(state.id, in: folder)
+                }
+                defer {
+                    if let descriptor { close(descriptor) }
+                    if let folderToRemove { try? FileManager.default.removeItem(at: folderToRemove) }
+                }
+                try await update(connection, files, to: state, progress: nil)
+                let store = try EventStore(path: files.database.path, access: .readWrite)
+                let mark = try store.replicaMark()
+                let value = try body(store)
+                do {
+                    var rows = try store.rowsWritten(since: mark)
+                    let dictionaries = try await run(connection, "SELECT coalesce(max(id), 0) FROM dictionaries").first?.decode(Int64.self) ?? 0
+                    if dictionaries < mark.highestIDs["dictionaries"] ?? 0 {
+                        rows.removeAll { $0.table.name == "dictionaries" }
+                        rows.insert(contentsOf: try store.dictionaryRows(above: dictionaries), at: 0)
+                    }
+                    let wrote = rows.contains { $0.table.name != "catalog_coverage" }
+                    guard wrote else { return (value, files as CopyFiles?, state.revision) }
+                    try await push(connection, rows, revision: state.revision + 1)
+                    var binds = PostgresBindings()
+                    binds.append(state.revision + 1)
+                    try await run(connection, "UPDATE store_state SET revision = $1", binds)
+                    return (value, folderToRemove == nil ? files : nil, state.revision + 1)
+                } catch {
+                    // The copy holds rows the store will not: make it again next time.
+                    removeCopy(files)
+                    throw error
+                }
+            }
+        }
+        if let files { try? String(revision).write(to: files.revision, atomically: true, encoding: .utf8) }
+        return result
+    }
+}
+
+func quoted(_ name: String) -> String { "\"\(name)\"" }

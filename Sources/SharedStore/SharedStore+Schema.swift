@@ -1,0 +1,90 @@
+import Crypto
+import EventStore
+import Foundation
+import PostgresNIO
+
+/// One numbered step of the shared store's schema, from `Migrations/postgres/NNNN_name.sql`.
+public struct SharedStoreMigration: Hashable, Sendable {
+    public var version: Int
+    public var name: String
+    public var sql: String
+}
+
+extension SharedStore {
+    /// Every migration of the shared store, in order (embedded at build time).
+    public static let migrations: [SharedStoreMigration] = EmbeddedMigrations.files.map { file in
+        SharedStoreMigration(version: Int(file.name.prefix { $0.isNumber }) ?? 0, name: String(file.name.dropFirst(5).dropLast(4)),
+                             sql: file.sql)
+    }
+
+    /// The newest schema version this build understands.
+    public static var currentVersion: Int { migrations.last?.version ?? 0 }
+
+    /// Creates or upgrades the schema, each step in its own transaction, and returns the
+    /// versions before and after. Concurrent callers are serialised by an advisory lock.
+    @discardableResult
+    public func migrate() async throws -> (from: Int, to: Int) {
+        try await withConnection { connection in
+            // One key for gamelog's migrations, so two first starts do not race; the
+            // lock ends with the connection.
+            try await run(connection, "SELECT pg_advisory_lock(1196183367)")
+            try await run(connection, """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version    bigint PRIMARY KEY,
+                    name       text   NOT NULL,
+                    sha256     text   NOT NULL,
+                    applied_at bigint NOT NULL)
+                """)
+            let from = try await version(connection, requireMigrated: false)
+            for migration in Self.migrations where migration.version > from {
+                try await inTransaction(connection) {
+                    for statement in Self.statements(migration.sql) { try await run(connection, statement) }
+                    var binds = PostgresBindings()
+                    binds.append(Int64(migration.version))
+                    binds.append(migration.name)
+                    binds.append(Hex.string(Array(SHA256.hash(data: Array(migration.sql.utf8)))))
+                    binds.append(Timestamp(Date()).microsecondsSince1970)
+                    try await run(connection, "INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES ($1, $2, $3, $4)", binds)
+                }
+            }
+            return (from, max(from, Self.currentVersion))
+        }
+    }
+
+    /// The schema version; refuses a store that is not migrated or is newer than this build.
+    func version(_ connection: PostgresConnection, requireMigrated: Bool = true) async throws -> Int {
+        let ledger = try await run(connection, "SELECT to_regclass('schema_migrations') IS NOT NULL")
+        let hasLedger = try ledger.first?.decode(Bool.self) ?? false
+        var version = 0
+        if hasLedger {
+            version = Int(try await run(connection, "SELECT coalesce(max(version), 0) FROM schema_migrations").first?.decode(Int64.self) ?? 0)
+        }
+        if version == 0 {
+            let tables = try await run(connection, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'")
+            if try tables.first?.decode(Int64.self) ?? 0 > 0 { throw SharedStoreError.notAGamelogStore(location: location.description) }
+            if requireMigrated { throw SharedStoreError.notMigrated(location: location.description) }
+        }
+        if version > Self.currentVersion {
+            throw SharedStoreError.newerSchema(location: location.description, found: version, supported: Self.currentVersion)
+        }
+        if requireMigrated && version < Self.currentVersion { throw SharedStoreError.notMigrated(location: location.description) }
+        return version
+    }
+
+    /// A migration's statements: its text split at semicolons ending a line, comments dropped.
+    static func statements(_ sql: String) -> [String] {
+        let lines = sql.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { line in line.range(of: "--").map { String(line[..<$0.lowerBound]) } ?? String(line) }
+        return lines.joined(separator: "\n").components(separatedBy: ";\n")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines).trimmingCharacters(in: CharacterSet(charactersIn: ";")) }
+            .filter { !$0.isEmpty }
+    }
+
+    /// The store's id (names its local copies) and its revision.
+    func state(_ connection: PostgresConnection, forUpdate: Bool = false) async throws -> (id: UUID, revision: Int64) {
+        let rows = try await run(connection, "SELECT store_id, revision FROM store_state" + (forUpdate ? " FOR UPDATE" : ""))
+        guard let row = rows.first else { throw SharedStoreError.notAGamelogStore(location: location.description) }
+        let (id, revision) = try row.decode((UUID, Int64).self)
+        return (id, revision)
+    }
+}

@@ -1,0 +1,162 @@
+import EventStore
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// A gamelog log in PostgreSQL: the shared store a studio's collectors write into and any
+/// number of machines read.
+///
+/// It holds the same rows as a SQLite log, column for column (`Migrations/postgres`), so
+/// events, hashes, heads and signatures are the same bytes in both. Every reader and every
+/// check works on a *local copy*: a SQLite log kept in a cache folder and brought up to
+/// date from the store before each use, fetching only the rows written since (each row
+/// carries the revision of the write that wrote it). So one implementation of every
+/// proof and verdict serves both stores, and a verdict cannot differ between them.
+///
+/// Writes (`import`, a collector's uploads) take the store's revision row lock, bring the
+/// writer's copy up to date, run the write on the copy with all of its checks, and send
+/// back exactly the rows it wrote, all in one PostgreSQL transaction: writers from any
+/// number of processes and machines are serialised, and a write is stored whole or not at all.
+public final class SharedStore: Sendable {
+    public let location: SharedStoreLocation
+    /// Where local copies are kept (see ``defaultCacheFolder``).
+    public let cacheFolder: URL
+
+    /// `$GAMELOG_CACHE`, else `$XDG_CACHE_HOME/gamelog`, else `~/.cache/gamelog`.
+    public static var defaultCacheFolder: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["GAMELOG_CACHE"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        if let path = environment["XDG_CACHE_HOME"], !path.isEmpty { return URL(fileURLWithPath: path).appending(path: "gamelog") }
+        return FileManager.default.homeDirectoryForCurrentUser.appending(path: ".cache/gamelog")
+    }
+
+    public init(location: SharedStoreLocation, cacheFolder: URL = SharedStore.defaultCacheFolder) {
+        self.location = location
+        self.cacheFolder = cacheFolder
+    }
+
+    public convenience init(url: String, cacheFolder: URL = SharedStore.defaultCacheFolder) throws {
+        self.init(location: try SharedStoreLocation(url: url), cacheFolder: cacheFolder)
+    }
+
+    static let logger: Logger = {
+        var logger = Logger(label: "gamelog.shared-store")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    // MARK: - Connections
+
+    /// Runs `body` on a new connection, closed afterwards.
+    func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        var configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
+                                                             password: location.password, database: location.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Self.logger)
+        } catch {
+            throw SharedStoreError.unreachable(location: location.description, detail: Self.describe(error))
+        }
+        do {
+            let result = try await body(connection)
+            try? await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw translate(error)
+        }
+    }
+
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    func inTransaction<T>(_ connection: PostgresConnection, readOnly: Bool = false,
+                          _ body: () async throws -> T) async throws -> T {
+        try await run(connection, readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
+        do {
+            let result = try await body()
+            try await run(connection, "COMMIT")
+            return result
+        } catch {
+            _ = try? await run(connection, "ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs one statement and returns its rows.
+    @discardableResult
+    func run(_ connection: PostgresConnection, _ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+        var rows: [PostgresRow] = []
+        for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Self.logger) {
+            rows.append(row)
+        }
+        return rows
+    }
+
+    func translate(_ error: Error) -> Error {
+        if error is SharedStoreError || error is EventStoreError { return error }
+        if let error = error as? PSQLError {
+            if error.code == .server { return SharedStoreError.server(location: location.description, detail: Self.describe(error)) }
+            return SharedStoreError.unreachable(location: location.description, detail: Self.describe(error))
+        }
+        return error
+    }
+
+    /// PostgresNIO keeps server messages out of its errors' descriptions (they may quote
+    /// data); these are gamelog's own statements, so their messages are safe to show.
+    static func describe(_ error: Error) -> String {
+        guard let error = error as? PSQLError else {
+            let text = String(describing: error)
+            return text.contains("Connection refused") ? "connection refused (is PostgreSQL running there?)" : text
+        }
+        if let message = error.serverInfo?[.message] {
+            return message + (error.serverInfo?[.detail].map { " (\($0))" } ?? "")
+        }
+        if let underlying = error.underlying {
+            let text = String(describing: underlying)
+            return text.contains("Connection refused") ? "connection refused (is PostgreSQL running there?)" : text
+        }
+        return "\(error.code)"
+    }
+
+    // MARK: - Values
+
+    static func decode(_ row: PostgresRow, kinds: [ReplicatedTable.Kind]) throws -> [ReplicatedValue] {
+        let cells = row.makeRandomAccess()
+        return try kinds.enumerated().map { index, kind in
+            let cell = cells[index]
+            switch kind {
+            case .integer: return try cell.decode(Int64?.self).map(ReplicatedValue.integer) ?? .null
+            case .text: return try cell.decode(String?.self).map(ReplicatedValue.text) ?? .null
+            case .blob: return try cell.decode(ByteBuffer?.self).map { .blob(Array($0.readableBytesView)) } ?? .null
+            }
+        }
+    }
+
+    static func bind(_ value: ReplicatedValue, into binds: inout PostgresBindings) {
+        switch value {
+        case .null: binds.appendNull()
+        case .integer(let number): binds.append(number)
+        case .text(let text): binds.append(text)
+        case .blob(let bytes): binds.append(ByteBuffer(bytes: bytes))
+        }
+    }
+}
+
+extension SharedStore {
+    /// Waits for `body` from synchronous code (the command line's commands).
+    public static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let box = Box<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return try box.result!.get()
+    }
+
+    private final class Box<T>: @unchecked Sendable {
+        var result: Result<T, Error>?
+    }
+}
