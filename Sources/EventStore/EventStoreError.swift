@@ -30,6 +30,8 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
     /// A signed head differs from the one stored for the same key and size: the
     /// device's history forked (one of the two logs was forged).
     case headConflict(device: String, size: Int64)
+    /// A cosignature does not verify for the head it names, or names a head the log lacks.
+    case invalidCosignature(device: String, size: Int64, witness: String)
     /// The file's schema holds objects no migration made (a trigger, a view, an index,
     /// a changed table): it was made or changed by something other than gamelog.
     case foreignSchema(path: String, detail: String)
@@ -89,6 +91,8 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
             return "device \(SafeText.line(device))'s tree cannot take this event: \(detail); nothing was written."
         case .headConflict(let device, let size):
             return "device \(SafeText.line(device)) signed two different trees of \(size) events: its history forked, and one of the two logs was forged; nothing was stored."
+        case .invalidCosignature(let device, let size, let witness):
+            return "witness \(SafeText.line(witness))'s cosignature of device \(SafeText.line(device))'s head at \(size) events does not verify for a head this log holds; nothing was stored."
         case .foreignSchema(let path, let detail):
             return "\(path) holds schema objects gamelog did not make (\(detail)): it was changed by another program, and gamelog will not run SQL it was given. Re-import the devices' exported logs into a new file; this one was not changed."
         case .missingEvent(let position):

@@ -46,12 +46,17 @@ struct GlobalOptions: ParsableArguments {
     /// it, brought up to date first (``SharedStore/localCopy(fresh:progress:)``); with
     /// `fresh`, through a new copy of every row it holds now.
     func openForReading(fresh: Bool = false) throws -> EventStore {
-        guard let shared = try sharedStore() else { return try EventStore(path: db, access: .readOnly) }
+        try EventStore(path: try readablePath(fresh: fresh), access: .readOnly)
+    }
+
+    /// The SQLite file to read: `--db`, or this machine's up-to-date copy of the shared store it names.
+    func readablePath(fresh: Bool = false) throws -> String {
+        guard let shared = try sharedStore() else { return db }
         let progress = ProgressBar(total: 0, label: "events copied from the shared store")
         let copy = try SharedStore.wait { try await shared.localCopy(fresh: fresh) { done, total in progress.update(Int(done), total: Int(total)) } }
         progress.finish()
         OpenCopies.keep(copy)
-        return try EventStore(path: copy.path, access: .readOnly)
+        return copy.path
     }
 
     /// The recordings (streams) of the game or conversation whose id starts with `prefix`.
@@ -59,6 +64,13 @@ struct GlobalOptions: ParsableArguments {
         let index = try GameIndex(store: store)
         return try index.streams(of: try index.resolve(prefix).conversation)
     }
+}
+
+/// A command that could not do its work for a reason found while doing it (not a wrong
+/// argument): printed as `error: ...`, exit status 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// The local copies this process reads, held (kept from being rewritten) until it exits.

@@ -7,30 +7,38 @@ struct Heads: ParsableCommand {
         abstract: "Print each device's latest signed tree head: what the log commits to.",
         discussion: """
             A head is a C2SP tlog-checkpoint signed note: the device, how many events it had \
-            recorded, the Merkle root of them, the time, and the device's signature. Keep the \
+            recorded, the Merkle root of them, the time, and the device's signature, followed by \
+            the cosignature lines of the witnesses (collectors) that accepted it. Keep the \
             --json output somewhere else (another machine, the other player, a collector): \
             `gamelog verify --heads HEADS.json` later finds a log that was rolled back behind it \
             or rewritten since.
             """)
 
     @OptionGroup var options: GlobalOptions
-    @Flag(help: "Print JSON: [{\"device\", \"publicKey\", \"size\", \"root\", \"signedAt\", \"note\"}].") var json = false
+    @Flag(help: "Print JSON: [{\"device\", \"publicKey\", \"size\", \"root\", \"signedAt\", \"note\", \"cosignedNote\", \"cosignatures\"}].")
+    var json = false
 
     func run() throws {
         try reportingErrors {
             let store = try options.openForReading()
             let latest = try store.deviceTrees().compactMap { $0.heads.last }
+            // Each head with the witnesses' cosignatures the log holds for it.
+            var cosigned: [TreeHead: [Cosignature]] = [:]
+            for entry in try store.cosignedHeads() { cosigned[entry.head] = entry.cosignatures }
             if json {
                 let object = latest.map { head -> [String: Any] in
-                    ["device": head.device, "publicKey": hex(head.publicKey), "size": head.size, "root": hex(head.root),
-                     "signedAt": head.signedAt.microsecondsSince1970, "note": head.note]
+                    let witnesses = cosigned[head] ?? []
+                    return ["device": head.device, "publicKey": hex(head.publicKey), "size": head.size, "root": hex(head.root),
+                            "signedAt": head.signedAt.microsecondsSince1970, "note": head.note,
+                            "cosignedNote": CosignedHead(head: head, cosignatures: witnesses).note,
+                            "cosignatures": witnesses.map { ["witness": $0.witness, "publicKey": hex($0.witnessKey), "line": $0.line] }]
                 }
                 print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
                              as: UTF8.self))
                 return
             }
             if latest.isEmpty { print("No signed tree heads in \(store.path).") }
-            for head in latest { print(SafeText.lines(head.note)) }
+            for head in latest { print(SafeText.lines(CosignedHead(head: head, cosignatures: cosigned[head] ?? []).note)) }
         }
     }
 }

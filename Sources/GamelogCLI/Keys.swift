@@ -5,7 +5,7 @@ import Foundation
 struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Device signing keys: list those that signed a log, or make a new one.",
-        subcommands: [List.self, New.self], defaultSubcommand: List.self)
+        subcommands: [List.self, New.self, Enroll.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -100,6 +100,74 @@ struct Keys: ParsableCommand {
     }
 }
 
+extension Keys {
+    struct Enroll: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Enroll a device's public key at a collector, which then accepts that device's uploads.",
+            discussion: """
+                Needs the collector's administrator's token: --admin-token FILE, else $GAMELOG_ADMIN_TOKEN, else                 collector-admin.token in the keys folder (where `gamelog collect` writes it on its first start).                 --public-key reads the JSON `gamelog keys new --json` prints, 64 hex digits, or the device's key file                 (only its public half is sent).
+                """)
+
+        @Option(help: ArgumentHelp("The collector's URL.", valueName: "URL")) var to: String
+        @Option(help: "The device's name, as its recordings name it.") var device: String
+        @Option(help: ArgumentHelp("The device's public key.", valueName: "FILE")) var publicKey: String
+        @Option(help: ArgumentHelp("A file holding the administrator's token.", valueName: "FILE")) var adminToken: String?
+        @Option(help: ArgumentHelp("The keys folder (default $GAMELOG_KEYS, else ~/.config/gamelog/keys).", valueName: "DIR")) var keys: String?
+
+        func validate() throws {
+            do { try DeviceName.check(device) } catch { throw ValidationError("--device: \(error)") }
+        }
+
+        func run() throws {
+            try reportingErrors {
+                let base = try HTTPClient.baseURL(to, option: "--to")
+                let key = try readPublicKey(publicKey, device: device)
+                let token = try readAdminToken()
+                let body = try JSONSerialization.data(withJSONObject: ["device": device, "publicKey": hex(key)], options: [.sortedKeys])
+                let reply = try HTTPClient.request("POST", base.appending(path: "v1/devices"), body: body, token: token)
+                switch reply.status {
+                case 201: print("enrolled device \(SafeText.line(device)) (key \(hex(key).prefix(16))...) at \(to)")
+                case 200: print("device \(SafeText.line(device)) was enrolled already with this key at \(to)")
+                case 401: throw CommandFailure("the collector refused the administrator's token: \(reply.message)")
+                default: throw CommandFailure("the collector refused the enrollment (HTTP \(reply.status)): \(reply.message)")
+                }
+            }
+        }
+
+        private func readAdminToken() throws -> String {
+            let environment = ProcessInfo.processInfo.environment
+            let path = adminToken ?? (environment["GAMELOG_ADMIN_TOKEN"] == nil ? (keys ?? KeyFile.defaultFolder) + "/collector-admin.token" : nil)
+            guard let path else { return environment["GAMELOG_ADMIN_TOKEN"]!.trimmingCharacters(in: .whitespacesAndNewlines) }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("cannot read the administrator's token at \(path): pass --admin-token FILE (the collector wrote it on its first start).")
+            }
+            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+}
+
+/// A public key from a file: `keys new --json` output (the entry for `device`), 64 hex
+/// digits, or a key file (its public half).
+func readPublicKey(_ path: String, device: String) throws -> [UInt8] {
+    guard let data = FileManager.default.contents(atPath: path), data.count < 1 << 20 else {
+        throw ValidationError("--public-key: cannot read \(path).")
+    }
+    let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    var key: [UInt8]?
+    if let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
+        key = list.first { $0["device"] as? String == device }.flatMap { ($0["publicKey"] as? String).flatMap { Hex.bytes($0, count: 32) } }
+        if key == nil { throw ValidationError("--public-key: \(path) has no entry for device \(SafeText.line(device)).") }
+    } else if let bytes = Hex.bytes(text, count: 32) {
+        key = bytes
+    } else if text.hasPrefix("PRIVATE+KEY+") {
+        key = try KeyFile.read(path).publicKey
+    }
+    guard let key, PublicKeyCheck.isAcceptable(key) else {
+        throw ValidationError("--public-key: \(path) holds no usable Ed25519 public key (`gamelog keys new --json` output, 64 hex digits, or a key file).")
+    }
+    return key
+}
+
 func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
 
 /// Reads keys files (`gamelog keys --json` output, or an object of device → hex key)
@@ -145,9 +213,20 @@ func readTrustedKeys(_ paths: [String]) throws -> [String: [UInt8]] {
 func readKnownHeads(_ paths: [String]) throws -> [TreeHead] {
     var heads: [TreeHead] = []
     for path in paths {
-        guard let data = FileManager.default.contents(atPath: path),
-              let list = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
-            throw ValidationError("--heads: \(path) is not a heads file (the JSON `gamelog heads --json` prints).")
+        var data = FileManager.default.contents(atPath: path)
+        if path.hasPrefix("http://") || path.hasPrefix("https://") {
+            // A collector's heads (GET /v1/heads), in the same form; a bare collector URL means that route.
+            var url = try HTTPClient.baseURL(path, option: "--heads")
+            if !url.path.hasSuffix("/v1/heads") { url = url.appending(path: "v1/heads") }
+            let token = ProcessInfo.processInfo.environment["GAMELOG_READER_TOKEN"]
+            let reply = try HTTPClient.request("GET", url, token: token)
+            guard reply.status == 200 else {
+                throw CommandFailure("--heads: \(url) answered \(reply.status): \(reply.message)" + (reply.status == 401 ? " (set GAMELOG_READER_TOKEN)" : ""))
+            }
+            data = reply.body
+        }
+        guard let data, let list = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
+            throw ValidationError("--heads: \(path) is not a heads file (the JSON `gamelog heads --json` prints, or a collector's URL).")
         }
         for entry in list {
             guard let note = entry["note"] as? String, let key = (entry["publicKey"] as? String).flatMap({ Hex.bytes($0, count: 32) }) else {

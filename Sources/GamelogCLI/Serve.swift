@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import Games
 import Hummingbird
+import SharedStore
 import WebViewer
 
 struct Serve: ParsableCommand {
@@ -24,36 +25,16 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let model = try ViewerModel(path: options.db, games: GamelogCLI.games)
+            let model = try ViewerModel(path: try options.readablePath(), games: GamelogCLI.games)
             model.auditInBackground()
-            let path = options.db, host = self.host
+            let path = SharedStoreLocation.isURL(options.db) ? "\(try SharedStore(url: options.db).location) as copied now" : options.db
+            let host = self.host
             let app = WebViewer.application(model, host: host, port: port) { port in
                 // Written at once (not buffered), so a script waiting for this line sees it.
                 FileHandle.standardOutput.write(Data("gamelog serve: http://\(host):\(port)/games (a read-only view of \(path)); Ctrl-C stops it\n".utf8))
             }
             // The server is asynchronous; this command waits for it, as `swift run` users expect.
-            let finished = DispatchSemaphore(value: 0)
-            let outcome = Outcome()
-            Task {
-                do { try await app.runService() } catch { outcome.error = error }
-                finished.signal()
-            }
-            finished.wait()
-            if let error = outcome.error {
-                // NIO's bind error names a syscall; say what the user can do.
-                let text = String(describing: error)
-                if text.contains("Address already in use") {
-                    throw ValidationError("port \(port) on \(host) is in use by another program: pass another --port (or --port 0 for any free one).")
-                }
-                if text.contains("Cannot assign requested address") || text.contains("bind") {
-                    throw ValidationError("cannot listen on \(host):\(port) (\(text)); pass a --host this machine has, e.g. 127.0.0.1.")
-                }
-                throw error
-            }
+            try runServer(app, host: host, port: port)
         }
-    }
-
-    private final class Outcome: @unchecked Sendable {
-        var error: Error?
     }
 }

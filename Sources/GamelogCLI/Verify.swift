@@ -22,7 +22,7 @@ struct Verify: ParsableCommand {
     @Argument(help: "Only this game (or conversation): an id or a unique prefix.") var game: String?
     @Option(help: "A keys file (`gamelog keys --json` of a log you trust, or {\"A\": \"hex key\"}): signatures must be by these keys. Repeat it for one file per device.")
     var trust: [String] = []
-    @Option(help: ArgumentHelp("A heads file (`gamelog heads --json` kept from earlier, the other phone or a collector): the log must reach these heads, with the same roots. Repeatable.", valueName: "HEADS.json"))
+    @Option(help: ArgumentHelp("A heads file (`gamelog heads --json` kept from earlier, or the other phone's), or a collector's URL (its GET /v1/heads; a reader token from $GAMELOG_READER_TOKEN): the log must reach these heads, with the same roots. Repeatable.", valueName: "HEADS.json|URL"))
     var heads: [String] = []
     @Flag(help: "Skip re-running the recordings against the extensions' code (faster).") var noRerun = false
     @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
@@ -44,10 +44,23 @@ struct Verify: ParsableCommand {
     private func check() throws {
         do {
             let trusted = try trust.isEmpty ? nil : readTrustedKeys(trust)
-            let known = try readKnownHeads(heads)
-            let store = try options.openForReading()
+            var known = try readKnownHeads(heads)
+            // A shared store's whole log is checked on a new copy of every row it holds
+            // now, so a row changed there after an earlier copy was made is seen.
+            let store = try options.openForReading(fresh: game == nil)
             // One game is checked at the cost of that game: its events, its devices.
-            let opened = try game.map { try OpenedGame(options: options, id: $0) }
+            let opened = try game.map { try OpenedGame(store: store, id: $0) }
+            // A collector holds every device's heads, and a phone's log holds its own
+            // device's: heads from a collector count for the devices whose trees the log
+            // holds, and the others are named.
+            if heads.contains(where: { $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
+                let held = Set(try store.deviceTrees().map(\.owner.publicKey))
+                let others = known.filter { !held.contains($0.publicKey) }
+                if !others.isEmpty {
+                    Terminal.standardError("note: the collector also holds heads of \(others.map { SafeText.line($0.device) }.sorted().joined(separator: ", ")), whose events this log holds none of; if it should hold them, they were removed")
+                    known.removeAll { !held.contains($0.publicKey) }
+                }
+            }
             let total = try opened.map(\.replayer.stepCount) ?? Int(store.count().events)
             let progress = ProgressBar(total: total, label: "events")
             let started = Date()

@@ -270,7 +270,6 @@ extension Interchange {
         var stored = 0
         // All or nothing: one transaction for every batch, the heads and the checkpoints.
         try store.importing { transaction in
-            try transaction.store(heads: plan.trees.heads.map(\.head), nodes: plan.trees.nodes)
             stored = try merge(
                 count: plan.lines.count, key: { plan.keys[$0] },
                 event: { index in
@@ -283,6 +282,9 @@ extension Interchange {
                 },
                 store: store, append: { try transaction.append($0, owners: plan.trees.owners) },
                 batchSize: batchSize, progress: { progress?($0, plan.lines.count) })
+            // Heads and proof nodes after the events: a tree whose leaves all arrived
+            // (in order) keeps its frontier, so it can go on growing (a collector's store).
+            try transaction.store(heads: plan.trees.heads.map(\.head), nodes: plan.trees.nodes)
             try transaction.store(plan.checkpoints.map(\.checkpoint))
         }
         return ImportSummary(read: plan.lines.count, stored: stored, unsigned: plan.trees.unsignedEvents(plan))

@@ -240,7 +240,15 @@ extension SharedStore {
                 try await update(connection, files, to: state, progress: nil)
                 let store = try EventStore(path: files.database.path, access: .readWrite)
                 let mark = try store.replicaMark()
-                let value = try body(store)
+                let value: T
+                do {
+                    value = try body(store)
+                } catch {
+                    // A refused write usually wrote nothing; if it did (a later step of it
+                    // failed), the copy holds rows the store will not: make it again.
+                    if (try? store.rowsWritten(since: mark).contains { $0.table.name != "catalog_coverage" }) != false { removeCopy(files) }
+                    throw error
+                }
                 do {
                     var rows = try store.rowsWritten(since: mark)
                     let dictionaries = try await run(connection, "SELECT coalesce(max(id), 0) FROM dictionaries").first?.decode(Int64.self) ?? 0

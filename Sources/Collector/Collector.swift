@@ -1,0 +1,151 @@
+import EventStore
+import Foundation
+import Interchange
+import SharedStore
+
+/// Accepts devices' logs into a shared store and countersigns their heads: a witness
+/// that holds no state of its own (everything is in the store), so any number of
+/// collectors can run against one PostgreSQL behind any load balancer.
+///
+/// An upload is a device's new events as export lines (``DeviceUpload``). It is stored
+/// only if `import` would store it (every line, stream chain, head signature and root
+/// checks), its key is enrolled under the device name it signs as, and its heads extend
+/// the newest head accepted from that device: a changed event, a conflicting line, a
+/// rollback or a fork of the device's history is refused and nothing of it is kept.
+public final class Collector: Sendable {
+    public let store: SharedStore
+    /// The witness's key name in its cosignatures.
+    public let witness: String
+    /// The witness's key (its device name is unused).
+    public let witnessKey: DeviceKey
+    /// The largest upload body accepted, in bytes.
+    public static let maximumUpload = 64 << 20
+
+    public init(store: SharedStore, witness: String, witnessKey: DeviceKey) {
+        self.store = store
+        self.witness = witness
+        self.witnessKey = witnessKey
+    }
+
+    /// What an accepted upload did.
+    public struct Accepted: Codable, Hashable, Sendable {
+        public var device: String
+        public var publicKey: String
+        /// The accepted head's size and root (base64, as in the note).
+        public var size: Int64
+        public var stored: Int
+        /// The head's note with the collector's cosignature line.
+        public var note: String
+        /// The cosignature line alone.
+        public var cosignature: String
+        /// The witness's public key, hex: trust it only as far as you trust where you got it.
+        public var witnessKey: String
+    }
+
+    /// Why an upload or enrollment was refused.
+    public enum Refusal: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The upload cannot be read or does not check (HTTP 400).
+        case malformed(String)
+        /// The device key is not enrolled, or signs as another device (HTTP 403).
+        case notEnrolled(String)
+        /// The upload contradicts what the collector holds (HTTP 409).
+        case conflict(String)
+
+        public var description: String {
+            switch self {
+            case .malformed(let text), .notEnrolled(let text), .conflict(let text): text
+            }
+        }
+
+        public var status: Int {
+            switch self {
+            case .malformed: 400
+            case .notEnrolled: 403
+            case .conflict: 409
+            }
+        }
+    }
+
+    /// Checks and stores one upload; returns the accepted head, cosigned.
+    public func accept(_ body: Data) async throws -> Accepted {
+        guard body.count <= Self.maximumUpload else {
+            throw Refusal.malformed("the upload holds \(body.count) bytes, more than the \(Self.maximumUpload) accepted; push sends smaller ones")
+        }
+        let plan: ImportPlan
+        do {
+            plan = try Interchange.check(files: [ExportFile(name: "upload", contents: body)])
+        } catch let error as InterchangeError {
+            // An edited line, a forged head, a broken chain: the upload contradicts its own signatures.
+            throw Refusal.conflict(error.description)
+        }
+        let trees = plan.plannedTrees
+        guard trees.count == 1, let tree = trees.first else {
+            throw Refusal.malformed("an upload carries one device's tree; this one carries \(trees.count)")
+        }
+        guard plan.unsignedStreams.isEmpty else {
+            throw Refusal.malformed("the upload holds events of recordings no tree line names (unsigned events)")
+        }
+        guard let newest = tree.heads.last else { throw Refusal.malformed("the upload carries no signed head") }
+        guard let enrolled = try await store.enrolledDevice(publicKey: tree.owner.publicKey) else {
+            throw Refusal.notEnrolled("the key \(Hex.string(tree.owner.publicKey).prefix(16)) (device \(SafeText.line(tree.owner.device))) is not enrolled at this collector")
+        }
+        guard enrolled == tree.owner.device else {
+            throw Refusal.notEnrolled("the key is enrolled as device \(SafeText.line(enrolled)), and the upload signs as \(SafeText.line(tree.owner.device))")
+        }
+        let witness = self.witness, witnessKey = self.witnessKey
+        return try await store.write { copy -> Accepted in
+            try Self.checkExtends(tree, in: copy)
+            let summary: ImportSummary
+            do {
+                summary = try Interchange.import(plan, into: copy)
+            } catch let error as InterchangeError {
+                throw Refusal.conflict(error.description)
+            } catch EventStoreError.headConflict(let device, let size) {
+                throw Refusal.conflict("device \(SafeText.line(device)) signed another tree of \(size) events before: its history forked")
+            }
+            let stored = try copy.cosignedHeads().first { $0.head == newest }?.cosignatures.first { $0.witnessKey == witnessKey.publicKey }
+            let cosignature = try stored ?? Cosignature.signing(newest, witness: witness, key: witnessKey)
+            if stored == nil { try copy.store(cosignatures: [(newest, cosignature)]) }
+            return Accepted(device: newest.device, publicKey: Hex.string(newest.publicKey), size: newest.size, stored: summary.stored,
+                            note: CosignedHead(head: newest, cosignatures: [cosignature]).note, cosignature: cosignature.line,
+                            witnessKey: Hex.string(witnessKey.publicKey))
+        }
+    }
+
+    /// The upload's heads must extend the newest head accepted from the device: its proof
+    /// nodes must be the accepted tree's own frontier, and any head it carries at or below
+    /// the accepted size must be the one accepted.
+    static func checkExtends(_ tree: PlannedTree, in copy: EventStore) throws {
+        let device = SafeText.line(tree.owner.device)
+        let known = try copy.deviceTrees().first { $0.owner.publicKey == tree.owner.publicKey }
+        let accepted = known?.heads.last?.size ?? 0
+        let acceptedHeads = Dictionary((known?.heads ?? []).map { ($0.size, $0) }, uniquingKeysWith: { first, _ in first })
+        for head in tree.heads where head.size <= accepted {
+            guard let mine = acceptedHeads[head.size] else {
+                throw Refusal.conflict("device \(device)'s head at \(head.size) events is not one it sent before, and this collector accepted \(accepted) of its events: the device was rolled back or its history forked")
+            }
+            guard mine.root == head.root else {
+                throw Refusal.conflict("device \(device) signed another tree of \(head.size) events before: its history forked (or was rolled back and rewritten)")
+            }
+        }
+        let newest = tree.heads.last!.size
+        if newest < accepted {
+            throw Refusal.conflict("this collector accepted \(accepted) events of device \(device); the upload's newest head signs \(newest): the device was rolled back")
+        }
+        guard newest > accepted else { return }
+        let base = tree.leaves.first ?? newest
+        guard base == accepted else {
+            throw Refusal.conflict(base > accepted
+                ? "the upload starts at event \(base + 1) of device \(device), and this collector accepted \(accepted): events \(accepted + 1)...\(base) are missing; push again"
+                : "the upload repeats events of device \(device) this collector accepted (it holds \(accepted)): push again, it asks where to start")
+        }
+        guard accepted == 0 || known?.size == accepted, let frontier = try copy.treeFrontier(publicKey: tree.owner.publicKey) ?? (accepted == 0 ? MerkleTree.Frontier() : nil),
+              frontier.size == accepted else {
+            throw Refusal.conflict("this collector holds only part of device \(device)'s tree and cannot check that the upload extends it")
+        }
+        let expected = Dictionary(uniqueKeysWithValues: MerkleTree.ranges(of: frontier).map { ($0.lo..<$0.hi, $0.hash) })
+        guard tree.nodes == expected else {
+            throw Refusal.conflict("device \(device)'s new events do not extend the \(accepted) events this collector accepted: its history was rolled back or forked")
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import EventStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import SharedStore
+
+/// The collector's HTTP API (all JSON):
+///
+/// - `POST /v1/devices` `{"device","publicKey"}` with `Authorization: Bearer <admin token>`:
+///   enrolls a device key (201; 200 if it was; 409 if the key is another device's).
+/// - `GET /v1/devices/<public key, hex>`: the newest head accepted from that key
+///   (`{"device","publicKey","size","note"}`, size 0 before the first upload; 404 if not enrolled).
+/// - `POST /v1/upload`: a device's new events (``DeviceUpload``), authenticated by the
+///   device's own signatures; 200 with the cosigned head, 400, 403 or 409 with `{"error"}`.
+/// - `GET /v1/heads`: every device's newest accepted head with its cosignatures, in the
+///   form `gamelog heads --json` prints, which `gamelog verify --heads URL` reads.
+///
+/// Reads need a reader (or admin) token when the collector listens beyond loopback.
+public enum CollectorServer {
+    public static func router(_ collector: Collector, requireReaderToken: Bool) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/healthz") { _, _ in "ok\n" }
+        router.post("/v1/upload") { request, _ -> Response in
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: Collector.maximumUpload)
+            } catch {
+                return problem(.contentTooLarge, "the upload is larger than \(Collector.maximumUpload) bytes; push sends smaller ones")
+            }
+            do {
+                return try json(.ok, try await collector.accept(Data(body.readableBytesView)))
+            } catch let refusal as Collector.Refusal {
+                return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
+            } catch {
+                return problem(.serviceUnavailable, "the shared store failed: \(error); nothing was stored, push again")
+            }
+        }
+        router.post("/v1/devices") { request, _ -> Response in
+            guard try await role(request, collector) == .admin else {
+                return problem(.unauthorized, "enrolling a device needs the administrator's token (Authorization: Bearer ...)")
+            }
+            struct Enrollment: Decodable { var device: String; var publicKey: String }
+            let body = try await request.body.collect(upTo: 4096)
+            guard let enrollment = try? JSONDecoder().decode(Enrollment.self, from: Data(body.readableBytesView)) else {
+                return problem(.badRequest, "the body must be {\"device\": NAME, \"publicKey\": 64 hex digits}")
+            }
+            do { try DeviceName.check(enrollment.device) } catch { return problem(.badRequest, "\(error)") }
+            guard let key = Hex.bytes(enrollment.publicKey, count: 32), PublicKeyCheck.isAcceptable(key) else {
+                return problem(.badRequest, "publicKey is not a usable Ed25519 public key (64 hex digits)")
+            }
+            switch try await collector.store.enroll(device: enrollment.device, publicKey: key) {
+            case .enrolled: return try json(.created, ["device": enrollment.device, "publicKey": Hex.string(key)])
+            case .alreadyEnrolled: return try json(.ok, ["device": enrollment.device, "publicKey": Hex.string(key)])
+            case .enrolledAs(let other):
+                return problem(.conflict, "the key is enrolled as device \(SafeText.line(other)); a key signs as one device only")
+            }
+        }
+        router.get("/v1/devices/:key") { request, context -> Response in
+            if requireReaderToken, try await role(request, collector) == nil { return problem(.unauthorized, "reading needs a reader token") }
+            guard let text = context.parameters.get("key"), let key = Hex.bytes(text, count: 32) else {
+                return problem(.badRequest, "the device is named by its public key, 64 hex digits")
+            }
+            guard let device = try await collector.store.enrolledDevice(publicKey: key) else {
+                return problem(.notFound, "the key is not enrolled here: `gamelog keys enroll` enrolls it")
+            }
+            let head = try await collector.store.latestHeads(publicKey: key).first
+            return try json(.ok, AcceptedHead(device: device, publicKey: Hex.string(key), size: head?.head.size ?? 0,
+                                              note: head?.note))
+        }
+        router.get("/v1/heads") { request, _ -> Response in
+            if requireReaderToken, try await role(request, collector) == nil { return problem(.unauthorized, "reading needs a reader token") }
+            let heads = try await collector.store.latestHeads()
+            return try json(.ok, heads.map { cosigned in
+                HeadEntry(device: cosigned.head.device, publicKey: Hex.string(cosigned.head.publicKey), size: cosigned.head.size,
+                          root: Hex.string(cosigned.head.root), signedAt: cosigned.head.signedAt.microsecondsSince1970,
+                          note: cosigned.head.note, cosignedNote: cosigned.note,
+                          cosignatures: cosigned.cosignatures.map { Witnessed(witness: $0.witness, publicKey: Hex.string($0.witnessKey), line: $0.line) })
+            })
+        }
+        return router
+    }
+
+    struct AcceptedHead: Encodable {
+        var device: String
+        var publicKey: String
+        var size: Int64
+        var note: String?
+    }
+
+    struct Witnessed: Encodable {
+        var witness: String
+        var publicKey: String
+        var line: String
+    }
+
+    /// One entry of `GET /v1/heads`: `gamelog heads --json`'s fields and the cosignatures.
+    struct HeadEntry: Encodable {
+        var device: String
+        var publicKey: String
+        var size: Int64
+        var root: String
+        var signedAt: Int64
+        var note: String
+        var cosignedNote: String
+        var cosignatures: [Witnessed]
+    }
+
+    static func role(_ request: Request, _ collector: Collector) async throws -> SharedStore.TokenRole? {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
+        return try await collector.store.role(ofToken: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Response(status: status, headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value) + [0x0A])))
+    }
+
+    static func problem(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        (try? json(status, ["error": message])) ?? Response(status: status)
+    }
+
+    /// The collector as a server on `host`:`port`.
+    public static func application(_ collector: Collector, host: String, port: Int,
+                                   onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let loopback = ["127.0.0.1", "localhost", "::1"].contains(host)
+        return Application(router: router(collector, requireReaderToken: !loopback),
+                           configuration: .init(address: .hostname(host, port: port), serverName: "gamelog-collector"),
+                           onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+                           logger: {
+                               var logger = Logger(label: "gamelog.collect")
+                               logger.logLevel = .warning
+                               return logger
+                           }())
+    }
+}

@@ -1,1 +1,0 @@
-// The collector: see Collector.swift.

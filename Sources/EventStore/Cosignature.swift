@@ -1,0 +1,162 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// A witness's countersignature of a device's signed head, in the C2SP
+/// `tlog-cosignature/v1` form: the witness says it saw that head at `cosignedAt` and
+/// checked that it extends every head of the same device it had seen before. A device
+/// rolled back or forked after a witness cosigned its head cannot reach that head again.
+///
+/// The signed message is `cosignature/v1\ntime <seconds>\n` followed by the head's body;
+/// the note signature line is `— <witness> base64(key ID (4) || seconds (8, big-endian) ||
+/// Ed25519 signature (64))`, the key ID being `SHA-256(witness || 0x0A || 0x04 || key)[0..<4]`.
+public struct Cosignature: Hashable, Codable, Sendable {
+    /// The witness's key name (a schema-less URL, e.g. `collector.example.com/gamelog`).
+    public var witness: String
+    /// The witness's Ed25519 public key (32 bytes).
+    public var witnessKey: [UInt8]
+    /// Seconds since 1970, as the cosignature carries it.
+    public var cosignedAt: UInt64
+    /// Ed25519 over ``message(for:at:)`` (64 bytes).
+    public var signature: [UInt8]
+
+    public init(witness: String, witnessKey: [UInt8], cosignedAt: UInt64, signature: [UInt8]) {
+        self.witness = witness
+        self.witnessKey = witnessKey
+        self.cosignedAt = cosignedAt
+        self.signature = signature
+    }
+
+    /// The bytes a witness signs for `head` at `seconds`.
+    public static func message(for head: TreeHead, at seconds: UInt64) -> [UInt8] {
+        Array("cosignature/v1\ntime \(seconds)\n\(head.body)".utf8)
+    }
+
+    /// `SHA-256(name || 0x0A || 0x04 || public key)[0..<4]`, tlog-cosignature's key ID.
+    public static func keyID(witness: String, publicKey: [UInt8]) -> [UInt8] {
+        Array(SHA256.hash(data: Array(witness.utf8) + [0x0A, 0x04] + publicKey).prefix(4))
+    }
+
+    /// The witness's signed-note verifier key: `<name>+<key ID, hex>+<base64(0x04 || key)>`.
+    public static func verifierKey(witness: String, publicKey: [UInt8]) -> String {
+        "\(witness)+\(Hex.string(keyID(witness: witness, publicKey: publicKey)))+\(Data([4] + publicKey).base64EncodedString())"
+    }
+
+    /// Cosigns `head` with `key` (whose device name is unused: `witness` names it).
+    public static func signing(_ head: TreeHead, witness: String, key: DeviceKey, at date: Date = Date()) throws -> Cosignature {
+        let seconds = UInt64(max(0, date.timeIntervalSince1970))
+        let signature = Array(try key.privateKey.signature(for: message(for: head, at: seconds)))
+        return Cosignature(witness: witness, witnessKey: key.publicKey, cosignedAt: seconds, signature: signature)
+    }
+
+    /// Whether this is the witness's signature of `head` (and its key is a usable one).
+    public func isValid(for head: TreeHead) -> Bool {
+        guard PublicKeyCheck.isAcceptable(witnessKey), signature.count == 64,
+              let key = try? Curve25519.Signing.PublicKey(rawRepresentation: witnessKey) else { return false }
+        return key.isValidSignature(signature, for: Self.message(for: head, at: cosignedAt))
+    }
+
+    /// The note signature line to append to the head's note.
+    public var line: String {
+        var seconds = cosignedAt.bigEndian
+        let stamp = Self.keyID(witness: witness, publicKey: witnessKey) + withUnsafeBytes(of: &seconds) { Array($0) } + signature
+        return "\u{2014} \(witness) \(Data(stamp).base64EncodedString())"
+    }
+
+    /// Reads a signature line made by ``line``, given the witness key it claims; nil if
+    /// it is not that witness's line.
+    public init?(line: String, witnessKey: [UInt8]) {
+        let parts = line.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "\u{2014}", !parts[1].isEmpty, let stamp = Data(base64Encoded: String(parts[2])),
+              stamp.count == 76 else { return nil }
+        let witness = String(parts[1])
+        guard Array(stamp.prefix(4)) == Self.keyID(witness: witness, publicKey: witnessKey) else { return nil }
+        let seconds = stamp.dropFirst(4).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        self.init(witness: witness, witnessKey: witnessKey, cosignedAt: seconds, signature: Array(stamp.suffix(64)))
+    }
+}
+
+/// A device's head with the cosignatures a log holds for it.
+public struct CosignedHead: Hashable, Sendable {
+    public var head: TreeHead
+    public var cosignatures: [Cosignature]
+
+    public init(head: TreeHead, cosignatures: [Cosignature]) {
+        self.head = head
+        self.cosignatures = cosignatures
+    }
+
+    /// The head's note with a signature line per cosignature, as witnesses exchange it.
+    public var note: String {
+        head.note + cosignatures.map { $0.line + "\n" }.joined()
+    }
+}
+
+extension EventStore {
+    /// Stores cosignatures of heads this log holds (one already stored is kept). A
+    /// cosignature that does not verify, or of a head the log lacks, is refused.
+    public func store(cosignatures: [(head: TreeHead, cosignature: Cosignature)]) throws {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        try Self.translating(path) {
+            try queue.inTransaction(.immediate) { db in
+                for (head, cosignature) in cosignatures {
+                    guard cosignature.isValid(for: head) else {
+                        throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
+                    }
+                    guard let tree = try Int64.fetchOne(db, sql: """
+                        SELECT t.id FROM trees t JOIN tree_heads h ON h.tree_id = t.id
+                        WHERE t.public_key = ? AND h.size = ? AND h.root = ? AND h.signature = ?
+                        """, arguments: [Data(head.publicKey), head.size, Data(head.root), Data(head.signature)]) else {
+                        throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
+                    }
+                    try db.execute(sql: """
+                        INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature) VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT DO NOTHING
+                        """, arguments: [tree, head.size, cosignature.witness, Data(cosignature.witnessKey), Int64(cosignature.cosignedAt),
+                                         Data(cosignature.signature)])
+                }
+                return .commit
+            }
+        }
+    }
+
+    /// Every head that carries a cosignature, with them, by device; rows that do not
+    /// verify are left out here (`verify` reports them).
+    public func cosignedHeads() throws -> [CosignedHead] {
+        let trees = try deviceTrees()
+        return try read { db in
+            guard try db.tableExists("cosignatures") else { return [] }
+            var byHead: [[UInt8]: [Int64: [Cosignature]]] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT t.public_key, c.size, c.witness, c.witness_key, c.cosigned_at, c.signature
+                FROM cosignatures c JOIN trees t ON t.id = c.tree_id ORDER BY c.tree_id, c.size, c.witness
+                """) {
+                guard let key = Data.fromDatabaseValue(row[0]), let size = Int64.fromDatabaseValue(row[1]),
+                      let witness = String.fromDatabaseValue(row[2]), let witnessKey = Data.fromDatabaseValue(row[3]),
+                      let seconds = Int64.fromDatabaseValue(row[4]), seconds >= 0, let signature = Data.fromDatabaseValue(row[5]) else { continue }
+                byHead[Array(key), default: [:]][size, default: []].append(
+                    Cosignature(witness: witness, witnessKey: Array(witnessKey), cosignedAt: UInt64(seconds), signature: Array(signature)))
+            }
+            var out: [CosignedHead] = []
+            for tree in trees {
+                for head in tree.heads {
+                    let valid = (byHead[tree.owner.publicKey]?[head.size] ?? []).filter { $0.isValid(for: head) }
+                    if !valid.isEmpty { out.append(CosignedHead(head: head, cosignatures: valid)) }
+                }
+            }
+            return out
+        }
+    }
+}
+
+extension EventStore {
+    /// The frontier the log keeps of the tree of `publicKey` (nil where it holds only
+    /// part of the tree, or no such tree).
+    public func treeFrontier(publicKey: [UInt8]) throws -> MerkleTree.Frontier? {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT size, frontier FROM trees WHERE public_key = ?", arguments: [Data(publicKey)]),
+                  let size = Int64.fromDatabaseValue(row[0]), let packed = Data.fromDatabaseValue(row[1]) else { return nil }
+            return MerkleTree.Frontier(size: size, packed: Array(packed))
+        }
+    }
+}

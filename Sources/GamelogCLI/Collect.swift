@@ -1,0 +1,99 @@
+import ArgumentParser
+import Collector
+import EventStore
+import Foundation
+import Hummingbird
+import SharedStore
+
+struct Collect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Collect devices' logs over HTTP into a shared store, and countersign their heads as a witness.",
+        discussion: """
+            Serves the collector API (POST /v1/upload, POST /v1/devices, GET /v1/devices/KEY, GET /v1/heads) \
+            on --host:--port, storing into the PostgreSQL store --db names (migrated first). A collector keeps \
+            nothing of its own: run several against one store behind any load balancer, each with the same \
+            --witness-key. On the store's first start it writes the administrator's token (enrolls devices, \
+            `gamelog keys enroll`) and a reader token (reads the API when listening beyond loopback) to the \
+            keys folder, mode 0600; they are never stored, only their hashes. Ctrl-C stops it.
+            """)
+
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "The port to listen on (0: any free one).") var port: Int = 8090
+    @Option(help: "The address to listen on; 0.0.0.0 opens it to the network (reads then need the reader token).") var host: String = "127.0.0.1"
+    @Option(help: "The witness's name in its cosignatures (a schema-less URL naming it).") var witness: String = "gamelog-collector"
+    @Option(help: ArgumentHelp("The witness's signing key, made if missing (default: collector-witness.key in the keys folder).",
+                               valueName: "FILE")) var witnessKey: String?
+    @Option(help: ArgumentHelp("The keys folder (default $GAMELOG_KEYS, else ~/.config/gamelog/keys).", valueName: "DIR")) var keys: String?
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, not \(port).") }
+        guard !witness.isEmpty, witness.utf8.count <= 200, !witness.contains(where: { $0.isWhitespace || $0 == "+" }) else {
+            throw ValidationError("--witness is a name without spaces or '+' (e.g. collector.example.com/gamelog).")
+        }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            guard let shared = try options.sharedStore() else {
+                throw ValidationError("collect stores into a shared store: pass --db postgres://user@host:port/database (`gamelog migrate --db URL` makes its schema).")
+            }
+            let folder = try KeyFolder(path: keys ?? KeyFile.defaultFolder)
+            let keyPath = witnessKey ?? folder.path + "/collector-witness.key"
+            let key: DeviceKey
+            if FileManager.default.fileExists(atPath: keyPath) {
+                key = try KeyFile.read(keyPath)
+            } else {
+                key = try DeviceKey.random(device: "collector-witness")
+                try KeyFile.write(key, to: keyPath)
+            }
+            _ = try SharedStore.wait { try await shared.migrate() }
+            for role in [SharedStore.TokenRole.admin, .reader] {
+                if let token = try SharedStore.wait({ try await shared.makeFirstToken(role) }) {
+                    let path = folder.path + "/collector-\(role.rawValue).token"
+                    try? FileManager.default.removeItem(atPath: path)
+                    guard FileManager.default.createFile(atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+                        throw ValidationError("cannot write \(path); pass another --keys folder.")
+                    }
+                    print("wrote the \(role == .admin ? "administrator's" : "reader") token to \(path) (mode 0600); only its hash is in the store")
+                }
+            }
+            let collector = Collector(store: shared, witness: witness, witnessKey: key)
+            let host = self.host, witness = self.witness
+            let app = CollectorServer.application(collector, host: host, port: port) { port in
+                FileHandle.standardOutput.write(Data("""
+                    gamelog collect: http://\(host):\(port) into \(shared.location); witness \(witness) \
+                    (verifier key \(Cosignature.verifierKey(witness: witness, publicKey: key.publicKey))); Ctrl-C stops it
+
+                    """.utf8))
+            }
+            try runServer(app, host: host, port: port)
+        }
+    }
+}
+
+/// Runs a Hummingbird application until it stops, from a synchronous command, with the
+/// bind errors said in the user's words.
+func runServer(_ app: some ApplicationProtocol, host: String, port: Int) throws {
+    let finished = DispatchSemaphore(value: 0)
+    let outcome = ServerOutcome()
+    Task {
+        do { try await app.runService() } catch { outcome.error = error }
+        finished.signal()
+    }
+    finished.wait()
+    if let error = outcome.error {
+        let text = String(describing: error)
+        if text.contains("Address already in use") {
+            throw ValidationError("port \(port) on \(host) is in use by another program: pass another --port (or --port 0 for any free one).")
+        }
+        if text.contains("Cannot assign requested address") || text.contains("bind") {
+            throw ValidationError("cannot listen on \(host):\(port) (\(text)); pass a --host this machine has, e.g. 127.0.0.1.")
+        }
+        throw error
+    }
+}
+
+/// What a server task ended with, read after it signalled.
+private final class ServerOutcome: @unchecked Sendable {
+    var error: Error?
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Collector
+import EventStore
+import Foundation
+import Interchange
+
+struct Push: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a device's log to a collector: what it has not accepted yet, with the proof it extends what it has.",
+        discussion: """
+            For each device tree in the log, asks the collector how many of its events it accepted, sends \
+            the rest in batches (each ending at a head the device signed), and stores the collector's \
+            cosignature of each accepted head in the log (`gamelog heads` shows them). Sending again \
+            sends nothing; after a failure, push again: it resumes where the collector stands. The \
+            device's key must be enrolled (`gamelog keys enroll`).
+            """)
+
+    @OptionGroup var options: GlobalOptions
+    @Option(help: ArgumentHelp("The collector's URL.", valueName: "URL")) var to: String
+    @Flag(help: "Print JSON: [{\"device\", \"publicKey\", \"from\", \"to\", \"sent\", \"note\"}].") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let base = try HTTPClient.baseURL(to, option: "--to")
+            let store = try options.openExistingForWriting()
+            let trees = try store.deviceTrees().filter { !$0.heads.isEmpty }
+            guard !trees.isEmpty else {
+                throw CommandFailure("\(store.path) holds no signed events: nothing to push (a device's log signs its events as it records).")
+            }
+            var report: [[String: Any]] = []
+            for tree in trees {
+                let device = SafeText.line(tree.owner.device)
+                let headURL = base.appending(path: "v1/devices/\(hex(tree.owner.publicKey))")
+                let asked = try HTTPClient.request("GET", headURL)
+                guard asked.status == 200, let accepted = (try? JSONSerialization.jsonObject(with: asked.body) as? [String: Any])?["size"] as? Int else {
+                    if asked.status == 404 {
+                        throw CommandFailure("device \(device)'s key is not enrolled at \(to): `gamelog keys enroll --to \(to) --device \(device) --public-key FILE` (an administrator's token) enrolls it.")
+                    }
+                    throw CommandFailure("the collector answered \(asked.status) for device \(device): \(asked.message)")
+                }
+                var from = Int64(accepted), sent = 0
+                var note: String?
+                let first = from
+                while true {
+                    switch try Interchange.upload(from: store, tree: tree.owner.publicKey, accepted: from) {
+                    case .upToDate:
+                        break
+                    case .behind(let logSize, let accepted):
+                        throw CommandFailure("the collector accepted \(accepted) events of device \(device), and this log has signed only \(logSize): it is an older copy of the device's log, or the device was rolled back.")
+                    case .send(let upload):
+                        let reply = try HTTPClient.request("POST", base.appending(path: "v1/upload"), body: Data(upload.body.utf8),
+                                                           contentType: "application/x-ndjson")
+                        guard reply.status == 200, let accepted = try? JSONDecoder().decode(Collector.Accepted.self, from: reply.body) else {
+                            throw CommandFailure("the collector refused device \(device)'s events \(upload.from + 1)...\(upload.to) (HTTP \(reply.status)): \(reply.message)")
+                        }
+                        try keep(accepted, of: tree, in: store)
+                        sent += upload.events
+                        from = accepted.size
+                        note = accepted.note
+                        continue
+                    }
+                    break
+                }
+                if !json {
+                    print(from == first ? "device \(device): the collector has all \(from) events" :
+                        "device \(device): sent \(sent) events (\(first + 1)...\(from)); the collector cosigned the head of \(from)")
+                }
+                report.append(["device": tree.owner.device, "publicKey": hex(tree.owner.publicKey), "from": first, "to": from, "sent": sent,
+                               "note": note ?? ""])
+            }
+            if json {
+                print(String(decoding: try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+            }
+        }
+    }
+
+    /// Stores the collector's cosignature of the accepted head in the device's log.
+    private func keep(_ accepted: Collector.Accepted, of tree: DeviceTree, in store: EventStore) throws {
+        guard let head = try store.deviceTrees().first(where: { $0.owner == tree.owner })?.heads.first(where: { $0.size == accepted.size }),
+              let key = Hex.bytes(accepted.witnessKey, count: 32), let cosignature = Cosignature(line: accepted.cosignature, witnessKey: key),
+              cosignature.isValid(for: head) else {
+            throw CommandFailure("the collector's answer does not cosign device \(SafeText.line(tree.owner.device))'s head at \(accepted.size) events.")
+        }
+        try store.store(cosignatures: [(head, cosignature)])
+    }
+}
