@@ -202,6 +202,11 @@ let package = Package(
         .testTarget(name: "InterchangeTests", dependencies: shellTest, swiftSettings: strict),
         .testTarget(name: "ForkTests", dependencies: shellTest, swiftSettings: strict),
         .testTarget(
+            name: "SharedStoreTests",
+            dependencies: ["SharedStore", "Collector", "EventStore", "Interchange", "TestSupport", "Recorder", "Simulation", "Games",
+                           "MessagesModel"],
+            swiftSettings: strict),
+        .testTarget(
             name: "WebViewerTests",
             dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "MessagesModel", "Recorder", "Replay", "Simulation", "TestSupport", "Projections", "Audit",
                            .product(name: "Hummingbird", package: "hummingbird"),

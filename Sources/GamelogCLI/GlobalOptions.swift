@@ -79,7 +79,16 @@ enum OpenCopies {
     private static let lock = NSLock()
     static func keep(_ copy: LocalCopy) {
         lock.lock()
+        if copies.isEmpty { atexit { OpenCopies.releaseAll() } }
         copies.append(copy)
+        lock.unlock()
+    }
+
+    /// At exit: temporary copies are deleted (nothing runs deinitializers then).
+    private static func releaseAll() {
+        lock.lock()
+        for copy in copies { copy.release() }
+        copies = []
         lock.unlock()
     }
 }

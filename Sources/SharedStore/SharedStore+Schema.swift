@@ -28,6 +28,8 @@ extension SharedStore {
             // One key for gamelog's migrations, so two first starts do not race; the
             // lock ends with the connection.
             try await run(connection, "SELECT pg_advisory_lock(1196183367)")
+            // A database holding other tables is refused before anything is created in it.
+            let from = try await version(connection, requireMigrated: false)
             try await run(connection, """
                 CREATE TABLE IF NOT EXISTS schema_migrations (
                     version    bigint PRIMARY KEY,
@@ -35,7 +37,6 @@ extension SharedStore {
                     sha256     text   NOT NULL,
                     applied_at bigint NOT NULL)
                 """)
-            let from = try await version(connection, requireMigrated: false)
             for migration in Self.migrations where migration.version > from {
                 try await inTransaction(connection) {
                     for statement in Self.statements(migration.sql) { try await run(connection, statement) }

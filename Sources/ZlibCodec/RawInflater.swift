@@ -65,6 +65,11 @@ public final class RawInflater {
             produced += outUsed
             switch result {
             case Z_STREAM_END:
+                // Bytes after the stream's end are not part of any event: a stored
+                // payload was changed (docs/FORMAT.md: nothing may follow the stream).
+                guard consumed == input.count else {
+                    throw ZlibError.corruptInput(message: "\(input.count - consumed) bytes follow the end of the deflate stream")
+                }
                 if let expectedSize, expectedSize != produced {
                     throw ZlibError.corruptInput(message: "expected \(expectedSize) bytes, got \(produced)")
                 }

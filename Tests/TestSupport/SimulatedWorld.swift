@@ -43,3 +43,16 @@ public func recordGames(_ kind: String, count: Int, at path: String, seed: UInt6
                               games: .standard, seed: seed, noise: noise)
     for _ in 0..<count { try simulator.play(kind) }
 }
+
+/// Records `count` mixed games as two phones would, each device into its own log
+/// (`folder/A.sqlite`, `folder/B.sqlite`), signed with `keys`; returns the two paths.
+@discardableResult
+public func recordPhones(_ count: Int, in folder: String, seed: UInt64, keys: TestKeys) throws -> (a: String, b: String) {
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let a = folder + "/A.sqlite", b = folder + "/B.sqlite"
+    let stores: [String: EventStore] = ["A": try EventStore(path: a), "B": try EventStore(path: b)]
+    let simulator = Simulator(recorder: Recorder(storeOf: { stores[$0.name]! }, clock: FixedClock(), seed: seed, keys: keys.key),
+                              games: .standard, seed: seed)
+    for n in 0..<count { try simulator.play(simulator.mixedKind(n)) }
+    return (a, b)
+}

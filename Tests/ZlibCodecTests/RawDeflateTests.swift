@@ -44,6 +44,16 @@ import ZlibCodec
         #expect(throws: ZlibError.self) { try RawInflater().decompress(Array(packed.dropLast(packed.count / 2))) }
     }
 
+    /// docs/FORMAT.md: nothing may follow the deflate stream, so a stored payload with
+    /// bytes appended (outside the hash, which covers the decoded bytes) is found.
+    @Test func bytesAfterTheStreamAreAnError() throws {
+        let packed = try RawDeflater().compress(sample)
+        #expect(try RawInflater().decompress(packed, expectedSize: sample.count) == sample)
+        #expect(throws: ZlibError.corruptInput(message: "1 bytes follow the end of the deflate stream")) {
+            try RawInflater().decompress(packed + [0], expectedSize: sample.count)
+        }
+    }
+
     @Test func garbageIsATypedError() throws {
         #expect(throws: ZlibError.self) { try RawInflater().decompress([0xFF, 0xFF, 0xFF, 0xFF, 0x00]) }
     }
