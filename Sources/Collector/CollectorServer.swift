@@ -54,6 +54,8 @@ public enum CollectorServer {
             case .alreadyEnrolled: return try json(.ok, ["device": enrollment.device, "publicKey": Hex.string(key)])
             case .enrolledAs(let other):
                 return problem(.conflict, "the key is enrolled as device \(SafeText.line(other)); a key signs as one device only")
+            case .nameTaken:
+                return problem(.conflict, "device \(SafeText.line(enrollment.device)) is enrolled with another key; a device signs with one key only")
             }
         }
         router.get("/v1/devices/:key") { request, context -> Response in

@@ -38,6 +38,13 @@ struct Simulate: ParsableCommand {
     @Option(help: ArgumentHelp("Write each device's recordings to a database of its own, DIR/A.sqlite, DIR/B.sqlite, as phones would (instead of --db).", valueName: "DIR"))
     var perDevice: String?
 
+    @Option(help: ArgumentHelp("The two players' devices, comma-separated (phones of a studio's fleet need names of their own).",
+                               valueName: "NAME,NAME"))
+    var devices: String = "A,B"
+
+    /// The two device names --devices gives.
+    var deviceNames: [String] { devices.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+
     @Flag(help: "Print a JSON summary instead of text.")
     var json = false
 
@@ -50,6 +57,16 @@ struct Simulate: ParsableCommand {
         }
         guard games >= 1 else { throw ValidationError("--games must be at least 1, not \(games).") }
         guard (0...0.9).contains(noise) else { throw ValidationError("--noise must be between 0 and 0.9, not \(noise).") }
+        guard deviceNames.count == 2, deviceNames[0] != deviceNames[1] else {
+            throw ValidationError("--devices names two different devices, e.g. --devices P1,P2; not '\(devices)'.")
+        }
+        for name in deviceNames {
+            do { try DeviceName.check(name) } catch { throw ValidationError("--devices: \(error)") }
+            // A device's log is DIR/<name>.sqlite: a name must make one file name.
+            if perDevice != nil, name.contains("/") || name.hasPrefix(".") {
+                throw ValidationError("--devices: '\(name)' cannot name a file in --per-device; use letters, digits, '-' and '_'.")
+            }
+        }
     }
 
     func run() throws {
@@ -66,19 +83,21 @@ struct Simulate: ParsableCommand {
                 try FileManager.default.createDirectory(atPath: perDevice, withIntermediateDirectories: true)
                 // Open every device's database up front, so a bad folder fails before any game.
                 var stores: [DeviceID: EventStore] = [:]
-                for device in ["A", "B"] as [DeviceID] {
-                    stores[device] = try EventStore(path: URL(fileURLWithPath: perDevice).appending(path: "\(device.name).sqlite").path)
+                for name in deviceNames {
+                    stores[DeviceID(name)] = try EventStore(path: URL(fileURLWithPath: perDevice).appending(path: "\(name).sqlite").path)
                 }
-                signer = try signing.signer(seed: seed, logPath: stores["A"]!.path)
+                signer = try signing.signer(seed: seed, logPath: stores[DeviceID(deviceNames[0])]!.path)
                 recorder = Recorder(storeOf: { stores[$0]! }, clock: recordingClock, seed: seed, keys: signer.key)
-                destination = "\(perDevice)/A.sqlite and \(perDevice)/B.sqlite"
+                destination = "\(perDevice)/\(deviceNames[0]).sqlite and \(perDevice)/\(deviceNames[1]).sqlite"
             } else {
                 let store = try options.openForWriting()
                 signer = try signing.signer(seed: seed, logPath: store.path)
                 recorder = Recorder(store: store, clock: recordingClock, seed: seed, keys: signer.key)
                 destination = store.path
             }
-            let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed, noise: noise)
+            let owners = deviceNames == ["A", "B"] ? ["Alice", "Bob"] : deviceNames.map { "Owner of \($0)" }
+            let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed, noise: noise,
+                                      devices: zip(deviceNames, owners).map { (DeviceID($0), $1) })
             let progress = ProgressBar(total: games, label: "games")
             let started = Date()
             var finished = 0, skipped = 0

@@ -71,8 +71,12 @@ extension Interchange {
         var body = ""
         var events = 0
         let wanted = leafAt.keys
+        // Read first, then chained: a stream's stored hash is read outside the scan.
+        var chosen: [(event: StoredEvent, leaf: Int64)] = []
         try store.scan(EventQuery(positions: wanted.min()!...wanted.max()!, streams: streams)) { event in
-            guard let leaf = leafAt[event.position] else { return }
+            if let leaf = leafAt[event.position] { chosen.append((event, leaf)) }
+        }
+        for (event, leaf) in chosen {
             if chains[event.stream] == nil {
                 guard let start = try store.streamHash(event.stream, at: event.streamVersion - 1) else {
                     throw InterchangeError.missingEvents(stream: event.stream, expectedVersion: 1, found: event.streamVersion)

@@ -22,6 +22,8 @@ extension SharedStore {
         case alreadyEnrolled
         /// The key is enrolled under another name.
         case enrolledAs(String)
+        /// The name is enrolled with another key (a device signs with one key).
+        case nameTaken
     }
 
     /// The name the key is enrolled under, if it is.
@@ -36,6 +38,16 @@ extension SharedStore {
     /// Enrolls a device's key under its name (a key signs as one device only).
     public func enroll(device: String, publicKey: [UInt8]) async throws -> Enrollment {
         try await withConnection { connection in
+            try await run(connection, "BEGIN")
+            // Serialises enrollments, so two keys cannot take one name at once.
+            try await run(connection, "LOCK TABLE enrolled_devices IN SHARE ROW EXCLUSIVE MODE")
+            var named = PostgresBindings()
+            named.append(device)
+            named.append(ByteBuffer(bytes: publicKey))
+            if try await !run(connection, "SELECT 1 FROM enrolled_devices WHERE device = $1 AND public_key <> $2", named).isEmpty {
+                try await run(connection, "ROLLBACK")
+                return .nameTaken
+            }
             var binds = PostgresBindings()
             binds.append(ByteBuffer(bytes: publicKey))
             binds.append(device)
@@ -44,10 +56,12 @@ extension SharedStore {
                 INSERT INTO enrolled_devices (public_key, device, enrolled_at) VALUES ($1, $2, $3)
                 ON CONFLICT (public_key) DO NOTHING RETURNING device
                 """, binds)
-            if !inserted.isEmpty { return .enrolled }
             var lookup = PostgresBindings()
             lookup.append(ByteBuffer(bytes: publicKey))
-            let name = try await run(connection, "SELECT device FROM enrolled_devices WHERE public_key = $1", lookup).first?.decode(String.self)
+            let name = inserted.isEmpty
+                ? try await run(connection, "SELECT device FROM enrolled_devices WHERE public_key = $1", lookup).first?.decode(String.self) : device
+            try await run(connection, "COMMIT")
+            if !inserted.isEmpty { return .enrolled }
             return name == device ? .alreadyEnrolled : .enrolledAs(name ?? "?")
         }
     }

@@ -144,11 +144,15 @@ public final class SharedStore: Sendable {
 }
 
 extension SharedStore {
-    /// Waits for `body` from synchronous code (the command line's commands).
+    /// Waits for `body` from synchronous code (the command line's commands, synchronous tests).
+    ///
+    /// The work runs on a queue of its own rather than Swift's cooperative pool: a caller that
+    /// blocks one of the pool's few threads (a synchronous test on a two-core machine does)
+    /// would otherwise wait for work that needs the very thread it holds.
     public static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let box = Box<T>()
         let done = DispatchSemaphore(value: 0)
-        Task {
+        Task(executorPreference: WaitExecutor.shared) {
             do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
             done.signal()
         }
@@ -158,5 +162,17 @@ extension SharedStore {
 
     private final class Box<T>: @unchecked Sendable {
         var result: Result<T, Error>?
+    }
+
+    /// Runs jobs on a concurrent Dispatch queue, whose threads are not the cooperative pool's.
+    private final class WaitExecutor: TaskExecutor {
+        static let shared = WaitExecutor()
+        private let queue = DispatchQueue(label: "gamelog.shared-store.wait", attributes: .concurrent)
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            let executor = asUnownedTaskExecutor()
+            queue.async { job.runSynchronously(on: executor) }
+        }
     }
 }

@@ -76,7 +76,15 @@ public final class Simulator {
     private var folded: [ConversationID: ConversationState] = [:]
     private var recordedSteps: Int64 = 0
 
-    public init(recorder: Recorder, games: GameRegistry, seed: UInt64, noise: Double = 0.15) {
+    /// The two devices that play, and their owners' names.
+    public let devices: [(device: DeviceID, owner: String)]
+
+    /// - Parameter devices: the two players' devices and owners (A, Alice and B, Bob
+    ///   unless given): phones of their own need names of their own in a shared store.
+    public init(recorder: Recorder, games: GameRegistry, seed: UInt64, noise: Double = 0.15,
+                devices: [(device: DeviceID, owner: String)] = [("A", "Alice"), ("B", "Bob")]) {
+        precondition(devices.count == 2 && devices[0].device != devices[1].device, "a game is played on two devices")
+        self.devices = devices
         self.recorder = recorder
         self.games = games
         self.seed = seed
@@ -98,8 +106,9 @@ public final class Simulator {
     public func play(_ kind: String) throws -> GameReport {
         let plugin = try self.plugin(kind)
         var (rng, host, game) = try makeWorld(plugin)
-        let other = try host.startConversation(kind: kind, between: ["A", "B"])
-        var strategy = plugin.makeStrategy(players: ["A", "B"], conversation: game)
+        let players = devices.map(\.device)
+        let other = try host.startConversation(kind: kind, between: players)
+        var strategy = plugin.makeStrategy(players: players, conversation: game)
         let writtenBefore = recorder.writtenEvents
         var steps: [(DeviceID, PlayerStep)] = []
         var finished = false
@@ -169,17 +178,16 @@ public final class Simulator {
         let host = recorder.makeHost(seed: rng.next()) { info in
             games.plugin(for: info.kind)?.makeExtension() ?? plugin.makeExtension()
         }
-        host.addDevice("A", owner: "Alice")
-        host.addDevice("B", owner: "Bob")
+        for (device, owner) in devices { host.addDevice(device, owner: owner) }
         for device in host.deviceIDs { host.files[device, default: [:]].merge(plugin.files(on: device)) { $1 } }
-        return (rng, host, try host.startConversation(kind: plugin.kind, between: ["A", "B"]))
+        return (rng, host, try host.startConversation(kind: plugin.kind, between: devices.map(\.device)))
     }
 
     /// A step that is legal but does not advance the game: the things real users do.
     /// - Parameter followUp: set to a step that must come next (a change of mind in two steps).
     private func noiseStep(_ host: MessagesHost, game: ConversationID, other: ConversationID,
                            followUp: inout (DeviceID, PlayerStep)?, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
-        let device: DeviceID = rng.next() % 2 == 0 ? "A" : "B"
+        let device = devices[Int(rng.next() % 2)].device
         var options: [PlayerStep] = [.act(.openConversation(other)), .act(.openConversation(game)), .act(.leaveMessages)]
         if rng.next() % 20 == 0 { options.append(.act(.quitMessages)) }
         if host.pendingDeliveries.contains(where: { $0.to == device }) { options.append(.deliver) }

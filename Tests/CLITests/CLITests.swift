@@ -441,7 +441,7 @@ extension InteractiveReplayTests {
         // Roll the file back to schema 2, as a database from before snapshots.
         try DatabaseQueue(path: folder.path("old.sqlite")).writeWithoutTransaction {
             try $0.execute(sql: """
-                DROP INDEX events_by_leaf; DROP INDEX streams_by_tree; DROP TABLE tree_nodes; DROP TABLE tree_heads; ALTER TABLE events DROP COLUMN leaf; ALTER TABLE streams DROP COLUMN tree_id; DROP TABLE trees;
+                DROP INDEX events_by_leaf; DROP INDEX streams_by_tree; DROP TABLE cosignatures; DROP TABLE tree_nodes; DROP TABLE tree_heads; ALTER TABLE events DROP COLUMN leaf; ALTER TABLE streams DROP COLUMN tree_id; DROP TABLE trees;
                 DROP TABLE snapshots; DROP TABLE checkpoints; DROP TABLE forks; DROP TABLE catalog; DROP TABLE catalog_coverage;
                 ALTER TABLE streams DROP COLUMN head;
                 DELETE FROM schema_migrations WHERE version >= 3; PRAGMA user_version = 2

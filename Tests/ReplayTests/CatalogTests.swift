@@ -87,7 +87,7 @@ import TestSupport
         // Roll the file back to schema 5, as the previous version of gamelog wrote it.
         try DatabaseQueue(path: path).writeWithoutTransaction { db in
             try db.execute(sql: """
-                DROP INDEX events_by_leaf; DROP INDEX streams_by_tree; DROP TABLE tree_nodes; DROP TABLE tree_heads; ALTER TABLE events DROP COLUMN leaf; ALTER TABLE streams DROP COLUMN tree_id; DROP TABLE trees;
+                DROP INDEX events_by_leaf; DROP INDEX streams_by_tree; DROP TABLE cosignatures; DROP TABLE tree_nodes; DROP TABLE tree_heads; ALTER TABLE events DROP COLUMN leaf; ALTER TABLE streams DROP COLUMN tree_id; DROP TABLE trees;
                 DROP TABLE catalog; DROP TABLE catalog_coverage; DELETE FROM schema_migrations WHERE version >= 6;
                 PRAGMA user_version = 5; PRAGMA wal_checkpoint(TRUNCATE)
                 """)

@@ -1,0 +1,249 @@
+import Collector
+import EventStore
+import Foundation
+import Interchange
+import SharedStore
+import TestSupport
+import Testing
+
+/// The collector against attacks on what it witnesses, on a real PostgreSQL: every
+/// refused upload leaves the store exactly as it was.
+@Suite(.serialized) struct CollectorTests {
+    struct Setup {
+        let folder: TemporaryFolder
+        let url: String
+        let store: SharedStore
+        let collector: Collector
+        let keys = TestKeys()
+
+        init() throws {
+            folder = try TemporaryFolder()
+            url = try PostgresServer.shared().makeDatabase()
+            store = try SharedStore(url: url, cacheFolder: folder.url.appending(path: "cache"))
+            _ = try SharedStore.wait { [store] in try await store.migrate() }
+            collector = Collector(store: store, witness: "collector.test/gamelog", witnessKey: try DeviceKey.random(device: "witness"))
+        }
+
+        func enroll(_ device: String) throws {
+            let key = keys.key(device).publicKey
+            let outcome = try SharedStore.wait { [store] in try await store.enroll(device: device, publicKey: key) }
+            #expect(outcome == .enrolled)
+        }
+
+        /// The store's revision and event count: what a refused upload must leave alone.
+        func state() throws -> String {
+            try PostgresServer.shared().psql(url, "SELECT revision || '/' || (SELECT count(*) FROM events) || '/' || (SELECT count(*) FROM cosignatures) FROM store_state")
+        }
+
+        /// What the collector accepted of the tree of `device`.
+        func accepted(_ device: String) throws -> Int64 {
+            let key = keys.key(device).publicKey
+            return try SharedStore.wait { [store] in try await store.latestHeads(publicKey: key).first?.head.size ?? 0 }
+        }
+
+        func upload(_ path: String, _ device: String, accepted: Int64? = nil) throws -> DeviceUpload {
+            let log = try EventStore(path: path, access: .readOnly)
+            guard case .send(let upload) = try Interchange.upload(from: log, tree: keys.key(device).publicKey,
+                                                                  accepted: try accepted ?? self.accepted(device)) else {
+                throw Failure("nothing to upload")
+            }
+            return upload
+        }
+
+        func accept(_ body: String) throws -> Collector.Accepted {
+            try SharedStore.wait { [collector] in try await collector.accept(Data(body.utf8)) }
+        }
+
+        /// Asserts the upload is refused with `status` and a reason containing `reason`, storing nothing.
+        func refuses(_ body: String, status: Int, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let before = try state()
+            do {
+                _ = try accept(body)
+                Issue.record("accepted an upload that should be refused (\(reason))", sourceLocation: sourceLocation)
+            } catch let refusal as Collector.Refusal {
+                #expect(refusal.status == status, "\(refusal)", sourceLocation: sourceLocation)
+                #expect(refusal.description.contains(reason), "\(refusal)", sourceLocation: sourceLocation)
+            }
+            #expect(try state() == before, sourceLocation: sourceLocation)
+        }
+    }
+
+    struct Failure: Error { var text: String; init(_ text: String) { self.text = text } }
+
+    /// Export lines with every event line's stream hash recomputed from its content, as a
+    /// forger who read docs/FORMAT.md would (streams starting at version 1).
+    static func rechained(_ lines: [String]) throws -> [String] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var chains: [UUID: [UInt8]] = [:], scratch: [UInt8] = []
+        return try lines.map { line in
+            guard line.hasPrefix("{\"id\"") else { return line }
+            var event = try JSONDecoder().decode(ExportedEvent.self, from: Data(line.utf8))
+            ChainHash.envelope(position: 0, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
+                               typeVersion: event.typeVersion, recordedAt: Timestamp(microsecondsSince1970: event.recordedAt),
+                               payload: Array(event.payload.utf8), into: &scratch)
+            let hash = ChainHash.streamHash(previous: chains[event.stream] ?? ChainHash.genesis, envelope: scratch)
+            chains[event.stream] = hash
+            event.streamHash = Hex.string(hash)
+            return String(decoding: try encoder.encode(event), as: UTF8.self)
+        }
+    }
+
+    @Test func phonesPushTheirLogsAndGetCosignedHeads() throws {
+        let setup = try Setup()
+        let phones = try recordPhones(4, in: setup.folder.path("phones"), seed: 3, keys: setup.keys)
+        try setup.enroll("A")
+        try setup.enroll("B")
+        var sent = 0
+        for (path, device) in [(phones.a, "A"), (phones.b, "B")] {
+            let upload = try setup.upload(path, device)
+            #expect(upload.from == 0 && upload.events > 50)
+            let accepted = try setup.accept(upload.body)
+            #expect(accepted.stored == upload.events)
+            #expect(accepted.size == upload.to)
+            sent += upload.events
+            // The cosignature verifies for the device's head, under the witness's key.
+            let head = try EventStore(path: path, access: .readOnly).deviceTrees().first { $0.owner.device == device }!.heads.last!
+            let cosignature = Cosignature(line: accepted.cosignature, witnessKey: setup.collector.witnessKey.publicKey)
+            #expect(cosignature?.isValid(for: head) == true)
+            #expect(accepted.note.hasPrefix(head.note))
+            // Sending it again adds nothing and writes nothing.
+            let before = try setup.state()
+            #expect(try setup.accept(upload.body).stored == 0)
+            #expect(try setup.state() == before)
+        }
+        #expect(try PostgresServer.shared().psql(setup.url, "SELECT count(*) FROM events") == "\(sent)")
+
+        // More games later: only the new events travel, proven to extend the accepted tree.
+        try recordPhones(7, in: setup.folder.path("phones"), seed: 3, keys: setup.keys)
+        let next = try setup.upload(phones.a, "A")
+        #expect(next.from == (try setup.accepted("A")) && next.events > 0)
+        #expect(next.body.contains("\"nodes\":[{"))
+        #expect(try setup.accept(next.body).stored == next.events)
+
+        // The store's copy verifies, with the devices' keys trusted.
+        let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
+        defer { copy.release() }
+        let log = try EventStore(path: copy.path, access: .readOnly)
+        let report = try log.verifyProofs(trusting: setup.keys.trusted)
+        #expect(report.problems.isEmpty, "\(report.problems)")
+        #expect(try log.cosignedHeads().count == 3)
+    }
+
+    @Test func forgedConflictingAndUnenrolledUploadsAreRefusedWithNothingStored() throws {
+        let setup = try Setup()
+        let phones = try recordPhones(3, in: setup.folder.path("phones"), seed: 8, keys: setup.keys)
+        let upload = try setup.upload(phones.a, "A")
+
+        // Not enrolled: 403.
+        try setup.refuses(upload.body, status: 403, "not enrolled")
+        try setup.enroll("A")
+        // A device signs with one key: its name cannot be enrolled with another.
+        let otherKey = setup.keys.key("B").publicKey
+        let taken = try SharedStore.wait { [store = setup.store] in try await store.enroll(device: "A", publicKey: otherKey) }
+        #expect(taken == .nameTaken)
+
+        // A changed event: one move's cell, the line's stream hash left as it was.
+        var lines = upload.body.split(separator: "\n").map(String.init)
+        let touched = try #require(lines.firstIndex { $0.contains("\\\"cell\\\"") })
+        let original = lines[touched]
+        lines[touched] = original.replacingOccurrences(of: "\\\"cell\\\":{\\\"_0\\\":", with: "\\\"cell\\\":{\\\"_0\\\":1")
+        #expect(lines[touched] != original)
+        try setup.refuses(lines.joined(separator: "\n") + "\n", status: 409, "stream hash")
+
+        // The same change with the stream hashes recomputed (a forger who read FORMAT.md):
+        // the device's signed root no longer comes out.
+        let forged = try Self.rechained(lines)
+        try setup.refuses(forged.joined(separator: "\n") + "\n", status: 409, "do not give the tree it signed")
+
+        // A conflicting line: the same stream version twice, with different payloads.
+        lines[touched] = original
+        var conflicting = lines
+        conflicting.insert(lines[touched].replacingOccurrences(of: "\\\"cell\\\":{\\\"_0\\\":", with: "\\\"cell\\\":{\\\"_0\\\":1"), at: touched + 1)
+        try setup.refuses(conflicting.joined(separator: "\n") + "\n", status: 409, "too")
+
+        // Signed as another device with an enrolled key: 403.
+        let other = try setup.upload(phones.b, "B")
+        try setup.refuses(other.body, status: 403, "not enrolled")
+
+        // The honest upload still goes through.
+        #expect(try setup.accept(upload.body).stored == upload.events)
+    }
+
+    @Test func aRolledBackOrForkedPhoneIsRefused() throws {
+        let setup = try Setup()
+        try setup.enroll("A")
+        let folder = setup.folder.path("phones")
+        let phones = try recordPhones(3, in: folder, seed: 12, keys: setup.keys)
+        // The phone as it was after three games, kept aside.
+        try FileManager.default.copyItem(atPath: phones.a, toPath: setup.folder.path("A-before.sqlite"))
+        try recordPhones(6, in: folder, seed: 12, keys: setup.keys)
+        _ = try setup.accept(try setup.upload(phones.a, "A").body)
+        let accepted = try setup.accepted("A")
+
+        // Rolled back: the old log's heads are behind what the collector accepted.
+        let old = setup.folder.path("A-before.sqlite")
+        guard case .behind(let logSize, let held) = try Interchange.upload(from: try EventStore(path: old, access: .readOnly),
+                                                                          tree: setup.keys.key("A").publicKey, accepted: accepted) else {
+            Issue.record("the old log is not behind")
+            return
+        }
+        #expect(logSize < held)
+        try setup.refuses(try setup.upload(old, "A", accepted: 0).body, status: 409, "rolled back")
+
+        // Forked: the rolled-back phone plays on (other games, same key) past what was
+        // accepted; its new events do not extend the accepted tree.
+        let forkFolder = setup.folder.path("fork")
+        try FileManager.default.createDirectory(atPath: forkFolder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: old, toPath: forkFolder + "/A.sqlite")
+        try recordPhones(9, in: forkFolder, seed: 99, keys: setup.keys)
+        let forkLog = try EventStore(path: forkFolder + "/A.sqlite", access: .readOnly)
+        #expect(try forkLog.deviceTrees().first { $0.owner.device == "A" }!.heads.last!.size > accepted)
+        try setup.refuses(try setup.upload(forkFolder + "/A.sqlite", "A").body, status: 409, "do not extend")
+    }
+
+    @Test func concurrentUploadsFromManyDevicesThroughTwoCollectorsAreAllStoredGapless() throws {
+        let setup = try Setup()
+        let second = Collector(store: try SharedStore(url: setup.url, cacheFolder: setup.folder.url.appending(path: "cache2")),
+                               witness: setup.collector.witness, witnessKey: setup.collector.witnessKey)
+        // Eight phones: four pairs, each device with a key of its own.
+        var bodies: [(String, Int)] = []
+        for pair in 0..<4 {
+            let keys = TestKeys()
+            let names = ("P\(pair)a", "P\(pair)b")
+            let phones = try recordPhones(2, in: setup.folder.path("pair\(pair)"), seed: UInt64(40 + pair), keys: keys, devices: names)
+            for (path, device) in [(phones.a, names.0), (phones.b, names.1)] {
+                let key = keys.key(device).publicKey
+                _ = try SharedStore.wait { [store = setup.store] in try await store.enroll(device: device, publicKey: key) }
+                guard case .send(let upload) = try Interchange.upload(from: try EventStore(path: path, access: .readOnly), tree: key, accepted: 0) else {
+                    Issue.record("nothing to send")
+                    return
+                }
+                bodies.append((upload.body, upload.events))
+            }
+        }
+        let collectors = [setup.collector, second]
+        let stored = try SharedStore.wait { [bodies] in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for (index, (body, _)) in bodies.enumerated() {
+                    group.addTask { try await collectors[index % 2].accept(Data(body.utf8)).stored }
+                }
+                return try await group.reduce(0, +)
+            }
+        }
+        let expected = bodies.map(\.1).reduce(0, +)
+        #expect(stored == expected)
+        let psql = try PostgresServer.shared()
+        #expect(try psql.psql(setup.url, "SELECT count(*) || ' ' || max(position) || ' ' || count(DISTINCT event_id) FROM events")
+                == "\(expected) \(expected) \(expected)")
+        let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
+        defer { copy.release() }
+        let log = try EventStore(path: copy.path, access: .readOnly)
+        var count = 0
+        try log.scan { _ in count += 1 }
+        #expect(count == expected)
+        let problems = try log.verifyProofs().problems
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(try log.deviceTrees().count == 8)
+    }
+}
