@@ -54,7 +54,8 @@ struct Collect: ParsableCommand {
                     guard FileManager.default.createFile(atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
                         throw ValidationError("cannot write \(path); pass another --keys folder.")
                     }
-                    print("wrote the \(role == .admin ? "administrator's" : "reader") token to \(path) (mode 0600); only its hash is in the store")
+                    // Written at once, not buffered: whoever started the collector waits for this line.
+                    FileHandle.standardOutput.write(Data("wrote the \(role == .admin ? "administrator's" : "reader") token to \(path) (mode 0600); only its hash is in the store\n".utf8))
                 }
             }
             let collector = Collector(store: shared, witness: witness, witnessKey: key)

@@ -42,7 +42,7 @@ enum HTTPClient {
         let done = DispatchSemaphore(value: 0)
         URLSession.shared.dataTask(with: request) { data, response, error in
             if let error {
-                box.result = .failure(Failure(description: "\(url.host ?? "the collector") did not answer (\(error.localizedDescription))"))
+                box.result = .failure(Failure(description: "the collector at \(origin(of: url)) did not answer (\(error.localizedDescription)): is `gamelog collect` running there?"))
             } else {
                 box.result = .success(Reply(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data ?? Data()))
             }
@@ -50,6 +50,11 @@ enum HTTPClient {
         }.resume()
         done.wait()
         return try box.result!.get()
+    }
+
+    /// scheme://host:port of `url`: where it was sent, without the path.
+    static func origin(of url: URL) -> String {
+        "\(url.scheme ?? "http")://\(url.host ?? "")" + (url.port.map { ":\($0)" } ?? "")
     }
 
     private final class Box: @unchecked Sendable {

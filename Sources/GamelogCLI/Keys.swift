@@ -105,7 +105,10 @@ extension Keys {
         static let configuration = CommandConfiguration(
             abstract: "Enroll a device's public key at a collector, which then accepts that device's uploads.",
             discussion: """
-                Needs the collector's administrator's token: --admin-token FILE, else $GAMELOG_ADMIN_TOKEN, else                 collector-admin.token in the keys folder (where `gamelog collect` writes it on its first start).                 --public-key reads the JSON `gamelog keys new --json` prints, 64 hex digits, or the device's key file                 (only its public half is sent).
+                Needs the collector's administrator's token: --admin-token FILE, else $GAMELOG_ADMIN_TOKEN, else \
+                collector-admin.token in the keys folder (where `gamelog collect` writes it on its first start). \
+                --public-key reads the JSON `gamelog keys new --json` prints, 64 hex digits, or the device's key file \
+                (only its public half is sent).
                 """)
 
         @Option(help: ArgumentHelp("The collector's URL.", valueName: "URL")) var to: String

@@ -17,60 +17,72 @@ struct Push: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Option(help: ArgumentHelp("The collector's URL.", valueName: "URL")) var to: String
+    @Option(help: ArgumentHelp("At most about this many events per request (each request ends at a head the device signed).",
+                               valueName: "N")) var batch: Int = 20_000
     @Flag(help: "Print JSON: [{\"device\", \"publicKey\", \"from\", \"to\", \"sent\", \"note\"}].") var json = false
+
+    func validate() throws {
+        guard batch >= 1 else { throw ValidationError("--batch must be at least 1, not \(batch).") }
+    }
 
     func run() throws {
         try reportingErrors {
-            let base = try HTTPClient.baseURL(to, option: "--to")
-            let store = try options.openExistingForWriting()
-            let trees = try store.deviceTrees().filter { !$0.heads.isEmpty }
-            guard !trees.isEmpty else {
-                throw CommandFailure("\(store.path) holds no signed events: nothing to push (a device's log signs its events as it records).")
+            do { try push() } catch let failure as HTTPClient.Failure {
+                throw CommandFailure("\(failure). What the collector acknowledged is kept; push again when it answers: it sends only the rest.")
             }
-            var report: [[String: Any]] = []
-            for tree in trees {
-                let device = SafeText.line(tree.owner.device)
-                let headURL = base.appending(path: "v1/devices/\(hex(tree.owner.publicKey))")
-                let asked = try HTTPClient.request("GET", headURL)
-                guard asked.status == 200, let accepted = (try? JSONSerialization.jsonObject(with: asked.body) as? [String: Any])?["size"] as? Int else {
-                    if asked.status == 404 {
-                        throw CommandFailure("device \(device)'s key is not enrolled at \(to): `gamelog keys enroll --to \(to) --device \(device) --public-key FILE` (an administrator's token) enrolls it.")
-                    }
-                    throw CommandFailure("the collector answered \(asked.status) for device \(device): \(asked.message)")
+        }
+    }
+
+    private func push() throws {
+        let base = try HTTPClient.baseURL(to, option: "--to")
+        let store = try options.openExistingForWriting()
+        let trees = try store.deviceTrees().filter { !$0.heads.isEmpty }
+        guard !trees.isEmpty else {
+            throw CommandFailure("\(store.path) holds no signed events: nothing to push (a device's log signs its events as it records).")
+        }
+        var report: [[String: Any]] = []
+        for tree in trees {
+            let device = SafeText.line(tree.owner.device)
+            let headURL = base.appending(path: "v1/devices/\(hex(tree.owner.publicKey))")
+            let asked = try HTTPClient.request("GET", headURL)
+            guard asked.status == 200, let accepted = (try? JSONSerialization.jsonObject(with: asked.body) as? [String: Any])?["size"] as? Int else {
+                if asked.status == 404 {
+                    throw CommandFailure("device \(device)'s key is not enrolled at \(to): `gamelog keys enroll --to \(to) --device \(device) --public-key FILE` (an administrator's token) enrolls it.")
                 }
-                var from = Int64(accepted), sent = 0
-                var note: String?
-                let first = from
-                while true {
-                    switch try Interchange.upload(from: store, tree: tree.owner.publicKey, accepted: from) {
-                    case .upToDate:
-                        break
-                    case .behind(let logSize, let accepted):
-                        throw CommandFailure("the collector accepted \(accepted) events of device \(device), and this log has signed only \(logSize): it is an older copy of the device's log, or the device was rolled back.")
-                    case .send(let upload):
-                        let reply = try HTTPClient.request("POST", base.appending(path: "v1/upload"), body: Data(upload.body.utf8),
-                                                           contentType: "application/x-ndjson")
-                        guard reply.status == 200, let accepted = try? JSONDecoder().decode(Collector.Accepted.self, from: reply.body) else {
-                            throw CommandFailure("the collector refused device \(device)'s events \(upload.from + 1)...\(upload.to) (HTTP \(reply.status)): \(reply.message)")
-                        }
-                        try keep(accepted, of: tree, in: store)
-                        sent += upload.events
-                        from = accepted.size
-                        note = accepted.note
-                        continue
-                    }
+                throw CommandFailure("the collector answered \(asked.status) for device \(device): \(asked.message)")
+            }
+            var from = Int64(accepted), sent = 0
+            var note: String?
+            let first = from
+            while true {
+                switch try Interchange.upload(from: store, tree: tree.owner.publicKey, accepted: from, maximumEvents: Int64(batch)) {
+                case .upToDate:
                     break
+                case .behind(let logSize, let accepted):
+                    throw CommandFailure("the collector accepted \(accepted) events of device \(device), and this log has signed only \(logSize): it is an older copy of the device's log, or the device was rolled back.")
+                case .send(let upload):
+                    let reply = try HTTPClient.request("POST", base.appending(path: "v1/upload"), body: Data(upload.body.utf8),
+                                                       contentType: "application/x-ndjson")
+                    guard reply.status == 200, let accepted = try? JSONDecoder().decode(Collector.Accepted.self, from: reply.body) else {
+                        throw CommandFailure("the collector refused device \(device)'s events \(upload.from + 1)...\(upload.to) (HTTP \(reply.status)): \(reply.message)")
+                    }
+                    try keep(accepted, of: tree, in: store)
+                    sent += upload.events
+                    from = accepted.size
+                    note = accepted.note
+                    continue
                 }
-                if !json {
-                    print(from == first ? "device \(device): the collector has all \(from) events" :
-                        "device \(device): sent \(sent) events (\(first + 1)...\(from)); the collector cosigned the head of \(from)")
-                }
-                report.append(["device": tree.owner.device, "publicKey": hex(tree.owner.publicKey), "from": first, "to": from, "sent": sent,
-                               "note": note ?? ""])
+                break
             }
-            if json {
-                print(String(decoding: try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+            if !json {
+                print(from == first ? "device \(device): the collector has all \(from) events" :
+                    "device \(device): sent \(sent) events (\(first + 1)...\(from)); the collector cosigned the head of \(from)")
             }
+            report.append(["device": tree.owner.device, "publicKey": hex(tree.owner.publicKey), "from": first, "to": from, "sent": sent,
+                           "note": note ?? ""])
+        }
+        if json {
+            print(String(decoding: try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
         }
     }
 

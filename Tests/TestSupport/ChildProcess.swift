@@ -95,6 +95,9 @@ public final class ChildProcess: @unchecked Sendable {
         unlink(errorPath)
     }
 
+    /// What the child has written to its standard output so far (it may still be running).
+    public var outputSoFar: String { read(outputPath) }
+
     /// Sends `signal` to the child (if it has not been reaped yet).
     public func send(_ signal: Int32) {
         if ended == nil { kill(pid, signal) }

@@ -48,7 +48,8 @@ public final class PostgresServer: @unchecked Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    init() throws {
+    /// A server of the caller's own (one a test may crash and restart), on a free loopback port.
+    public init() throws {
         bin = try Self.binaries()
         runAs = geteuid() == 0 ? "postgres" : nil
         folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-pg-\(UUID().uuidString.prefix(8))").path

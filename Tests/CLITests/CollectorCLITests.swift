@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+
+/// The collector as a studio runs it: real processes (`gamelog collect`, `keys enroll`,
+/// `push`, `verify`, `games`) over a PostgreSQL server of the test's own, which is crashed
+/// and restarted under them.
+@Suite(.serialized) struct CollectorCLITests {
+    struct Failure: Error { var text: String; init(_ text: String) { self.text = text } }
+
+    /// The folder, environment and store of one run: keys and cached copies stay in the folder.
+    struct Studio {
+        let folder: Folder
+        let server: PostgresServer
+        let url: String
+        var environment: [String: String] {
+            ["GAMELOG_KEYS": folder.path("keys"), "GAMELOG_CACHE": folder.path("cache")]
+        }
+
+        func run(_ arguments: [String]) throws -> ChildProcess.Result {
+            try ChildProcess.run(try gamelogPath(), arguments, in: folder.url.path, environment: environment, atMost: 300)
+        }
+
+        func start(_ arguments: [String]) throws -> ChildProcess {
+            try ChildProcess(try gamelogPath(), arguments, in: folder.url.path, environment: environment)
+        }
+
+        /// Starts `gamelog collect` and waits for the line that names its URL.
+        func collector(port: Int = 0) throws -> (process: ChildProcess, url: String) {
+            let process = try start(["collect", "--db", url, "--port", "\(port)"])
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline {
+                let output = process.outputSoFar
+                if let range = output.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
+                    return (process, String(output[range]))
+                }
+                let ended = waitpid(process.pid, nil, WNOHANG)
+                if ended == process.pid { break }
+                usleep(20_000)
+            }
+            let result = process.wait(atMost: 1)
+            throw Failure("gamelog collect did not start: \(result.termination); \(result.stderr)")
+        }
+
+        /// Events in the shared store, counted by PostgreSQL itself.
+        func storedEvents() throws -> Int {
+            Int(try server.psql(url, "SELECT count(*) FROM events")) ?? -1
+        }
+
+        func events(in path: String) throws -> Int {
+            try DatabaseQueue(path: folder.path(path)).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM events") ?? 0 }
+        }
+    }
+
+    @Test func phonesPushThroughAKilledCollectorAndACrashedStoreAndNothingIsLostOrDoubled() throws {
+        let server = try PostgresServer()
+        defer { server.stop(mode: "immediate") }
+        let studio = Studio(folder: try Folder(), server: server, url: try server.makeDatabase())
+
+        // Two phones, each with a log of its own that signs a head after every game.
+        let simulated = try studio.run(["simulate", "--games", "40", "--seed", "11", "--per-device", "phones", "--devices", "Ann,Ben"])
+        try #require(simulated.status == 0, "\(simulated.stderr)")
+        let annEvents = try studio.events(in: "phones/Ann.sqlite"), benEvents = try studio.events(in: "phones/Ben.sqlite")
+        #expect(annEvents > 1_000 && benEvents > 1_000)
+
+        // First start: the store is migrated and the tokens are written, readable by their owner alone.
+        var (collector, base) = try studio.collector()
+        #expect(collector.outputSoFar.contains("wrote the administrator's token to"))
+        let adminToken = studio.folder.path("keys/collector-admin.token")
+        #expect((try FileManager.default.attributesOfItem(atPath: adminToken)[.posixPermissions] as? Int) == 0o600)
+
+        // A device the collector does not know is turned away, with the command that enrolls it.
+        let unknown = try studio.run(["push", "--db", "phones/Ann.sqlite", "--to", base])
+        #expect(unknown.status != 0 && unknown.stderr.contains("gamelog keys enroll --to \(base) --device Ann"), "\(unknown.stderr)")
+        #expect(try studio.storedEvents() == 0)
+        // Enrolling needs the administrator's token: a wrong one is refused.
+        try "not-the-token\n".write(toFile: studio.folder.path("wrong.token"), atomically: true, encoding: .utf8)
+        let wrong = try studio.run(["keys", "enroll", "--to", base, "--device", "Ann", "--public-key", "keys/Ann.key", "--admin-token", "wrong.token"])
+        #expect(wrong.status != 0 && wrong.stderr.contains("refused the administrator's token"), "\(wrong.stderr)")
+        for device in ["Ann", "Ben"] {
+            let enrolled = try studio.run(["keys", "enroll", "--to", base, "--device", device, "--public-key", "keys/\(device).key"])
+            #expect(enrolled.status == 0 && enrolled.stdout.contains("enrolled device \(device)"), "\(enrolled.stderr)")
+        }
+
+        // Ann pushes one game per request; the collector is killed once some are stored.
+        let push = try studio.start(["push", "--db", "phones/Ann.sqlite", "--to", base, "--batch", "1"])
+        var stored = 0
+        let deadline = Date().addingTimeInterval(120)
+        while stored == 0 && Date() < deadline {
+            stored = try studio.storedEvents()
+            if stored == 0 { usleep(5_000) }
+        }
+        push.send(SIGSTOP)
+        collector.send(SIGKILL)
+        collector.wait(atMost: 30)
+        push.send(SIGCONT)
+        let interrupted = push.wait(atMost: 120)
+        let storedAtKill = try studio.storedEvents()
+        #expect(interrupted.status != 0, "push outran the kill: \(interrupted.stdout)")
+        #expect(interrupted.stderr.contains("the collector at \(base) did not answer") && interrupted.stderr.contains("push again"), "\(interrupted.stderr)")
+        #expect(storedAtKill > 0 && storedAtKill < annEvents)
+
+        // PostgreSQL crashes: the collector cannot start without its store, and says which.
+        server.stop(mode: "immediate")
+        let withoutStore = try studio.run(["collect", "--db", studio.url, "--port", "0"])
+        #expect(withoutStore.status != 0 && withoutStore.stderr.contains("127.0.0.1:\(server.port)"), "\(withoutStore.stderr)")
+        try server.start()
+        #expect(try studio.storedEvents() == storedAtKill)
+
+        // A collector again on the same port: pushing resumes where the store stands.
+        let port = Int(base.split(separator: ":").last!)!
+        (collector, base) = try studio.collector(port: port)
+        defer { collector.send(SIGTERM); collector.wait(atMost: 30) }
+        #expect(!collector.outputSoFar.contains("wrote the administrator's token"))
+        let resumed = try studio.run(["push", "--db", "phones/Ann.sqlite", "--to", base])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("device Ann: sent \(annEvents - storedAtKill) events (\(storedAtKill + 1)...\(annEvents))"), "\(resumed.stdout)")
+        let again = try studio.run(["push", "--db", "phones/Ann.sqlite", "--to", base, "--json"])
+        #expect(again.status == 0 && again.stdout.contains("\"sent\":0"), "\(again.stdout)\(again.stderr)")
+        let ben = try studio.run(["push", "--db", "phones/Ben.sqlite", "--to", base])
+        #expect(ben.status == 0 && ben.stdout.contains("device Ben: sent \(benEvents) events"), "\(ben.stdout)\(ben.stderr)")
+        #expect(try studio.storedEvents() == annEvents + benEvents)
+
+        // The phone keeps the collector's countersignature; its log reaches the collector's heads.
+        let heads = try studio.run(["heads", "--db", "phones/Ann.sqlite"])
+        #expect(heads.stdout.contains("\u{2014} gamelog-collector "), "\(heads.stdout)")
+        let checked = try studio.run(["verify", "--db", "phones/Ann.sqlite", "--heads", base])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+
+        // The shared store reads like a log: every game of both phones, and a whole-log verify.
+        func games(_ db: String) throws -> [[String: Any]] {
+            let run = try studio.run(["games", "--db", db, "--all", "--json"])
+            #expect(run.status == 0, "\(run.stderr)")
+            return (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]]) ?? []
+        }
+        let onThePhone = try games("phones/Ann.sqlite"), shared = try games(studio.url)
+        #expect(onThePhone.count > 10 && shared.count == onThePhone.count)
+        #expect(shared.allSatisfy { ($0["devices"] as? [String])?.sorted() == ["Ann", "Ben"] && (($0["missingRecordings"] as? [Any])?.isEmpty ?? true) })
+        let verified = try studio.run(["verify", "--db", studio.url])
+        #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+    }
+}
