@@ -47,6 +47,11 @@ public struct Auditor: Sendable {
         public var findings: [Finding]
         /// The keys found and whether they were trusted; nil when one game was audited.
         public var proofs: ProofReport?
+
+        public init(findings: [Finding], proofs: ProofReport?) {
+            self.findings = findings
+            self.proofs = proofs
+        }
     }
 
     /// Every check, and what the signature check read.
@@ -133,11 +138,7 @@ public struct Auditor: Sendable {
             findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: only))
         }
         // Lanes finish in any order: a total order keeps the report the same run to run.
-        findings.sort {
-            ($0.position ?? .max, $0.rule, $0.game ?? "", $0.device ?? "", $0.expected, $0.found)
-                < ($1.position ?? .max, $1.rule, $1.game ?? "", $1.device ?? "", $1.expected, $1.found)
-        }
-        return Report(findings: findings, proofs: proofs)
+        return Report(findings: Self.ordered(findings), proofs: proofs)
     }
 
     /// What re-runs found, as findings: a divergence is an error; a recording of an

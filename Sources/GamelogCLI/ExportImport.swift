@@ -83,6 +83,10 @@ struct Import: ParsableCommand {
             checking.finish()
             let summary: ImportSummary, place: String
             if let shared = try options.sharedStore() {
+                // An empty database is given the schema, as a new SQLite file would be; a
+                // database holding anything else is refused by the migration.
+                let (from, to) = try SharedStore.wait { try await shared.migrate() }
+                if from == 0 { Terminal.standardError("made the gamelog schema (version \(to)) in \(shared.location)") }
                 // Checked again against the store's rows and stored in one transaction.
                 summary = try SharedStore.wait { try await shared.write { store in try Interchange.import(plan, into: store) } }
                 place = shared.location.description

@@ -52,11 +52,16 @@ struct GlobalOptions: ParsableArguments {
     /// The SQLite file to read: `--db`, or this machine's up-to-date copy of the shared store it names.
     func readablePath(fresh: Bool = false) throws -> String {
         guard let shared = try sharedStore() else { return db }
+        return try localCopy(of: shared, fresh: fresh).path
+    }
+
+    /// This machine's copy of `shared`, up to date (or, with `fresh`, new), held until exit.
+    func localCopy(of shared: SharedStore, fresh: Bool = false) throws -> LocalCopy {
         let progress = ProgressBar(total: 0, label: "events copied from the shared store")
         let copy = try SharedStore.wait { try await shared.localCopy(fresh: fresh) { done, total in progress.update(Int(done), total: Int(total)) } }
         progress.finish()
         OpenCopies.keep(copy)
-        return copy.path
+        return copy
     }
 
     /// The recordings (streams) of the game or conversation whose id starts with `prefix`.

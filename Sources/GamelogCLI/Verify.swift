@@ -6,6 +6,7 @@ import Foundation
 import Projections
 import MessagesModel
 import Games
+import SharedStore
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,6 +27,18 @@ struct Verify: ParsableCommand {
     var heads: [String] = []
     @Flag(help: "Skip re-running the recordings against the extensions' code (faster).") var noRerun = false
     @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
+    @Option(help: ArgumentHelp("Split a shared store's audit among N processes here (and any that join it): each claims games in turn, and each game's result is stored.", valueName: "N"))
+    var workers: Int?
+    @Option(help: ArgumentHelp("Help with an audit run a `verify --workers` started (on this or another machine): check its games until none is left.", valueName: "RUN"))
+    var join: String?
+
+    func validate() throws {
+        if let workers, !(1...64).contains(workers) { throw ValidationError("--workers must be in 1...64, not \(workers).") }
+        if workers != nil && game != nil { throw ValidationError("--workers splits a whole-log verify; one game is checked in one process (drop GAME or --workers).") }
+        if join != nil && (workers != nil || game != nil || !trust.isEmpty || !heads.isEmpty) {
+            throw ValidationError("--join checks the games of a run as the run was started; it takes only --db (the same store).")
+        }
+    }
 
     func run() throws {
         guard json else { return try reportingErrors { try check() } }
@@ -42,12 +55,26 @@ struct Verify: ParsableCommand {
     }
 
     private func check() throws {
+        if let join {
+            guard let shared = try options.sharedStore() else { throw ValidationError("--join helps a shared store's audit: pass its --db postgres://... URL.") }
+            let run = try SharedAudit.run(join, kind: .verify, in: shared)
+            let checked = try SharedAudit.join(run, shared: shared, copy: try options.localCopy(of: shared))
+            print("checked \(checked) games of audit run \(run.id.uuidString.lowercased())")
+            return
+        }
         do {
             let trusted = try trust.isEmpty ? nil : readTrustedKeys(trust)
             var known = try readKnownHeads(heads)
             // A shared store's whole log is checked on a new copy of every row it holds
             // now, so a row changed there after an earlier copy was made is seen.
-            let store = try options.openForReading(fresh: game == nil)
+            let shared = try workers.map { _ in
+                guard let shared = try options.sharedStore() else {
+                    throw ValidationError("--workers splits a shared store's audit among processes: pass --db postgres://...; a SQLite log is checked on every core already.")
+                }
+                return shared
+            }
+            let copy = try shared.map { try options.localCopy(of: $0, fresh: true) }
+            let store = try copy.map { try EventStore(path: $0.path, access: .readOnly) } ?? options.openForReading(fresh: game == nil)
             // One game is checked at the cost of that game: its events, its devices.
             let opened = try game.map { try OpenedGame(store: store, id: $0) }
             // A collector holds every device's heads, and a phone's log holds its own
@@ -66,7 +93,21 @@ struct Verify: ParsableCommand {
             let started = Date()
             var auditor = Auditor(games: GamelogCLI.games)
             auditor.rerunsExtensions = !noRerun
-            let report = try auditor.report(store, game: game, trusting: trusted, known: known) { done, _ in progress.update(done) }
+            let report: Auditor.Report
+            if let shared, let copy, let workers {
+                // This process checks what reads the whole log while the workers take the games.
+                var whole: Auditor.Report?
+                let results = try SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared, copy: copy) {
+                    whole = try auditor.logFindings(store, trusting: trusted, known: known) { done, _ in progress.update(done) }
+                    progress.finish()
+                }
+                guard let whole else { throw CommandFailure("the whole-log checks did not run") }
+                // A broken chain voids what was checked per game, as in one process.
+                report = whole.proofs == nil ? whole
+                    : Auditor.Report(findings: Auditor.ordered(whole.findings + (try SharedAudit.decode(results, as: Finding.self))), proofs: whole.proofs)
+            } else {
+                report = try auditor.report(store, game: game, trusting: trusted, known: known) { done, _ in progress.update(done) }
+            }
             let findings = report.findings
             progress.finish()
             let seconds = Date().timeIntervalSince(started)

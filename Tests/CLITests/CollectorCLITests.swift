@@ -140,4 +140,45 @@ import Testing
         let verified = try studio.run(["verify", "--db", studio.url])
         #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
     }
+
+    @Test func workersSplitAVerifyAndARerunAndAgreeWithOneProcess() throws {
+        let server = try PostgresServer.shared()
+        let studio = Studio(folder: try Folder(), server: server, url: try server.makeDatabase())
+        let simulated = try studio.run(["simulate", "--games", "12", "--seed", "5", "--noise", "0.3", "--per-device", "phones", "--devices", "Ann,Ben"])
+        try #require(simulated.status == 0, "\(simulated.stderr)")
+        // One phone's log only: every game has checks that need the other's, so there is plenty to agree on.
+        let exported = try studio.run(["export", "--db", "phones/Ann.sqlite"])
+        try exported.stdout.write(toFile: studio.folder.path("ann.jsonl"), atomically: true, encoding: .utf8)
+        let imported = try studio.run(["import", "--db", studio.url, "ann.jsonl"])
+        try #require(imported.status == 0, "\(imported.stderr)")
+
+        func findings(_ arguments: [String]) throws -> [[String: String]] {
+            let run = try studio.run(["verify", "--db", studio.url, "--json"] + arguments)
+            #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+            let document = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+            return (document?["findings"] as? [[String: Any]] ?? []).map { $0.mapValues { "\($0)" } }
+        }
+        let alone = try findings([]), shared = try findings(["--workers", "3"])
+        #expect(!alone.isEmpty && alone.contains { $0["severity"] == "notCheckable" })
+        #expect(shared == alone)
+
+        // Every game of the run was claimed and done once, and its result is each game's stored audit.
+        let games = try server.psql(studio.url, "SELECT count(*) || '/' || count(DISTINCT game) || '/' || bool_and(done) FROM audit_tasks")
+        let stored = try server.psql(studio.url, "SELECT count(*) FROM audit_results")
+        let listed = try studio.run(["games", "--db", studio.url, "--all", "--json"])
+        let conversations = Int(games.split(separator: "/").first ?? "") ?? 0
+        #expect(conversations >= 12 && games == "\(conversations)/\(conversations)/true" && stored == "\(conversations)")
+        #expect(listed.status == 0)
+
+        let rerunAlone = try studio.run(["rerun", "--db", studio.url, "--json"])
+        let rerunShared = try studio.run(["rerun", "--db", studio.url, "--json", "--workers", "2"])
+        #expect(rerunAlone.status == 0 && rerunShared.status == 0, "\(rerunShared.stderr)")
+        #expect(rerunShared.stdout == rerunAlone.stdout && rerunAlone.stdout.contains("\"outcome\":\"matched\""))
+
+        // Wrong uses are named, with the way out.
+        let onSQLite = try studio.run(["verify", "--db", "phones/Ann.sqlite", "--workers", "2"])
+        #expect(onSQLite.status != 0 && onSQLite.stderr.contains("--db postgres://"), "\(onSQLite.stderr)")
+        let unknown = try studio.run(["verify", "--db", studio.url, "--join", UUID().uuidString])
+        #expect(unknown.status != 0 && unknown.stderr.contains("--workers N` starts one"), "\(unknown.stderr)")
+    }
 }

@@ -1,0 +1,58 @@
+import EventStore
+import Foundation
+import MessagesModel
+import Replay
+import Rerun
+
+/// A whole-log audit in parts, for processes that share one (`verify --workers`): the
+/// part that reads the whole log, done once, and one part per conversation, done by
+/// whichever process claims it. Together they find what ``Auditor/report(_:game:trusting:known:progress:)``
+/// finds in one process.
+extension Auditor {
+    /// The checks that read the whole log: SQLite's own structure check, every chain,
+    /// every device's signatures and the catalog. If the chain is broken, the report
+    /// holds the integrity findings only (nothing else in the log can be believed), and
+    /// ``Report/proofs`` is nil.
+    public func logFindings(_ store: EventStore, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
+                            progress: ((Int, Int) -> Void)? = nil) throws -> Report {
+        let structure = try store.structuralProblems().map { problem in
+            Finding(.error, .integrity, position: nil, rule: "sqlite-integrity-check",
+                    expected: "a sound database file", found: problem)
+        }
+        let total = Int(try store.lastPosition())
+        let integrity = try store.verifyIntegrity { done, _ in progress?(Int(done), total) }
+        if !integrity.isSound {
+            return Report(findings: Self.ordered(structure + integrity.problems.map { problem in
+                Finding(.error, .integrity, position: problem.position, rule: Self.rule(problem),
+                        expected: "an untouched event", found: problem.description)
+            }), proofs: nil)
+        }
+        let index = try GameIndex(store: store)
+        var conversationOf: [UUID: ConversationID] = [:]
+        for (conversation, streams) in try index.allStreams() { for stream in streams { conversationOf[stream] = conversation } }
+        let (proofs, signatureFindings) = try Self.signatures(store, streams: nil, trusting: trusted, known: known,
+                                                              conversationOf: conversationOf)
+        return Report(findings: Self.ordered(structure + signatureFindings + (try catalogFindings(store))), proofs: proofs)
+    }
+
+    /// The checks of one conversation: lifecycle, game rules, invariants, cross-device
+    /// consistency, its stored snapshots and (if ``rerunsExtensions``) its recordings
+    /// re-run. They count only if ``logFindings(_:trusting:known:progress:)`` finds the chain sound.
+    public func conversationFindings(_ store: EventStore, conversation: ConversationID, streams: Set<UUID>) throws -> [Finding] {
+        let events = try Replayer.load(from: store, streams: streams, verify: false)
+        var findings = check(conversation, events)
+        findings += try snapshotFindings(store, conversations: [conversation], streams: [conversation: streams])
+        if rerunsExtensions {
+            findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: [conversation]))
+        }
+        return Self.ordered(findings)
+    }
+
+    /// Findings in the one order every report uses, whichever process or lane found them.
+    public static func ordered(_ findings: [Finding]) -> [Finding] {
+        findings.sorted {
+            ($0.position ?? .max, $0.rule, $0.game ?? "", $0.device ?? "", $0.expected, $0.found)
+                < ($1.position ?? .max, $1.rule, $1.game ?? "", $1.device ?? "", $1.expected, $1.found)
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import ArgumentParser
+import Audit
+import EventStore
+import Foundation
+import MessagesModel
+import Replay
+import Rerun
+import SharedStore
+
+/// `verify --workers N`, `rerun --workers N` and `--join RUN`: a shared store's audit
+/// split among processes, here and on any machine that can reach the store.
+enum SharedAudit {
+    /// Who checked a game: this host and process.
+    static var workerName: String { "\(ProcessInfo.processInfo.hostName):\(getpid())" }
+
+    /// Starts a run over every game of `copy` and `count` local processes joining it;
+    /// waits for them with a progress line, then finishes what any of them left (a
+    /// worker that died leaves its game unclaimed) and returns every game's result.
+    static func coordinate(_ kind: SharedStore.AuditKind, reruns: Bool, workers count: Int, options: GlobalOptions,
+                           shared: SharedStore, copy: LocalCopy, whileWaiting: () throws -> Void) throws -> [SharedStore.AuditTaskResult] {
+        let store = try EventStore(path: copy.path, access: .readOnly)
+        let games = try GameIndex(store: store).conversations().map(\.uuid)
+        let run = try SharedStore.wait { try await shared.startAuditRun(kind, revision: copy.revision, reruns: reruns, games: games) }
+        Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) games at revision \(copy.revision), \(count) local workers; "
+                               + "another machine helps with `gamelog \(kind == .verify ? "verify" : "rerun") --db \(shared.location) --join \(run.id.uuidString.lowercased())`")
+        let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+        var processes: [(process: Process, errors: URL)] = []
+        for _ in 0..<count {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = [kind == .verify ? "verify" : "rerun", "--db", options.db, "--join", run.id.uuidString.lowercased()]
+            let errors = FileManager.default.temporaryDirectory.appending(path: "gamelog-worker-\(UUID().uuidString).err")
+            guard FileManager.default.createFile(atPath: errors.path, contents: nil) else {
+                throw CommandFailure("cannot write a worker's error file in \(FileManager.default.temporaryDirectory.path); set TMPDIR to a writable folder")
+            }
+            process.standardError = try FileHandle(forWritingTo: errors)
+            process.standardOutput = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            processes.append((process, errors))
+        }
+        defer { for (_, errors) in processes { try? FileManager.default.removeItem(at: errors) } }
+        try whileWaiting()
+        let progress = ProgressBar(total: games.count, label: "games")
+        while processes.contains(where: { $0.process.isRunning }) {
+            if let (done, _) = try? SharedStore.wait({ try await shared.progress(of: run) }) { progress.update(done) }
+            usleep(200_000)
+        }
+        progress.finish()
+        for (process, errors) in processes where process.terminationStatus != 0 {
+            let text = String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self)
+            Terminal.standardError("a worker ended with status \(process.terminationStatus): \(SafeText.line(String(text.suffix(500))))")
+        }
+        // What the workers left (one died, or none could start) is checked here.
+        _ = try join(run, shared: shared, copy: copy)
+        let results = try SharedStore.wait { try await shared.results(of: run) }
+        guard results.count == games.count else {
+            throw CommandFailure("audit run \(run.id.uuidString.lowercased()) holds \(results.count) results of \(games.count) games; run it again")
+        }
+        return results
+    }
+
+    /// Claims and checks games of `run` on `copy` until none is left; returns how many.
+    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, copy: LocalCopy) throws -> Int {
+        guard copy.revision >= run.revision else {
+            throw CommandFailure("this machine's copy of the store is at revision \(copy.revision), before the run's \(run.revision); run the command again")
+        }
+        let opened = OpenedCopy(store: try EventStore(path: copy.path, access: .readOnly))
+        var auditor = Auditor(games: GamelogCLI.games)
+        auditor.rerunsExtensions = run.reruns
+        let worker = workerName
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var checked = 0
+        while try SharedStore.wait({ [auditor] in
+            try await shared.claimGame(of: run, worker: worker) { game in
+                let (store, index) = (opened.store, try opened.index())
+                let conversation = ConversationID(game)
+                switch run.kind {
+                case .verify:
+                    let findings = try auditor.conversationFindings(store, conversation: conversation, streams: try index.streams(of: conversation))
+                    return .init(result: String(decoding: try encoder.encode(findings), as: UTF8.self),
+                                 errors: findings.filter { $0.severity == .error }.count,
+                                 warnings: findings.filter { $0.severity == .warning }.count, revision: copy.revision)
+                case .rerun:
+                    let results = try Rerunner(games: GamelogCLI.games).rerun(store: store, conversations: [conversation])
+                    return .init(result: String(decoding: try encoder.encode(results), as: UTF8.self),
+                                 errors: results.filter { $0.outcome == .diverged }.count, warnings: 0, revision: copy.revision)
+                }
+            }
+        }) {
+            checked += 1
+        }
+        return checked
+    }
+
+    /// The run `id` names, for `--join`.
+    static func run(_ id: String, kind: SharedStore.AuditKind, in shared: SharedStore) throws -> SharedStore.AuditRun {
+        guard let uuid = UUID(uuidString: id) else { throw ValidationError("--join takes an audit run's id (a UUID the coordinating command printed), not \(SafeText.line(id)).") }
+        guard let run = try SharedStore.wait({ try await shared.auditRun(uuid) }) else {
+            throw CommandFailure("the store holds no audit run \(uuid.uuidString.lowercased()): `gamelog \(kind.rawValue) --db URL --workers N` starts one and prints its id")
+        }
+        guard run.kind == kind else {
+            throw CommandFailure("audit run \(uuid.uuidString.lowercased()) is a \(run.kind.rawValue) run: join it with `gamelog \(run.kind.rawValue) --join`")
+        }
+        return run
+    }
+
+    /// The findings the runs' games stored, decoded.
+    static func decode<T: Decodable>(_ results: [SharedStore.AuditTaskResult], as type: T.Type) throws -> [T] {
+        let decoder = JSONDecoder()
+        return try results.flatMap { result in
+            do { return try decoder.decode([T].self, from: Data(result.result.utf8)) } catch {
+                throw CommandFailure("the stored result of game \(result.game.uuidString.lowercased()) (by \(SafeText.line(result.worker))) does not read: \(error)")
+            }
+        }
+    }
+}
+
+/// The copy a worker checks games on. Only one thread uses it at a time: the worker
+/// waits while a claim's check runs on the shared store's queue.
+private final class OpenedCopy: @unchecked Sendable {
+    let store: EventStore
+    private var cached: GameIndex?
+
+    init(store: EventStore) { self.store = store }
+
+    func index() throws -> GameIndex {
+        if let cached { return cached }
+        let index = try GameIndex(store: store)
+        cached = index
+        return index
+    }
+}

@@ -1,0 +1,186 @@
+import EventStore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// Audits shared among processes, on any number of machines: a run lists the games to
+/// check, and each process claims one at a time (`FOR UPDATE SKIP LOCKED`), checks it on
+/// its own copy of the store and stores what it found, in the transaction that holds the
+/// claim. A process that dies mid-game leaves that game to another.
+extension SharedStore {
+    /// What a shared audit checks.
+    public enum AuditKind: String, Sendable, Codable {
+        /// Every check of `verify`, per game.
+        case verify
+        /// Re-running recordings against the extensions' code only.
+        case rerun
+    }
+
+    /// One audit shared among processes.
+    public struct AuditRun: Hashable, Sendable {
+        public var id: UUID
+        public var kind: AuditKind
+        /// The store's revision the run audits; a process checks at that revision or later.
+        public var revision: Int64
+        /// Whether recordings are re-run against the extensions' code.
+        public var reruns: Bool
+    }
+
+    /// What checking one game found, as a worker stores it.
+    public struct AuditOutcome: Sendable {
+        /// The findings, encoded by the caller (JSON).
+        public var result: String
+        public var errors: Int
+        public var warnings: Int
+        /// The copy's revision the game was checked at.
+        public var revision: Int64
+
+        public init(result: String, errors: Int, warnings: Int, revision: Int64) {
+            self.result = result
+            self.errors = errors
+            self.warnings = warnings
+            self.revision = revision
+        }
+    }
+
+    /// A claimed game's stored outcome.
+    public struct AuditTaskResult: Sendable {
+        public var game: UUID
+        public var worker: String
+        public var result: String
+    }
+
+    /// Starts a run over `games` (each a task) of the store at `revision`.
+    public func startAuditRun(_ kind: AuditKind, revision: Int64, reruns: Bool, games: [UUID]) async throws -> AuditRun {
+        let run = AuditRun(id: UUID(), kind: kind, revision: revision, reruns: reruns)
+        try await withConnection { connection in
+            try await inTransaction(connection) {
+                var binds = PostgresBindings()
+                binds.append(run.id)
+                binds.append(kind.rawValue)
+                binds.append(revision)
+                binds.append(reruns)
+                binds.append(Timestamp(Date()).microsecondsSince1970)
+                try await self.run(connection, "INSERT INTO audit_runs (id, kind, store_rev, reruns, started_at) VALUES ($1, $2, $3, $4, $5)", binds)
+                // Under PostgreSQL's limit of bound parameters per statement.
+                for chunk in stride(from: 0, to: games.count, by: 10_000) {
+                    let slice = games[chunk..<min(games.count, chunk + 10_000)]
+                    var rows = PostgresBindings()
+                    rows.append(run.id)
+                    var values: [String] = []
+                    for game in slice {
+                        rows.append(ByteBuffer(bytes: gameBytes(game)))
+                        values.append("($1, $\(values.count + 2))")
+                    }
+                    try await self.run(connection, "INSERT INTO audit_tasks (run, game) VALUES \(values.joined(separator: ", "))", rows)
+                }
+            }
+        }
+        return run
+    }
+
+    /// The run with this id, or nil if the store holds none.
+    public func auditRun(_ id: UUID) async throws -> AuditRun? {
+        try await withConnection { connection in
+            var binds = PostgresBindings()
+            binds.append(id)
+            guard let row = try await run(connection, "SELECT kind, store_rev, reruns FROM audit_runs WHERE id = $1", binds).first else {
+                return nil
+            }
+            let (kind, revision, reruns) = try row.decode((String, Int64, Bool).self)
+            return AuditRun(id: id, kind: AuditKind(rawValue: kind) ?? .verify, revision: revision, reruns: reruns)
+        }
+    }
+
+    /// Claims one game of `run` no other process holds, checks it with `check` while
+    /// holding the claim, and stores the outcome; false when every game is done or held.
+    /// A `verify` outcome also becomes the game's latest stored audit.
+    public func claimGame(of run: AuditRun, worker: String, check: (UUID) throws -> AuditOutcome) async throws -> Bool {
+        try await withConnection { connection in
+            try await inTransaction(connection) {
+                var binds = PostgresBindings()
+                binds.append(run.id)
+                guard let row = try await self.run(connection, """
+                    SELECT game FROM audit_tasks WHERE run = $1 AND NOT done ORDER BY game LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """, binds).first else { return false }
+                let bytes = Array(try row.decode(ByteBuffer.self).readableBytesView)
+                guard let game = gameID(bytes) else { throw SharedStoreError.server(location: location.description, detail: "an audit task names no game") }
+                let outcome = try check(game)
+                var done = PostgresBindings()
+                done.append(run.id)
+                done.append(ByteBuffer(bytes: bytes))
+                done.append(worker)
+                done.append(outcome.revision)
+                done.append(outcome.result)
+                try await self.run(connection, """
+                    UPDATE audit_tasks SET done = true, worker = $3, store_rev = $4, result = $5 WHERE run = $1 AND game = $2
+                    """, done)
+                if run.kind == .verify {
+                    var latest = PostgresBindings()
+                    latest.append(ByteBuffer(bytes: bytes))
+                    latest.append(outcome.revision)
+                    latest.append(Int64(outcome.errors))
+                    latest.append(Int64(outcome.warnings))
+                    latest.append(outcome.result)
+                    latest.append(Timestamp(Date()).microsecondsSince1970)
+                    try await self.run(connection, """
+                        INSERT INTO audit_results (game, store_rev, errors, warnings, report, checked_at) VALUES ($1, $2, $3, $4, $5, $6)
+                        ON CONFLICT (game) DO UPDATE SET store_rev = excluded.store_rev, errors = excluded.errors,
+                            warnings = excluded.warnings, report = excluded.report, checked_at = excluded.checked_at
+                        WHERE audit_results.store_rev <= excluded.store_rev
+                        """, latest)
+                }
+                return true
+            }
+        }
+    }
+
+    /// How many of the run's games are done, of how many.
+    public func progress(of run: AuditRun) async throws -> (done: Int, total: Int) {
+        try await withConnection { connection in
+            var binds = PostgresBindings()
+            binds.append(run.id)
+            guard let row = try await self.run(connection, "SELECT count(*) FILTER (WHERE done), count(*) FROM audit_tasks WHERE run = $1", binds).first else {
+                return (0, 0)
+            }
+            let (done, total) = try row.decode((Int64, Int64).self)
+            return (Int(done), Int(total))
+        }
+    }
+
+    /// The outcomes of the run's games that are done, in game order.
+    public func results(of run: AuditRun) async throws -> [AuditTaskResult] {
+        try await withConnection { connection in
+            var binds = PostgresBindings()
+            binds.append(run.id)
+            return try await self.run(connection, """
+                SELECT game, worker, result FROM audit_tasks WHERE run = $1 AND done ORDER BY game
+                """, binds).compactMap { row in
+                let (game, worker, result) = try row.decode((ByteBuffer, String, String).self)
+                return gameID(Array(game.readableBytesView)).map { AuditTaskResult(game: $0, worker: worker, result: result) }
+            }
+        }
+    }
+
+    /// The latest stored audit of a game (`verify --workers` keeps one per game), if any.
+    public func storedAudit(game: UUID) async throws -> (revision: Int64, errors: Int, warnings: Int, report: String)? {
+        try await withConnection { connection in
+            var binds = PostgresBindings()
+            binds.append(ByteBuffer(bytes: gameBytes(game)))
+            guard let row = try await self.run(connection, "SELECT store_rev, errors, warnings, report FROM audit_results WHERE game = $1", binds).first else {
+                return nil
+            }
+            let (revision, errors, warnings, report) = try row.decode((Int64, Int64, Int64, String).self)
+            return (revision, Int(errors), Int(warnings), report)
+        }
+    }
+}
+
+private func gameBytes(_ game: UUID) -> [UInt8] { withUnsafeBytes(of: game.uuid) { Array($0) } }
+
+private func gameID(_ bytes: [UInt8]) -> UUID? {
+    guard bytes.count == 16 else { return nil }
+    var uuid = UUID().uuid
+    withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: bytes) }
+    return UUID(uuid: uuid)
+}
