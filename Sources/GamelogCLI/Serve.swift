@@ -1,8 +1,10 @@
 import ArgumentParser
+import Audit
 import EventStore
 import Foundation
 import Games
 import Hummingbird
+import MessagesModel
 import SharedStore
 import WebViewer
 
@@ -25,16 +27,47 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let model = try ViewerModel(path: try options.readablePath(), games: GamelogCLI.games)
-            model.auditInBackground()
-            let path = SharedStoreLocation.isURL(options.db) ? "\(try SharedStore(url: options.db).location) as copied now" : options.db
+            let shared = try options.sharedStore()
+            let copy = try shared.map { try options.localCopy(of: $0) }
+            let model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games)
+            var reader: (@Sendable (String) async throws -> Bool)?
+            if let shared {
+                // The audits `verify --workers` stored are shown, not computed again.
+                let audits = try storedAudits(shared)
+                if try !model.useStoredAudits(audits) { model.auditInBackground() }
+                if !audits.isEmpty {
+                    Terminal.standardError("showing the audits `verify --workers` stored for \(audits.count) games")
+                }
+                // A shared store's games are the studio's: beyond loopback, only its readers see them.
+                if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
+                    reader = { token in try await shared.role(ofToken: token) != nil }
+                }
+            } else {
+                model.auditInBackground()
+            }
+            let path = shared.map { "\($0.location) as copied now" } ?? options.db
             let host = self.host
-            let app = WebViewer.application(model, host: host, port: port) { port in
+            let app = WebViewer.application(model, host: host, port: port, reader: reader) { port in
                 // Written at once (not buffered), so a script waiting for this line sees it.
                 FileHandle.standardOutput.write(Data("gamelog serve: http://\(host):\(port)/games (a read-only view of \(path)); Ctrl-C stops it\n".utf8))
             }
             // The server is asynchronous; this command waits for it, as `swift run` users expect.
             try runServer(app, host: host, port: port)
         }
+    }
+
+    /// The audits the store keeps, by conversation; one that does not read is left out
+    /// (its game is checked here instead).
+    private func storedAudits(_ shared: SharedStore) throws -> [ConversationID: ViewerModel.StoredAudit] {
+        var audits: [ConversationID: ViewerModel.StoredAudit] = [:]
+        let decoder = JSONDecoder()
+        for row in try SharedStore.wait({ try await shared.storedAudits() }) {
+            guard row.report.utf8.count < 16 << 20, let findings = try? decoder.decode([Finding].self, from: Data(row.report.utf8)) else {
+                Terminal.standardError("note: the stored audit of game \(row.game.uuidString.lowercased()) does not read; that game is checked here")
+                continue
+            }
+            audits[ConversationID(row.game)] = .init(findings: findings, revision: row.revision)
+        }
+        return audits
     }
 }

@@ -162,6 +162,16 @@ extension SharedStore {
         }
     }
 
+    /// Every game's latest stored audit: (game, revision checked at, findings as stored).
+    public func storedAudits() async throws -> [(game: UUID, revision: Int64, report: String)] {
+        try await withConnection { connection in
+            try await self.run(connection, "SELECT game, store_rev, report FROM audit_results ORDER BY game").compactMap { row in
+                let (game, revision, report) = try row.decode((ByteBuffer, Int64, String).self)
+                return gameID(Array(game.readableBytesView)).map { ($0, revision, report) }
+            }
+        }
+    }
+
     /// The latest stored audit of a game (`verify --workers` keeps one per game), if any.
     public func storedAudit(game: UUID) async throws -> (revision: Int64, errors: Int, warnings: Int, report: String)? {
         try await withConnection { connection in

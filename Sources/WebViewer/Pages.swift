@@ -279,7 +279,10 @@ enum Pages {
                 """
         }
         let errors = findings.filter { $0.severity == .error }.count
-        let verdict: HTML = errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) errors (marked on the timeline)</span>"
+        var verdict: HTML = errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) errors (marked on the timeline)</span>"
+        if let kept = model.storedAudit(conversation) {
+            verdict += " <small class=stored>(as `verify --workers` stored it at the store's revision \(kept.revision); signatures checked now)</small>"
+        }
         let body: HTML = """
             <header><p><a href="/games">← games</a></p><h1>\(state.plugin?.title ?? state.kind) <small>\(id)</small></h1>
             \(origin)\(damageHTML)<nav class=views>seen as: \(switcher)</nav>

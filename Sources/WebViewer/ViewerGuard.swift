@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 
 /// What every response carries and every request must show.
@@ -12,6 +13,8 @@ struct ViewerGuard<Context: RequestContext>: RouterMiddleware {
     let hosts: Set<String>?
     /// The port accepted; nil for any (a server started on port 0).
     let port: Int?
+    /// Whether a token may read; nil when no token is asked for (a viewer on loopback).
+    var reader: (@Sendable (String) async throws -> Bool)? = nil
 
     static var securityHeaders: HTTPFields {
         [
@@ -29,9 +32,28 @@ struct ViewerGuard<Context: RequestContext>: RouterMiddleware {
             response.headers.append(contentsOf: Self.securityHeaders)
             return response
         }
+        if let reader {
+            let token = Self.token(request.headers[.authorization])
+            guard let token, try await reader(token) else {
+                var response = WebViewer.errorResponse(.unauthorized, "reading this viewer needs the shared store's reader token (as the password, any user name)", html: false)
+                response.headers[.wwwAuthenticate] = "Basic realm=\"gamelog\", charset=\"UTF-8\""
+                response.headers.append(contentsOf: Self.securityHeaders)
+                return response
+            }
+        }
         var response = try await next(request, context)
         response.headers.append(contentsOf: Self.securityHeaders)
         return response
+    }
+
+    /// The token of an `Authorization` header: `Bearer TOKEN` (scripts), or `Basic` with
+    /// the token as the password (what a browser asks a person for).
+    static func token(_ header: String?) -> String? {
+        guard let header, header.utf8.count < 1_000 else { return nil }
+        if header.hasPrefix("Bearer ") { return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
+        guard header.hasPrefix("Basic "), let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
+        return String(text[text.index(after: colon)...])
     }
 
     /// Whether `authority` (the Host header: name, or name:port, or [v6]:port) is ours.

@@ -24,6 +24,22 @@ public final class ViewerModel: @unchecked Sendable {
     private var findings: [ConversationID: [Finding]] = [:]
     /// Set once the whole log's audit (run in the background) is done.
     private var audited: [String: [Finding]]?
+    /// Audits a shared store keeps (`verify --workers`), by conversation.
+    private var stored: [ConversationID: StoredAudit] = [:]
+
+    /// One conversation's audit as `verify --workers` stored it in a shared store.
+    public struct StoredAudit: Sendable {
+        /// Its findings: every check of the conversation (the re-run included), without
+        /// the signatures, which the viewer checks itself.
+        public var findings: [Finding]
+        /// The store's revision it was checked at.
+        public var revision: Int64
+
+        public init(findings: [Finding], revision: Int64) {
+            self.findings = findings
+            self.revision = revision
+        }
+    }
 
     /// Opens the log read-only: nothing is written to it or beside it.
     public init(path: String, games: GameRegistry) throws {
@@ -144,6 +160,16 @@ public final class ViewerModel: @unchecked Sendable {
     /// The audit findings of one conversation (every check, the re-run included).
     public func findings(_ conversation: ConversationID) throws -> [Finding] {
         if let known = locked({ findings[conversation] }) { return known }
+        if let kept = locked({ stored[conversation] }) {
+            // Stored by `verify --workers`: only the signatures are checked here.
+            let streams = try GameIndex(store: store).streams(of: conversation)
+            let signatures = try locked {
+                try Auditor.signatures(store, streams: streams, conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
+            }
+            let found = Auditor.ordered(kept.findings + signatures)
+            locked { findings[conversation] = found }
+            return found
+        }
         let replayer = try replayer(conversation)
         // The game's own checks and its re-run, from the events already read: the whole
         // log's chain is the background audit's, so opening a game costs the same in a big log.
@@ -165,6 +191,30 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// The audit status of each game once the background audit is done, by game id.
     public var auditStatus: [String: [Finding]]? { locked { audited } }
+
+    /// The stored audit a game's findings come from, if any.
+    public func storedAudit(_ conversation: ConversationID) -> StoredAudit? { locked { stored[conversation] } }
+
+    /// Shows the audits a shared store keeps instead of checking those games again. When
+    /// they cover every conversation, the game list's audit column comes from them and
+    /// returns true (no background audit is needed); else it returns false.
+    @discardableResult
+    public func useStoredAudits(_ audits: [ConversationID: StoredAudit]) throws -> Bool {
+        let conversations = try locked { try index.conversations() }
+        let covered = conversations.allSatisfy { audits[$0] != nil }
+        locked {
+            stored = audits
+            findings = [:]
+            if covered {
+                var byGame: [String: [Finding]] = [:]
+                for (conversation, audit) in audits {
+                    for finding in audit.findings { byGame[(finding.game ?? conversation.uuid.uuidString).lowercased(), default: []].append(finding) }
+                }
+                audited = byGame
+            }
+        }
+        return covered
+    }
 
     /// Audits the whole log once, on a connection of its own, then keeps each game's findings.
     public func auditInBackground() {

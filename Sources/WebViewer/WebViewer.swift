@@ -16,13 +16,17 @@ public enum WebViewer {
     ///   - hosts: the names the viewer is addressed by (`Host`); requests naming others
     ///     are refused. Nil accepts any, for tests of the routes alone.
     ///   - port: the port they must name; nil for any.
-    public static func router(_ model: ViewerModel, hosts: Set<String>? = nil, port: Int? = nil) -> HeadAsGet<Router<BasicRequestContext>> {
-        HeadAsGet(inner: routes(model, hosts: hosts, port: port))
+    ///   - reader: whether a token may read (`Authorization: Bearer` or Basic with the token
+    ///     as password); nil asks for none.
+    public static func router(_ model: ViewerModel, hosts: Set<String>? = nil, port: Int? = nil,
+                              reader: (@Sendable (String) async throws -> Bool)? = nil) -> HeadAsGet<Router<BasicRequestContext>> {
+        HeadAsGet(inner: routes(model, hosts: hosts, port: port, reader: reader))
     }
 
-    static func routes(_ model: ViewerModel, hosts: Set<String>?, port: Int?) -> Router<BasicRequestContext> {
+    static func routes(_ model: ViewerModel, hosts: Set<String>?, port: Int?,
+                       reader: (@Sendable (String) async throws -> Bool)?) -> Router<BasicRequestContext> {
         let router = Router()
-        router.add(middleware: ViewerGuard(hosts: hosts, port: port))
+        router.add(middleware: ViewerGuard(hosts: hosts, port: port, reader: reader))
         router.get("/") { _, _ in
             Response(status: .seeOther, headers: [.location: "/games"])
         }
@@ -129,8 +133,10 @@ public enum WebViewer {
 
     /// An application serving the viewer on `host:port`.
     public static func application(_ model: ViewerModel, host: String, port: Int,
+                                   reader: (@Sendable (String) async throws -> Bool)? = nil,
                                    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        Application(router: router(model, hosts: ViewerGuard<BasicRequestContext>.names(listeningOn: host), port: port == 0 ? nil : port),
+        Application(router: router(model, hosts: ViewerGuard<BasicRequestContext>.names(listeningOn: host), port: port == 0 ? nil : port,
+                                   reader: reader),
                     configuration: .init(address: .hostname(host, port: port), serverName: "gamelog"),
                     onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
                     logger: {

@@ -29,18 +29,20 @@ import Testing
         /// Starts `gamelog collect` and waits for the line that names its URL.
         func collector(port: Int = 0) throws -> (process: ChildProcess, url: String) {
             let process = try start(["collect", "--db", url, "--port", "\(port)"])
+            return (process, try waitForURL(process, pattern: #"http://127\.0\.0\.1:[0-9]+"#))
+        }
+
+        /// Waits for a server's first line to name its URL.
+        func waitForURL(_ process: ChildProcess, pattern: String) throws -> String {
             let deadline = Date().addingTimeInterval(120)
             while Date() < deadline {
                 let output = process.outputSoFar
-                if let range = output.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
-                    return (process, String(output[range]))
-                }
-                let ended = waitpid(process.pid, nil, WNOHANG)
-                if ended == process.pid { break }
+                if let range = output.range(of: pattern, options: .regularExpression) { return String(output[range]) }
+                if waitpid(process.pid, nil, WNOHANG) == process.pid { break }
                 usleep(20_000)
             }
             let result = process.wait(atMost: 1)
-            throw Failure("gamelog collect did not start: \(result.termination); \(result.stderr)")
+            throw Failure("the server did not start: \(result.termination); \(result.stderr)")
         }
 
         /// Events in the shared store, counted by PostgreSQL itself.
@@ -139,6 +141,33 @@ import Testing
         #expect(shared.allSatisfy { ($0["devices"] as? [String])?.sorted() == ["Ann", "Ben"] && (($0["missingRecordings"] as? [Any])?.isEmpty ?? true) })
         let verified = try studio.run(["verify", "--db", studio.url])
         #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+
+        // The viewer over the shared store shows the audits `verify --workers` stored, not
+        // its own: a finding planted in one stored audit is what the game's page shows.
+        let workers = try studio.run(["verify", "--db", studio.url, "--workers", "2"])
+        #expect(workers.status == 0, "\(workers.stdout)\(workers.stderr)")
+        let game = (shared.first?["conversation"] as? String) ?? ""
+        let planted = #"[{"check":"legality","expected":"what the test planted","found":"a <b>planted</b> finding","game":"\#(game)","rule":"planted-by-the-test","severity":"error"}]"#
+        _ = try server.psql(studio.url, "UPDATE audit_results SET report = '\(planted)' WHERE game = decode('\(game.replacingOccurrences(of: "-", with: ""))', 'hex')")
+        let viewer = try studio.start(["serve", "--db", studio.url, "--port", "0", "--host", "127.0.0.2"])
+        defer { viewer.send(SIGTERM); viewer.wait(atMost: 30) }
+        let viewerURL = try studio.waitForURL(viewer, pattern: #"http://127\.0\.0\.2:[0-9]+"#)
+        func fetch(_ path: String, _ credentials: [String] = []) throws -> (status: String, body: String) {
+            let run = try ChildProcess.run("curl", ["-s", "-w", "\n%{http_code}"] + credentials + [viewerURL + path])
+            let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+        }
+        // Listening beyond loopback, a shared store's viewer asks for the reader token.
+        let readerToken = try String(contentsOfFile: studio.folder.path("keys/collector-reader.token"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try fetch("/games").status == "401")
+        #expect(try fetch("/games", ["-u", "anyone:not-the-token"]).status == "401")
+        #expect(try fetch("/games", ["-H", "Authorization: Bearer \(readerToken)x"]).status == "401")
+        let page = try fetch("/games/\(game)", ["-u", "auditor:\(readerToken)"])
+        #expect(page.status == "200" && page.body.contains("as `verify --workers` stored it"), "\(page.body.prefix(300))")
+        #expect(page.body.contains("verify: 1 errors") && !page.body.contains("<b>planted</b>"))
+        let api = try fetch("/api/verify/\(game)", ["-H", "Authorization: Bearer \(readerToken)"])
+        #expect(api.status == "200" && api.body.contains("planted-by-the-test"), "\(api.body.prefix(300))")
     }
 
     @Test func workersSplitAVerifyAndARerunAndAgreeWithOneProcess() throws {
