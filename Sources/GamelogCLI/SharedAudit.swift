@@ -21,7 +21,7 @@ enum SharedAudit {
         let store = try EventStore(path: copy.path, access: .readOnly)
         let games = try GameIndex(store: store).conversations().map(\.uuid)
         let run = try SharedStore.wait { try await shared.startAuditRun(kind, revision: copy.revision, reruns: reruns, games: games) }
-        Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) games at revision \(copy.revision), \(count) local workers; "
+        Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) conversations at revision \(copy.revision), \(count) local workers; "
                                + "another machine helps with `gamelog \(kind == .verify ? "verify" : "rerun") --db \(shared.location) --join \(run.id.uuidString.lowercased())`")
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
         var processes: [(process: Process, errors: URL)] = []
