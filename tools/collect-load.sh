@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Load and faults through the collector, measured: PHONES simulated phones (pairs that
+# played GAMES games each, every phone a log of its own) push at once into two collectors
+# on one PostgreSQL; one collector is killed (SIGKILL) and PostgreSQL is restarted
+# (immediate stop, a crash to its data) while they push, and each phone pushes again
+# until it is through, as a phone would. Afterwards: every phone's head equals the
+# store's, `verify --trust` (the keys read from the phones) is clean, and the store holds
+# every phone's events exactly once. Then ingest figures (events/s) through the collector
+# without faults, against `gamelog import` of the same logs into SQLite and against a
+# plain COPY of the same rows into PostgreSQL (the limit), and `verify --workers 1, 2, 4`.
+#
+#   tools/collect-load.sh [PHONES=200] [GAMES=4]      (GAMELOG_BIN: another gamelog to measure)
+set -euo pipefail
+phones=${1:-200}
+games=${2:-4}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools=$root/tools
+# GAMELOG_BIN: a gamelog to measure instead of this checkout's release build.
+gamelog=${GAMELOG_BIN:-}
+if [ -z "$gamelog" ]; then
+  swift build -c release --package-path "$root" --product gamelog >&2
+  gamelog=$(swift build -c release --package-path "$root" --show-bin-path)/gamelog
+fi
+work=$(mktemp -d)
+chmod 755 "$work"   # as root, the server runs as the postgres user in here
+cd "$work"
+export GAMELOG_KEYS=$work/keys GAMELOG_CACHE=$work/cache GAMELOG_PG_DIR=$work/postgres
+export GAMELOG_PG_PORT=${GAMELOG_PG_PORT:-55442} GAMELOG_COLLECTOR_PORT=${GAMELOG_COLLECTOR_PORT:-8190} GAMELOG_BIN=$gamelog
+second=$((GAMELOG_COLLECTOR_PORT + 1))
+store=postgres://gamelog@127.0.0.1:$GAMELOG_PG_PORT/gamelog
+b_pid=
+cleanup() {
+  [ -n "$b_pid" ] && kill "$b_pid" 2>/dev/null || true
+  "$tools/shared-store.sh" delete >/dev/null 2>&1 || true
+  cd / && rm -rf "$work"
+}
+trap cleanup EXIT
+now() { date +%s.%N; }
+rate() { python3 -c "import sys; e, s = float(sys.argv[1]), float(sys.argv[2]); print(f'{e / s:,.0f} events/s ({s:.1f} s)')" "$1" "$2"; }
+pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+psql_store() { pg "$pgbin/psql" -h 127.0.0.1 -p "$GAMELOG_PG_PORT" -U gamelog -d "${2:-gamelog}" -Atqc "$1"; }
+
+"$tools/shared-store.sh" start >&2
+start_second() {
+  "$gamelog" collect --db "$store" --port "$second" > "collect-$second.log" 2>&1 < /dev/null &
+  b_pid=$!
+  until grep -q "gamelog collect: http" "collect-$second.log" 2>/dev/null; do sleep 0.1; done
+}
+start_second
+
+echo "recording $phones phones ($((phones / 2)) pairs, $games games each)..." >&2
+seq 1 $((phones / 2)) | xargs -P 4 -I{} "$gamelog" simulate --games "$games" --seed {} --per-device phones \
+  --devices "P{}a,P{}b" > /dev/null
+ls phones/*.sqlite | wc -l | grep -qx "$phones"
+total=0
+for phone in phones/*.sqlite; do total=$((total + $(sqlite3 "$phone" 'SELECT count(*) FROM events'))); done
+echo "$total events on the phones" >&2
+for phone in phones/*.sqlite; do
+  name=$(basename "$phone" .sqlite)
+  "$gamelog" keys enroll --to "http://127.0.0.1:$GAMELOG_COLLECTOR_PORT" --device "$name" --public-key "keys/$name.key" > /dev/null
+done
+
+# Every phone at once, half to each collector, one game per request; a phone whose push
+# fails pushes again a moment later (it resumes where the collector stands).
+push_until_done() {
+  local phone=$1 port=$2 attempt
+  for attempt in $(seq 1 60); do
+    if "$gamelog" push --db "$phone" --to "http://127.0.0.1:$port" --batch 1 > /dev/null 2>> push-errors.log; then
+      echo "$attempt" >> attempts.log
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "error: $phone did not get through in 60 attempts" >&2
+  return 1
+}
+started=$(now)
+pids=()
+i=0
+for phone in phones/*.sqlite; do
+  port=$GAMELOG_COLLECTOR_PORT; [ $((i % 2)) = 1 ] && port=$second
+  push_until_done "$phone" "$port" &
+  pids+=($!)
+  i=$((i + 1))
+done
+sleep 2
+echo "killing the collector on port $second (SIGKILL)..." >&2
+kill -9 "$b_pid"; wait "$b_pid" 2>/dev/null || true
+sleep 1
+echo "crashing PostgreSQL (immediate stop), then starting it again..." >&2
+pg "$pgbin/pg_ctl" -D "$GAMELOG_PG_DIR/data" -m immediate -w stop > /dev/null
+sleep 1
+pg "$pgbin/pg_ctl" -D "$GAMELOG_PG_DIR/data" -l "$GAMELOG_PG_DIR/data/server.log" -w \
+  -o "-c listen_addresses=127.0.0.1 -p $GAMELOG_PG_PORT -c unix_socket_directories='$GAMELOG_PG_DIR/data'" start > /dev/null
+start_second
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+elapsed=$(python3 -c "print($(now) - $started)")
+retried=$(awk '$1 > 1' attempts.log | wc -l)
+echo "pushes done: $failed phones failed, $retried pushed more than once ($(sort -u push-errors.log | wc -l) distinct errors)" >&2
+
+# What the store holds against what the phones hold.
+stored=$(psql_store "SELECT count(*) FROM events")
+# Each event once (its id, its place in its recording), and positions without a gap.
+distinct=$(psql_store "SELECT count(DISTINCT event_id) FROM events")
+in_streams=$(psql_store "SELECT count(DISTINCT (stream_id, stream_version)) FROM events")
+gapless=$(psql_store "SELECT count(*) = max(position) FROM events")
+"$gamelog" heads --db "$store" --json > store-heads.json
+mismatched=0
+for phone in phones/*.sqlite; do
+  "$gamelog" heads --db "$phone" --json > phone-heads.json
+  python3 - phone-heads.json store-heads.json <<'PY' || mismatched=$((mismatched + 1))
+import json, sys
+phone = json.load(open(sys.argv[1])); store = {h["publicKey"]: h for h in json.load(open(sys.argv[2]))}
+sys.exit(0 if phone and all(store.get(h["publicKey"], {}).get("root") == h["root"] and store[h["publicKey"]]["size"] == h["size"] for h in phone) else 1)
+PY
+done
+python3 - phones/*.sqlite > trust.json <<'PY'
+import json, sqlite3, sys
+keys = []
+for path in sys.argv[1:]:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    keys += [{"device": d, "publicKey": k.hex()} for d, k in db.execute("SELECT device, public_key FROM trees")]
+print(json.dumps(keys))
+PY
+verify_status=0
+"$gamelog" verify --db "$store" --trust trust.json > verify.out 2>&1 || verify_status=$?
+echo "store: $stored events ($distinct distinct, positions gapless: $gapless) of $total on the phones; $mismatched phones whose head differs from the store's; verify --trust: $(tail -n 1 verify.out)" >&2
+[ "$failed" = 0 ] && [ "$stored" = "$total" ] && [ "$distinct" = "$total" ] && [ "$in_streams" = "$total" ] && [ "$gapless" = t ] && [ "$mismatched" = 0 ] && [ "$verify_status" = 0 ] || {
+  echo "error: the load run lost, doubled or failed something (see above)" >&2; exit 1; }
+
+# Ingest without faults: a new database, one collector, 8 phones pushing at a time.
+psql_store "CREATE DATABASE clean" postgres
+clean=postgres://gamelog@127.0.0.1:$GAMELOG_PG_PORT/clean
+kill "$b_pid"; wait "$b_pid" 2>/dev/null || true
+store=$clean start_second
+for phone in phones/*.sqlite; do
+  name=$(basename "$phone" .sqlite)
+  "$gamelog" keys enroll --to "http://127.0.0.1:$second" --device "$name" --public-key "keys/$name.key" > /dev/null
+done
+started=$(now)
+ls phones/*.sqlite | xargs -P 8 -I{} "$gamelog" push --db {} --to "http://127.0.0.1:$second" > /dev/null
+collector_time=$(python3 -c "print($(now) - $started)")
+# The same logs into one SQLite file with `import`.
+mkdir exports
+for phone in phones/*.sqlite; do "$gamelog" export --db "$phone" > "exports/$(basename "$phone" .sqlite).jsonl"; done
+started=$(now)
+"$gamelog" import --db imported.sqlite exports/*.jsonl > /dev/null
+import_time=$(python3 -c "print($(now) - $started)")
+# The same rows with COPY into a table like the store's (no checks, one statement): the limit.
+psql_store "CREATE TABLE copied (LIKE events INCLUDING ALL)" clean
+psql_store "COPY events TO '$work/postgres/events.copy'" clean
+started=$(now)
+psql_store "COPY copied FROM '$work/postgres/events.copy'" clean
+copy_time=$(python3 -c "print($(now) - $started)")
+
+echo
+echo "| ingest of $total events from $phones phones | rate |"
+echo "|---|---|"
+echo "| through one collector (8 pushes at a time, every check, countersigned) | $(rate "$total" "$collector_time") |"
+echo "| \`gamelog import\` of the same logs into one SQLite file | $(rate "$total" "$import_time") |"
+echo "| PostgreSQL \`COPY\` of the same rows (no checks: the limit) | $(rate "$total" "$copy_time") |"
+echo "| through two collectors, all $phones at once, one killed and PostgreSQL crashed | $(rate "$total" "$elapsed") |"
+echo
+echo "| \`verify --workers N\` on the store | time |"
+echo "|---|---|"
+for n in 1 2 4; do
+  started=$(now)
+  "$gamelog" verify --db "$store" --workers "$n" > /dev/null 2>&1
+  echo "| $n | $(python3 -c "print(f'{$(now) - $started:.1f} s')") |"
+done
+started=$(now)
+"$gamelog" verify --db "$store" > /dev/null 2>&1
+echo "| one process, no workers | $(python3 -c "print(f'{$(now) - $started:.1f} s')") |"
