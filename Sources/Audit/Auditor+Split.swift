@@ -15,17 +15,11 @@ extension Auditor {
     /// ``Report/proofs`` is nil.
     public func logFindings(_ store: EventStore, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
                             progress: ((Int, Int) -> Void)? = nil) throws -> Report {
-        let structure = try store.structuralProblems().map { problem in
-            Finding(.error, .integrity, position: nil, rule: "sqlite-integrity-check",
-                    expected: "a sound database file", found: problem)
-        }
+        let structure = Self.structureFindings(try store.structuralProblems())
         let total = Int(try store.lastPosition())
         let integrity = try store.verifyIntegrity { done, _ in progress?(Int(done), total) }
         if !integrity.isSound {
-            return Report(findings: Self.ordered(structure + integrity.problems.map { problem in
-                Finding(.error, .integrity, position: problem.position, rule: Self.rule(problem),
-                        expected: "an untouched event", found: problem.description)
-            }), proofs: nil)
+            return Report(findings: Self.ordered(structure + Self.integrityFindings(integrity)), proofs: nil)
         }
         let index = try GameIndex(store: store)
         var conversationOf: [UUID: ConversationID] = [:]
@@ -46,6 +40,19 @@ extension Auditor {
             findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: [conversation]))
         }
         return Self.ordered(findings)
+    }
+
+    /// SQLite's structure check's problems, as findings.
+    static func structureFindings(_ problems: [String]) -> [Finding] {
+        problems.map { Finding(.error, .integrity, position: nil, rule: "sqlite-integrity-check", expected: "a sound database file", found: $0) }
+    }
+
+    /// A broken chain's problems, as findings.
+    static func integrityFindings(_ integrity: IntegrityReport) -> [Finding] {
+        integrity.problems.map { problem in
+            Finding(.error, .integrity, position: problem.position, rule: rule(problem),
+                    expected: "an untouched event", found: problem.description)
+        }
     }
 
     /// Findings in the one order every report uses, whichever process or lane found them.

@@ -63,10 +63,7 @@ public struct Auditor: Sendable {
         // SQLite's own check first: a broken index can hide rows from every query. It reads
         // the whole file, so one game's audit (which must cost the same in any log) leaves
         // it, like the whole-log chain, to the full `verify`.
-        let structure = try (game == nil ? store.structuralProblems() : []).map { problem in
-            Finding(.error, .integrity, position: nil, rule: "sqlite-integrity-check",
-                    expected: "a sound database file", found: problem)
-        }
+        let structure = Self.structureFindings(try game == nil ? store.structuralProblems() : [])
         // For progress only: the last position costs nothing to read, a count reads every row.
         let total = Int(try store.lastPosition())
         // Which conversations to check. On a damaged log this may fail; the integrity
@@ -117,10 +114,7 @@ public struct Auditor: Sendable {
         }
         let integrity = try shared.integrity()
         if !integrity.isSound {
-            return Report(findings: structure + integrity.problems.map { problem in
-                Finding(.error, .integrity, position: problem.position, rule: Self.rule(problem),
-                        expected: "an untouched event", found: problem.description)
-            }, proofs: nil)
+            return Report(findings: structure + Self.integrityFindings(integrity), proofs: nil)
         }
         let index = try plan.get()
         var findings = try shared.findings() + structure

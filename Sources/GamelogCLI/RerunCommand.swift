@@ -24,34 +24,18 @@ struct RerunCommand: ParsableCommand {
     @Argument(help: "Only this game (or conversation): an id or a unique prefix.") var game: String?
     @Option(help: "Only the recordings of this device.") var device: String?
     @Flag(help: "Print JSON.") var json = false
-    @Option(help: ArgumentHelp("Split a shared store's re-run among N processes here (and any that join it): each claims games in turn.", valueName: "N"))
-    var workers: Int?
-    @Option(help: ArgumentHelp("Help with a re-run a `rerun --workers` started (on this or another machine).", valueName: "RUN"))
-    var join: String?
+    @OptionGroup var sharing: SharedAuditOptions
 
     func validate() throws {
-        if let workers, !(1...64).contains(workers) { throw ValidationError("--workers must be in 1...64, not \(workers).") }
-        if workers != nil && game != nil { throw ValidationError("--workers splits a whole-log re-run; one game is re-run in one process (drop GAME or --workers).") }
-        if join != nil && (workers != nil || game != nil || device != nil) {
-            throw ValidationError("--join re-runs the games of a run as the run was started; it takes only --db (the same store).")
-        }
+        try sharing.validate(game: game, restricted: device != nil)
     }
 
     func run() throws {
         try reportingErrors {
-            if let join {
-                guard let shared = try options.sharedStore() else { throw ValidationError("--join helps a shared store's re-run: pass its --db postgres://... URL.") }
-                let run = try SharedAudit.run(join, kind: .rerun, in: shared)
-                let checked = try SharedAudit.join(run, shared: shared, copy: try options.localCopy(of: shared))
-                print("re-ran \(checked) games of run \(run.id.uuidString.lowercased())")
-                return
-            }
+            if try sharing.joinIfAsked(.rerun, options: options) { return }
             let started = Date()
             var results: [RerunResult]
-            if let workers {
-                guard let shared = try options.sharedStore() else {
-                    throw ValidationError("--workers splits a shared store's re-run among processes: pass --db postgres://...")
-                }
+            if let shared = try sharing.sharedStore(options), let workers = sharing.workers {
                 let copy = try options.localCopy(of: shared)
                 let stored = try SharedAudit.coordinate(.rerun, reruns: true, workers: workers, options: options, shared: shared, copy: copy) {}
                 // One order, whichever process re-ran what (as one process orders them).

@@ -7,6 +7,42 @@ import Replay
 import Rerun
 import SharedStore
 
+/// The options of a whole-log check a shared store's processes share (`verify`, `rerun`).
+struct SharedAuditOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Split a shared store's whole-log check among N processes here (and any that join it): each claims games in turn, and each game's result is stored.", valueName: "N"))
+    var workers: Int?
+    @Option(help: ArgumentHelp("Help with a run that `--workers` started (on this or another machine): check its games until none is left.", valueName: "RUN"))
+    var join: String?
+
+    /// Checks the options against the command's own: `restricted` says which of those narrow the check.
+    func validate(game: String?, restricted: Bool) throws {
+        if let workers, !(1...64).contains(workers) { throw ValidationError("--workers must be in 1...64, not \(workers).") }
+        if workers != nil && game != nil { throw ValidationError("--workers splits a whole-log check; one game is checked in one process (drop GAME or --workers).") }
+        if join != nil && (workers != nil || game != nil || restricted) {
+            throw ValidationError("--join checks the games of a run as the run was started; it takes only --db (the same store).")
+        }
+    }
+
+    /// With `--join`, checks the run's games and says how many; false without it.
+    func joinIfAsked(_ kind: SharedStore.AuditKind, options: GlobalOptions) throws -> Bool {
+        guard let join else { return false }
+        guard let shared = try options.sharedStore() else { throw ValidationError("--join helps a shared store's check: pass its --db postgres://... URL.") }
+        let run = try SharedAudit.run(join, kind: kind, in: shared)
+        let checked = try SharedAudit.join(run, shared: shared, copy: try options.localCopy(of: shared))
+        print("checked \(checked) games of run \(run.id.uuidString.lowercased())")
+        return true
+    }
+
+    /// The shared store `--workers` splits the check of; nil without `--workers`.
+    func sharedStore(_ options: GlobalOptions) throws -> SharedStore? {
+        guard workers != nil else { return nil }
+        guard let shared = try options.sharedStore() else {
+            throw ValidationError("--workers splits a shared store's check among processes: pass --db postgres://...; a SQLite log is checked on every core already.")
+        }
+        return shared
+    }
+}
+
 /// `verify --workers N`, `rerun --workers N` and `--join RUN`: a shared store's audit
 /// split among processes, here and on any machine that can reach the store.
 enum SharedAudit {

@@ -27,17 +27,10 @@ struct Verify: ParsableCommand {
     var heads: [String] = []
     @Flag(help: "Skip re-running the recordings against the extensions' code (faster).") var noRerun = false
     @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
-    @Option(help: ArgumentHelp("Split a shared store's audit among N processes here (and any that join it): each claims games in turn, and each game's result is stored.", valueName: "N"))
-    var workers: Int?
-    @Option(help: ArgumentHelp("Help with an audit run a `verify --workers` started (on this or another machine): check its games until none is left.", valueName: "RUN"))
-    var join: String?
+    @OptionGroup var sharing: SharedAuditOptions
 
     func validate() throws {
-        if let workers, !(1...64).contains(workers) { throw ValidationError("--workers must be in 1...64, not \(workers).") }
-        if workers != nil && game != nil { throw ValidationError("--workers splits a whole-log verify; one game is checked in one process (drop GAME or --workers).") }
-        if join != nil && (workers != nil || game != nil || !trust.isEmpty || !heads.isEmpty) {
-            throw ValidationError("--join checks the games of a run as the run was started; it takes only --db (the same store).")
-        }
+        try sharing.validate(game: game, restricted: !trust.isEmpty || !heads.isEmpty)
     }
 
     func run() throws {
@@ -55,24 +48,13 @@ struct Verify: ParsableCommand {
     }
 
     private func check() throws {
-        if let join {
-            guard let shared = try options.sharedStore() else { throw ValidationError("--join helps a shared store's audit: pass its --db postgres://... URL.") }
-            let run = try SharedAudit.run(join, kind: .verify, in: shared)
-            let checked = try SharedAudit.join(run, shared: shared, copy: try options.localCopy(of: shared))
-            print("checked \(checked) games of audit run \(run.id.uuidString.lowercased())")
-            return
-        }
+        if try sharing.joinIfAsked(.verify, options: options) { return }
         do {
             let trusted = try trust.isEmpty ? nil : readTrustedKeys(trust)
             var known = try readKnownHeads(heads)
             // A shared store's whole log is checked on a new copy of every row it holds
             // now, so a row changed there after an earlier copy was made is seen.
-            let shared = try workers.map { _ in
-                guard let shared = try options.sharedStore() else {
-                    throw ValidationError("--workers splits a shared store's audit among processes: pass --db postgres://...; a SQLite log is checked on every core already.")
-                }
-                return shared
-            }
+            let shared = try sharing.sharedStore(options)
             let copy = try shared.map { try options.localCopy(of: $0, fresh: true) }
             let store = try copy.map { try EventStore(path: $0.path, access: .readOnly) } ?? options.openForReading(fresh: game == nil)
             // One game is checked at the cost of that game: its events, its devices.
@@ -94,7 +76,7 @@ struct Verify: ParsableCommand {
             var auditor = Auditor(games: GamelogCLI.games)
             auditor.rerunsExtensions = !noRerun
             let report: Auditor.Report
-            if let shared, let copy, let workers {
+            if let shared, let copy, let workers = sharing.workers {
                 // This process checks what reads the whole log while the workers take the games.
                 var whole: Auditor.Report?
                 let results = try SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared, copy: copy) {

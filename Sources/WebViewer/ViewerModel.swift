@@ -162,11 +162,8 @@ public final class ViewerModel: @unchecked Sendable {
         if let known = locked({ findings[conversation] }) { return known }
         if let kept = locked({ stored[conversation] }) {
             // Stored by `verify --workers`: only the signatures are checked here.
-            let streams = try GameIndex(store: store).streams(of: conversation)
-            let signatures = try locked {
-                try Auditor.signatures(store, streams: streams, conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
-            }
-            let found = Auditor.ordered(kept.findings + signatures)
+            let streams = try locked { try index.streams(of: conversation) }
+            let found = Auditor.ordered(kept.findings + (try signatureFindings(conversation, streams: streams)))
             locked { findings[conversation] = found }
             return found
         }
@@ -174,16 +171,20 @@ public final class ViewerModel: @unchecked Sendable {
         // The game's own checks and its re-run, from the events already read: the whole
         // log's chain is the background audit's, so opening a game costs the same in a big log.
         // The game's signatures too: each of its devices' trees, as `verify GAME` checks them.
-        let streams = Set(replayer.events.map(\.stream))
-        let signatures = try locked {
-            try Auditor.signatures(store, streams: streams, conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
-        }
+        let signatures = try signatureFindings(conversation, streams: Set(replayer.events.map(\.stream)))
         let found = locked {
             Auditor(games: games).check(conversation, replayer.events)
                 + Auditor.findings(Rerunner(games: games).rerun(recordingsOf: replayer.events))
         } + signatures
         locked { findings[conversation] = found }
         return found
+    }
+
+    /// The signatures of a conversation's recordings: each of its devices' trees, as `verify GAME` checks them.
+    private func signatureFindings(_ conversation: ConversationID, streams: Set<UUID>) throws -> [Finding] {
+        try locked {
+            try Auditor.signatures(store, streams: streams, conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
+        }
     }
 
     /// Where a fork came from.
