@@ -4,7 +4,8 @@
 # folder with keys of its own, and stops what it started.
 set -euo pipefail
 tools=$(cd "$(dirname "$0")" && pwd)
-gamelog() { "${GAMELOG_BIN:-gamelog}" "$@"; }
+# GAMELOG_BIN: a gamelog that is not on PATH (CI's fresh build).
+[ -n "${GAMELOG_BIN:-}" ] && export PATH="$(dirname "$GAMELOG_BIN"):$PATH"
 cd "$(mktemp -d)"
 chmod 755 .   # the server's folder is in here, and as root it runs as the postgres user
 export GAMELOG_KEYS=$PWD/keys GAMELOG_CACHE=$PWD/cache GAMELOG_PG_DIR=$PWD/postgres
@@ -34,7 +35,7 @@ gamelog games --db $store
 gamelog verify --db $store --workers 2
 gamelog serve --db $store --port 8091 > serve.out &
 viewer=$!
-until grep -q "gamelog serve:" serve.out 2>/dev/null; do sleep 0.2; done
+until grep -q "gamelog serve:" serve.out 2>/dev/null; do kill -0 $viewer; sleep 0.2; done
 game=$(gamelog games --db $store --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
 curl -fsS "http://127.0.0.1:8091/games/$game" | grep -o "verify: [a-z0-9 ]*"
 kill $viewer
