@@ -26,7 +26,10 @@ extension Auditor {
         for (conversation, streams) in try index.allStreams() { for stream in streams { conversationOf[stream] = conversation } }
         let (proofs, signatureFindings) = try Self.signatures(store, streams: nil, trusting: trusted, known: known,
                                                               conversationOf: conversationOf)
-        return Report(findings: Self.ordered(structure + signatureFindings + (try catalogFindings(store))), proofs: proofs)
+        let cosignatureFindings = try store.invalidCosignatures().map {
+            Finding(.error, .signature, position: nil, rule: "cosignature", expected: "a witness's cosignature of a head the log holds", found: $0)
+        }
+        return Report(findings: Self.ordered(structure + signatureFindings + cosignatureFindings + (try catalogFindings(store))), proofs: proofs)
     }
 
     /// The checks of one conversation: lifecycle, game rules, invariants, cross-device

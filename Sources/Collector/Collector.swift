@@ -68,6 +68,11 @@ public final class Collector: Sendable {
 
     /// Checks and stores one upload; returns the accepted head, cosigned.
     public func accept(_ body: Data) async throws -> Accepted {
+        // Parsing and checking an upload is seconds of CPU for a large one: off the cooperative pool.
+        try await SharedStore.blocking { try await check(body) }
+    }
+
+    private func check(_ body: Data) async throws -> Accepted {
         guard body.count <= Self.maximumUpload else {
             throw Refusal.malformed("the upload holds \(body.count) bytes, more than the \(Self.maximumUpload) accepted; push sends smaller ones")
         }

@@ -20,6 +20,7 @@ import SharedStore
 public enum CollectorServer {
     public static func router(_ collector: Collector, requireReaderToken: Bool) -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: StoreFailureMiddleware())
         router.get("/healthz") { _, _ in "ok\n" }
         router.post("/v1/upload") { request, _ -> Response in
             let body: ByteBuffer
@@ -81,6 +82,20 @@ public enum CollectorServer {
             })
         }
         return router
+    }
+
+    /// A route that throws met a store it could not use (PostgreSQL down or restarting):
+    /// the client is told so, with the reason, as a 503 it can retry, never a bare 500.
+    struct StoreFailureMiddleware<Context: RequestContext>: RouterMiddleware {
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            do {
+                return try await next(request, context)
+            } catch let error as HTTPResponseError {
+                throw error
+            } catch {
+                return problem(.serviceUnavailable, "the shared store failed: \(error); try again")
+            }
+        }
     }
 
     struct AcceptedHead: Encodable {

@@ -77,6 +77,22 @@ struct Collect: ParsableCommand {
 func runServer(_ app: some ApplicationProtocol, host: String, port: Int) throws {
     let finished = DispatchSemaphore(value: 0)
     let outcome = ServerOutcome()
+    // A stop signal lets requests in progress finish, for at most `stopGrace`: one that
+    // waits on a store that went away must not keep the process (and its port) alive.
+    // Cut short, a request ends as a crash would end it: its transaction is not committed.
+    let stops = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler {
+            DispatchQueue.global().asyncAfter(deadline: .now() + stopGrace) {
+                Terminal.standardError("gamelog: requests still in progress \(Int(stopGrace)) s after the stop signal; stopping without them (nothing half-stored)")
+                exit(1)
+            }
+        }
+        source.resume()
+        return source
+    }
+    defer { stops.forEach { $0.cancel() } }
     Task {
         do { try await app.runService() } catch { outcome.error = error }
         finished.signal()
@@ -93,6 +109,9 @@ func runServer(_ app: some ApplicationProtocol, host: String, port: Int) throws 
         throw error
     }
 }
+
+/// How long a stopping server waits for its requests in progress.
+private let stopGrace: Double = 30
 
 /// What a server task ended with, read after it signalled.
 private final class ServerOutcome: @unchecked Sendable {

@@ -50,7 +50,7 @@ extension SharedStore {
     ///   copy was made is seen), deleted on release.
     /// - Parameter progress: events copied and events to copy.
     public func localCopy(fresh: Bool = false, progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> LocalCopy {
-        try await withConnection { connection in
+        try await Self.blocking { try await withConnection { connection in
             _ = try await version(connection)
             return try await inTransaction(connection, readOnly: true) {
                 let state = try await self.state(connection)
@@ -69,7 +69,7 @@ extension SharedStore {
                     throw error
                 }
             }
-        }
+        } }
     }
 
     /// The cached copy's files, locked for writing: nil descriptor when another process
@@ -152,30 +152,36 @@ extension SharedStore {
     }
 
     /// Copies every row written after revision `revision` into `store`, table by table,
-    /// parents first, a few thousand rows a transaction.
+    /// parents first, a page of rows a statement (by primary key, so each statement has
+    /// its deadline and memory stays flat) and a SQLite transaction a page.
     func pull(_ connection: PostgresConnection, into store: EventStore, after revision: Int64,
               progress: (@Sendable (Int64, Int64) -> Void)?) async throws {
-        var binds = PostgresBindings()
-        binds.append(revision)
-        let total = try await run(connection, "SELECT count(*) FROM events WHERE rev > $1", binds).first?.decode(Int64.self) ?? 0
+        var counting = PostgresBindings()
+        counting.append(revision)
+        let total = try await run(connection, "SELECT count(*) FROM events WHERE rev > $1", counting).first?.decode(Int64.self) ?? 0
         var done: Int64 = 0
         progress?(0, total)
+        let page = 4096
         for table in ReplicatedTable.all {
-            let sql = "SELECT \(table.columns.map(quoted).joined(separator: ", ")) FROM \(table.name) WHERE rev > $1 ORDER BY "
-                + table.key.map(quoted).joined(separator: ", ")
-            var batch: [[ReplicatedValue]] = []
-            batch.reserveCapacity(4096)
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Self.logger) {
-                batch.append(try Self.decode(row, kinds: table.kinds))
-                if batch.count == 4096 {
-                    try store.applyReplicatedRows([ReplicatedRows(table: table, rows: batch)])
-                    if table.name == "events" { done += Int64(batch.count); progress?(done, total) }
-                    batch.removeAll(keepingCapacity: true)
+            let keyColumns = table.key.map(quoted).joined(separator: ", ")
+            let keyIndexes = table.key.map { table.columns.firstIndex(of: $0)! }
+            let select = "SELECT \(table.columns.map(quoted).joined(separator: ", ")) FROM \(table.name) WHERE rev > $1"
+            var last: [ReplicatedValue]?
+            while true {
+                var binds = PostgresBindings()
+                binds.append(revision)
+                var sql = select
+                if let last {
+                    for value in last { Self.bind(value, into: &binds) }
+                    sql += " AND (\(keyColumns)) > (" + (2..<(2 + last.count)).map { "$\($0)" }.joined(separator: ", ") + ")"
                 }
-            }
-            if !batch.isEmpty {
-                try store.applyReplicatedRows([ReplicatedRows(table: table, rows: batch)])
-                if table.name == "events" { done += Int64(batch.count); progress?(done, total) }
+                sql += " ORDER BY \(keyColumns) LIMIT \(page)"
+                let rows = try await run(connection, sql, binds).map { try Self.decode($0, kinds: table.kinds) }
+                guard let final = rows.last else { break }
+                try store.applyReplicatedRows([ReplicatedRows(table: table, rows: rows)])
+                if table.name == "events" { done += Int64(rows.count); progress?(done, total) }
+                if rows.count < page { break }
+                last = keyIndexes.map { final[$0] }
             }
         }
     }
@@ -220,6 +226,10 @@ extension SharedStore {
     /// rows `body` wrote, in one transaction: all of them, or (if anything fails) none.
     /// Writers anywhere are serialised on the store's revision row.
     public func write<T: Sendable>(_ body: @escaping (EventStore) throws -> T) async throws -> T {
+        try await Self.blocking { try await writeOnCopy(body) }
+    }
+
+    private func writeOnCopy<T: Sendable>(_ body: @escaping (EventStore) throws -> T) async throws -> T {
         let (result, files, revision): (T, CopyFiles?, Int64) = try await withConnection { connection in
             _ = try await version(connection)
             return try await inTransaction(connection) {

@@ -84,13 +84,54 @@ public final class SharedStore: Sendable {
     }
 
     /// Runs one statement and returns its rows.
+    ///
+    /// Each statement has a deadline (``statementDeadline``, or `deadline`): PostgresNIO
+    /// can leave a statement sent as the server went away waiting forever (seen on a
+    /// COMMIT during an immediate shutdown), and a collector's request, its file lock and
+    /// a graceful shutdown would wait with it. Past the deadline the connection is closed
+    /// and the statement fails as the store being unreachable.
     @discardableResult
-    func run(_ connection: PostgresConnection, _ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
-        var rows: [PostgresRow] = []
-        for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Self.logger) {
-            rows.append(row)
+    func run(_ connection: PostgresConnection, _ sql: String, _ binds: PostgresBindings = PostgresBindings(),
+             deadline: Duration = SharedStore.statementDeadline) async throws -> [PostgresRow] {
+        let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+        return try await withDeadline(deadline, onExpiry: { _ = connection.close() as EventLoopFuture<Void> }) {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(query, logger: Self.logger) {
+                rows.append(row)
+            }
+            return rows
         }
-        return rows
+    }
+
+    /// How long one statement may take (a lock wait on the store's revision row has its own, longer one).
+    static let statementDeadline: Duration = .seconds(120)
+
+    /// `body`'s result, or ``SharedStoreError/unreachable(location:detail:)`` once
+    /// `deadline` passes (then `onExpiry` runs). The body runs in a task of its own, left
+    /// behind if it never ends, so the caller is never held by it.
+    func withDeadline<T: Sendable>(_ deadline: Duration, onExpiry: @escaping @Sendable () -> Void,
+                                   _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let location = location.description
+        let outcome = Outcome<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+                outcome.install(continuation)
+                let work = Task {
+                    do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
+                }
+                outcome.onCancel = { work.cancel() }
+                Task {
+                    try? await Task.sleep(for: deadline)
+                    if outcome.finish(.failure(SharedStoreError.unreachable(location: location,
+                                                                            detail: "no answer within \(deadline) (the connection was closed)"))) {
+                        work.cancel()
+                        onExpiry()
+                    }
+                }
+            }
+        } onCancel: {
+            outcome.cancel()
+        }
     }
 
     func translate(_ error: Error) -> Error {
@@ -164,7 +205,18 @@ extension SharedStore {
         var result: Result<T, Error>?
     }
 
-    /// Runs jobs on a concurrent Dispatch queue, whose threads are not the cooperative pool's.
+    /// Runs `body` on threads that may block: the local copy's SQLite writes and fsyncs,
+    /// its file locks, a write's checks (hashes, signatures, compression).
+    ///
+    /// Swift's cooperative pool has one thread per core: a collector that ran that work
+    /// there would hold one of two threads for the whole of a write, and every other
+    /// request of the process, with the PostgreSQL connections it opens, would wait behind it.
+    public static func blocking<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(WaitExecutor.shared) { try await body() }
+    }
+
+    /// Runs jobs on a concurrent Dispatch queue, whose threads are not the cooperative pool's
+    /// (the queue starts more when its threads block).
     private final class WaitExecutor: TaskExecutor {
         static let shared = WaitExecutor()
         private let queue = DispatchQueue(label: "gamelog.shared-store.wait", attributes: .concurrent)
@@ -174,5 +226,50 @@ extension SharedStore {
             let executor = asUnownedTaskExecutor()
             queue.async { job.runSynchronously(on: executor) }
         }
+    }
+}
+
+/// The one result of a race between a statement and its deadline.
+final class Outcome<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, Error>?
+    private var early: Result<T, Error>?
+    private var done = false
+    var onCancel: (@Sendable () -> Void)? {
+        get { lock.withLock { cancelHandler } }
+        set { lock.withLock { cancelHandler = newValue } }
+    }
+    private var cancelHandler: (@Sendable () -> Void)?
+
+    func install(_ continuation: CheckedContinuation<T, Error>) {
+        lock.lock()
+        if let early {
+            lock.unlock()
+            continuation.resume(with: early)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    /// Resumes the waiter with `result` if nothing did before; whether this one did.
+    @discardableResult
+    func finish(_ result: Result<T, Error>) -> Bool {
+        lock.lock()
+        guard !done else { lock.unlock(); return false }
+        done = true
+        guard let continuation else {
+            early = result
+            lock.unlock()
+            return true
+        }
+        self.continuation = nil
+        lock.unlock()
+        continuation.resume(with: result)
+        return true
+    }
+
+    func cancel() {
+        if finish(.failure(CancellationError())) { onCancel?() }
     }
 }
