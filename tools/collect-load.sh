@@ -67,17 +67,20 @@ for phone in phones/*.sqlite; do
 done
 
 # Every phone at once, half to each collector, one game per request; a phone whose push
-# fails pushes again a moment later (it resumes where the collector stands).
+# fails pushes again later (it resumes where the collector stands), backing off as phones
+# do: 0.5 s, then twice as long each time up to 20 s, with jitter. (Retrying every 0.5 s,
+# 200 phones starting a process each time a collector was down starved the collectors.)
 push_until_done() {
-  local phone=$1 port=$2 attempt
-  for attempt in $(seq 1 60); do
+  local phone=$1 port=$2 attempt wait=0.5
+  for attempt in $(seq 1 40); do
     if "$gamelog" push --db "$phone" --to "http://127.0.0.1:$port" --batch 1 > /dev/null 2>> push-errors.log; then
       echo "$attempt" >> attempts.log
       return 0
     fi
-    sleep 0.5
+    sleep "$(python3 -c "import random, sys; print(float(sys.argv[1]) * random.uniform(0.5, 1.5))" "$wait")"
+    wait=$(python3 -c "import sys; print(min(20.0, float(sys.argv[1]) * 2))" "$wait")
   done
-  echo "error: $phone did not get through in 60 attempts" >&2
+  echo "error: $phone did not get through in 40 attempts" >&2
   return 1
 }
 started=$(now)

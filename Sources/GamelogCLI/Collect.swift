@@ -24,9 +24,12 @@ struct Collect: ParsableCommand {
     @Option(help: ArgumentHelp("The witness's signing key, made if missing (default: collector-witness.key in the keys folder).",
                                valueName: "FILE")) var witnessKey: String?
     @Option(help: ArgumentHelp("The keys folder (default $GAMELOG_KEYS, else ~/.config/gamelog/keys).", valueName: "DIR")) var keys: String?
+    @Option(help: ArgumentHelp("Connections this collector opens to the store at most; requests beyond wait their turn (keep collectors × N below PostgreSQL's max_connections).",
+                               valueName: "N")) var connections: Int = 8
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, not \(port).") }
+        guard (1...1_000).contains(connections) else { throw ValidationError("--connections must be in 1...1000, not \(connections).") }
         guard !witness.isEmpty, witness.utf8.count <= 200, !witness.contains(where: { $0.isWhitespace || $0 == "+" }) else {
             throw ValidationError("--witness is a name without spaces or '+' (e.g. collector.example.com/gamelog).")
         }
@@ -34,7 +37,7 @@ struct Collect: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            guard let shared = try options.sharedStore() else {
+            guard let shared = try options.sharedStore(maximumConnections: connections) else {
                 throw ValidationError("collect stores into a shared store: pass --db postgres://user@host:port/database (`gamelog migrate --db URL` makes its schema).")
             }
             let folder = try KeyFolder(path: keys ?? KeyFile.defaultFolder)

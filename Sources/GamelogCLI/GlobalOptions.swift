@@ -15,8 +15,8 @@ struct GlobalOptions: ParsableArguments {
     var db: String = GlobalOptions.defaultDatabase
 
     /// The shared store `--db` names, or nil for a SQLite file.
-    func sharedStore() throws -> SharedStore? {
-        SharedStoreLocation.isURL(db) ? try SharedStore(url: db) : nil
+    func sharedStore(maximumConnections: Int = 8) throws -> SharedStore? {
+        SharedStoreLocation.isURL(db) ? try SharedStore(url: db, maximumConnections: maximumConnections) : nil
     }
 
     func openForWriting() throws -> EventStore {

@@ -1,7 +1,8 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
+import SharedStore
 
 /// The few HTTP requests the command line makes to a collector, waited for.
 enum HTTPClient {
@@ -31,25 +32,35 @@ enum HTTPClient {
         return url
     }
 
+    /// Sends one request and waits for the whole answer (at most 64 MiB).
     static func request(_ method: String, _ url: URL, body: Data? = nil, token: String? = nil,
                         contentType: String = "application/json", timeout: TimeInterval = 120) throws -> Reply {
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = method
-        request.httpBody = body
-        if body != nil { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            if let error {
-                box.result = .failure(Failure(description: "the collector at \(origin(of: url)) did not answer (\(error.localizedDescription)): is `gamelog collect` running there?"))
-            } else {
-                box.result = .success(Reply(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data ?? Data()))
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = HTTPMethod(rawValue: method)
+        if let body {
+            request.body = .bytes(ByteBuffer(bytes: body))
+            request.headers.add(name: "Content-Type", value: contentType)
+        }
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let origin = origin(of: url)
+        do {
+            return try SharedStore.wait { [request] in
+                let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
+                let bytes = try await response.body.collect(upTo: 64 << 20)
+                return Reply(status: Int(response.status.code), body: Data(bytes.readableBytesView))
             }
-            done.signal()
-        }.resume()
-        done.wait()
-        return try box.result!.get()
+        } catch {
+            throw Failure(description: "the collector at \(origin) did not answer (\(describe(error))): is `gamelog collect` running there?")
+        }
+    }
+
+    /// What went wrong, in a few words (the client's errors name their case).
+    private static func describe(_ error: Error) -> String {
+        let text = String(describing: error)
+        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
+        if text.contains("deadlineExceeded") || text.contains("readTimeout") { return "no answer in time" }
+        if text.contains("remoteConnectionClosed") { return "the connection closed before the answer" }
+        return text
     }
 
     /// scheme://host:port of `url`: where it was sent, without the path.
@@ -57,7 +68,4 @@ enum HTTPClient {
         "\(url.scheme ?? "http")://\(url.host ?? "")" + (url.port.map { ":\($0)" } ?? "")
     }
 
-    private final class Box: @unchecked Sendable {
-        var result: Result<Reply, Error>?
-    }
 }

@@ -31,13 +31,22 @@ public final class SharedStore: Sendable {
         return FileManager.default.homeDirectoryForCurrentUser.appending(path: ".cache/gamelog")
     }
 
-    public init(location: SharedStoreLocation, cacheFolder: URL = SharedStore.defaultCacheFolder) {
+    /// At most this many connections of this process to the store at once; more callers wait their turn.
+    public let maximumConnections: Int
+    private let connections: AsyncSemaphore
+
+    /// - Parameter maximumConnections: a collector under load would otherwise open one
+    ///   connection per request in flight (a writer holds its connection while it waits
+    ///   for the writers before it), and PostgreSQL refuses clients past `max_connections`.
+    public init(location: SharedStoreLocation, cacheFolder: URL = SharedStore.defaultCacheFolder, maximumConnections: Int = 8) {
         self.location = location
         self.cacheFolder = cacheFolder
+        self.maximumConnections = max(1, maximumConnections)
+        connections = AsyncSemaphore(max(1, maximumConnections))
     }
 
-    public convenience init(url: String, cacheFolder: URL = SharedStore.defaultCacheFolder) throws {
-        self.init(location: try SharedStoreLocation(url: url), cacheFolder: cacheFolder)
+    public convenience init(url: String, cacheFolder: URL = SharedStore.defaultCacheFolder, maximumConnections: Int = 8) throws {
+        self.init(location: try SharedStoreLocation(url: url), cacheFolder: cacheFolder, maximumConnections: maximumConnections)
     }
 
     static let logger: Logger = {
@@ -50,6 +59,8 @@ public final class SharedStore: Sendable {
 
     /// Runs `body` on a new connection, closed afterwards.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        await connections.acquire()
+        defer { connections.release() }
         var configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
                                                              password: location.password, database: location.database, tls: .disable)
         configuration.options.connectTimeout = .seconds(10)
@@ -271,5 +282,40 @@ final class Outcome<T: Sendable>: @unchecked Sendable {
 
     func cancel() {
         if finish(.failure(CancellationError())) { onCancel?() }
+    }
+}
+
+/// A counting semaphore for tasks: waiters are resumed in the order they came.
+final class AsyncSemaphore: @unchecked Sendable {
+    private let lock = NSLock()
+    private var available: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(_ count: Int) { available = count }
+
+    func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let granted: Bool = lock.withLock {
+                if available > 0 {
+                    available -= 1
+                    return true
+                }
+                waiters.append(continuation)
+                return false
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    /// Hands the permit to the first waiter, if any.
+    func release() {
+        let next: CheckedContinuation<Void, Never>? = lock.withLock {
+            if waiters.isEmpty {
+                available += 1
+                return nil
+            }
+            return waiters.removeFirst()
+        }
+        next?.resume()
     }
 }

@@ -129,6 +129,13 @@ import Testing
         #expect(heads.stdout.contains("\u{2014} gamelog-collector "), "\(heads.stdout)")
         let checked = try studio.run(["verify", "--db", "phones/Ann.sqlite", "--heads", base])
         #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        // Ann's phone rolled back to its state after 20 games (the same seed and keys record
+        // the same first games): alone it verifies; against the collector's heads it is behind.
+        let earlier = try studio.run(["simulate", "--games", "20", "--seed", "11", "--per-device", "rolled-back", "--devices", "Ann,Ben"])
+        try #require(earlier.status == 0, "\(earlier.stderr)")
+        #expect(try studio.run(["verify", "--no-rerun", "--db", "rolled-back/Ann.sqlite"]).status == 0)
+        let rolledBack = try studio.run(["verify", "--no-rerun", "--db", "rolled-back/Ann.sqlite", "--heads", base])
+        #expect(rolledBack.status != 0 && (rolledBack.stdout + rolledBack.stderr).contains("behind"), "\(rolledBack.stdout)\(rolledBack.stderr)")
 
         // The shared store reads like a log: every game of both phones, and a whole-log verify.
         func games(_ db: String) throws -> [[String: Any]] {
@@ -168,6 +175,25 @@ import Testing
         #expect(page.body.contains("verify: 1 errors") && !page.body.contains("<b>planted</b>"))
         let api = try fetch("/api/verify/\(game)", ["-H", "Authorization: Bearer \(readerToken)"])
         #expect(api.status == "200" && api.body.contains("planted-by-the-test"), "\(api.body.prefix(300))")
+
+        // A collector listening beyond loopback reads only for a reader (or the
+        // administrator); uploads need no token (the device's signatures are its proof).
+        let open = try studio.start(["collect", "--db", studio.url, "--port", "0", "--host", "127.0.0.2"])
+        defer { open.send(SIGTERM); open.wait(atMost: 60) }
+        let openURL = try studio.waitForURL(open, pattern: #"http://127\.0\.0\.2:[0-9]+"#)
+        func ask(_ path: String, _ headers: [String] = []) throws -> (status: String, body: String) {
+            let run = try ChildProcess.run("curl", ["-s", "-w", "\n%{http_code}"] + headers + [openURL + path])
+            let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+        }
+        #expect(try ask("/v1/heads").status == "401")
+        #expect(try ask("/v1/heads", ["-H", "Authorization: Bearer \(readerToken)x"]).status == "401")
+        let heads = try ask("/v1/heads", ["-H", "Authorization: Bearer \(readerToken)"])
+        #expect(heads.status == "200" && heads.body.contains("cosignedNote"), "\(heads.body.prefix(300))")
+        // Enrolling needs the administrator's token; the reader's is not it.
+        let enroll = try ask("/v1/devices", ["-H", "Authorization: Bearer \(readerToken)", "-H", "Content-Type: application/json",
+                                             "--data", #"{"device":"Eve","publicKey":"\#(String(repeating: "ab", count: 32))"}"#])
+        #expect(enroll.status == "401", "\(enroll.body)")
     }
 
     @Test func workersSplitAVerifyAndARerunAndAgreeWithOneProcess() throws {

@@ -1,6 +1,9 @@
+import Audit
 import Collector
 import EventStore
 import Foundation
+import Games
+import GRDB
 import Interchange
 import SharedStore
 import TestSupport
@@ -128,6 +131,27 @@ import Testing
         let report = try log.verifyProofs(trusting: setup.keys.trusted)
         #expect(report.problems.isEmpty, "\(report.problems)")
         #expect(try log.cosignedHeads().count == 3)
+        #expect(try log.invalidCosignatures().isEmpty)
+
+        // A cosignature row changed in a copy of the log: verify names it, and it is no
+        // longer shown as the witness's.
+        let tampered = setup.folder.path("tampered.sqlite")
+        try FileManager.default.copyItem(atPath: copy.path, toPath: tampered)
+        let database = try DatabaseQueue(path: tampered)
+        try database.write { db in
+            try db.execute(sql: """
+                UPDATE cosignatures SET cosigned_at = cosigned_at + 1
+                WHERE (tree_id, size) = (SELECT tree_id, size FROM cosignatures ORDER BY tree_id, size LIMIT 1)
+                """)
+        }
+        try database.close()
+        let edited = try EventStore(path: tampered, access: .readOnly)
+        let problems = try edited.invalidCosignatures()
+        #expect(problems.count == 1)
+        #expect(problems.first?.contains("collector.test/gamelog") == true && problems.first?.contains("does not verify") == true)
+        #expect(try edited.cosignedHeads().count == 2)
+        let findings = try Auditor(games: .standard).logFindings(edited, trusting: setup.keys.trusted, known: [], progress: nil).findings
+        #expect(findings.filter { $0.rule == "cosignature" }.count == 1)
     }
 
     @Test func forgedConflictingAndUnenrolledUploadsAreRefusedWithNothingStored() throws {

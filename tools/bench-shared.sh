@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# One-game commands on a shared store (PostgreSQL) at size, against the same log in one
+# SQLite file, measured in the same run: GAMES simulated games (about 125 events each),
+# exported and imported into a PostgreSQL started in a temporary folder; then each
+# command's whole-process time, median of 5, on both. A shared store's reader works on a
+# local copy brought up to date before each use, so after the first copy (timed on its
+# own: it is O(n)) a one-game command costs the SQLite command and a few small queries.
+#
+#   tools/bench-shared.sh [GAMES=8000]      (about 1,000,000 events; GAMELOG_BIN: another gamelog)
+set -euo pipefail
+games=${1:-8000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+gamelog=${GAMELOG_BIN:-}
+if [ -z "$gamelog" ]; then
+  swift build -c release --package-path "$root" --product gamelog >&2
+  gamelog=$(swift build -c release --package-path "$root" --show-bin-path)/gamelog
+fi
+work=$(mktemp -d)
+chmod 755 "$work"   # as root, the server runs as the postgres user in here
+cd "$work"
+export GAMELOG_KEYS=$work/keys GAMELOG_CACHE=$work/cache GAMELOG_PG_DIR=$work/postgres
+export GAMELOG_PG_PORT=${GAMELOG_PG_PORT:-55452} GAMELOG_COLLECTOR_PORT=${GAMELOG_COLLECTOR_PORT:-8290} GAMELOG_BIN=$gamelog
+store=postgres://gamelog@127.0.0.1:$GAMELOG_PG_PORT/gamelog
+cleanup() {
+  "$root/tools/shared-store.sh" delete >/dev/null 2>&1 || true
+  cd / && rm -rf "$work"
+}
+trap cleanup EXIT
+seconds() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f} s')" "$1" "$(date +%s.%N)"; }
+
+"$root/tools/shared-store.sh" start >&2
+echo "simulating $games games..." >&2
+"$gamelog" simulate --games "$games" --seed 5 --clock fixed --db big.sqlite > /dev/null
+events=$(sqlite3 big.sqlite 'SELECT count(*) FROM events')
+"$gamelog" export --db big.sqlite > big.jsonl 2> /dev/null
+echo "importing $events events into the shared store..." >&2
+started=$(date +%s.%N)
+"$gamelog" import --db "$store" big.jsonl > /dev/null
+import_time=$(seconds "$started")
+started=$(date +%s.%N)
+"$gamelog" games --db "$store" --per-page 1 > /dev/null
+copy_time=$(seconds "$started")
+game=$("$gamelog" games --db big.sqlite --per-page 1 --json | python3 -c "import json, sys; print(json.load(sys.stdin)[0]['game'])")
+
+median_ms() {
+  local samples=()
+  for _ in 1 2 3 4 5; do
+    local start
+    start=$(date +%s.%N)
+    "$gamelog" "$@" > /dev/null
+    samples+=("$(python3 -c "import sys; print((float(sys.argv[2]) - float(sys.argv[1])) * 1000)" "$start" "$(date +%s.%N)")")
+  done
+  printf '%s\n' "${samples[@]}" | sort -n | sed -n 3p
+}
+
+echo
+echo "ONE GAME ON A SHARED STORE: $events events, median of 5 runs, whole process (ms)"
+echo "import into PostgreSQL $import_time; the first local copy $copy_time"
+printf '%-36s %10s %10s %7s\n' "command" "SQLite" "PostgreSQL" "ratio"
+worst=0
+for command in "state $game --at 10" "state $game --as B" "diff $game 3 9" "log --game $game" "verify $game" "games --per-page 10"; do
+  # shellcheck disable=SC2086
+  local_ms=$(median_ms $command --db big.sqlite)
+  # shellcheck disable=SC2086
+  shared_ms=$(median_ms $command --db "$store")
+  python3 - "$command" "$local_ms" "$shared_ms" <<'PY'
+import sys
+name, local, shared = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+name = name.split()[0] + " " + " ".join(w for w in name.split()[1:] if len(w) < 30)
+print(f"{name:<36} {local:10.1f} {shared:10.1f} {shared / local:6.2f}x  {'under 50 ms' if shared < 50 else 'OVER 50 ms'}")
+PY
+done
