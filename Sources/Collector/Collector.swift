@@ -108,7 +108,7 @@ public final class Collector: Sendable {
             } catch EventStoreError.headConflict(let device, let size) {
                 throw Refusal.conflict("device \(SafeText.line(device)) signed another tree of \(size) events before: its history forked")
             }
-            let stored = try copy.cosignedHeads().first { $0.head == newest }?.cosignatures.first { $0.witnessKey == witnessKey.publicKey }
+            let stored = try copy.cosignatures(of: newest).first { $0.witnessKey == witnessKey.publicKey }
             let cosignature = try stored ?? Cosignature.signing(newest, witness: witness, key: witnessKey)
             if stored == nil { try copy.store(cosignatures: [(newest, cosignature)]) }
             return Accepted(device: newest.device, publicKey: Hex.string(newest.publicKey), size: newest.size, stored: summary.stored,

@@ -157,6 +157,24 @@ extension EventStore {
         }
     }
 
+    /// The witnesses' cosignatures of `head` that verify (one head's rows only: a collector
+    /// asks this on every upload, and ``cosignedHeads()`` checks every row of every device).
+    public func cosignatures(of head: TreeHead) throws -> [Cosignature] {
+        try read { db in
+            guard try db.tableExists("cosignatures") else { return [] }
+            return try Row.fetchAll(db, sql: """
+                SELECT c.witness, c.witness_key, c.cosigned_at, c.signature
+                FROM cosignatures c JOIN trees t ON t.id = c.tree_id
+                WHERE t.public_key = ? AND c.size = ? ORDER BY c.witness
+                """, arguments: [Data(head.publicKey), head.size]).compactMap { row -> Cosignature? in
+                guard let witness = String.fromDatabaseValue(row[0]), let witnessKey = Data.fromDatabaseValue(row[1]),
+                      let seconds = Int64.fromDatabaseValue(row[2]), seconds >= 0, let signature = Data.fromDatabaseValue(row[3]) else { return nil }
+                let cosignature = Cosignature(witness: witness, witnessKey: Array(witnessKey), cosignedAt: UInt64(seconds), signature: Array(signature))
+                return cosignature.isValid(for: head) ? cosignature : nil
+            }
+        }
+    }
+
     /// Every head that carries a cosignature, with them, by device; rows that do not
     /// verify are left out here (`verify` reports them: ``invalidCosignatures()``).
     public func cosignedHeads() throws -> [CosignedHead] {

@@ -153,7 +153,11 @@ extension EventStore {
     /// Every device tree in the log with its signed heads, ordered by device name then key.
     /// Rows whose values have the wrong type are left out here; `verify` reports them.
     public func deviceTrees() throws -> [DeviceTree] {
-        try treeRows().values.sorted { ($0.owner.device, Hex.string($0.owner.publicKey)) < ($1.owner.device, Hex.string($1.owner.publicKey)) }
+        // Keys compare as bytes: the order of their hex spellings.
+        try treeRows().values.sorted {
+            $0.owner.device != $1.owner.device ? $0.owner.device < $1.owner.device
+                : $0.owner.publicKey.lexicographicallyPrecedes($1.owner.publicKey)
+        }
     }
 
     /// The proof nodes stored, by tree id: `[lo, hi) -> hash`.

@@ -61,7 +61,7 @@ import Testing
         let studio = Studio(folder: try Folder(), server: server, url: try server.makeDatabase())
 
         // Two phones, each with a log of its own that signs a head after every game.
-        let simulated = try studio.run(["simulate", "--games", "40", "--seed", "11", "--per-device", "phones", "--devices", "Ann,Ben"])
+        let simulated = try studio.run(["simulate", "--games", "40", "--seed", "11", "--clock", "fixed", "--per-device", "phones", "--devices", "Ann,Ben"])
         try #require(simulated.status == 0, "\(simulated.stderr)")
         let annEvents = try studio.events(in: "phones/Ann.sqlite"), benEvents = try studio.events(in: "phones/Ben.sqlite")
         #expect(annEvents > 1_000 && benEvents > 1_000)
@@ -129,9 +129,9 @@ import Testing
         #expect(heads.stdout.contains("\u{2014} gamelog-collector "), "\(heads.stdout)")
         let checked = try studio.run(["verify", "--db", "phones/Ann.sqlite", "--heads", base])
         #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
-        // Ann's phone rolled back to its state after 20 games (the same seed and keys record
-        // the same first games): alone it verifies; against the collector's heads it is behind.
-        let earlier = try studio.run(["simulate", "--games", "20", "--seed", "11", "--per-device", "rolled-back", "--devices", "Ann,Ben"])
+        // Ann's phone rolled back to its state after 20 games (the same seed, clock and keys
+        // record the same first games): alone it verifies; against the collector's heads it is behind.
+        let earlier = try studio.run(["simulate", "--games", "20", "--seed", "11", "--clock", "fixed", "--per-device", "rolled-back", "--devices", "Ann,Ben"])
         try #require(earlier.status == 0, "\(earlier.stderr)")
         #expect(try studio.run(["verify", "--no-rerun", "--db", "rolled-back/Ann.sqlite"]).status == 0)
         let rolledBack = try studio.run(["verify", "--no-rerun", "--db", "rolled-back/Ann.sqlite", "--heads", base])
