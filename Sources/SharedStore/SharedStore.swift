@@ -127,11 +127,14 @@ public final class SharedStore: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
                 outcome.install(continuation)
-                let work = Task {
+                // Unstructured tasks do not inherit a task executor preference: without one
+                // they would need Swift's cooperative pool, which synchronous callers of
+                // ``wait(_:)`` may be holding whole (two tests at once on two cores did).
+                let work = Task(executorPreference: WaitExecutor.shared) {
                     do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
                 }
                 outcome.onCancel = { work.cancel() }
-                Task {
+                Task(executorPreference: WaitExecutor.shared) {
                     try? await Task.sleep(for: deadline)
                     if outcome.finish(.failure(SharedStoreError.unreachable(location: location,
                                                                             detail: "no answer within \(deadline) (the connection was closed)"))) {
@@ -228,7 +231,7 @@ extension SharedStore {
 
     /// Runs jobs on a concurrent Dispatch queue, whose threads are not the cooperative pool's
     /// (the queue starts more when its threads block).
-    private final class WaitExecutor: TaskExecutor {
+    final class WaitExecutor: TaskExecutor {
         static let shared = WaitExecutor()
         private let queue = DispatchQueue(label: "gamelog.shared-store.wait", attributes: .concurrent)
 

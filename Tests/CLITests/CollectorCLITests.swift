@@ -188,8 +188,8 @@ import Testing
         }
         #expect(try ask("/v1/heads").status == "401")
         #expect(try ask("/v1/heads", ["-H", "Authorization: Bearer \(readerToken)x"]).status == "401")
-        let heads = try ask("/v1/heads", ["-H", "Authorization: Bearer \(readerToken)"])
-        #expect(heads.status == "200" && heads.body.contains("cosignedNote"), "\(heads.body.prefix(300))")
+        let openHeads = try ask("/v1/heads", ["-H", "Authorization: Bearer \(readerToken)"])
+        #expect(openHeads.status == "200" && openHeads.body.contains("cosignedNote"), "\(openHeads.body.prefix(300))")
         // Enrolling needs the administrator's token; the reader's is not it.
         let enroll = try ask("/v1/devices", ["-H", "Authorization: Bearer \(readerToken)", "-H", "Content-Type: application/json",
                                              "--data", #"{"device":"Eve","publicKey":"\#(String(repeating: "ab", count: 32))"}"#])
