@@ -32,9 +32,10 @@ struct Serve: ParsableCommand {
             let model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games)
             var reader: (@Sendable (String) async throws -> Bool)?
             if let shared {
-                // The audits `verify --workers` stored are shown, not computed again.
+                // The audits `verify --workers` stored are shown, not computed again; the
+                // background audit checks the other games and the whole log's signatures.
                 let audits = try storedAudits(shared)
-                if try !model.useStoredAudits(audits) { model.auditInBackground() }
+                try model.useStoredAudits(audits)
                 if !audits.isEmpty {
                     Terminal.standardError("showing the audits `verify --workers` stored for \(audits.count) games")
                 }
@@ -42,9 +43,10 @@ struct Serve: ParsableCommand {
                 if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
                     reader = { token in try await shared.role(ofToken: token) != nil }
                 }
-            } else {
-                model.auditInBackground()
             }
+            // The list and the verdicts fill in while the pages already answer.
+            model.listInBackground()
+            model.auditInBackground()
             let path = shared.map { "\($0.location) as copied now" } ?? options.db
             let host = self.host
             let app = WebViewer.application(model, host: host, port: port, reader: reader) { port in

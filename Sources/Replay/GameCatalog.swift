@@ -59,8 +59,12 @@ public struct GameCatalog {
     ///   on without it. Without it, the first such event stops the pass.
     /// - Parameter perspective: whose view: a device's lists only the games its own
     ///   recordings show, as it knew them.
+    /// - Parameter found: called with each conversation's games as soon as it is folded
+    ///   (in the order conversations end in the log), for a reader that shows them while
+    ///   the pass goes on.
     public init(store: EventStore, verify: Bool = true, games registry: GameRegistry, progress: ((Int) -> Void)? = nil,
-                skippingDamaged damaged: ((Error) -> Void)? = nil, as perspective: Perspective = .auditor) throws {
+                skippingDamaged damaged: ((Error) -> Void)? = nil, as perspective: Perspective = .auditor,
+                found: (([GameSummary]) -> Void)? = nil) throws {
         var games: [GameSummary] = [], streams: [ConversationID: Set<UUID>] = [:]
         var eventCounts: [ConversationID: Int] = [:], kinds: [ConversationID: String] = [:]
         let origins = try store.forkOrigins()
@@ -72,7 +76,9 @@ public struct GameCatalog {
             kinds[conversation] = done.state.kind
             // A device's view holds only that device: conversations it was not in list no game.
             if case .device(let device) = perspective, done.state.devices[device] == nil { return }
-            games += Self.summaries(of: done.state, origin: origins[conversation.uuid])
+            let summaries = Self.summaries(of: done.state, origin: origins[conversation.uuid])
+            games += summaries
+            found?(summaries)
         }
         self.games = games.sorted { $0.firstPosition < $1.firstPosition }
         self.streams = streams
@@ -136,8 +142,10 @@ extension GameCatalog {
     /// - Parameters:
     ///   - offset: how many games to skip, in order of each game's first mention.
     ///   - limit: the most games to list.
+    /// - Parameter damaged: called with each event of the page's games that cannot be
+    ///   read; the game is folded without it. Without it, such an event fails the page.
     public static func page(store: EventStore, games registry: GameRegistry, offset: Int, limit: Int,
-                            as perspective: Perspective = .auditor) throws -> GamePage {
+                            as perspective: Perspective = .auditor, skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> GamePage {
         guard try store.catalogIsComplete() else {
             let all = try GameCatalog(store: store, games: registry, as: perspective).games
             return GamePage(games: Array(all.dropFirst(offset).prefix(limit)), total: all.count, offset: offset)
@@ -149,7 +157,8 @@ extension GameCatalog {
         var folded = Set<ConversationID>()
         for (_, conversation) in wanted where folded.insert(conversation).inserted {
             let replayer = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation),
-                                        games: registry)
+                                        skippingDamaged: damaged != nil, games: registry)
+            replayer.damaged.forEach { damaged?($0) }
             let state = try replayer.state(at: replayer.stepCount, as: perspective)
             if case .device(let device) = perspective, state.devices[device] == nil { continue }
             let ids = Set(wanted.filter { $0.conversation == conversation }.map { $0.game.uuid.uuidString.lowercased() })

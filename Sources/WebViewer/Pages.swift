@@ -29,14 +29,25 @@ enum Pages {
         var kind: String?
         var status: String?
         var result: String?
+        /// The audit's verdict: `ok`, `errors` or `checking`.
+        var audit: String?
         var page = 1
         static let pageSize = 50
+        static let verdicts = ["ok", "errors", "checking"]
+
+        var isFiltered: Bool { kind != nil || status != nil || result != nil || audit != nil }
+    }
+
+    /// A game's verdict in the list's words.
+    static func verdictWord(_ verdict: ViewerModel.Verdict?) -> String {
+        guard let verdict else { return "checking" }
+        return verdict.errors == 0 ? "ok" : "errors"
     }
 
     static func games(_ model: ViewerModel, _ query: GamesQuery) throws -> String {
-        let audit = model.auditStatus
         let shown: ArraySlice<GameSummary>, matchCount: Int, gameCount: Int, pages: Int, pageNumber: Int
-        if query.kind == nil && query.status == nil && query.result == nil {
+        var partial: HTML = ""
+        if !query.isFiltered {
             // No filter: one page, folded alone.
             let first = try model.page(offset: (max(1, query.page) - 1) * GamesQuery.pageSize, limit: GamesQuery.pageSize)
             pages = max(1, (first.total + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
@@ -45,16 +56,23 @@ enum Pages {
                 : try model.page(offset: (pageNumber - 1) * GamesQuery.pageSize, limit: GamesQuery.pageSize)
             (shown, matchCount, gameCount) = (listed.games[...], listed.total, listed.total)
         } else {
-            // A filter reads every game's status and result: the whole log, folded once and kept.
-            let all = try model.summaries()
-            let matching = all.filter { game in
+            // A filter reads every game's status and result: the list the background pass
+            // has read so far, never a wait for the whole log.
+            let listing = model.list()
+            let matching = listing.games.filter { game in
                 (query.kind.map { $0 == game.kind } ?? true) && (query.status.map { $0 == game.status } ?? true)
                     && (query.result.map { game.result.localizedCaseInsensitiveContains($0) } ?? true)
+                    && (query.audit.map { $0 == verdictWord(model.verdict(of: game)) } ?? true)
             }
             pages = max(1, (matching.count + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
             pageNumber = min(max(1, query.page), pages)
             shown = matching.dropFirst((pageNumber - 1) * GamesQuery.pageSize).prefix(GamesQuery.pageSize)
-            (matchCount, gameCount) = (matching.count, all.count)
+            (matchCount, gameCount) = (matching.count, listing.games.count)
+            if let failure = listing.failure {
+                partial = "<p class=bad id=partial>The game list could not be read whole (\(failure)); these filters cover the \(listing.games.count) games read before that.</p>"
+            } else if !listing.isComplete {
+                partial = "<p class=pending id=partial>Still reading the log: the filters cover the \(listing.games.count) games read so far. Reload for more.</p>"
+            }
         }
         func option(_ value: String, _ selected: String?, label: String? = nil) -> HTML {
             let label = label ?? value
@@ -65,10 +83,11 @@ enum Pages {
         for game in shown {
             let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             let status: HTML
-            if let audit {
-                let problems = (audit[game.id] ?? []) + (audit[game.conversation] ?? [])
-                let errors = problems.filter { $0.severity == .error }.count
-                status = errors == 0 ? "<span class=ok>ok</span>" : "<span class=bad>\(errors) errors</span>"
+            if let verdict = model.verdict(of: game) {
+                let pending: HTML = verdict.isWhole ? "" : " <small class=pending title=\"the whole log's chain and signatures are still being checked\">(log-wide checks pending)</small>"
+                let damage: HTML = verdict.damaged.isEmpty ? ""
+                    : " <span class=\"bad damaged\">damaged at position \(verdict.damaged.prefix(3).map(String.init).joined(separator: ", "))</span>"
+                status = verdict.errors == 0 ? "<span class=ok>ok</span>\(pending)" : "<span class=bad>\(verdict.errors) error\(verdict.errors == 1 ? "" : "s")</span>\(damage)\(pending)"
             } else {
                 status = "<span class=pending>checking…</span>"
             }
@@ -86,22 +105,41 @@ enum Pages {
                 if let kind = query.kind { parts.append("kind=\(percentEncoded(kind))") }
                 if let status = query.status { parts.append("status=\(percentEncoded(status))") }
                 if let result = query.result { parts.append("result=\(percentEncoded(result))") }
+                if let audit = query.audit { parts.append("audit=\(percentEncoded(audit))") }
                 return "<a href=\"/games?\(parts.joined(separator: "&"))\">\(label)</a>"
             }
             pager = "<p class=pager>\(pageNumber > 1 ? link(pageNumber - 1, "← previous") : "") page \(pageNumber) of \(pages) \(pageNumber < pages ? link(pageNumber + 1, "next →") : "")</p>"
         }
         let body: HTML = """
-            <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) games</p>\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged events were left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)</header>
+            <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) games</p>\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged events were left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)\(auditLine(model))</header>
             <form class=filters method=get action="/games">
             <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) })</select></label>
             <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status, label: words($0)) })</select></label>
             <label>result <input name=result value="\(query.result ?? "")" placeholder="e.g. Alice"></label>
-            <button>filter</button></form>
+            <label>audit <select name=audit><option value="">all</option>\(GamesQuery.verdicts.map { option($0, query.audit) })</select></label>
+            <button>filter</button></form>\(partial)
             <table id=games><thead><tr><th>game</th><th>kind</th><th>players</th><th>status</th><th>result</th><th>events</th>
             <th>time</th><th>audit</th></tr></thead><tbody>\(rows)</tbody></table>
             \(matchCount == 0 ? "<p>No game matches.</p>" as HTML : "")\(pager)
             """
         return page(title: "games", body: body)
+    }
+
+    /// How far the background audit has come, and what the whole log's own checks found.
+    static func auditLine(_ model: ViewerModel) -> HTML {
+        let progress = model.auditProgress
+        var parts: [HTML] = []
+        if let total = progress.of, progress.checked < total {
+            parts.append("<span class=pending>checking games: \(progress.checked) of \(total) conversations</span>")
+        }
+        if let whole = model.logWideFindings {
+            let errors = whole.filter { $0.severity == .error }
+            parts.append(errors.isEmpty ? "<span class=ok>the whole log's chain, signatures and catalog: no errors</span>"
+                         : "<span class=bad>the whole log's chain, signatures and catalog: \(errors.count) error\(errors.count == 1 ? "" : "s") (`gamelog verify` lists them)</span>")
+        } else if progress.of != nil {
+            parts.append("<span class=pending>the whole log's chain and signatures: checking…</span>")
+        }
+        return parts.isEmpty ? "" : "<p id=auditProgress>\(parts.map { $0 }.joined(separator: " · "))</p>"
     }
 
     /// A status as a person reads it: `inProgress` is "in progress".

@@ -8,24 +8,56 @@ import Projections
 import Replay
 import Rerun
 
-/// What the viewer knows of one log, opened read-only: the game index (read once),
-/// the game list, recently opened games, and audit findings. Every read goes through
-/// one lock: SQLite connections and replayers are not shared between threads.
+/// What the viewer knows of one log, opened read-only: the game index, the game list
+/// (read in the background, shown as it grows), recently opened games, and audit
+/// findings (computed in the background, game by game, first games first).
+///
+/// No lock spans a request's work: reads go through connections of their own (a small
+/// pool), each open game has a lock of its own (its replayer caches folds), and the
+/// shared tables are locked only to look up or store a finished result.
 public final class ViewerModel: @unchecked Sendable {
     public let path: String
     public let games: GameRegistry
-    private let lock = NSLock()
-    private let store: EventStore
-    private let index: GameIndex
+    private let readers: ReaderPool
+    /// The index made at opening. A log without a complete catalog was scanned for it,
+    /// and that scan is kept; with the catalog, each request asks its own connection.
+    private let openingIndex: GameIndex
     private let origins: [UUID: ForkOrigin]
-    private var catalog: [GameSummary]?
-    private var replayers: [ConversationID: Replayer] = [:]
+
+    /// Guards every table below; held only to read or store an entry.
+    private let lock = NSLock()
+    private var open: [ConversationID: OpenGame] = [:]
     private var recent: [ConversationID] = []
-    private var findings: [ConversationID: [Finding]] = [:]
-    /// Set once the whole log's audit (run in the background) is done.
-    private var audited: [String: [Finding]]?
+    private var checks: [ConversationID: [Finding]] = [:]
+    private var signatures: [ConversationID: [Finding]] = [:]
+    /// The whole log's own checks (structure, chain, signatures, catalog) once done.
+    private var logWide: [Finding]?
     /// Audits a shared store keeps (`verify --workers`), by conversation.
     private var stored: [ConversationID: StoredAudit] = [:]
+    /// The game list as the background pass has read it so far.
+    private var listed: [GameSummary] = []
+    private var listIsComplete = false
+    private var listFailure: String?
+    private var listedSorted: [GameSummary]?
+    private var conversationsChecked = 0
+    private var conversationCount: Int?
+
+    /// How many open games keep their replayer (each holds its events and some states).
+    static let openGames = 64
+
+    /// One open game: its replayer and the lock its folds take.
+    final class OpenGame: @unchecked Sendable {
+        let lock = NSLock()
+        let replayer: Replayer
+
+        init(_ replayer: Replayer) { self.replayer = replayer }
+
+        func locked<T>(_ body: (Replayer) throws -> T) rethrows -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return try body(replayer)
+        }
+    }
 
     /// One conversation's audit as `verify --workers` stored it in a shared store.
     public struct StoredAudit: Sendable {
@@ -45,9 +77,10 @@ public final class ViewerModel: @unchecked Sendable {
     public init(path: String, games: GameRegistry) throws {
         self.path = path
         self.games = games
-        store = try EventStore(path: path, access: .readOnly)
-        index = try GameIndex(store: store)
+        let store = try EventStore(path: path, access: .readOnly)
+        openingIndex = try GameIndex(store: store)
         origins = try store.forkOrigins()
+        readers = ReaderPool(path: path, first: store, capacity: max(4, ProcessInfo.processInfo.activeProcessorCount * 2))
     }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
@@ -56,73 +89,149 @@ public final class ViewerModel: @unchecked Sendable {
         return try body()
     }
 
-    /// Every game, folded once and kept. A damaged event is left out (and counted in
-    /// ``damagedEvents``) instead of hiding every game, as `gamelog games` does.
-    public func summaries() throws -> [GameSummary] {
-        try locked {
-            if let catalog { return catalog }
-            var damaged = 0
-            let made = try GameCatalog(store: store, games: games, skippingDamaged: { _ in damaged += 1 }).games
-            catalog = made
-            damagedEvents = damaged
-            return made
+    /// Runs `body` with a connection of its own and the index that goes with it.
+    private func reading<T>(_ body: (EventStore, GameIndex) throws -> T) throws -> T {
+        try readers.with { reader in
+            try body(reader, openingIndex.usesCatalog ? try GameIndex(store: reader) : openingIndex)
         }
     }
 
-    /// Events the game list had to leave out because they cannot be read (known once the list was folded whole).
-    public private(set) var damagedEvents = 0
+    /// Runs a request's work off Swift's cooperative pool (see ``WorkQueue``).
+    public func work<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await WorkQueue.shared.run(body)
+    }
 
-    /// A page of the game list, without folding the whole log when its catalog is complete.
-    /// A page holding a damaged game falls back to the whole list, which leaves the damage out.
-    public func page(offset: Int, limit: Int) throws -> GamePage {
-        let fast: GamePage? = try locked {
-            if let catalog {
-                return GamePage(games: Array(catalog.dropFirst(offset).prefix(limit)), total: catalog.count, offset: offset)
-            }
-            do {
-                return try GameCatalog.page(store: store, games: games, offset: offset, limit: limit)
-            } catch is EventStoreError {
-                return nil
-            } catch is ReplayError {
-                return nil
-            }
+    // MARK: The game list
+
+    /// Every game, the whole log folded now (for tests and callers that need the whole
+    /// list at once; the pages use ``list()``, which never waits for the log).
+    public func summaries() throws -> [GameSummary] {
+        if let complete = locked({ listIsComplete ? sortedList() : nil }) { return complete }
+        var damaged = 0
+        let made = try readers.with { try GameCatalog(store: $0, games: games, skippingDamaged: { _ in damaged += 1 }).games }
+        locked {
+            listed = made
+            listedSorted = made
+            listIsComplete = true
+            self.damaged = damaged
         }
-        if let fast { return fast }
-        let all = try summaries()
-        return GamePage(games: Array(all.dropFirst(offset).prefix(limit)), total: all.count, offset: offset)
+        return made
+    }
+
+    /// The game list as read so far, and whether it is the whole log's.
+    public struct Listing: Sendable {
+        public var games: [GameSummary]
+        public var isComplete: Bool
+        /// Why the background pass stopped, if it failed.
+        public var failure: String?
+    }
+
+    /// The games the background pass has read so far (all of them once it is done), in list order.
+    public func list() -> Listing {
+        locked { Listing(games: sortedList(), isComplete: listIsComplete, failure: listFailure) }
+    }
+
+    /// Under the lock.
+    private func sortedList() -> [GameSummary] {
+        if let listedSorted { return listedSorted }
+        let sorted = listed.sorted { $0.firstPosition < $1.firstPosition }
+        listedSorted = sorted
+        return sorted
+    }
+
+    /// Events the game list had to leave out because they cannot be read (known once the list was folded whole).
+    public var damagedEvents: Int { locked { max(damaged, damagedSeen.count) } }
+    private var damaged = 0
+    /// Damaged events met by pages folded before the list was read whole.
+    private var damagedSeen: Set<Int64> = []
+
+    /// Reads the whole game list on a connection of its own, adding each conversation's
+    /// games as soon as they are folded, so filters answer at once with what is known.
+    public func listInBackground() {
+        let path = self.path, games = self.games
+        Thread { [weak self] in
+            var damaged = 0
+            do {
+                let reader = try EventStore(path: path, access: .readOnly)
+                let all = try GameCatalog(store: reader, games: games, skippingDamaged: { _ in damaged += 1 }, found: { found in
+                    self?.locked {
+                        self?.listed += found
+                        self?.listedSorted = nil
+                    }
+                }).games
+                self?.locked {
+                    self?.listed = all
+                    self?.listedSorted = all
+                    self?.listIsComplete = true
+                    self?.damaged = damaged
+                }
+            } catch {
+                self?.locked { self?.listFailure = String(describing: error) }
+            }
+        }.start()
+    }
+
+    /// A page of the game list: from the list once it is read whole, else from the
+    /// catalog, folding only the page's conversations (a damaged event left out and counted).
+    public func page(offset: Int, limit: Int) throws -> GamePage {
+        if let complete = locked({ listIsComplete ? sortedList() : nil }) {
+            return GamePage(games: Array(complete.dropFirst(offset).prefix(limit)), total: complete.count, offset: offset)
+        }
+        var found: [Int64] = []
+        let page = try readers.with {
+            try GameCatalog.page(store: $0, games: games, offset: offset, limit: limit, skippingDamaged: { found += [$0.position ?? 0] })
+        }
+        if !found.isEmpty { locked { damagedSeen.formUnion(found) } }
+        return page
     }
 
     /// The games of one conversation, as its replayer folds them.
     public func summaries(of conversation: ConversationID) throws -> [GameSummary] {
-        let replayer = try replayer(conversation)
-        let state = try replayer.state(at: replayer.stepCount)
+        let state = try withReplayer(conversation) { try $0.state(at: $0.stepCount) }
         return GameCatalog.summaries(of: state, origin: origins[conversation.uuid])
     }
 
     /// The kinds of game this viewer knows.
     public var kinds: [String] { games.kinds }
 
+    // MARK: One game
+
     /// The conversation (and game) an id names.
     public func resolve(_ id: String) throws -> (conversation: ConversationID, game: SessionID?) {
-        try locked { try index.resolve(id) }
+        try reading { _, index in try index.resolve(id) }
     }
 
-    /// A conversation's replayer; the last 16 opened are kept.
-    public func replayer(_ conversation: ConversationID) throws -> Replayer {
-        try locked {
-            if let known = replayers[conversation] {
-                recent.removeAll { $0 == conversation }
-                recent.append(conversation)
-                return known
-            }
-            // A damaged event is left out and named on the page, not a page that fails.
-            let made = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation),
-                                    skippingDamaged: true, games: games)
-            replayers[conversation] = made
+    private func openGame(_ conversation: ConversationID) throws -> OpenGame {
+        if let known = locked({ () -> OpenGame? in
+            guard let known = open[conversation] else { return nil }
+            recent.removeAll { $0 == conversation }
             recent.append(conversation)
-            if recent.count > 16 { replayers[recent.removeFirst()] = nil }
+            return known
+        }) { return known }
+        // Read outside the lock: another game's request goes on meanwhile. Two requests
+        // for the same new game may both read it; the first kept wins.
+        let made = try reading { reader, index in
+            // A damaged event is left out and named on the page, not a page that fails.
+            OpenGame(try Replayer(store: reader, conversation: conversation, streams: try index.streams(of: conversation),
+                                  skippingDamaged: true, games: games))
+        }
+        return locked {
+            if let raced = open[conversation] { return raced }
+            open[conversation] = made
+            recent.append(conversation)
+            if recent.count > Self.openGames { open[recent.removeFirst()] = nil }
             return made
         }
+    }
+
+    /// Runs `body` on a conversation's replayer, alone on it: replayers cache folds.
+    public func withReplayer<T>(_ conversation: ConversationID, _ body: (Replayer) throws -> T) throws -> T {
+        try openGame(conversation).locked(body)
+    }
+
+    /// A conversation's replayer (its events and devices; fold it through ``withReplayer(_:_:)``).
+    public func replayer(_ conversation: ConversationID) throws -> Replayer {
+        try openGame(conversation).replayer
     }
 
     /// Every device of a conversation (whatever the view), in order: their colours in the page.
@@ -133,100 +242,153 @@ public final class ViewerModel: @unchecked Sendable {
     /// The steps `perspective` steps through: the conversation's, or a device's own
     /// events alone (numbered as its own steps, so nothing of the others shows).
     public func view(_ conversation: ConversationID, as perspective: Perspective) throws -> Replayer {
-        let replayer = try replayer(conversation)
-        return locked { replayer.seen(by: perspective) }
+        try withReplayer(conversation) { $0.seen(by: perspective) }
     }
 
     /// Each step of `range` (of the perspective's own steps) with the states around it, in one pass.
     public func forEachStep(_ conversation: ConversationID, in range: ClosedRange<Int>, as perspective: Perspective,
                             _ body: (Int, ConversationState, ConversationState, RecordedEvent) throws -> Void) throws {
-        let replayer = try view(conversation, as: perspective)
-        try locked { try replayer.forEachStep(in: range, as: perspective, body) }
+        try withReplayer(conversation) { try $0.seen(by: perspective).forEachStep(in: range, as: perspective, body) }
     }
 
     /// The state at a step (of the perspective's own steps) as a perspective sees it.
-    /// Replayers cache folds, so this runs under the lock too.
     public func state(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> ConversationState {
-        let replayer = try view(conversation, as: perspective)
-        return try locked { try replayer.state(at: step, as: perspective) }
+        try withReplayer(conversation) { try $0.seen(by: perspective).state(at: step, as: perspective) }
     }
 
     /// The event of a step (of the perspective's own steps) as the perspective may see it.
     public func viewedEvent(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> RecordedEvent? {
-        let replayer = try view(conversation, as: perspective)
-        return locked { replayer.viewedEvent(at: step, as: perspective) }
-    }
-
-    /// The audit findings of one conversation (every check, the re-run included).
-    public func findings(_ conversation: ConversationID) throws -> [Finding] {
-        if let known = locked({ findings[conversation] }) { return known }
-        if let kept = locked({ stored[conversation] }) {
-            // Stored by `verify --workers`: only the signatures are checked here.
-            let streams = try locked { try index.streams(of: conversation) }
-            let found = Auditor.ordered(kept.findings + (try signatureFindings(conversation, streams: streams)))
-            locked { findings[conversation] = found }
-            return found
-        }
-        let replayer = try replayer(conversation)
-        // The game's own checks and its re-run, from the events already read: the whole
-        // log's chain is the background audit's, so opening a game costs the same in a big log.
-        // The game's signatures too: each of its devices' trees, as `verify GAME` checks them.
-        let signatures = try signatureFindings(conversation, streams: Set(replayer.events.map(\.stream)))
-        let found = locked {
-            Auditor(games: games).check(conversation, replayer.events)
-                + Auditor.findings(Rerunner(games: games).rerun(recordingsOf: replayer.events))
-        } + signatures
-        locked { findings[conversation] = found }
-        return found
-    }
-
-    /// The signatures of a conversation's recordings: each of its devices' trees, as `verify GAME` checks them.
-    private func signatureFindings(_ conversation: ConversationID, streams: Set<UUID>) throws -> [Finding] {
-        try locked {
-            try Auditor.signatures(store, streams: streams, conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
-        }
+        try withReplayer(conversation) { $0.seen(by: perspective).viewedEvent(at: step, as: perspective) }
     }
 
     /// Where a fork came from.
     public func origin(_ conversation: ConversationID) -> ForkOrigin? { origins[conversation.uuid] }
 
-    /// The audit status of each game once the background audit is done, by game id.
-    public var auditStatus: [String: [Finding]]? { locked { audited } }
+    // MARK: Audits
+
+    /// The audit findings of one conversation: every check of it (the re-run and its
+    /// stored snapshots included) and its devices' signatures, as `verify GAME` checks them.
+    public func findings(_ conversation: ConversationID) throws -> [Finding] {
+        let known = locked { (checks[conversation] ?? stored[conversation]?.findings, signatures[conversation]) }
+        let checked = try known.0 ?? check(conversation)
+        let signed: [Finding]
+        if let found = known.1 {
+            signed = found
+        } else {
+            let streams = try reading { _, index in try index.streams(of: conversation) }
+            signed = try readers.with { reader in
+                try Auditor.signatures(reader, streams: streams,
+                                       conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
+            }
+            locked { signatures[conversation] = signed }
+        }
+        return Auditor.ordered(checked + signed)
+    }
+
+    /// The checks of one conversation (without the signatures), computed and kept.
+    /// A conversation with a damaged event is checked on the events that read (as its
+    /// page shows them), with a finding for each damaged one, so its verdict says so.
+    func check(_ conversation: ConversationID) throws -> [Finding] {
+        let found: [Finding]
+        do {
+            found = try reading { reader, index in
+                try Auditor(games: games).conversationFindings(reader, conversation: conversation, streams: try index.streams(of: conversation))
+            }
+        } catch {
+            let replayer = try replayer(conversation)
+            guard !replayer.damaged.isEmpty else { throw error }
+            let auditor = Auditor(games: games)
+            let game = conversation.uuid.uuidString.lowercased()
+            found = Auditor.ordered(replayer.damaged.map { damage in
+                Finding(.error, .integrity, position: damage.position, game: game, rule: "readable-event",
+                        expected: "an event that reads and matches its hash", found: damage.description)
+            } + auditor.check(conversation, replayer.events) + Auditor.findings(Rerunner(games: games).rerun(recordingsOf: replayer.events)))
+        }
+        locked { checks[conversation] = found }
+        return found
+    }
+
+    /// What is known of a game's audit for the list: its errors, and whether the checks
+    /// that cover the whole log (chain, signatures) are in them yet; nil until its
+    /// conversation is checked.
+    public struct Verdict: Sendable, Equatable {
+        public var errors: Int
+        public var isWhole: Bool
+        /// Log positions of the game's events that could not be read.
+        public var damaged: [Int64] = []
+    }
+
+    /// The verdict of each listed game known so far.
+    public func verdict(of game: GameSummary) -> Verdict? {
+        locked {
+            guard let conversation = UUID(uuidString: game.conversation).map(ConversationID.init) else { return nil }
+            guard let checked = checks[conversation] ?? stored[conversation]?.findings else { return nil }
+            let names: Set<String> = [game.id, game.conversation]
+            let about = { (finding: Finding) in names.contains((finding.game ?? game.conversation).lowercased()) }
+            let errors = { (findings: [Finding]) in findings.filter { $0.severity == .error && about($0) }.count }
+            let damaged = checked.filter { $0.rule == "readable-event" }.compactMap(\.position)
+            if let signed = signatures[conversation] {
+                return Verdict(errors: errors(checked) + errors(signed), isWhole: true, damaged: damaged)
+            }
+            guard let logWide else { return Verdict(errors: errors(checked), isWhole: false, damaged: damaged) }
+            // Findings of the whole log that name no game count against none.
+            return Verdict(errors: errors(checked) + logWide.filter { $0.severity == .error && $0.game.map { names.contains($0.lowercased()) } == true }.count,
+                           isWhole: true, damaged: damaged)
+        }
+    }
+
+    /// How far the background audit has come: conversations checked, of how many, and
+    /// whether the whole log's own checks are done.
+    public var auditProgress: (checked: Int, of: Int?, logWideDone: Bool) {
+        locked { (conversationsChecked, conversationCount, logWide != nil) }
+    }
+
+    /// The whole log's own findings once checked (structure, chain, signatures, catalog).
+    public var logWideFindings: [Finding]? { locked { logWide } }
 
     /// The stored audit a game's findings come from, if any.
     public func storedAudit(_ conversation: ConversationID) -> StoredAudit? { locked { stored[conversation] } }
 
-    /// Shows the audits a shared store keeps instead of checking those games again. When
-    /// they cover every conversation, the game list's audit column comes from them and
-    /// returns true (no background audit is needed); else it returns false.
+    /// Shows the audits a shared store keeps instead of checking those games again.
+    /// Returns whether they cover every conversation.
     @discardableResult
     public func useStoredAudits(_ audits: [ConversationID: StoredAudit]) throws -> Bool {
-        let conversations = try locked { try index.conversations() }
-        let covered = conversations.allSatisfy { audits[$0] != nil }
+        let conversations = try reading { _, index in try index.conversations() }
         locked {
             stored = audits
-            findings = [:]
-            if covered {
-                var byGame: [String: [Finding]] = [:]
-                for (conversation, audit) in audits {
-                    for finding in audit.findings { byGame[(finding.game ?? conversation.uuid.uuidString).lowercased(), default: []].append(finding) }
-                }
-                audited = byGame
-            }
+            checks = [:]
         }
-        return covered
+        return conversations.allSatisfy { audits[$0] != nil }
     }
 
-    /// Audits the whole log once, on a connection of its own, then keeps each game's findings.
+    /// Audits the log in the background on a connection of its own: each conversation in
+    /// the order of the list (its verdict shows as soon as it is known), then the whole
+    /// log's own checks. A conversation already checked (a page asked first, or a stored
+    /// audit) is not checked again.
     public func auditInBackground() {
         let path = self.path, games = self.games
-        let thread = Thread { [weak self] in
-            guard let reader = try? EventStore(path: path, access: .readOnly),
-                  let found = try? Auditor(games: games).audit(reader) else { return }
-            var byGame: [String: [Finding]] = [:]
-            for finding in found { byGame[(finding.game ?? "").lowercased(), default: []].append(finding) }
-            self?.locked { self?.audited = byGame }
-        }
-        thread.start()
+        Thread { [weak self] in
+            guard let reader = try? EventStore(path: path, access: .readOnly) else { return }
+            let auditor = Auditor(games: games)
+            if let index = try? GameIndex(store: reader), let conversations = try? index.conversations() {
+                self?.locked { self?.conversationCount = conversations.count }
+                for conversation in conversations {
+                    guard let self else { return }
+                    let known = self.locked { self.checks[conversation] != nil || self.stored[conversation] != nil }
+                    if !known, let streams = try? index.streams(of: conversation) {
+                        if let found = try? auditor.conversationFindings(reader, conversation: conversation, streams: streams) {
+                            self.locked { self.checks[conversation] = found }
+                        } else {
+                            // Damaged: checked as its page shows it, the damage named.
+                            _ = try? self.check(conversation)
+                        }
+                    }
+                    self.locked { self.conversationsChecked += 1 }
+                }
+            }
+            let whole = (try? auditor.logFindings(reader).findings)
+                ?? [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read", found: "it could not be read whole")]
+            self?.locked { self?.logWide = whole }
+        }.start()
     }
 }

@@ -31,22 +31,26 @@ public enum WebViewer {
             Response(status: .seeOther, headers: [.location: "/games"])
         }
         router.get("/games") { request, _ in
-            try respond(html: true) {
-                let q = request.uri.queryParameters
-                let page = try q["page"].map { text -> Int in
+            let q = request.uri.queryParameters
+            let (kind, status, result, audit, pageText) = (nonEmpty(q["kind"]), nonEmpty(q["status"]), nonEmpty(q["result"]),
+                                                           nonEmpty(q["audit"]), nonEmpty(q["page"]))
+            return await respond(model, html: true) {
+                let page = try pageText.map { text -> Int in
                     guard let n = Int(text), n >= 1 else { throw ViewerError.badParameter("page '\(text)' is not a page number") }
                     // Past the last page shows the last; a huge number must not overflow the offset.
                     return min(n, Int(Int32.max))
                 } ?? 1
-                return try Pages.games(model, Pages.GamesQuery(kind: nonEmpty(q["kind"]), status: nonEmpty(q["status"]),
-                                                               result: nonEmpty(q["result"]), page: page))
+                if let audit, !Pages.GamesQuery.verdicts.contains(audit) {
+                    throw ViewerError.badParameter("audit '\(audit)' is not one of \(Pages.GamesQuery.verdicts.joined(separator: ", "))")
+                }
+                return try Pages.games(model, Pages.GamesQuery(kind: kind, status: status, result: result, audit: audit, page: page))
             }
         }
         router.get("/games/:id") { request, context in
-            try respond(html: true) {
-                let id = try gameID(context)
-                return try Pages.game(model, id: id, step: try step(request.uri.queryParameters["step"]),
-                                      perspective: nonEmpty(request.uri.queryParameters["as"]))
+            let id = try gameID(context)
+            let (stepText, view) = (request.uri.queryParameters["step"].map(String.init), nonEmpty(request.uri.queryParameters["as"]))
+            return await respond(model, html: true) {
+                try Pages.game(model, id: id, step: try step(stepText), perspective: view)
             }
         }
         // The viewer's own style sheet and script: files, so no page needs inline script.
@@ -62,15 +66,16 @@ public enum WebViewer {
         // 100); a page shorter than per_page is the last.
         router.get("/api/games") { request, _ in
             let query = request.uri.queryParameters
-            return try respond(html: false) {
-                let page = try count(query["page"], name: "page", default: 1, range: 1...Int(Int32.max))
-                let perPage = try count(query["per_page"], name: "per_page", default: 100, range: 1...1_000)
+            let (pageText, perPageText) = (query["page"].map(String.init), query["per_page"].map(String.init))
+            return await respond(model, html: false) {
+                let page = try count(pageText, name: "page", default: 1, range: 1...Int(Int32.max))
+                let perPage = try count(perPageText, name: "per_page", default: 100, range: 1...1_000)
                 return try json(try model.page(offset: (page - 1) * perPage, limit: perPage).games)
             }
         }
         router.get("/api/games/:id") { _, context in
-            try respond(html: false) {
-                let id = try gameID(context)
+            let id = try gameID(context)
+            return await respond(model, html: false) {
                 let (conversation, session) = try model.resolve(id)
                 let replayer = try model.replayer(conversation)
                 let summaries = try model.summaries(of: conversation).filter {
@@ -85,17 +90,19 @@ public enum WebViewer {
             }
         }
         router.get("/api/games/:id/steps/:step") { request, context in
-            try respond(html: false) {
-                let (conversation, _) = try model.resolve(try gameID(context))
+            let (id, stepText, view) = (try gameID(context), context.parameters.get("step").map { String($0) },
+                                        nonEmpty(request.uri.queryParameters["as"]))
+            return await respond(model, html: false) {
+                let (conversation, _) = try model.resolve(id)
                 let perspective: Perspective
                 do {
-                    perspective = try model.replayer(conversation).perspective(nonEmpty(request.uri.queryParameters["as"]) ?? "auditor")
+                    perspective = try model.replayer(conversation).perspective(view ?? "auditor")
                 } catch {
                     throw ViewerError.badParameter("as: \(error)")
                 }
                 // A device's steps are its own events'.
                 let replayer = try model.view(conversation, as: perspective)
-                guard let n = try step(context.parameters.get("step")), (0...replayer.stepCount).contains(n) else {
+                guard let n = try step(stepText), (0...replayer.stepCount).contains(n) else {
                     throw ViewerError.badParameter("the step must be in 0...\(replayer.stepCount)")
                 }
                 let state = try model.state(conversation, at: n, as: perspective)
@@ -103,8 +110,9 @@ public enum WebViewer {
             }
         }
         router.get("/api/verify/:id") { _, context in
-            try respond(html: false) {
-                let (conversation, _) = try model.resolve(try gameID(context))
+            let id = try gameID(context)
+            return await respond(model, html: false) {
+                let (conversation, _) = try model.resolve(id)
                 let findings = try model.findings(conversation)
                 let document = VerifyDocument(ok: !findings.contains { $0.severity == .error },
                                               notCheckable: findings.filter { $0.severity == .notCheckable }.count, findings: findings)
@@ -168,7 +176,7 @@ public enum WebViewer {
     }
 
     /// A whole-number query parameter within `range`, or its default when absent.
-    static func count(_ value: Substring?, name: String, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
+    static func count(_ value: String?, name: String, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
         guard let value, !value.isEmpty else { return fallback }
         guard let n = Int(value), range.contains(n) else {
             throw ViewerError.badParameter("\(name) '\(value)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
@@ -186,13 +194,23 @@ public enum WebViewer {
         try JSONStyle.text(encoding: value)
     }
 
-    /// Runs a page or API body, answering errors with their status: unknown ids 404,
-    /// bad parameters 400, anything else 500; JSON errors under /api.
-    static func respond(html: Bool, _ body: () throws -> String) throws -> Response {
+    /// Runs a page or API body on the viewer's own threads (see ``WorkQueue``), answering
+    /// errors with their status: unknown ids 404, bad parameters 400, anything else 500;
+    /// JSON errors under /api.
+    static func respond(_ model: ViewerModel, html: Bool, _ body: @escaping @Sendable () throws -> String) async -> Response {
         do {
-            let text = try body()
+            let text = try await model.work(body)
             return Response(status: .ok, headers: [.contentType: html ? "text/html; charset=utf-8" : "application/json"],
                             body: .init(byteBuffer: ByteBuffer(string: text)))
+        } catch {
+            return errorResponse(for: error, html: html)
+        }
+    }
+
+    /// The answer to a failed page or API body.
+    static func errorResponse(for error: Error, html: Bool) -> Response {
+        do {
+            throw error
         } catch let error as ReplayError {
             switch error {
             case .noSuchGame: return errorResponse(.notFound, error.description, html: html)

@@ -1,0 +1,106 @@
+import EventStore
+import Foundation
+
+/// Read-only connections to one log, lent one at a time: SQLite connections are not
+/// shared between threads, and one connection for every request made each request
+/// wait for all the others.
+final class ReaderPool: @unchecked Sendable {
+    let path: String
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var idle: [EventStore]
+    private var opened: Int
+    private let capacity: Int
+
+    /// - Parameter first: a connection already open (the one that checked the file).
+    init(path: String, first: EventStore, capacity: Int) {
+        self.path = path
+        idle = [first]
+        opened = 1
+        self.capacity = max(1, capacity)
+    }
+
+    /// Runs `body` with a connection of its own, opening one while fewer than `capacity`
+    /// are open, else waiting for one to come back.
+    func with<T>(_ body: (EventStore) throws -> T) throws -> T {
+        let reader = try borrow()
+        defer { giveBack(reader) }
+        return try body(reader)
+    }
+
+    private func borrow() throws -> EventStore {
+        condition.lock()
+        while idle.isEmpty && opened >= capacity { condition.wait() }
+        if let reader = idle.popLast() {
+            condition.unlock()
+            return reader
+        }
+        opened += 1
+        condition.unlock()
+        do {
+            return try EventStore(path: path, access: .readOnly)
+        } catch {
+            condition.lock()
+            opened -= 1
+            condition.signal()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    private func giveBack(_ reader: EventStore) {
+        condition.lock()
+        idle.append(reader)
+        condition.signal()
+        condition.unlock()
+    }
+}
+
+/// A few threads of the viewer's own that take requests' work in the order it came:
+/// the work reads SQLite and folds games, which blocks, and blocking Swift's
+/// cooperative pool (two threads on a two-core machine) would stop every other
+/// request, even those that only wait for a socket. First come, first served keeps
+/// the slowest answers close to the typical one when many clients ask at once.
+final class WorkQueue: @unchecked Sendable {
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [() -> Void] = []
+    private var head = 0
+
+    /// The viewers of a process share one queue: its threads live as long as the process.
+    static let shared = WorkQueue(threads: max(2, min(8, ProcessInfo.processInfo.activeProcessorCount * 2)), name: "gamelog viewer")
+
+    private init(threads: Int, name: String) {
+        for index in 0..<max(1, threads) {
+            let thread = Thread { self.loop() }
+            thread.name = "\(name) \(index)"
+            thread.start()
+        }
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while head == jobs.count { condition.wait() }
+            let job = jobs[head]
+            head += 1
+            // The array is emptied now and then rather than shifted at every take.
+            if head > 1_024 && head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            condition.unlock()
+            job()
+        }
+    }
+
+    /// Runs `body` on one of the queue's threads and hands back what it returned or threw.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            condition.lock()
+            jobs.append { continuation.resume(with: Result { try body() }) }
+            condition.signal()
+            condition.unlock()
+        }
+    }
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The web viewer under many clients at once, on a big log: simulates GAMES games (default
+# 8,000: about 1,000,000 events), starts `gamelog serve` (release build) and runs
+# tools/viewer_load.py twice: at once, while the server still reads the game list and
+# audits in the background, and again once both are done. Prints each run's percentiles.
+#
+#   tools/bench-viewer-load.sh [GAMES=8000] [CLIENTS=50] [SECONDS=20]
+#
+# The clients run on the same machine as the server (on this 2-core machine they take
+# about a core of their own), so the figures are an upper bound of what a browser sees.
+set -euo pipefail
+games=${1:-8000}
+clients=${2:-50}
+seconds=${3:-20}
+root=$(cd "$(dirname "$0")/.." && pwd)
+gamelog=${GAMELOG_BIN:-}
+if [ -z "$gamelog" ]; then
+  swift build -c release --package-path "$root" --product gamelog >&2
+  gamelog=$(swift build -c release --package-path "$root" --show-bin-path)/gamelog
+fi
+work=$(mktemp -d)
+server=""
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+cd "$work"
+export GAMELOG_KEYS=$work/keys
+cache=${GAMELOG_BENCH_CACHE:-$root/.build/bench}
+mkdir -p "$cache"
+log="$cache/viewer-$games.sqlite"
+if [ ! -f "$log" ]; then
+  echo "simulating $games games (kept as $log)..." >&2
+  "$gamelog" simulate --games "$games" --seed 1 --clock fixed --db "$log.part" > /dev/null
+  mv "$log.part" "$log"
+fi
+events=$(sqlite3 "$log" 'SELECT count(*) FROM events')
+before=$(sha256sum < "$log")
+
+started=$(date +%s.%N)
+"$gamelog" serve --db "$log" --port 0 > serve.out 2>&1 &
+server=$!
+for _ in $(seq 1 600); do grep -q "http://" serve.out 2>/dev/null && break; sleep 0.05; done
+base=$(grep -o 'http://[^/ ]*' serve.out | head -n 1)
+[ -n "$base" ] || { echo "error: gamelog serve did not start: $(cat serve.out)" >&2; exit 1; }
+ready=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
+echo "log: $events events in $games games; the server answered after $ready s"
+
+python3 "$root/tools/viewer_load.py" "$base" --clients "$clients" --seconds "$seconds" --label "fresh server, background passes running: "
+
+# Both background passes done: the list's header says so.
+waited=0
+until curl -s "$base/games" | grep -q "the whole log's chain, signatures and catalog:" \
+      && ! curl -s "$base/games" | grep -q "checking games:"; do
+  sleep 1; waited=$((waited + 1))
+  [ "$waited" -lt 1800 ] || { echo "error: the background audit did not finish in 30 minutes" >&2; exit 1; }
+done
+done_at=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.0f}')" "$started" "$(date +%s.%N)")
+echo "background list and audit done $done_at s after the start"
+python3 "$root/tools/viewer_load.py" "$base" --clients "$clients" --seconds "$seconds" --seed 2 --label "after the background passes: "
+python3 "$root/tools/viewer_load.py" "$base" --clients "$clients" --seconds "$seconds" --seed 3 --think 500 --label "people reading (half a second between clicks): "
+[ "$(sha256sum < "$log")" = "$before" ] && echo "the log is byte-identical afterwards"
