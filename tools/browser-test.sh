@@ -159,6 +159,63 @@ headers=$(curl -s -D - -o /dev/null "$base/games")
 check hostile-game "the pages forbid inline script" grep -qi "content-security-policy: default-src 'none'; script-src 'self'" <<< "$headers"
 check hostile-game "another Host gets nothing" test "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: rebound.example' "$base/api/games")" = 421
 
+kill "$server"; wait "$server" 2>/dev/null || true; server=""
+
+# A damaged log and a tampered one, as a disputed game may arrive: every page still
+# answers, the damaged game says where its damage is, and the tampered one is an error
+# on the list, on its page and in the whole log's checks.
+serve_log() { # serve_log FILE: starts the viewer on FILE, sets base, waits for the verdicts
+  "$binary" serve --db "$1" --port 0 > "serve-$1.out" 2>&1 &
+  server=$!
+  for _ in $(seq 1 100); do grep -q "http://" "serve-$1.out" 2>/dev/null && break; sleep 0.1; done
+  base=$(grep -o 'http://[^/]*' "serve-$1.out" | head -n 1)
+  for _ in $(seq 1 300); do curl -s "$base/games" | grep -q 'checking…\|checking games:\|checking</span>' || break; sleep 0.1; done
+}
+first_of() { python3 -c 'import json,sys; print(next(g["firstPosition"] for g in json.loads(sys.argv[1]) if g["kind"]==sys.argv[2]))' "$games" "$1"; }
+last_of() { python3 -c 'import json,sys; print(next(g["lastPosition"] for g in json.loads(sys.argv[1]) if g["kind"]==sys.argv[2]))' "$games" "$1"; }
+
+cp gamelog.sqlite damaged.sqlite
+damaged_at=$(( $(first_of tictactoe) + 3 ))
+sqlite3 damaged.sqlite "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = $damaged_at"
+serve_log damaged.sqlite
+page damaged-games "$base/games"
+check damaged-games "both games are still listed" has damaged-games "${battleship:0:8}"
+check damaged-games "the damaged game is listed" has damaged-games "${tictactoe:0:8}"
+check damaged-games "its verdict says where the damage is" has damaged-games "damaged at position $damaged_at"
+page damaged-game "$base/games/$tictactoe"
+check damaged-game "the damaged game's page shows, the damage named" has damaged-game 'id="damaged"'
+check damaged-game "with its position" has damaged-game "position $damaged_at"
+check damaged-game "and its steps" has damaged-game 'id="stepList"'
+page damaged-other "$base/games/$battleship?as=auditor"
+check damaged-other "the other game's page shows as before" has damaged-other 'cell hit'
+check damaged-other "with no damage" lacks damaged-other 'id="damaged"'
+check damaged-game "its verdict by the API is not ok" grep -q '"ok" *: *false' <<< "$(curl -s "$base/api/verify/$tictactoe")"
+kill "$server"; wait "$server" 2>/dev/null || true; server=""
+
+# Tampered: two events of one recording swap their contents (each still reads).
+cp gamelog.sqlite tampered.sqlite
+pair=$(sqlite3 tampered.sqlite "SELECT a.position || ' ' || b.position FROM events a JOIN events b
+  ON a.stream_id = b.stream_id AND a.type_id = b.type_id AND a.type_version = b.type_version AND a.position < b.position AND a.payload != b.payload
+  WHERE a.position BETWEEN $(first_of battleship) AND $(last_of battleship) ORDER BY a.position LIMIT 1")
+read -r one two <<< "$pair"
+sqlite3 tampered.sqlite "ATTACH 'gamelog.sqlite' AS clean;
+  UPDATE events SET (codec, dictionary_id, raw_size, payload) =
+    (SELECT codec, dictionary_id, raw_size, payload FROM clean.events WHERE position = $two) WHERE position = $one;
+  UPDATE events SET (codec, dictionary_id, raw_size, payload) =
+    (SELECT codec, dictionary_id, raw_size, payload FROM clean.events WHERE position = $one) WHERE position = $two"
+check tampered "the tampered copy differs from the clean log at two events" test \
+  "$(sqlite3 tampered.sqlite "ATTACH 'gamelog.sqlite' AS clean; SELECT count(*) FROM events e JOIN clean.events c USING (position) WHERE e.payload != c.payload")" = 2
+serve_log tampered.sqlite
+page tampered-games "$base/games"
+check tampered-games "the tampered game is an error on the list" has tampered-games 'class="bad">[0-9]* error'
+check tampered-games "the whole log's checks say the chain is broken" has tampered-games "the whole log's chain, signatures and catalog: [0-9]* error"
+check tampered-games "the untouched game stays ok" has tampered-games 'class="ok">ok<'
+page tampered-game "$base/games/$battleship?as=auditor"
+check tampered-game "the tampered game's page says verify failed" has tampered-game 'verify: [0-9]* errors'
+check tampered-game "its findings are listed" has tampered-game 'id="findings"'
+kill "$server"; wait "$server" 2>/dev/null || true; server=""
+check tampered "serving left the tampered copy as it was" test "$(sqlite3 tampered.sqlite 'SELECT count(*) FROM events')" = "$(sqlite3 gamelog.sqlite 'SELECT count(*) FROM events')"
+
 echo "screenshots in out/screenshots/: $(ls "$shots" | tr '\n' ' ')"
 echo "browser test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -405,7 +405,7 @@ extension Auditor {
                      "didBecomeActive-after-willBecomeActive", "didResignActive-after-willResignActive",
                      "didSelect-follows-willSelect", "didTransition-follows-willTransition", "none-in-transcript-style",
                      "unfinished-callback-pair", "willBecomeActive-when-inactive", "willResignActive-when-active",
-                     "no-duplicates", "received-unchanged", "received-was-sent", "delivered", "sent-is-inserted",
+                     "no-duplicates", "received-unchanged", "received-was-sent", "delivered", "send-failed", "sent-is-inserted",
                      "sqlite-integrity-check", "snapshot-matches-events", "outputs-match-the-extension"]
         names += Callback.allCases.flatMap { ["\($0.rawValue)-only-while-active", "\($0.rawValue)-for-a-staged-message"] }
         return names + games.plugins.flatMap(\.ruleNames)

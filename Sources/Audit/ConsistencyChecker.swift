@@ -52,6 +52,13 @@ public struct ConsistencyChecker {
                                         found: "a sent message with a different url, session or layout"))
             }
             inserted[device] = nil
+            // A send that failed went nowhere: nothing is owed to the other devices.
+            if let error = message.error {
+                findings.append(Finding(.warning, .network, position: e.position, game: message.session?.uuid.uuidString,
+                                        device: device, rule: "send-failed", expected: "a message the network accepted",
+                                        found: "the send failed (\(error.code.name): \(error.reason)); no device was sent it"))
+                return
+            }
             sent[message.id] = Sent(message: message, device: device, position: e.position,
                                     shownCaption: shown(message.caption, on: device))
         case .transcript(.arrived(.message(let message), let sender), let context):
@@ -98,9 +105,10 @@ public struct ConsistencyChecker {
         }
         for (id, original) in sent.sorted(by: { $0.value.position < $1.value.position }) {
             for device in members.sorted() where device != original.device && arrivals[id]?[device] == nil {
-                findings.append(Finding(.warning, .consistency, position: original.position, game: original.message.session?.uuid.uuidString,
+                // Lost, late or still on its way: the network's doing, not the log's.
+                findings.append(Finding(.warning, .network, position: original.position, game: original.message.session?.uuid.uuidString,
                                         device: device, rule: "delivered", expected: "arrival on device \(device)",
-                                        found: "not yet delivered"))
+                                        found: "not delivered (lost, or still on its way when the log ends)"))
             }
         }
     }

@@ -24,6 +24,9 @@ public struct Finding: Hashable, Codable, Sendable, CustomStringConvertible {
         case catalog
         /// What a game's messages reveal beyond its player views.
         case design
+        /// What the network did to a message (lost, not delivered yet, a send that failed):
+        /// a fact about the delivery, never about the log's honesty, so never an error.
+        case network
     }
 
     public var severity: Severity

@@ -3,6 +3,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import GameKit
+import MessagesHost
 import MessagesModel
 import Games
 import Recorder
@@ -44,6 +45,18 @@ struct Simulate: ParsableCommand {
 
     /// The two device names --devices gives.
     var deviceNames: [String] { devices.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+
+    enum Network: String, ExpressibleByArgument, CaseIterable {
+        case ideal, phone, hostile
+    }
+
+    @Option(help: ArgumentHelp(
+        "How the network treats messages: ideal (each at once, in order, once), phone (short delays; now and then a message late, twice, out of order or lost, a send that fails, a phone without signal for a while), hostile (all of that, often).",
+        valueName: "ideal|phone|hostile"))
+    var network: Network = .phone
+
+    @Flag(help: "Also print how often each behaviour of the Messages model occurred: callbacks by presentation style, transitions, actions and their results, error codes, what users did, what the network did, how games ended.")
+    var coverage = false
 
     @Flag(help: "Print a JSON summary instead of text.")
     var json = false
@@ -98,6 +111,7 @@ struct Simulate: ParsableCommand {
             let owners = deviceNames == ["A", "B"] ? ["Alice", "Bob"] : deviceNames.map { "Owner of \($0)" }
             let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed, noise: noise,
                                       devices: zip(deviceNames, owners).map { (DeviceID($0), $1) })
+            simulator.network = NetworkProfile.named(network.rawValue) ?? .phone
             let progress = ProgressBar(total: games, label: "games")
             let started = Date()
             var finished = 0, skipped = 0
@@ -116,10 +130,13 @@ struct Simulate: ParsableCommand {
             let seconds = Date().timeIntervalSince(started)
             let written = recorder.writtenEvents
             if json {
-                let summary: [String: Any] = [
+                var summary: [String: Any] = [
                     "games": games, "finished": finished, "alreadyRecorded": skipped, "eventsWritten": written, "seconds": seconds,
-                    "seed": seed, "database": destination, "outcomes": outcomes,
+                    "seed": seed, "database": destination, "outcomes": outcomes, "network": network.rawValue,
                 ]
+                if coverage {
+                    summary["coverage"] = Dictionary(uniqueKeysWithValues: simulator.coverage.table.map { ($0.row, $0.count) })
+                }
                 let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
@@ -138,6 +155,15 @@ struct Simulate: ParsableCommand {
                     print("\(skipped) of the \(games) games were already recorded with this seed and were skipped.")
                 }
                 for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) { print("  \(outcome): \(count)") }
+                if coverage {
+                    let table = simulator.coverage.table
+                    let never = table.filter { $0.count == 0 }.count
+                    print("\nCoverage (network \(network.rawValue)): how often each behaviour occurred; \(never) of \(table.count) rows never did.")
+                    let width = table.map(\.row.count).max() ?? 0
+                    for (row, count) in table {
+                        print("  \(row.padding(toLength: width, withPad: " ", startingAt: 0))  \(String(repeating: " ", count: max(0, 8 - String(count).count)))\(count)")
+                    }
+                }
             }
         }
     }

@@ -67,8 +67,12 @@ extension MessagesHost {
 
     func send(_ item: Item, from device: DeviceID, in conversation: ConversationID, instance: ExtensionInstance) {
         var sent = item
+        // A send the network refuses at once stays in the sender's transcript, marked
+        // with its error, and goes nowhere.
+        let failed = chance(network.failure)
         if case .message(var message) = item {
             message.isPending = false
+            if failed { message.error = MessagesError(.unknown, "not delivered") }
             sent = .message(message)
         }
         let me = localParticipant(device)
@@ -76,8 +80,12 @@ extension MessagesHost {
             devices[device]!.transcripts[conversation] ?? [],
             adding: Bubble(content: .item(sent), sender: me, isOutgoing: true))
         observer?.transcriptChanged(.sent(sent), instance: instance.info)
+        if failed {
+            count(.failed)
+            return
+        }
         for other in conversations[conversation]!.devices where other != device {
-            pendingDeliveries.append(Delivery(to: other, conversation: conversation, item: sent, from: device))
+            route(Delivery(to: other, conversation: conversation, item: sent, from: device, due: now))
         }
     }
 }

@@ -5,25 +5,37 @@ import MessagesModel
 extension MessagesHost {
     /// Delivers the oldest pending message for `device` (or for anyone).
     @discardableResult
+    /// On a network that delays, reorders or takes devices offline, "oldest" is the
+    /// oldest one due to a device with a connection, and may be another due one.
     public func deliverNext(to device: DeviceID? = nil) throws(HostError) -> Delivery {
-        guard let index = pendingDeliveries.firstIndex(where: { device == nil || $0.to == device }) else {
-            throw .noSuchDelivery
-        }
+        guard let index = nextDeliveryIndex(to: device) else { throw .noSuchDelivery }
         let delivery = pendingDeliveries.remove(at: index)
         arrive(delivery)
         drain()
         return delivery
     }
 
-    /// Delivers every pending message, oldest first.
+    /// Delivers every pending message to devices with a connection, oldest first, as if
+    /// enough time passed for each to come due.
     public func deliverAll() {
-        while !pendingDeliveries.isEmpty {
-            arrive(pendingDeliveries.removeFirst())
+        while let index = pendingDeliveries.firstIndex(where: { isOnline($0.to) }) {
+            arrive(pendingDeliveries.remove(at: index))
             drain()
         }
     }
 
+    /// Whether a delivery to `device` (or to anyone) can be made now.
+    public func canDeliver(to device: DeviceID? = nil) -> Bool {
+        pendingDeliveries.contains { (device == nil || $0.to == device) && $0.due <= now && isOnline($0.to) }
+    }
+
     func arrive(_ delivery: Delivery) {
+        // The transport may hand a message over twice; Messages keeps one.
+        if case .message(let message) = delivery.item, !receivedMessages[delivery.to, default: []].insert(message.id).inserted {
+            count(.duplicateDropped)
+            return
+        }
+        count(.delivered)
         lastDelivery = delivery
         let device = delivery.to
         let map = identifierMap(from: delivery.from, to: device)

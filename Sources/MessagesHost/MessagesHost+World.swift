@@ -2,7 +2,11 @@ import MessagesModel
 
 /// The simulated host is the world simulated players read, and carries out their steps.
 extension MessagesHost: MessagesWorld {
-    public var devicesAwaitingDelivery: [DeviceID] { pendingDeliveries.map(\.to) }
+    /// Devices with a connection and a message due to them (on its way is not enough:
+    /// a delayed message, or one to a device without signal, waits).
+    public var devicesAwaitingDelivery: [DeviceID] {
+        pendingDeliveries.filter { $0.due <= now && isOnline($0.to) }.map(\.to)
+    }
 
     public func shownExtension(on device: DeviceID) -> ShownExtension? {
         activeInstance(on: device).map { ShownExtension(style: $0.style, selectedMessage: $0.selectedMessage, screen: $0.extension.screen) }

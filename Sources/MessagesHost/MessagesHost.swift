@@ -37,6 +37,8 @@ public final class MessagesHost {
         public var item: Item
         /// The sending device.
         public var from: DeviceID
+        /// The world's tick (``MessagesHost/tick()``) from which it can be delivered.
+        public var due = 0
     }
 
     public var urlPolicy: URLRules.Policy
@@ -55,6 +57,20 @@ public final class MessagesHost {
 
     /// Messages sent and not yet delivered, oldest first.
     public internal(set) var pendingDeliveries: [Delivery] = []
+    /// How the network treats messages; ideal unless set.
+    public var network: NetworkProfile = .ideal
+    /// The network's own generator: ids stay the same whatever the network does.
+    var networkRandom: SeededGenerator
+    /// What the network did so far, by kind.
+    public internal(set) var networkEvents: [NetworkEvent: Int] = [:]
+    /// Devices without a connection.
+    public internal(set) var offlineDevices: Set<DeviceID> = []
+    /// Messages sent while their sender was offline, waiting for it.
+    public internal(set) var heldDeliveries: [Delivery] = []
+    /// The world's time, in ticks.
+    public internal(set) var now = 0
+    /// Message identifiers each device has received: Messages keeps one of each.
+    var receivedMessages: [DeviceID: Set<MessageID>] = [:]
     /// The last message the transport delivered.
     public internal(set) var lastDelivery: Delivery?
     /// How many of each callback the host has delivered to extensions.
@@ -65,6 +81,7 @@ public final class MessagesHost {
 
     public init(seed: UInt64 = 0, urlPolicy: URLRules.Policy = .asShipped, makeExtension: @escaping Factory) {
         self.ids = SeededGenerator(seed: seed)
+        self.networkRandom = SeededGenerator(seed: seed ^ 0x6E65_7477_6F72_6B21)
         self.urlPolicy = urlPolicy
         self.makeExtension = makeExtension
     }

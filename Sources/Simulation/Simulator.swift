@@ -62,6 +62,15 @@ public final class Simulator {
     public var noise: Double
     /// Steps after which a game is abandoned.
     public var stepBudget = 600
+    /// Ticks in a row in which the game could not move on (its next message lost, or
+    /// its player without signal) after which the players give up on it.
+    public var patience = 60
+    /// How the network between the devices treats messages.
+    public var network: NetworkProfile = .ideal
+    /// What the network did in every game so far, by kind.
+    public private(set) var networkEvents: [NetworkEvent: Int] = [:]
+    /// How often each behaviour of the model occurred in every game so far.
+    public private(set) var coverage = Coverage()
     /// Write after every step (each step acknowledged) rather than once per game.
     public var flushEveryStep = false
     /// Callbacks the hosts of every game so far delivered, by kind: what the recorder
@@ -96,6 +105,7 @@ public final class Simulator {
         guard let conversation = event.conversation else { return }
         recordedSteps += 1
         var state = folded[conversation] ?? ConversationState(conversation: conversation, games: games)
+        coverage.count(event, before: event.context.flatMap { state.devices[$0.device] })
         state.apply(ReplayEvent(position: recordedSteps, recordedAt: recordedSteps, stream: stream, event: event))
         folded[conversation] = state
     }
@@ -113,7 +123,11 @@ public final class Simulator {
         var steps: [(DeviceID, PlayerStep)] = []
         var finished = false
         var followUp: (DeviceID, PlayerStep)?
-        while steps.count < stepBudget {
+        var stalled = 0
+        while steps.count < stepBudget && stalled < patience {
+            // One tick of the world's time a step: messages come due, signal comes and goes.
+            host.tick()
+            var advancing = false
             let step: (DeviceID, PlayerStep)
             if let next = followUp {
                 step = next
@@ -123,6 +137,7 @@ public final class Simulator {
                 step = noisy
             } else if let progress = strategy.next(host, &rng) {
                 step = progress
+                advancing = true
             } else {
                 finished = true
                 break
@@ -131,6 +146,9 @@ public final class Simulator {
                 steps.append(step)
                 didStep?(step.0, step.1, host)
                 if flushEveryStep { try recorder.flush() }
+                if advancing { stalled = 0 }
+            } else if advancing {
+                stalled += 1
             }
         }
         // Re-running a seed replays its games exactly: one already stored adds nothing.
@@ -178,6 +196,7 @@ public final class Simulator {
         let host = recorder.makeHost(seed: rng.next()) { info in
             games.plugin(for: info.kind)?.makeExtension() ?? plugin.makeExtension()
         }
+        host.network = network
         for (device, owner) in devices { host.addDevice(device, owner: owner) }
         for device in host.deviceIDs { host.files[device, default: [:]].merge(plugin.files(on: device)) { $1 } }
         return (rng, host, try host.startConversation(kind: plugin.kind, between: devices.map(\.device)))
@@ -221,6 +240,8 @@ public final class Simulator {
     private func report(_ plugin: any GamePlugin, _ host: MessagesHost, _ game: ConversationID,
                         _ steps: [(DeviceID, PlayerStep)], _ finished: Bool, _ written: Int) -> GameReport {
         deliveredCallbacks.merge(host.deliveredCallbacks, uniquingKeysWith: +)
+        networkEvents.merge(host.networkEvents, uniquingKeysWith: +)
+        coverage.count(network: host.networkEvents)
         lastHost = host
         var transcripts: [DeviceID: [String]] = [:]
         for device in host.deviceIDs {
@@ -229,6 +250,7 @@ public final class Simulator {
         // What the log shows: the conversation folded from the events recorded, by the projections.
         let state = folded.removeValue(forKey: game)
         let sessions = state?.orderedGames ?? []
+        for view in sessions { coverage.count(game: plugin.kind, status: view.status) }
         let outcomes = sessions.map { view in
             GameOutcomeReport(session: view.session, status: view.status, winner: view.winner,
                               result: plugin.result(of: view.board))

@@ -274,6 +274,9 @@ public final class ViewerModel: @unchecked Sendable {
         let signed: [Finding]
         if let found = known.1 {
             signed = found
+        } else if let derived = try signaturesFromTheWholeLog(conversation) {
+            signed = derived
+            locked { signatures[conversation] = signed }
         } else {
             let streams = try reading { _, index in try index.streams(of: conversation) }
             signed = try readers.with { reader in
@@ -283,6 +286,19 @@ public final class ViewerModel: @unchecked Sendable {
             locked { signatures[conversation] = signed }
         }
         return Auditor.ordered(checked + signed)
+    }
+
+    /// A conversation's signature findings, taken from the whole log's check once it is
+    /// done and found the chain sound (checking one conversation's leaves against its
+    /// devices' trees again costs a game page most of its time); nil before.
+    private func signaturesFromTheWholeLog(_ conversation: ConversationID) throws -> [Finding]? {
+        guard let whole = locked({ logWide }), !whole.contains(where: { $0.check == .integrity && $0.severity == .error }) else { return nil }
+        let id = conversation.uuid.uuidString.lowercased()
+        let devices = Set(try replayer(conversation).devices.map(\.name))
+        return whole.filter { finding in
+            finding.check == .signature
+                && (finding.game.map { $0.lowercased() == id } ?? finding.device.map(devices.contains) ?? true)
+        }
     }
 
     /// The checks of one conversation (without the signatures), computed and kept.

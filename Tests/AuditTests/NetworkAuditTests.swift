@@ -1,0 +1,76 @@
+import Audit
+import EventStore
+import Foundation
+import MessagesHost
+import MessagesModel
+import Recorder
+import Simulation
+import TestSupport
+import Games
+import Testing
+
+/// Logs from a real network (late, lost, doubled and reordered messages, failed sends,
+/// phones without signal) raise no false alarm, and an audit still finds what a forger did.
+@Suite struct NetworkAuditTests {
+    static func record(_ profile: NetworkProfile, games: Int, seed: UInt64, at path: String) throws -> Simulator {
+        let simulator = Simulator(recorder: Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: seed),
+                                  games: .standard, seed: seed)
+        simulator.network = profile
+        for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
+        return simulator
+    }
+
+    @Test(arguments: [NetworkProfile.phone, .hostile])
+    func cleanGamesOnARealNetworkHaveNoErrors(_ profile: NetworkProfile) throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("\(profile.name).sqlite")
+        let simulator = try Self.record(profile, games: 60, seed: 23, at: path)
+        let findings = try Auditor(games: .standard).audit(try EventStore(path: path, access: .readOnly))
+        let errors = findings.filter { $0.severity == .error }
+        #expect(errors.isEmpty, "\(profile.name): \(errors.prefix(5))")
+        // What the network did is said as such: warnings about the delivery, never errors.
+        let network = findings.filter { $0.check == .network }
+        #expect(network.allSatisfy { $0.severity == .warning })
+        if profile == .hostile {
+            #expect((simulator.networkEvents[.lost] ?? 0) > 0 && (simulator.networkEvents[.failed] ?? 0) > 0)
+            #expect((simulator.networkEvents[.reordered] ?? 0) > 0 && (simulator.networkEvents[.duplicateDropped] ?? 0) > 0)
+            #expect((simulator.networkEvents[.queuedWhileOffline] ?? 0) > 0)
+            #expect(network.contains { $0.rule == "delivered" } && network.contains { $0.rule == "send-failed" }, "\(network.prefix(3))")
+        }
+    }
+
+    @Test func aSeedReplaysTheSameNetwork() throws {
+        let folder = try TemporaryFolder()
+        var heads: [[UInt8]] = []
+        for run in 0..<2 {
+            let path = folder.path("run\(run).sqlite")
+            _ = try Self.record(.hostile, games: 12, seed: 31, at: path)
+            let store = try EventStore(path: path, access: .readOnly)
+            var hashes: [UInt8] = []
+            for event in try store.events() { hashes += event.hash }
+            heads.append(hashes)
+        }
+        #expect(heads[0].count > 32 * 100 && heads[0] == heads[1])
+    }
+
+    @Test func tamperingIsStillFoundInAHostileNetworksLog() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("clean.sqlite")
+        _ = try Self.record(.hostile, games: 24, seed: 29, at: path)
+        let clean = try EventStore(path: path, access: .readOnly)
+        var checked = 0
+        for fault in TamperKit.Fault.allCases {
+            let tampered: TamperKit.Tampered
+            do {
+                tampered = try TamperKit.make(fault, from: clean, to: folder.path("\(fault.rawValue).sqlite"))
+            } catch TamperKit.TamperError.noCandidate {
+                continue
+            }
+            let findings = try Auditor(games: .standard).audit(try EventStore(path: tampered.path, access: .readOnly))
+            let hit = findings.first { $0.position == tampered.position && $0.check.rawValue == tampered.check && $0.severity == .error }
+            #expect(hit != nil, "\(fault.rawValue) not found at \(tampered.position): \(findings.prefix(3))")
+            checked += 1
+        }
+        #expect(checked >= TamperKit.Fault.allCases.count - 2, "only \(checked) faults could be injected")
+    }
+}

@@ -1,0 +1,141 @@
+import EventStore
+import Foundation
+import GRDB
+import Hummingbird
+import HummingbirdTesting
+import Replay
+import Games
+import TestSupport
+import Testing
+@testable import WebViewer
+
+/// The viewer answers at once while it reads the log and audits it in the background,
+/// and what it shows fills in as those passes go.
+@Suite struct BackgroundTests {
+    /// Waits (at most 60 s) until `done` holds.
+    static func waitUntil(_ done: () -> Bool) async throws {
+        for _ in 0..<600 where !done() { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(done(), "the background pass did not finish within 60 s")
+    }
+
+    @Test func filtersAnswerBeforeTheListIsReadAndExactlyAfter() async throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            // Nothing read yet: the filter answers, and says its list is partial.
+            try await client.execute(uri: "/games?kind=tictactoe", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok && html.contains("id=partial") && html.contains("Still reading the log"), "\(html.prefix(400))")
+            }
+            // The unfiltered list pages through the catalog meanwhile: both games.
+            try await client.execute(uri: "/games", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok && html.components(separatedBy: "<tr data-game=").count - 1 == 2, "\(html.prefix(400))")
+            }
+            model.listInBackground()
+            try await Self.waitUntil { model.list().isComplete }
+            try await client.execute(uri: "/games?kind=tictactoe", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok && !html.contains("id=partial"))
+                #expect(html.components(separatedBy: "<tr data-game=").count - 1 == 1, "\(html)")
+                #expect(html.contains("Tic-tac-toe"))
+            }
+        }
+    }
+
+    @Test func verdictsFillInGameByGameAndTheAuditFilterSelectsThem() async throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        let games = try model.summaries()
+        #expect(games.count == 2)
+        #expect(games.allSatisfy { model.verdict(of: $0) == nil })
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/games", method: .get) { response in
+                #expect(String(buffer: response.body).contains("checking…"))
+            }
+            try await client.execute(uri: "/games?audit=maybe", method: .get) { response in
+                #expect(response.status == .badRequest && String(buffer: response.body).contains("maybe") && String(buffer: response.body).contains("is not one of ok, errors, checking"))
+            }
+            try await client.execute(uri: "/games?audit=checking", method: .get) { response in
+                #expect(String(buffer: response.body).components(separatedBy: "<tr data-game=").count - 1 == 2)
+            }
+            model.auditInBackground()
+            try await Self.waitUntil { model.auditProgress.logWideDone }
+            #expect(model.auditProgress.checked == model.auditProgress.of && model.auditProgress.checked > 0)
+            for game in games {
+                #expect(model.verdict(of: game) == .init(errors: 0, isWhole: true), "\(game.id)")
+            }
+            try await client.execute(uri: "/games", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(!html.contains("checking…") && html.contains("the whole log's chain, signatures and catalog: no errors"), "\(html.prefix(600))")
+            }
+            try await client.execute(uri: "/games?audit=ok", method: .get) { response in
+                #expect(String(buffer: response.body).components(separatedBy: "<tr data-game=").count - 1 == 2)
+            }
+            try await client.execute(uri: "/games?audit=errors", method: .get) { response in
+                #expect(String(buffer: response.body).contains("No game matches."))
+            }
+        }
+    }
+
+    @Test func aDamagedGamesVerdictNamesTheDamageAndTheOthersStayOK() async throws {
+        let folder = try TemporaryFolder()
+        let path = try RouteTests.log(folder)
+        let games = try ViewerModel(path: path, games: .standard).summaries()
+        let tictactoe = try #require(games.first { $0.kind == "tictactoe" })
+        let battleship = try #require(games.first { $0.kind == "battleship" })
+        let damaged = tictactoe.firstPosition + 3
+        try await DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = ?",
+                           arguments: [damaged])
+        }
+        let model = try ViewerModel(path: path, games: .standard)
+        model.listInBackground()
+        model.auditInBackground()
+        try await Self.waitUntil { model.auditProgress.logWideDone && model.list().isComplete }
+        let verdict = try #require(model.verdict(of: tictactoe))
+        #expect(verdict.damaged == [damaged] && verdict.errors >= 1, "\(verdict)")
+        #expect(model.verdict(of: battleship)?.errors == 0 && model.verdict(of: battleship)?.damaged == [])
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/games?audit=errors", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(html.contains("damaged at position \(damaged)") && html.contains(String(tictactoe.id.prefix(8))), "\(html.prefix(800))")
+                #expect(!html.contains(String(battleship.id.prefix(8))))
+            }
+        }
+    }
+
+    /// Requests for different games overlap: many at once all answer, each with its own game.
+    @Test func manyRequestsAtOnceEachGetTheirOwnAnswer() async throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        let games = try model.summaries()
+        var steps: [String: Int] = [:]
+        for game in games {
+            let (conversation, _) = try model.resolve(game.id)
+            steps[game.id] = try model.replayer(conversation).stepCount
+        }
+        #expect(Set(steps.values).count == 2, "the two games' conversations differ in length: \(steps)")
+        let expected = steps
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            let answers = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+                for round in 0..<40 {
+                    let game = games[round % games.count]
+                    group.addTask {
+                        try await client.execute(uri: "/api/games/\(game.id)/steps/\(round % 5)", method: .get) { response in
+                            let object = try? JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any]
+                            return (game.id, response.status == .ok && object?["stepCount"] as? Int == expected[game.id]
+                                        && object?["step"] as? Int == round % 5)
+                        }
+                    }
+                }
+                return try await group.reduce(into: [(String, Bool)]()) { $0.append($1) }
+            }
+            #expect(answers.count == 40 && answers.allSatisfy(\.1), "\(answers.filter { !$0.1 })")
+        }
+    }
+}
