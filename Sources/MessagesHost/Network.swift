@@ -17,6 +17,8 @@ import MessagesModel
 /// - **reordering**: a message is delivered before earlier ones to the same device.
 /// - **offline**: each tick a device may lose its connection or get it back; while
 ///   offline nothing reaches it and what it sends waits, to leave when it is back.
+/// - **clocks**: each phone's clock is off by up to ``clockOffsetSeconds`` and gains or
+///   loses up to ``clockDriftPPM`` parts per million (the recorder stamps events with it).
 public struct NetworkProfile: Hashable, Sendable {
     public var name: String
     /// The most ticks a message waits before it can be delivered.
@@ -27,8 +29,15 @@ public struct NetworkProfile: Hashable, Sendable {
     public var reordering: Double
     /// Chance per tick that a device's connection goes (or comes back).
     public var offline: Double
+    /// The most a phone's clock is off, either way.
+    public var clockOffsetSeconds: Int64
+    /// The most a phone's clock gains or loses, in parts per million.
+    public var clockDriftPPM: Int64
 
-    public init(name: String, latency: Int, loss: Double, failure: Double, duplication: Double, reordering: Double, offline: Double) {
+    public init(name: String, latency: Int, loss: Double, failure: Double, duplication: Double, reordering: Double, offline: Double,
+                clockOffsetSeconds: Int64 = 0, clockDriftPPM: Int64 = 0) {
+        self.clockOffsetSeconds = max(0, clockOffsetSeconds)
+        self.clockDriftPPM = min(500_000, max(0, clockDriftPPM))
         self.name = name
         self.latency = latency
         self.loss = loss
@@ -43,10 +52,10 @@ public struct NetworkProfile: Hashable, Sendable {
     /// A phone on a mobile network: short delays, now and then a message late, twice,
     /// out of order or lost, a send that fails, a phone without signal for a while.
     public static let phone = NetworkProfile(name: "phone", latency: 3, loss: 0.002, failure: 0.003, duplication: 0.02,
-                                             reordering: 0.1, offline: 0.01)
+                                             reordering: 0.1, offline: 0.01, clockOffsetSeconds: 2, clockDriftPPM: 50)
     /// Everything that can go wrong, often.
     public static let hostile = NetworkProfile(name: "hostile", latency: 10, loss: 0.08, failure: 0.06, duplication: 0.15,
-                                               reordering: 0.4, offline: 0.08)
+                                               reordering: 0.4, offline: 0.08, clockOffsetSeconds: 600, clockDriftPPM: 2_000)
 
     public static let all: [NetworkProfile] = [.ideal, .phone, .hostile]
 

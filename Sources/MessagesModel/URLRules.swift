@@ -4,10 +4,11 @@ import Foundation
 /// 5,000 characters.
 ///
 /// The seeds (and Apple's own sample) use URLs with no scheme, which Messages on iOS
-/// accepted in practice. ``Policy/asShipped`` models that: a scheme-less URL that
-/// still carries state in a query is accepted with a ``Finding/missingScheme``
-/// warning, while one that carries nothing (seed 004's `emptyURL`) is refused.
-/// ``Policy/documented`` applies the rules to the letter.
+/// accepted in practice. ``Policy/asShipped`` models that: a scheme-less URL is
+/// accepted with a ``Finding/missingScheme`` warning (the host says which rule it
+/// breaks), whether it carries state in a query or nothing at all (seed 004's
+/// `emptyURL`, which the seed sends as it is). ``Policy/documented`` applies the rules
+/// to the letter.
 public enum URLRules {
     public static let maximumLength = 5_000
     public static let allowedSchemes: Set<String> = ["http", "https", "data"]
@@ -34,7 +35,7 @@ public enum URLRules {
             case .missingScheme(let carriesQuery):
                 return carriesQuery
                     ? "the URL has no scheme (it should start with http:, https: or data:); it carries query items, so Messages accepts it as the seeds rely on"
-                    : "the URL has no scheme (it must start with http:, https: or data:) and carries no query items"
+                    : "the URL has no scheme (it should start with http:, https: or data:) and carries no query items; Messages accepts it as seed 004 sends it"
             case .unparsable:
                 return "the text is not a URL"
             }
@@ -62,8 +63,8 @@ public enum URLRules {
                 return MessagesError(.urlExceedsMaxSize, finding.description)
             case .unsupportedScheme, .unparsable:
                 return MessagesError(.unknown, finding.description)
-            case .missingScheme(let carriesQuery):
-                if policy == .documented || !carriesQuery {
+            case .missingScheme:
+                if policy == .documented {
                     return MessagesError(.unknown, finding.description)
                 }
             }

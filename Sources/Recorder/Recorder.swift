@@ -146,7 +146,7 @@ public final class Recorder: HostObserver {
         versions[stream] = version + 1
         if case .callback(let record, _) = event { recordedCallbacks[record.callback, default: 0] += 1 }
         onRecord?(event, stream)
-        let time = clock.now()
+        let time = deviceTime(clock.now(), stream: stream)
         let id: UUID
         if ids != nil {
             id = .timeOrdered(at: time, using: &ids!)
@@ -159,6 +159,35 @@ public final class Recorder: HostObserver {
         if case .recordingEnded = event { constantsOfStream[stream] = nil }
         buffer.append(NewEvent(id: id, stream: stream, type: event.type, typeVersion: stored.typeVersion,
                                recordedAt: time, payload: stored.payload, tags: event.catalogTags))
+    }
+
+    /// How far each device's clock is from the recorder's: a fixed offset, and a drift
+    /// in parts per million of the time since the recorder's first reading. Phones' clocks
+    /// disagree; a simulation sets this to record what they would.
+    public var clockSkew: [DeviceID: ClockSkew] = [:]
+
+    /// One device's clock against the true one.
+    public struct ClockSkew: Hashable, Sendable {
+        public var offsetMicroseconds: Int64
+        /// Parts per million: 50 gains 50 µs a second.
+        public var driftPPM: Int64
+
+        public init(offsetMicroseconds: Int64, driftPPM: Int64) {
+            self.offsetMicroseconds = offsetMicroseconds
+            self.driftPPM = max(-500_000, driftPPM)
+        }
+    }
+
+    private var firstReading: Int64?
+
+    /// The time a device's clock shows when the recorder's shows `time`.
+    private func deviceTime(_ time: Timestamp, stream: UUID) -> Timestamp {
+        guard !clockSkew.isEmpty, let device = deviceOfStream[stream], let skew = clockSkew[device] else { return time }
+        let micros = time.microsecondsSince1970
+        let start = firstReading ?? micros
+        firstReading = start
+        let drift = (micros - start) / 1_000_000 * skew.driftPPM + (micros - start) % 1_000_000 * skew.driftPPM / 1_000_000
+        return Timestamp(microsecondsSince1970: micros + skew.offsetMicroseconds + drift)
     }
 
     // MARK: HostObserver

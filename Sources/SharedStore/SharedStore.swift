@@ -229,16 +229,18 @@ extension SharedStore {
         try await withTaskExecutorPreference(WaitExecutor.shared) { try await body() }
     }
 
-    /// Runs jobs on a concurrent Dispatch queue, whose threads are not the cooperative pool's
-    /// (the queue starts more when its threads block).
+    /// Runs each job on a serial Dispatch queue of its own, whose threads are not the
+    /// cooperative pool's. libdispatch gives serial queues threads that may block (it
+    /// starts another when one does); a concurrent queue's are capped at the number of
+    /// cores on Linux, and two jobs blocked there (a claim held while another process
+    /// works, a synchronous caller) stalled every other job until a timeout.
     final class WaitExecutor: TaskExecutor {
         static let shared = WaitExecutor()
-        private let queue = DispatchQueue(label: "gamelog.shared-store.wait", attributes: .concurrent)
 
         func enqueue(_ job: consuming ExecutorJob) {
             let job = UnownedJob(job)
             let executor = asUnownedTaskExecutor()
-            queue.async { job.runSynchronously(on: executor) }
+            DispatchQueue(label: "gamelog.shared-store.wait").async { job.runSynchronously(on: executor) }
         }
     }
 }

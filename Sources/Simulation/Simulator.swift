@@ -65,8 +65,22 @@ public final class Simulator {
     /// Ticks in a row in which the game could not move on (its next message lost, or
     /// its player without signal) after which the players give up on it.
     public var patience = 60
-    /// How the network between the devices treats messages.
-    public var network: NetworkProfile = .ideal
+    /// How the network between the devices treats messages, and how far their clocks are off.
+    public var network: NetworkProfile = .ideal { didSet { skewClocks() } }
+
+    /// Each device's clock, drawn once from the seed for the profile's limits.
+    private func skewClocks() {
+        var rng = SeededGenerator(seed: seed ^ 0x636C_6F63_6B73)
+        let offset = network.clockOffsetSeconds * 1_000_000, drift = network.clockDriftPPM
+        for (device, _) in devices {
+            guard offset > 0 || drift > 0 else {
+                recorder.clockSkew[device] = nil
+                continue
+            }
+            recorder.clockSkew[device] = .init(offsetMicroseconds: Int64(rng.next() % UInt64(2 * offset + 1)) - offset,
+                                               driftPPM: Int64(rng.next() % UInt64(2 * drift + 1)) - drift)
+        }
+    }
     /// What the network did in every game so far, by kind.
     public private(set) var networkEvents: [NetworkEvent: Int] = [:]
     /// How often each behaviour of the model occurred in every game so far.
@@ -230,6 +244,10 @@ public final class Simulator {
                         .act(.touch(.cell(Int(rng.next() % 9))))]
             if let selected = active.selectedMessage, active.style != .expanded {
                 options.append(.act(.tapMessage(selected.id))) // re-tap: fires nothing
+            }
+            // Send while the extension still shows (Messages calls didStartSending).
+            if let current = host.currentConversation(of: device), host.staged(on: device, in: current) != nil {
+                options.append(.act(.tapSend))
             }
         } else if host.currentConversation(of: device) != nil {
             options.append(.act(.openExtension))

@@ -86,7 +86,7 @@ enum Pages {
             if let verdict = model.verdict(of: game) {
                 let pending: HTML = verdict.isWhole ? "" : " <small class=pending title=\"the whole log's chain and signatures are still being checked\">(log-wide checks pending)</small>"
                 let damage: HTML = verdict.damaged.isEmpty ? ""
-                    : " <span class=\"bad damaged\">damaged at position \(verdict.damaged.prefix(3).map(String.init).joined(separator: ", "))</span>"
+                    : " · <span class=\"bad damaged\">damaged at position \(verdict.damaged.prefix(3).map(String.init).joined(separator: ", "))</span>"
                 status = verdict.errors == 0 ? "<span class=ok>ok</span>\(pending)" : "<span class=bad>\(verdict.errors) error\(verdict.errors == 1 ? "" : "s")</span>\(damage)\(pending)"
             } else {
                 status = "<span class=pending>checking…</span>"

@@ -96,8 +96,9 @@ import TestSupport
 @Suite(.serialized) struct TamperCorpusCLITests {
     @Test func verifyReportsEveryInjectedFaultAtItsPosition() throws {
         let folder = try Folder()
+        // One true clock: TamperKit rebuilds a log in time order to inject its faults.
         let simulate = try gamelog(["simulate", "--games", "12", "--seed", "77", "--clock", "fixed", "--noise", "0.2",
-                                    "--db", "clean.sqlite"], in: folder.url)
+                                    "--network", "ideal", "--db", "clean.sqlite"], in: folder.url)
         #expect(simulate.status == 0, "\(simulate.stderr)")
         #expect(try gamelog(["verify", "--db", "clean.sqlite"], in: folder.url).status == 0)
         let clean = try EventStore(path: folder.path("clean.sqlite"), access: .readOnly)

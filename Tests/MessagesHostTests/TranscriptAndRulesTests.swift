@@ -75,8 +75,12 @@ import Testing
         #expect(URLRules.validate("data:text/plain,hello") == nil)
     }
 
-    @Test func emptyURLIsRefusedNamingTheSchemeRule() throws {
-        let error = try #require(URLRules.validate("emptyURL"))
+    /// Seed 004 sends `emptyURL`: accepted as shipped, with the broken rule named; refused as documented.
+    @Test func emptyURLIsAcceptedAsShippedWithTheRuleNamedAndRefusedAsDocumented() throws {
+        #expect(URLRules.validate("emptyURL") == nil)
+        #expect(URLRules.warnings(for: "emptyURL") == [.missingScheme(carriesQuery: false)])
+        #expect(URLRules.warnings(for: "emptyURL").first?.description.contains("no scheme") == true)
+        let error = try #require(URLRules.validate("emptyURL", policy: .documented))
         #expect(error.code == .unknown)
         #expect(error.reason.contains("no scheme"))
     }
@@ -94,7 +98,7 @@ import Testing
     }
 
     @Test func theHostReportsTheRuleThroughTheCompletion() throws {
-        let world = try World()
+        let world = try World(policy: .documented)
         try world.host.perform(.openConversation(world.conversation), on: "A")
         try world.host.perform(.openExtension, on: "A")
         var outcome: MessagesError?

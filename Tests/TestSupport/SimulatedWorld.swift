@@ -1,4 +1,5 @@
 import Foundation
+import MessagesHost
 import MessagesModel
 import EventStore
 import Games
@@ -48,12 +49,13 @@ public func recordGames(_ kind: String, count: Int, at path: String, seed: UInt6
 /// (`folder/A.sqlite`, `folder/B.sqlite`), signed with `keys`; returns the two paths.
 @discardableResult
 public func recordPhones(_ count: Int, in folder: String, seed: UInt64, keys: TestKeys,
-                         devices: (String, String) = ("A", "B")) throws -> (a: String, b: String) {
+                         devices: (String, String) = ("A", "B"), network: NetworkProfile = .ideal) throws -> (a: String, b: String) {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     let a = folder + "/\(devices.0).sqlite", b = folder + "/\(devices.1).sqlite"
     let stores: [String: EventStore] = [devices.0: try EventStore(path: a), devices.1: try EventStore(path: b)]
     let simulator = Simulator(recorder: Recorder(storeOf: { stores[$0.name]! }, clock: FixedClock(), seed: seed, keys: keys.key),
                               games: .standard, seed: seed, devices: [(DeviceID(devices.0), "Owner of \(devices.0)"), (DeviceID(devices.1), "Owner of \(devices.1)")])
+    simulator.network = network
     for n in 0..<count { try simulator.play(simulator.mixedKind(n)) }
     return (a, b)
 }
