@@ -55,6 +55,7 @@ extension SharedStore {
             return try await inTransaction(connection, readOnly: true) {
                 let state = try await self.state(connection)
                 if fresh { return try await temporaryCopy(connection, state: state, progress: progress) }
+                if let current = upToDateCopy(state) { return current }
                 let (files, descriptor) = try lockedCopyFiles(state.id)
                 guard let descriptor else {
                     // Another process reads the cached copy: work on a private one.
@@ -70,6 +71,25 @@ extension SharedStore {
                 }
             }
         } }
+    }
+
+    /// The cached copy, shared with other readers, when it already holds the store's
+    /// revision: nothing to pull, and no need to wait for the lock a writer takes (a
+    /// viewer or collector reading the copy made every command wait a second for it and
+    /// then copy the whole file).
+    private func upToDateCopy(_ state: (id: UUID, revision: Int64)) -> LocalCopy? {
+        let files = copyFiles(state.id, in: cacheFolder)
+        guard FileManager.default.fileExists(atPath: files.database.path) else { return nil }
+        let descriptor = open(files.lock.path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        // The revision is written last by an update, under the writer's lock, which a shared one excludes.
+        guard flock(descriptor, LOCK_SH | LOCK_NB) == 0,
+              let held = (try? String(contentsOf: files.revision, encoding: .utf8)).flatMap({ Int64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
+              held == state.revision else {
+            close(descriptor)
+            return nil
+        }
+        return LocalCopy(path: files.database.path, revision: state.revision, descriptor: descriptor, folderToRemove: nil)
     }
 
     /// The cached copy's files, locked for writing: nil descriptor when another process

@@ -35,9 +35,10 @@ public struct Coverage: Sendable, Equatable {
             rows.append("action \(action): refused")
         }
         for code in MessagesErrorCode.allCases { rows.append("error \(code.rawValue) \(code.name)") }
-        for action in ["openConversation", "leaveMessages", "quitMessages", "openExtension", "tapMessage", "viewLiveMessage",
-                       "touch", "expand", "collapse", "tapSend", "deleteStaged", "dismissExtension"] {
-            rows.append("user \(action)")
+        for action: UserAction in [.openConversation(ConversationID(UUID())), .leaveMessages, .quitMessages, .openExtension,
+                                   .tapMessage(MessageID(UUID())), .viewLiveMessage(MessageID(UUID())), .touch(.button("")), .expand,
+                                   .collapse, .tapSend, .deleteStaged, .dismissExtension] {
+            rows.append("user \(action.kindName)")
         }
         rows += ["user switches the selection to another message", "user re-taps the selected message",
                  "message sent", "message arrived", "message sent with an error",
@@ -61,13 +62,13 @@ public struct Coverage: Sendable, Equatable {
                 add("transition \(context.style.description) -> \(to.description)")
             }
         case .action(let record, _):
-            let name = Self.actionName(record.action)
+            let name = record.action.name
             add("action \(name): \(record.error == nil ? "accepted" : "refused")")
             if let error = record.error { add("error \(error.code.rawValue) \(error.code.name)") }
             if case .insert(let message) = record.action { countFields(message) }
             if case .send(let message) = record.action { countFields(message) }
         case .input(let action, _):
-            add("user \(Self.inputName(action))")
+            add("user \(action.kindName)")
             if case .tapMessage(let id) = action, let before, before.isActive {
                 if before.selectedMessage == id { add("user re-taps the selected message") }
                 else if before.selectedMessage != nil { add("user switches the selection to another message") }
@@ -115,24 +116,4 @@ public struct Coverage: Sendable, Equatable {
             + counts.keys.filter { !known.contains($0) }.sorted().map { ($0, counts[$0]!) }
     }
 
-    static func actionName(_ action: ExtensionAction) -> String {
-        action.name
-    }
-
-    static func inputName(_ action: UserAction) -> String {
-        switch action {
-        case .openConversation: return "openConversation"
-        case .leaveMessages: return "leaveMessages"
-        case .quitMessages: return "quitMessages"
-        case .openExtension: return "openExtension"
-        case .tapMessage: return "tapMessage"
-        case .viewLiveMessage: return "viewLiveMessage"
-        case .touch: return "touch"
-        case .expand: return "expand"
-        case .collapse: return "collapse"
-        case .tapSend: return "tapSend"
-        case .deleteStaged: return "deleteStaged"
-        case .dismissExtension: return "dismissExtension"
-        }
-    }
 }

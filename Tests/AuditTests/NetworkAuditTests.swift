@@ -37,6 +37,13 @@ import Testing
             #expect((simulator.networkEvents[.reordered] ?? 0) > 0 && (simulator.networkEvents[.duplicateDropped] ?? 0) > 0)
             #expect((simulator.networkEvents[.queuedWhileOffline] ?? 0) > 0)
             #expect(network.contains { $0.rule == "delivered" } && network.contains { $0.rule == "send-failed" }, "\(network.prefix(3))")
+            // The coverage table lists every row of the model, and the network's all occurred.
+            let table = simulator.coverage.table
+            #expect(Set(Coverage.rows).isSubset(of: Set(table.map(\.row))))
+            let networkRows = table.filter { $0.row.hasPrefix("network ") }
+            #expect(networkRows.count == NetworkEvent.allCases.count && networkRows.allSatisfy { $0.count > 0 }, "\(networkRows)")
+            #expect(table.first { $0.row == "callback didStartSending in expanded" }.map { $0.count > 0 } == true
+                        || table.first { $0.row == "callback didStartSending in compact" }.map { $0.count > 0 } == true)
         }
     }
 
