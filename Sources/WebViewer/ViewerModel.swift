@@ -269,8 +269,8 @@ public final class ViewerModel: @unchecked Sendable {
     /// The audit findings of one conversation: every check of it (the re-run and its
     /// stored snapshots included) and its devices' signatures, as `verify GAME` checks them.
     public func findings(_ conversation: ConversationID) throws -> [Finding] {
-        let known = locked { (checks[conversation] ?? stored[conversation]?.findings, signatures[conversation]) }
-        let checked = try known.0 ?? check(conversation)
+        let known = locked { (checked(conversation), signatures[conversation]) }
+        let own = try known.0 ?? check(conversation)
         let signed: [Finding]
         if let found = known.1 {
             signed = found
@@ -278,14 +278,19 @@ public final class ViewerModel: @unchecked Sendable {
             signed = derived
             locked { signatures[conversation] = signed }
         } else {
-            let streams = try reading { _, index in try index.streams(of: conversation) }
-            signed = try readers.with { reader in
-                try Auditor.signatures(reader, streams: streams,
-                                       conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
+            signed = try reading { reader, index in
+                let streams = try index.streams(of: conversation)
+                return try Auditor.signatures(reader, streams: streams,
+                                              conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
             }
             locked { signatures[conversation] = signed }
         }
-        return Auditor.ordered(checked + signed)
+        return Auditor.ordered(own + signed)
+    }
+
+    /// A conversation's checks as computed here or stored by `verify --workers`. Under the lock.
+    private func checked(_ conversation: ConversationID) -> [Finding]? {
+        checks[conversation] ?? stored[conversation]?.findings
     }
 
     /// A conversation's signature findings, taken from the whole log's check once it is
@@ -338,17 +343,17 @@ public final class ViewerModel: @unchecked Sendable {
     public func verdict(of game: GameSummary) -> Verdict? {
         locked {
             guard let conversation = UUID(uuidString: game.conversation).map(ConversationID.init) else { return nil }
-            guard let checked = checks[conversation] ?? stored[conversation]?.findings else { return nil }
+            guard let own = checked(conversation) else { return nil }
             let names: Set<String> = [game.id, game.conversation]
             let about = { (finding: Finding) in names.contains((finding.game ?? game.conversation).lowercased()) }
             let errors = { (findings: [Finding]) in findings.filter { $0.severity == .error && about($0) }.count }
-            let damaged = checked.filter { $0.rule == "readable-event" }.compactMap(\.position)
+            let damaged = own.filter { $0.rule == "readable-event" }.compactMap(\.position)
             if let signed = signatures[conversation] {
-                return Verdict(errors: errors(checked) + errors(signed), isWhole: true, damaged: damaged)
+                return Verdict(errors: errors(own) + errors(signed), isWhole: true, damaged: damaged)
             }
-            guard let logWide else { return Verdict(errors: errors(checked), isWhole: false, damaged: damaged) }
+            guard let logWide else { return Verdict(errors: errors(own), isWhole: false, damaged: damaged) }
             // Findings of the whole log that name no game count against none.
-            return Verdict(errors: errors(checked) + logWide.filter { $0.severity == .error && $0.game.map { names.contains($0.lowercased()) } == true }.count,
+            return Verdict(errors: errors(own) + logWide.filter { $0.severity == .error && $0.game.map { names.contains($0.lowercased()) } == true }.count,
                            isWhole: true, damaged: damaged)
         }
     }
@@ -390,7 +395,7 @@ public final class ViewerModel: @unchecked Sendable {
                 self?.locked { self?.conversationCount = conversations.count }
                 for conversation in conversations {
                     guard let self else { return }
-                    let known = self.locked { self.checks[conversation] != nil || self.stored[conversation] != nil }
+                    let known = self.locked { self.checked(conversation) != nil }
                     if !known, let streams = try? index.streams(of: conversation) {
                         if let found = try? auditor.conversationFindings(reader, conversation: conversation, streams: streams) {
                             self.locked { self.checks[conversation] = found }
