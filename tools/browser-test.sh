@@ -141,12 +141,15 @@ with open(sys.argv[1]) as source, open(sys.argv[2], "w") as out:
         out.write(json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
 PY
 "$binary" import --db hostile.sqlite hostile.jsonl >/dev/null
-"$binary" serve --db hostile.sqlite --port 0 > serve-hostile.out 2>&1 &
-server=$!
-for _ in $(seq 1 100); do grep -q "http://" serve-hostile.out 2>/dev/null && break; sleep 0.1; done
-base=$(grep -o 'http://[^/]*' serve-hostile.out | head -n 1)
+serve_log() { # serve_log FILE: starts the viewer on FILE, sets base, waits for the verdicts
+  "$binary" serve --db "$1" --port 0 > "serve-$1.out" 2>&1 &
+  server=$!
+  for _ in $(seq 1 100); do grep -q "http://" "serve-$1.out" 2>/dev/null && break; sleep 0.1; done
+  base=$(grep -o 'http://[^/]*' "serve-$1.out" | head -n 1)
+  for _ in $(seq 1 300); do curl -s "$base/games" | grep -q 'checking…\|checking games:\|checking</span>' || break; sleep 0.1; done
+}
+serve_log hostile.sqlite
 hostile=$(curl -s "$base/api/games" | python3 -c 'import json,sys; print(next(g["id"] for g in json.load(sys.stdin) if g["kind"]=="tictactoe"))')
-for _ in $(seq 1 100); do curl -s "$base/games" | grep -q 'checking…' || break; sleep 0.1; done
 page hostile-games "$base/games"
 check hostile-games "the device's markup name is shown as text" has hostile-games "&lt;script&gt;document.title='pwned'&lt;/script&gt;="
 check hostile-games "no script from the log ran" lacks hostile-games '<title>pwned'
@@ -164,13 +167,6 @@ kill "$server"; wait "$server" 2>/dev/null || true; server=""
 # A damaged log and a tampered one, as a disputed game may arrive: every page still
 # answers, the damaged game says where its damage is, and the tampered one is an error
 # on the list, on its page and in the whole log's checks.
-serve_log() { # serve_log FILE: starts the viewer on FILE, sets base, waits for the verdicts
-  "$binary" serve --db "$1" --port 0 > "serve-$1.out" 2>&1 &
-  server=$!
-  for _ in $(seq 1 100); do grep -q "http://" "serve-$1.out" 2>/dev/null && break; sleep 0.1; done
-  base=$(grep -o 'http://[^/]*' "serve-$1.out" | head -n 1)
-  for _ in $(seq 1 300); do curl -s "$base/games" | grep -q 'checking…\|checking games:\|checking</span>' || break; sleep 0.1; done
-}
 first_of() { python3 -c 'import json,sys; print(next(g["firstPosition"] for g in json.loads(sys.argv[1]) if g["kind"]==sys.argv[2]))' "$games" "$1"; }
 last_of() { python3 -c 'import json,sys; print(next(g["lastPosition"] for g in json.loads(sys.argv[1]) if g["kind"]==sys.argv[2]))' "$games" "$1"; }
 
