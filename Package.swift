@@ -129,6 +129,7 @@ let package = Package(
             name: "WebViewer",
             dependencies: [
                 "Audit", "EventStore", "GameKit", "MessagesModel", "Presentation", "Projections", "RecordedEvents", "Replay", "Rerun",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 games=${1:-10000}
 db=${2:-.build/bench-replay-$games.sqlite}
-swift build -c release --product gamelog >/dev/null
+swift build -c release --static-swift-stdlib --product gamelog >/dev/null
 swift build -c release --package-path tools/Benchmarks --product gamelog-bench >/dev/null
 if [ ! -f "$db" ]; then
   .build/release/gamelog simulate --games "$games" --seed 1 --clock fixed --db "$db"

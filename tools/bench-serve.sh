@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 games=${1:-10000}
-swift build -c release --product gamelog >/dev/null
+swift build -c release --static-swift-stdlib --product gamelog >/dev/null
 binary=$(pwd)/.build/release/gamelog
 work=$(mktemp -d)
 server=""

@@ -15,7 +15,7 @@ seconds=${3:-20}
 root=$(cd "$(dirname "$0")/.." && pwd)
 gamelog=${GAMELOG_BIN:-}
 if [ -z "$gamelog" ]; then
-  swift build -c release --package-path "$root" --product gamelog >&2
+  swift build -c release --static-swift-stdlib --package-path "$root" --product gamelog >&2
   gamelog=$(swift build -c release --package-path "$root" --show-bin-path)/gamelog
 fi
 work=$(mktemp -d)

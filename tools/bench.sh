@@ -17,7 +17,7 @@ python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("eventsourci
   || python3 -m pip install --quiet 'eventsourcing==9.5.6'
 
 echo "… building (release)" >&2
-swift build -c release --product gamelog >/dev/null
+swift build -c release --static-swift-stdlib --product gamelog >/dev/null
 swift build -c release --package-path tools/Benchmarks --product gamelog-bench >/dev/null
 
 workload="$folder/workload-$games.sqlite"

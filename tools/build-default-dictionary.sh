@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-Migrations/0002_default_dictionary.sql}
-swift build -c release --product gamelog
+swift build -c release --static-swift-stdlib --product gamelog
 .build/release/gamelog dictionary train --games 400 --seed 7 --size 16384 --sql-out "$out"
 echo "wrote $out"

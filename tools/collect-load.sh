@@ -18,7 +18,7 @@ tools=$root/tools
 # GAMELOG_BIN: a gamelog to measure instead of this checkout's release build.
 gamelog=${GAMELOG_BIN:-}
 if [ -z "$gamelog" ]; then
-  swift build -c release --package-path "$root" --product gamelog >&2
+  swift build -c release --static-swift-stdlib --package-path "$root" --product gamelog >&2
   gamelog=$(swift build -c release --package-path "$root" --show-bin-path)/gamelog
 fi
 work=$(mktemp -d)

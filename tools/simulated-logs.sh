@@ -4,7 +4,7 @@ gamelog=.build/release/gamelog
 
 build_gamelog() {
   echo "… building (release)" >&2
-  swift build -c release --product gamelog >/dev/null
+  swift build -c release --static-swift-stdlib --product gamelog >/dev/null
 }
 
 # simulated_log FOLDER GAMES: makes FOLDER/log-GAMES.sqlite unless it is there.

@@ -348,7 +348,7 @@ extension EventStore {
         var report = ProofReport()
         report.trusted = trusted != nil
         let strict = trusted != nil
-        var layout = try treeLayout(heads: false)
+        var layout = try treeLayout(ofStreams: streams)
         let ids = Set(streams.compactMap { layout.treeOfStream[$0] })
         var checks: [Int64: TreeCheck] = [:]
         for id in ids.sorted() {
@@ -371,15 +371,15 @@ extension EventStore {
             let mine = streams.filter { layout.treeOfStream[$0] == id }
             // The game's own leaves, their neighbours in their tiles and the stored tiles
             // give the roots at the heads that matter; the whole tree only if they cannot.
-            if let problems = try gameVerdicts(check: checks[id]!, tree: id, streams: mine, nodes: layout.nodes[id] ?? [:], strict: strict) {
+            if let problems = try gameVerdicts(check: checks[id]!, tree: id, streams: mine, strict: strict) {
                 report.problems += problems
                 continue
             }
-            let all = layout.streams(of: id)
-            for (leaf, hash) in try leafHashes(streams: all).sorted(by: { $0.key < $1.key }) {
+            for (leaf, hash) in try leafHashes(streams: try self.streams(inTree: id)).sorted(by: { $0.key < $1.key }) {
                 checks[id]!.add(leaf: leaf, hash: hash, position: 0)
             }
-            report.problems += checks[id]!.verdicts(nodes: layout.nodes[id] ?? [:], strict: strict)
+            let nodes = try read { try treeNodes($0, trees: [id]) }[id] ?? [:]
+            report.problems += checks[id]!.verdicts(nodes: nodes, strict: strict)
         }
         for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
             if let id = layout.treeOfStream[stream] { report.deviceOfStream[stream] = layout.trees[id]?.owner.device; continue }
@@ -396,8 +396,9 @@ extension EventStore {
     /// history. A tile never stands in for a range holding one of the game's leaves, so
     /// a changed game event always changes the root. Nil when the stored tiles do not
     /// reach (a tree imported in part), for the caller to check the tree whole.
-    func gameVerdicts(check: TreeCheck, tree id: Int64, streams: Set<UUID>, nodes: [Range<Int64>: [UInt8]],
-                      strict: Bool) throws -> [ProofProblem]? {
+    /// Stored proof nodes are looked up one by one as the roots need them: a device's
+    /// tree stores thousands, a game's roots read a few dozen.
+    func gameVerdicts(check: TreeCheck, tree id: Int64, streams: Set<UUID>, strict: Bool) throws -> [ProofProblem]? {
         guard let latest = check.signed.keys.max() else { return nil }
         let device = check.tree.owner.device, name = SafeText.line(device)
         let sizes = Set([latest] + check.known.map(\.size))
@@ -427,33 +428,53 @@ extension EventStore {
         for lo in ranges { neighbours.merge(try leafHashes(tree: id, range: lo..<(lo + tile))) { a, _ in a } }
         let held = neighbours.merging(game) { _, mine in mine }
         let heldIndexes = held.keys.sorted(), gameIndexes = game.keys.sorted()
-        func root(_ size: Int64) -> [UInt8]? {
-            var missing: Int64?
-            return MerkleTree.root(size: size, known: { lo, hi in MerkleTree.anyLeaf(gameIndexes, in: lo, hi) ? nil : nodes[lo..<hi] },
-                                   holds: { MerkleTree.anyLeaf(heldIndexes, in: $0, $1) }, leaf: { held[$0] }, proof: { _, _ in nil }, missing: &missing)
-        }
-        guard let signedRoot = root(latest) else { return nil }
-        if signedRoot != check.signed[latest] {
-            problems.append(ProofProblem(kind: .changedEvent, device: device, position: positions.first, detail:
-                "device \(name)'s tree of \(latest) events, recomputed from this game's events and the log's other leaves, is not the one it signed: an event of the game (or the log around it) was changed"))
-        }
-        for head in check.known {
-            if head.size > check.tree.size {
-                problems.append(ProofProblem(kind: .rolledBack, device: device, detail:
-                    "device \(name) had signed \(head.size) events (a known head), and the log holds \(check.tree.size) of its tree: it is behind, rolled back or cut"))
-            } else if let known = root(head.size), known != head.root {
-                problems.append(ProofProblem(kind: .forkedHistory, device: device, detail:
-                    "the log's first \(head.size) events of device \(name) are not the ones of its known head: its history was rewritten (a fork)"))
-            } else if root(head.size) == nil {
-                return nil
+        // One read for every lookup, through one prepared statement.
+        return try read { db -> [ProofProblem]? in
+            let lookup = try db.tableExists("tree_nodes")
+                ? try db.cachedStatement(sql: "SELECT hash FROM tree_nodes WHERE tree_id = ? AND lo = ? AND hi = ?") : nil
+            var looked: [Range<Int64>: [UInt8]?] = [:], lookupFailure: Error?
+            func stored(_ range: Range<Int64>) -> [UInt8]? {
+                if let known = looked[range] { return known }
+                guard let lookup else { return nil }
+                do {
+                    let found = try Data.fetchOne(lookup, arguments: [id, range.lowerBound, range.upperBound]).flatMap { $0.count == 32 ? Array($0) : nil }
+                    looked[range] = found
+                    return found
+                } catch {
+                    lookupFailure = lookupFailure ?? error
+                    return nil
+                }
             }
+            func root(_ size: Int64) -> [UInt8]? {
+                var missing: Int64?
+                return MerkleTree.root(size: size, known: { lo, hi in MerkleTree.anyLeaf(gameIndexes, in: lo, hi) ? nil : stored(lo..<hi) },
+                                       holds: { MerkleTree.anyLeaf(heldIndexes, in: $0, $1) }, leaf: { held[$0] }, proof: { _, _ in nil }, missing: &missing)
+            }
+            let signedRootOrNil = root(latest)
+            if let lookupFailure { throw lookupFailure }
+            guard let signedRoot = signedRootOrNil else { return nil }
+            if signedRoot != check.signed[latest] {
+                problems.append(ProofProblem(kind: .changedEvent, device: device, position: positions.first, detail:
+                    "device \(name)'s tree of \(latest) events, recomputed from this game's events and the log's other leaves, is not the one it signed: an event of the game (or the log around it) was changed"))
+            }
+            for head in check.known {
+                if head.size > check.tree.size {
+                    problems.append(ProofProblem(kind: .rolledBack, device: device, detail:
+                        "device \(name) had signed \(head.size) events (a known head), and the log holds \(check.tree.size) of its tree: it is behind, rolled back or cut"))
+                } else if let known = root(head.size), known != head.root {
+                    problems.append(ProofProblem(kind: .forkedHistory, device: device, detail:
+                        "the log's first \(head.size) events of device \(name) are not the ones of its known head: its history was rewritten (a fork)"))
+                } else if root(head.size) == nil {
+                    return nil
+                }
+            }
+            let unsigned = game.keys.filter { $0 >= latest }.count
+            if unsigned > 0 {
+                problems.append(ProofProblem(kind: .unsignedTail, device: device, detail:
+                    "\(unsigned) events of this game come after device \(name)'s last valid signed head (\(latest) events): unsigned", isError: strict))
+            }
+            return problems
         }
-        let unsigned = game.keys.filter { $0 >= latest }.count
-        if unsigned > 0 {
-            problems.append(ProofProblem(kind: .unsignedTail, device: device, detail:
-                "\(unsigned) events of this game come after device \(name)'s last valid signed head (\(latest) events): unsigned", isError: strict))
-        }
-        return problems
     }
 
     /// Tree `id`'s heads from the newest down to the first that verifies under its key

@@ -161,9 +161,12 @@ extension EventStore {
     }
 
     /// The proof nodes stored, by tree id: `[lo, hi) -> hash`.
-    func treeNodes(_ db: Database) throws -> [Int64: [Range<Int64>: [UInt8]]] {
+    /// - Parameter trees: only these trees' nodes (nil: every tree's).
+    func treeNodes(_ db: Database, trees: Set<Int64>? = nil) throws -> [Int64: [Range<Int64>: [UInt8]]] {
         var out: [Int64: [Range<Int64>: [UInt8]]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT tree_id, lo, hi, hash FROM tree_nodes") {
+        if let trees, trees.isEmpty { return out }
+        let only = trees.map { " WHERE tree_id IN (" + $0.sorted().map(String.init).joined(separator: ",") + ")" } ?? ""
+        for row in try Row.fetchAll(db, sql: "SELECT tree_id, lo, hi, hash FROM tree_nodes" + only) {
             guard let id = Int64.fromDatabaseValue(row[0]), let lo = Int64.fromDatabaseValue(row[1]),
                   let hi = Int64.fromDatabaseValue(row[2]), hi > lo, let hash = Data.fromDatabaseValue(row[3]), hash.count == 32 else { continue }
             out[id, default: [:]][lo..<hi] = Array(hash)
@@ -201,6 +204,35 @@ extension EventStore {
             }
             let nodes = try db.tableExists("tree_nodes") ? try treeNodes(db) : [:]
             return TreeLayout(trees: trees, treeOfStream: treeOfStream, nodes: nodes)
+        }
+    }
+
+    /// The trees that hold `streams` (with every tree's row, for checks across a device's
+    /// keys) and which of `streams` is in which, without proof nodes: what one game's
+    /// proofs start from, read through indexes whatever the log's size.
+    public func treeLayout(ofStreams streams: Set<UUID>) throws -> TreeLayout {
+        let trees = try treeRows(heads: false)
+        return try read { db in
+            var treeOfStream: [UUID: Int64] = [:]
+            guard try db.columns(in: "streams").contains(where: { $0.name == "tree_id" }), !streams.isEmpty else {
+                return TreeLayout(trees: trees, treeOfStream: [:], nodes: [:])
+            }
+            let marks = streams.map { _ in "?" }.joined(separator: ",")
+            for row in try Row.fetchAll(db, sql: "SELECT uuid, tree_id FROM streams WHERE tree_id IS NOT NULL AND uuid IN (\(marks))",
+                                        arguments: StatementArguments(streams.map { Data($0.bytes) })) {
+                guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }),
+                      let tree = Int64.fromDatabaseValue(row[1]), trees[tree] != nil else { continue }
+                treeOfStream[uuid] = tree
+            }
+            // Proof nodes are looked up one by one as a game's roots need them (`gameVerdicts`).
+            return TreeLayout(trees: trees, treeOfStream: treeOfStream, nodes: [:])
+        }
+    }
+
+    /// Every recording in tree `id`.
+    public func streams(inTree id: Int64) throws -> Set<UUID> {
+        try read { db in
+            Set(try Data.fetchAll(db, sql: "SELECT uuid FROM streams WHERE tree_id = ?", arguments: [id]).compactMap { UUID(bytes: $0) })
         }
     }
 

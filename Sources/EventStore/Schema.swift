@@ -100,27 +100,39 @@ public enum Schema {
     }
 
     static func objects(_ db: Database) throws -> Set<SchemaObject> {
+        // Three statements, not one per object: every command opens a log and checks it.
+        func text(_ row: Row, _ index: Int) -> String { String.fromDatabaseValue(row[index]) ?? "?" }
+        func describe(_ row: Row, _ columns: Range<Int>) -> String {
+            columns.map { (row[$0] as DatabaseValue).description }.joined(separator: " ")
+        }
+        var tables: [String: (sql: String, columns: [String])] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT m.name, m.sql, p.name, p.type, p."notnull", p.pk FROM sqlite_master AS m, pragma_table_xinfo(m.name) AS p
+            WHERE m.type = 'table' ORDER BY m.name, p.cid
+            """) {
+            tables[text(row, 0), default: (String.fromDatabaseValue(row[1]) ?? "", [])].columns.append(describe(row, 2..<6))
+        }
+        var indexes: [String: (table: String, sql: String, columns: [String])] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT m.name, m.tbl_name, m.sql, p.name, p."desc", p."key" FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS p
+            WHERE m.type = 'index' ORDER BY m.name, p.seqno
+            """) {
+            indexes[text(row, 0), default: (text(row, 1), String.fromDatabaseValue(row[2]) ?? "", [])].columns.append(describe(row, 3..<6))
+        }
         var out: Set<SchemaObject> = []
-        for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master") {
-            let type = String.fromDatabaseValue(row[0]) ?? "?", name = String.fromDatabaseValue(row[1]) ?? "?"
-            let table = String.fromDatabaseValue(row[2]) ?? "?", sql = String.fromDatabaseValue(row[3]) ?? ""
+        for row in try Row.fetchAll(db, sql: "SELECT type, name, sql FROM sqlite_master") {
+            let type = text(row, 0), name = text(row, 1), sql = String.fromDatabaseValue(row[2]) ?? ""
             // SQLite's own objects (the indexes behind UNIQUE and PRIMARY KEY) follow from the tables.
             if name.hasPrefix("sqlite_autoindex_") { continue }
-            let quoted = "'" + name.replacingOccurrences(of: "'", with: "''") + "'"
             var shape: String
             switch type {
             case "table":
-                let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", pk FROM pragma_table_xinfo(\(quoted))").map { column in
-                    [0, 1, 2, 3].map { (column[$0] as DatabaseValue).description }.joined(separator: " ")
-                }
-                let strict = sql.uppercased().replacingOccurrences(of: " ", with: "").hasSuffix("STRICT")
-                    || sql.uppercased().contains(") STRICT")
-                shape = columns.joined(separator: ", ") + (strict ? " STRICT" : "")
+                let strict = sql.uppercased().filter { $0 != " " }.hasSuffix("STRICT") || sql.uppercased().contains(") STRICT")
+                shape = (tables[name]?.columns ?? []).joined(separator: ", ") + (strict ? " STRICT" : "")
             case "index":
-                let columns = try Row.fetchAll(db, sql: "SELECT name, \"desc\", \"key\" FROM pragma_index_xinfo(\(quoted))").map { column in
-                    [0, 1, 2].map { (column[$0] as DatabaseValue).description }.joined(separator: " ")
-                }
-                shape = "on \(table) (\(columns.joined(separator: ", ")))" + (sql.uppercased().hasPrefix("CREATE UNIQUE") ? " unique" : "")
+                let index = indexes[name]
+                shape = "on \(index?.table ?? "?") (\((index?.columns ?? []).joined(separator: ", ")))"
+                    + (sql.uppercased().hasPrefix("CREATE UNIQUE") ? " unique" : "")
                     + (sql.uppercased().contains(" WHERE ") ? " partial: \(sql)" : "")
             default:
                 shape = sql

@@ -12,8 +12,11 @@ import Replay
 
 struct Bisect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bisect",
         abstract: "Find the first step of a game at which a check or invariant fails, and show that step.",
-        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. legal-move) or an invariant (\(Auditor(games: GamelogCLI.games).checkNames.dropFirst(4).joined(separator: ", "))).")
+        // Not listed here: every command reads this text as it starts, and listing the plug-ins'
+        // invariants cost each of them the games' set-up. A name it does not know gets the list.
+        discussion: "NAME is a check (lifecycle, legality, consistency), a rule (e.g. legal-move) or an invariant of the game's plug-in (e.g. lives-never-negative); a name bisect does not know is answered with every name it does.")
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id (or its conversation's), or a unique prefix.") var game: String

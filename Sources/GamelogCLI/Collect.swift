@@ -7,6 +7,7 @@ import SharedStore
 
 struct Collect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "collect",
         abstract: "Collect devices' logs over HTTP into a shared store, and countersign their heads as a witness.",
         discussion: """
             Serves the collector API (POST /v1/upload, POST /v1/devices, GET /v1/devices/KEY, GET /v1/heads) \

@@ -12,6 +12,7 @@ import TicTacToeGame
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "demo",
         abstract: "Play one Battleship and one Tic-tac-toe game between two devices, record them, and tell the story.")
 
     @OptionGroup var options: GlobalOptions

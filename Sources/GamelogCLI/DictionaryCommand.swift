@@ -15,7 +15,7 @@ struct DictionaryCommand: ParsableCommand {
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the stored dictionaries.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the stored dictionaries.")
         @OptionGroup var options: GlobalOptions
         func run() throws {
             try reportingErrors {
@@ -26,6 +26,7 @@ struct DictionaryCommand: ParsableCommand {
 
     struct Train: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "train",
             abstract: "Build a dictionary from the events of simulated games.",
             discussion: "Writes the dictionary as raw bytes (--out) and/or as a migration that inserts it (--sql-out).")
 
@@ -78,6 +79,7 @@ struct DictionaryCommand: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a dictionary file; new events are compressed with it, older ones keep theirs.")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The raw dictionary file.") var file: String

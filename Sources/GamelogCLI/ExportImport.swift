@@ -10,6 +10,7 @@ import Replay
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Write events as JSON Lines (one event per line), complete enough to rebuild a database.",
         discussion: "Example: gamelog export --game 1a2b > game.jsonl; gamelog import game.jsonl --db other.sqlite")
 
@@ -65,6 +66,7 @@ struct Export: ParsableCommand {
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Merge exported logs (e.g. one per device) into the database; importing twice adds nothing.")
 
     @OptionGroup var options: GlobalOptions

@@ -67,19 +67,31 @@ struct GamesCommand: ParsableCommand {
             // Column names over the rows (the widths the rows use); scripts read --json.
             if !games.isEmpty {
                 print("game".rightPad(8) + "  " + "kind".rightPad(11) + " " + "players".rightPad(18) + " " + "status".rightPad(10) + " "
-                      + "events".leftPad(12) + "  " + "started … ended".rightPad(57) + "  result")
+                      + "events".leftPad(6) + "  " + "played (UTC)".rightPad(30) + "  result")
             }
             for game in games {
                 let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
                 var missing = game.missingRecordings.isEmpty || seenAs != .auditor ? ""
                     : "  (no recording from \(game.missingRecordings.joined(separator: ", ")))"
                 if let origin = game.forkedFrom { missing += "  (fork of \(origin.sourceGame) at step \(origin.sourceStep))" }
-                print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(game.status.rightPad(10)) \(String(game.events).leftPad(5)) events  \(game.startedAt) … \(game.endedAt)  \(game.result)\(missing)")
+                print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(game.status.rightPad(10)) \(String(game.events).leftPad(6))  \(Self.span(game.startedAt, game.endedAt).rightPad(30))  \(game.result)\(missing)")
             }
             if let more { print(more) }
             if more == nil, seenAs == .auditor { try listConversationsWithoutGames(store) }
             if !damaged.isEmpty { throw ExitCode.failure }
         }
+    }
+
+    /// A game's time span to the second, the end's date left out when it is the start's
+    /// ("2026-11-23 18:01:08 … 18:04:51"); `--json` has the microseconds.
+    static func span(_ started: String, _ ended: String) -> String {
+        func parts(_ time: String) -> (date: Substring, time: Substring) {
+            let halves = time.split(separator: "T", maxSplits: 1)
+            guard halves.count == 2 else { return (Substring(time), "") }
+            return (halves[0], halves[1].prefix(8))
+        }
+        let (startDate, startTime) = parts(started), (endDate, endTime) = parts(ended)
+        return "\(startDate) \(startTime) … " + (endDate == startDate ? "\(endTime)" : "\(endDate) \(endTime)")
     }
 
     /// Conversations whose extension holds no game (a sticker browser), so they are not

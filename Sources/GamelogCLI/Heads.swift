@@ -4,6 +4,7 @@ import Foundation
 
 struct Heads: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "heads",
         abstract: "Print each device's latest signed tree head: what the log commits to.",
         discussion: """
             A head is a C2SP tlog-checkpoint signed note: the device, how many events it had \

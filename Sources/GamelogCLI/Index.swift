@@ -8,6 +8,7 @@ import Replay
 
 struct Index: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "index",
         abstract: "Fill the game catalog of an older log, and store projection snapshots.",
         discussion: """
             A log written by this version keeps its catalog as it grows, so commands about one game read only that \

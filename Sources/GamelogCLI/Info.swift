@@ -6,6 +6,7 @@ import Recorder
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "info",
         abstract: "Show the database's schema, size, dictionaries, head hash and how far its game catalog reaches.")
 
     @OptionGroup var options: GlobalOptions

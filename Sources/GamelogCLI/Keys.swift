@@ -4,11 +4,13 @@ import Foundation
 
 struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "keys",
         abstract: "Device signing keys: list those that signed a log, or make a new one.",
         subcommands: [List.self, New.self, Enroll.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the devices' public signing keys found in the log, with what each signed.",
             discussion: """
                 The --json form is what `gamelog verify --trust KEYS.json` reads. Keys found in a log \
@@ -58,6 +60,7 @@ struct Keys: ParsableCommand {
 
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "Make a device's signing key from the system's random source and save it readable by you alone (mode 0600).",
             discussion: """
                 Example: gamelog keys new --device A --out A.key. Without --out the key goes to the keys \
@@ -103,6 +106,7 @@ struct Keys: ParsableCommand {
 extension Keys {
     struct Enroll: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "enroll",
             abstract: "Enroll a device's public key at a collector, which then accepts that device's uploads.",
             discussion: """
                 Needs the collector's administrator's token: --admin-token FILE, else $GAMELOG_ADMIN_TOKEN, else \

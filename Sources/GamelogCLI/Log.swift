@@ -9,7 +9,7 @@ import Recorder
 import Replay
 
 struct Log: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the recorded events, one line each.")
+    static let configuration = CommandConfiguration(commandName: "log", abstract: "List the recorded events, one line each.")
 
     @OptionGroup var options: GlobalOptions
 

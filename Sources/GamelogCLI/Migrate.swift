@@ -6,6 +6,7 @@ import SharedStore
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "migrate",
         abstract: "Upgrade the database to this gamelog's schema (reading commands never do).")
 
     @OptionGroup var options: GlobalOptions

@@ -6,6 +6,7 @@ import Interchange
 
 struct Push: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "push",
         abstract: "Send a device's log to a collector: what it has not accepted yet, with the proof it extends what it has.",
         discussion: """
             For each device tree in the log, asks the collector how many of its events it accepted, sends \

@@ -10,16 +10,30 @@ import WebViewer
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Show the log in a browser: every game, and each game step by step from each device's view.",
         discussion: """
             Opens the database read-only (nothing is written to it or beside it) and serves pages \
             and a JSON API (/api/games?page=N&per_page=M, /api/games/ID, /api/games/ID/steps/N?as=D, /api/verify/ID) \
-            on loopback unless --host says otherwise. Ctrl-C stops it.
+            on loopback unless --host says otherwise. A finished audit is kept in $GAMELOG_CACHE/viewer \
+            (default ~/.cache/gamelog/viewer), named by a hash of the file's bytes and of this build, so the \
+            next start on the same file shows every verdict at once. Ctrl-C stops it.
             """)
 
     @OptionGroup var options: GlobalOptions
     @Option(help: "The port to listen on (0: any free one).") var port: Int = 8080
     @Option(help: "The address to listen on; 0.0.0.0 opens it to the network.") var host: String = "127.0.0.1"
+
+    @Flag(help: "Audit the log again, though an earlier start kept the audit of this very file (in $GAMELOG_CACHE/viewer).")
+    var fresh = false
+
+    /// This program's size and time of change: another build never reuses kept audits.
+    static var buildIdentity: String {
+        let executable = Bundle.main.executablePath.flatMap { try? FileManager.default.attributesOfItem(atPath: $0) }
+        let size = executable?[.size] as? Int ?? 0
+        let changed = (executable?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return "gamelog \(size) \(changed)"
+    }
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, not \(port).") }
@@ -29,7 +43,9 @@ struct Serve: ParsableCommand {
         try reportingErrors {
             let shared = try options.sharedStore()
             let copy = try shared.map { try options.localCopy(of: $0) }
-            let model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games)
+            let model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games,
+                                        keepingResultsIn: fresh ? nil : SharedStore.defaultCacheFolder.appending(path: "viewer"),
+                                        build: Self.buildIdentity)
             var reader: (@Sendable (String) async throws -> Bool)?
             if let shared {
                 // The audits `verify --workers` stored are shown, not computed again; the

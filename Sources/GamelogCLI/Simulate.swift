@@ -11,6 +11,7 @@ import Simulation
 
 struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "simulate",
         abstract: "Play many random games (with cancels, re-taps, dismissals, switching away) and record them.",
         discussion: "The same seed plays the same games; with --clock fixed it also writes the same times, so the events are identical (the same head hash); the signatures differ, made with each device's own random key, unless --insecure-test-keys is given. Each game is stored whole or not at all. Re-running a seed into the same database skips the games it already recorded and plays the rest, so an interrupted run resumes where it stopped.")
 

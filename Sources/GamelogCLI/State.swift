@@ -6,6 +6,7 @@ import Projections
 
 struct State: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "state",
         abstract: "Show a game's state at a step: boards, each device's transcript and extension UI.")
 
     @OptionGroup var options: GlobalOptions
@@ -23,7 +24,7 @@ struct State: ParsableCommand {
 }
 
 struct Diff: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "What changed in a game between two steps.")
+    static let configuration = CommandConfiguration(commandName: "diff", abstract: "What changed in a game between two steps.")
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The game's id, or a unique prefix.") var game: String

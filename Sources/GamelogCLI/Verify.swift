@@ -10,6 +10,7 @@ import SharedStore
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Audit the log: integrity, Messages lifecycle, game legality and cross-device consistency.",
         discussion: """
             Each finding names the event position, game, device, the rule broken, and what was \

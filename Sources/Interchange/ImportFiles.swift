@@ -135,7 +135,8 @@ extension Interchange {
                         throw InterchangeError.invalidPayload(file: file.name, line: lineNumber, detail: String(describing: error))
                     }
                     lines.append(LineRef(file: Int32(fileIndex), line: Int32(clamping: lineNumber), start: from, end: to))
-                    keys.append(MergeKey(recordedAt: fields.recordedAt, streamVersion: fields.streamVersion, stream: fields.stream))
+                    keys.append(MergeKey(recordedAt: fields.recordedAt, streamVersion: fields.streamVersion, stream: fields.stream,
+                                         run: Int32(fileIndex)))
                     if lines.count % 16_384 == 0 { progress?(bytesBefore + end, totalBytes) }
                 }
             }
@@ -257,8 +258,9 @@ extension Interchange {
     }
 
     /// Merges checked logs into `store`, like ``import(_:into:batchSize:progress:)``:
-    /// events already stored (by id) are skipped, events go in order of recording
-    /// time, and every stream must arrive gapless, or nothing is stored. Each line is
+    /// events already stored (by id) are skipped, each file's events keep the file's
+    /// order (files interleave by recording time), and every stream must arrive
+    /// gapless, or nothing is stored. Each line is
     /// parsed again when its batch is stored, so memory holds only the plan.
     public static func `import`(_ plan: ImportPlan, into store: EventStore, batchSize: Int = 1_000,
                                 progress: ((_ eventsDone: Int, _ eventsTotal: Int) -> Void)? = nil) throws -> ImportSummary {

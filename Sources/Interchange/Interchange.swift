@@ -248,12 +248,14 @@ public enum Interchange {
 
     /// Merges exported events (from one or several devices' logs) into `store`.
     /// Events already stored (by id) are skipped, so importing twice adds nothing.
-    /// Events are ordered by recording time, then by their order in the input, and
-    /// every stream must arrive gapless. Returns the number of new events.
+    /// Events are ordered by recording time, then by their order in the input (or,
+    /// with `keepingOrder`, stored in the list's order: a log's own, whose phones'
+    /// clocks may disagree), and every stream must arrive gapless. Returns the number
+    /// of new events.
     /// For files, prefer ``import(files:into:batchSize:progress:)``, which holds only
     /// a small index in memory.
     @discardableResult
-    public static func `import`(_ events: [ExportedEvent], into store: EventStore, batchSize: Int = 1_000,
+    public static func `import`(_ events: [ExportedEvent], into store: EventStore, keepingOrder: Bool = false, batchSize: Int = 1_000,
                                 progress: ((Int) -> Void)? = nil) throws -> Int {
         // Each stream's start, from the list or (for a stream that continues) the store.
         let starts = Dictionary(events.filter { $0.streamVersion == 1 }.map { ($0.stream, $0) }, uniquingKeysWith: { a, _ in a })
@@ -261,8 +263,9 @@ public enum Interchange {
             starts[stream].map { ($0.type, $0.typeVersion, Array($0.payload.utf8)) }
         })
         return try merge(count: events.count,
+                  // Unless the list's order is kept, each event is a run of its own: time alone orders them.
                   key: { MergeKey(recordedAt: events[$0].recordedAt, streamVersion: events[$0].streamVersion,
-                                  stream: events[$0].stream) },
+                                  stream: events[$0].stream, run: keepingOrder ? 0 : Int32(clamping: $0)) },
                   event: { index in
                       let e = events[index]
                       let payload = Array(e.payload.utf8)
@@ -273,24 +276,65 @@ public enum Interchange {
                   store: store, batchSize: batchSize, progress: progress)
     }
 
-    /// What orders and checks a merge: time, then stream version, then input order.
+    /// What orders and checks a merge. Events of one run (one file: a log's export, in
+    /// the log's order) keep their order; runs interleave by the time of their next
+    /// event, then stream version, then input order. Phones' clocks disagree, so a
+    /// log's own order, not its times, is what a re-import must keep.
     struct MergeKey {
         var recordedAt: Int64
         var streamVersion: Int64
         var stream: UUID
+        var run: Int32
     }
 
-    /// Orders events `0..<count` by time (then stream version, then input order),
-    /// checks that every stream arrives gapless once merged with what is stored, and
-    /// appends them in batches. Only the order and one version per stream are held;
-    /// `event(i)` makes each event when its batch is stored.
+    /// The order of a merge: a k-way merge of the runs (each in input order) by their
+    /// next event's time, stream version and input position.
+    static func mergeOrder(_ keys: [MergeKey]) -> [Int] {
+        var runs: [Int32: [Int]] = [:]
+        for index in keys.indices { runs[keys[index].run, default: []].append(index) }
+        // Each run's next event, in a binary min-heap.
+        var heap: [(run: Int32, next: Int)] = runs.map { ($0.key, 0) }
+        func head(_ entry: (run: Int32, next: Int)) -> Int { runs[entry.run]![entry.next] }
+        func less(_ a: (run: Int32, next: Int), _ b: (run: Int32, next: Int)) -> Bool {
+            let x = head(a), y = head(b)
+            return (keys[x].recordedAt, keys[x].streamVersion, x) < (keys[y].recordedAt, keys[y].streamVersion, y)
+        }
+        func siftDown(_ start: Int) {
+            var parent = start
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var smallest = parent
+                if left < heap.count, less(heap[left], heap[smallest]) { smallest = left }
+                if right < heap.count, less(heap[right], heap[smallest]) { smallest = right }
+                if smallest == parent { return }
+                heap.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+        var order: [Int] = []
+        order.reserveCapacity(keys.count)
+        while !heap.isEmpty {
+            order.append(head(heap[0]))
+            heap[0].next += 1
+            if heap[0].next == runs[heap[0].run]!.count {
+                heap[0] = heap[heap.count - 1]
+                heap.removeLast()
+            }
+            if !heap.isEmpty { siftDown(0) }
+        }
+        return order
+    }
+
+    /// Orders events `0..<count` (``mergeOrder(_:)``), checks that every stream arrives
+    /// gapless once merged with what is stored, and appends them in batches. Only the
+    /// order and one version per stream are held; `event(i)` makes each event when its
+    /// batch is stored.
     static func merge(count: Int, key: (Int) -> MergeKey, event: (Int) throws -> NewEvent,
                       store: EventStore, append: (([NewEvent]) throws -> [AppendedEvent])? = nil,
                       batchSize: Int, progress: ((Int) -> Void)?) throws -> Int {
         let keys = (0..<count).map(key)
-        let order = keys.indices.sorted {
-            (keys[$0].recordedAt, keys[$0].streamVersion, $0) < (keys[$1].recordedAt, keys[$1].streamVersion, $1)
-        }
+        let order = mergeOrder(keys)
         // Every stream gapless once merged with what is stored. A version below the
         // expected one is already stored (or repeated in the input): append skips it by id.
         var next: [UUID: Int64] = [:]

@@ -94,6 +94,12 @@ extension MessagesHost {
 
     func count(_ event: NetworkEvent) { networkEvents[event, default: 0] += 1 }
 
+    /// Whether anything sent may still arrive: a delivery on its way, a send queued on a
+    /// phone without signal, or a phone without signal (whose own sends wait on it).
+    public var hasTrafficUnderway: Bool {
+        !pendingDeliveries.isEmpty || !heldDeliveries.isEmpty || !offlineDevices.isEmpty
+    }
+
     /// Whether `device` has a connection.
     public func isOnline(_ device: DeviceID) -> Bool { !offlineDevices.contains(device) }
 

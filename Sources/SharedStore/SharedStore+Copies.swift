@@ -51,6 +51,9 @@ extension SharedStore {
     /// - Parameter progress: events copied and events to copy.
     public func localCopy(fresh: Bool = false, progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> LocalCopy {
         try await Self.blocking { try await withConnection { connection in
+            // Most commands find their copy current: one statement tells, where the checks
+            // below take four round trips (each command pays them before its own work).
+            if !fresh, let state = try? await currentState(connection), let current = upToDateCopy(state) { return current }
             _ = try await version(connection)
             return try await inTransaction(connection, readOnly: true) {
                 let state = try await self.state(connection)

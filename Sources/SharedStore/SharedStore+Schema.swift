@@ -81,6 +81,17 @@ extension SharedStore {
             .filter { !$0.isEmpty }
     }
 
+    /// The store's id and revision in one statement, if its schema is this version's
+    /// (nil otherwise: ``version(_:requireMigrated:)`` then says what is wrong).
+    func currentState(_ connection: PostgresConnection) async throws -> (id: UUID, revision: Int64)? {
+        let rows = try await run(connection, """
+            SELECT (SELECT coalesce(max(version), 0) FROM schema_migrations), store_id, revision FROM store_state
+            """)
+        guard let row = rows.first else { return nil }
+        let (version, id, revision) = try row.decode((Int64, UUID, Int64).self)
+        return version == Self.currentVersion ? (id, revision) : nil
+    }
+
     /// The store's id (names its local copies) and its revision.
     func state(_ connection: PostgresConnection, forUpdate: Bool = false) async throws -> (id: UUID, revision: Int64) {
         // Writers queue on this row lock, each for as long as the writes before it take.

@@ -62,9 +62,13 @@ public final class Simulator {
     public var noise: Double
     /// Steps after which a game is abandoned.
     public var stepBudget = 600
-    /// Ticks in a row in which the game could not move on (its next message lost, or
-    /// its player without signal) after which the players give up on it.
+    /// Ticks in a row in which the game could not move on although nothing was on its
+    /// way (its next message lost) after which the players give up on it. Ticks spent
+    /// waiting for a message in flight or a phone without signal do not count: people
+    /// wait for those, up to ``waitBudget`` ticks a game.
     public var patience = 60
+    /// Ticks a game may spend in all, waiting included, before it is abandoned.
+    public var waitBudget = 4_000
     /// How the network between the devices treats messages, and how far their clocks are off.
     public var network: NetworkProfile = .ideal { didSet { skewClocks() } }
 
@@ -137,8 +141,9 @@ public final class Simulator {
         var steps: [(DeviceID, PlayerStep)] = []
         var finished = false
         var followUp: (DeviceID, PlayerStep)?
-        var stalled = 0
-        while steps.count < stepBudget && stalled < patience {
+        var stalled = 0, ticks = 0
+        while steps.count < stepBudget && stalled < patience && ticks < waitBudget {
+            ticks += 1
             // One tick of the world's time a step: messages come due, signal comes and goes.
             host.tick()
             var advancing = false
@@ -161,7 +166,7 @@ public final class Simulator {
                 didStep?(step.0, step.1, host)
                 if flushEveryStep { try recorder.flush() }
                 if advancing { stalled = 0 }
-            } else if advancing {
+            } else if advancing && !host.hasTrafficUnderway {
                 stalled += 1
             }
         }

@@ -41,6 +41,7 @@ public final class ViewerModel: @unchecked Sendable {
     private var listedSorted: [GameSummary]?
     private var conversationsChecked = 0
     private var conversationCount: Int?
+    private var adoptedKeptResults = false
 
     /// How many open games keep their replayer (each holds its events and some states).
     static let openGames = 64
@@ -73,10 +74,20 @@ public final class ViewerModel: @unchecked Sendable {
         }
     }
 
+    /// Where finished audits are kept between starts (nil: nowhere).
+    private let kept: KeptResults?
+
     /// Opens the log read-only: nothing is written to it or beside it.
-    public init(path: String, games: GameRegistry) throws {
+    ///
+    /// - Parameters:
+    ///   - keepingResultsIn: a folder where a finished background audit is kept, named by
+    ///     the log's exact content and `build`, so the next start on the same file shows
+    ///     every verdict at once (nil: nothing kept).
+    ///   - build: what identifies this build of gamelog; results of another are not reused.
+    public init(path: String, games: GameRegistry, keepingResultsIn folder: URL? = nil, build: String = "") throws {
         self.path = path
         self.games = games
+        kept = folder.map { KeptResults(folder: $0, build: build + " " + games.kinds.joined(separator: ",")) }
         let store = try EventStore(path: path, access: .readOnly)
         openingIndex = try GameIndex(store: store)
         origins = try store.forkOrigins()
@@ -388,8 +399,15 @@ public final class ViewerModel: @unchecked Sendable {
     /// audit) is not checked again.
     public func auditInBackground() {
         let path = self.path, games = self.games
+        let kept = self.kept
         Thread { [weak self] in
             guard let reader = try? EventStore(path: path, access: .readOnly) else { return }
+            // The same file audited by the same build before: its results at once.
+            let key = kept?.key(of: path)
+            if let key, let results = kept?.load(key), let self {
+                self.adopt(results)
+                return
+            }
             let auditor = Auditor(games: games)
             if let index = try? GameIndex(store: reader), let conversations = try? index.conversations() {
                 self?.locked { self?.conversationCount = conversations.count }
@@ -410,6 +428,33 @@ public final class ViewerModel: @unchecked Sendable {
             let whole = (try? auditor.logFindings(reader).findings)
                 ?? [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read", found: "it could not be read whole")]
             self?.locked { self?.logWide = whole }
+            // Kept only if the file did not change while it was audited.
+            if let key, let kept, let self, kept.key(of: path) == key {
+                kept.save(self.locked { self.keptResults(logWide: whole) }, as: key)
+            }
         }.start()
+    }
+
+    /// Whether the last background audit's results came from an earlier start.
+    public var auditWasKept: Bool { locked { adoptedKeptResults } }
+
+    private func adopt(_ results: KeptResults.Results) {
+        var checks: [ConversationID: [Finding]] = [:]
+        for (id, findings) in results.conversations {
+            guard let uuid = UUID(uuidString: id) else { continue }
+            checks[ConversationID(uuid)] = findings
+        }
+        locked {
+            self.checks.merge(checks) { _, kept in kept }
+            conversationCount = checks.count
+            conversationsChecked = checks.count
+            logWide = results.logWide
+            adoptedKeptResults = true
+        }
+    }
+
+    private func keptResults(logWide: [Finding]) -> KeptResults.Results {
+        KeptResults.Results(conversations: Dictionary(uniqueKeysWithValues: checks.map { ($0.key.uuid.uuidString.lowercased(), $0.value) }),
+                            logWide: logWide)
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Interchange
 import MessagesHost
 import MessagesModel
+import Projections
 import Recorder
 import Simulation
 import TestSupport
@@ -45,6 +46,30 @@ import Testing
             #expect(table.first { $0.row == "callback didStartSending in expanded" }.map { $0.count > 0 } == true
                         || table.first { $0.row == "callback didStartSending in compact" }.map { $0.count > 0 } == true)
         }
+    }
+
+    /// Players wait for a message in flight and for a phone without signal, as people do:
+    /// on the phone network every game that lost no message and had no send fail ends
+    /// (before, waiting counted as being stuck, and half of Connect Four's games were
+    /// given up).
+    @Test func playersWaitForTheNetworkRatherThanGiveUp() throws {
+        let folder = try TemporaryFolder()
+        let simulator = Simulator(recorder: Recorder(store: try EventStore(path: folder.path("phone.sqlite")),
+                                                     clock: FixedClock(), seed: 41), games: .standard, seed: 41)
+        simulator.network = .phone
+        var undisturbed = 0, unfinished: [Int] = []
+        func troubles() -> Int { (simulator.networkEvents[.lost] ?? 0) + (simulator.networkEvents[.failed] ?? 0) }
+        for number in 0..<20 {
+            let before = troubles()
+            let report = try simulator.play("connectfour")
+            guard troubles() == before else { continue }
+            undisturbed += 1
+            // A stray tap on a finished board may start another game beside it.
+            if !report.games.contains(where: { $0.status == .finished }) { unfinished.append(number) }
+        }
+        #expect(undisturbed >= 10, "\(undisturbed) of 20 games lost no message")
+        #expect(unfinished.isEmpty, "games \(unfinished) lost nothing and did not end")
+        #expect((simulator.networkEvents[.delayed] ?? 0) > 0 && (simulator.networkEvents[.wentOffline] ?? 0) > 0)
     }
 
     /// Each phone's own log (clocks minutes apart and drifting), alone and merged.

@@ -71,9 +71,9 @@ final class Folder {
 
     @Test func exportThenImportRebuildsTheLogAndABadFileStoresNothing() throws {
         let folder = try Folder()
-        // One true clock: import merges in order of recording time, and phones' clocks that
-        // disagree (the phone network's) interleave the re-imported log differently.
-        #expect(try gamelog(["simulate", "--games", "4", "--seed", "9", "--clock", "fixed", "--network", "ideal"], in: folder.url).status == 0)
+        // Phones whose clocks are minutes apart (the hostile network's): the file's order, not
+        // its times, is the log's, and the re-imported log is the same log (the same head).
+        #expect(try gamelog(["simulate", "--games", "4", "--seed", "9", "--clock", "fixed", "--network", "hostile"], in: folder.url).status == 0)
         let export = try gamelog(["export"], in: folder.url)
         #expect(export.status == 0, "\(export.stderr)")
         try Data(export.stdout.utf8).write(to: folder.url.appending(path: "all.jsonl"))
@@ -85,6 +85,13 @@ final class Folder {
         #expect(try copy.headHash() == (try original.headHash()))
         let again = try gamelog(["import", "all.jsonl", "--db", "copy.sqlite"], in: folder.url)
         #expect(again.stdout.contains("imported 0 new events"))
+        let reexport = try gamelog(["export", "--db", "copy.sqlite"], in: folder.url)
+        #expect(reexport.stdout == export.stdout)
+        // The log's order is not its times' order (else this test would show nothing).
+        let times = export.stdout.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["recordedAt"] as? Int
+        }
+        #expect(times.count > 100 && times != times.sorted(), "\(times.count) times")
 
         // A cut line: the error names file and line, and no database is created.
         var lines = export.stdout.split(separator: "\n").map(String.init)
@@ -118,6 +125,9 @@ final class Folder {
         let lines = first.stdout.split(separator: "\n")
         #expect(first.status == 0 && lines.count == 4 && lines[0].hasPrefix("game "), "\(first.stdout)") // header, 2 games, note
         #expect(lines.last == "games 1-2 of \(all.count); `--page 2` for the next 2, `--all` for every game")
+        // A row fits a wide terminal: the span to the second, the end's date only when it differs.
+        let row = String(lines[1])
+        #expect(row.count <= 130 && row.contains(" … ") && !row.contains("Z …"), "\(row.count): \(row)")
         // Pages put together are the whole list; JSON stays one document, the note goes to standard error.
         var paged: [String] = []
         var page = 1

@@ -58,7 +58,8 @@ public enum TamperKit {
         }
         func rebuild(_ list: [ExportedEvent]) throws {
             let store = try EventStore(path: path)
-            try Interchange.import(list, into: store)
+            // The log's own order: its phones' clocks may disagree.
+            try Interchange.import(list, into: store, keepingOrder: true)
         }
         let starts = Dictionary(events.filter { $0.streamVersion == 1 }.map { ($0.stream, $0) }, uniquingKeysWith: { a, _ in a })
         var decoder = StreamDecoder(firstEventOf: { stream in

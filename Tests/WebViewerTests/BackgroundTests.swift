@@ -1,3 +1,4 @@
+import Audit
 import EventStore
 import Foundation
 import GRDB
@@ -106,6 +107,46 @@ import Testing
                 #expect(!html.contains(String(battleship.id.prefix(8))))
             }
         }
+    }
+
+    /// A finished audit is kept for the file's exact content: the next start on the same
+    /// file shows every verdict at once; a changed byte, or another build, audits again.
+    @Test func aFinishedAuditIsKeptForTheSameFileAndNotForAChangedOne() async throws {
+        let folder = try TemporaryFolder()
+        let path = try RouteTests.log(folder)
+        let kept = URL(fileURLWithPath: folder.path("kept"))
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        func audited(build: String = "test build") async throws -> ViewerModel {
+            let model = try ViewerModel(path: path, games: .standard, keepingResultsIn: kept, build: build)
+            model.auditInBackground()
+            try await Self.waitUntil { model.auditProgress.logWideDone }
+            return model
+        }
+        let first = try await audited()
+        #expect(!first.auditWasKept)
+        let files = try FileManager.default.contentsOfDirectory(atPath: kept.path)
+        #expect(files.count == 1 && files[0].hasPrefix("audit-"), "\(files)")
+        // Nothing written to the log.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+
+        let second = try await audited()
+        #expect(second.auditWasKept)
+        let games = try second.summaries()
+        #expect(games.count == 2)
+        for game in games { #expect(second.verdict(of: game) == first.verdict(of: game) && second.verdict(of: game) != nil) }
+        #expect(second.logWideFindings == first.logWideFindings)
+        #expect(try !(await audited(build: "another build")).auditWasKept)
+
+        // One event's content changed in place: its hash no longer matches, and the kept
+        // "no errors" must not be shown for it.
+        let game = try #require(games.first { $0.kind == "tictactoe" })
+        try await DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE events SET recorded_at = recorded_at + 1 WHERE position = ?", arguments: [game.firstPosition + 2])
+        }
+        let changed = try await audited()
+        #expect(!changed.auditWasKept)
+        #expect((changed.verdict(of: game)?.errors ?? 0) > 0 || (changed.logWideFindings ?? []).contains { $0.severity == .error },
+                "\(String(describing: changed.verdict(of: game)))")
     }
 
     /// Requests for different games overlap: many at once all answer, each with its own game.
