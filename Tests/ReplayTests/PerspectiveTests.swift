@@ -4,6 +4,7 @@ import Foundation
 import GameKit
 import Games
 import Interchange
+import MessagesHost
 import MessagesModel
 import Projections
 import RecordedEvents
@@ -42,12 +43,17 @@ import Testing
     /// log equals the view computed from D's export alone, after the last step and
     /// at every step where D's own log has the same event. Also: D's log alone
     /// audits with no error, and games D saw end as D saw them end.
-    @Test func aDevicesViewFromTheWholeLogIsItsViewFromItsOwnLogAlone() throws {
+    /// On the hostile network too: late, lost, doubled and reordered messages, phones
+    /// without signal and clocks minutes apart change nothing of it.
+    @Test(arguments: [NetworkProfile.ideal, .hostile])
+    func aDevicesViewFromTheWholeLogIsItsViewFromItsOwnLogAlone(_ network: NetworkProfile) throws {
         let folder = try TemporaryFolder()
         let full = try EventStore(path: folder.path("full.sqlite"))
         let simulator = Simulator(recorder: Recorder(store: full, clock: FixedClock(), seed: 404), games: .standard, seed: 404,
                                   noise: 0.3)
-        for n in 0..<240 { try simulator.play(simulator.mixedKind(n)) }
+        simulator.network = network
+        let played = network == .ideal ? 240 : 120
+        for n in 0..<played { try simulator.play(simulator.mixedKind(n)) }
         let fullCatalog = try GameCatalog(store: full, games: .standard)
         let byDevice = try streamsByDevice(full)
         #expect(byDevice.keys.sorted() == ["A", "B"])
@@ -83,11 +89,11 @@ import Testing
             #expect(findings.filter { $0.severity == .error }.isEmpty, "device \(device): \(findings.filter { $0.severity == .error }.prefix(3))")
             notCheckable += findings.filter { $0.severity == .notCheckable }.count
             // A finished game the device saw end is finished in its own log too.
-            #expect(ownCatalog.games.filter { $0.status == "finished" }.count > 50)
+            #expect(ownCatalog.games.filter { $0.status == "finished" }.count > played / 5)
             #expect(ownCatalog.games.allSatisfy { $0.missingRecordings == [device == "A" ? "Bob" : "Alice"] })
         }
-        #expect(comparedSteps > 10_000)
-        #expect(comparedFinals > 400)
+        #expect(comparedSteps > played * 40)
+        #expect(comparedFinals > played * 5 / 3)
         // Battleship results whose guesser's taps live only in the other log.
         #expect(notCheckable > 0)
         let findings = try Auditor(games: .standard).audit(full)
