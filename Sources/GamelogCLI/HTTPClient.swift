@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Presentation
 import NIOCore
 import NIOHTTP1
 import SharedStore
@@ -12,7 +13,7 @@ enum HTTPClient {
 
         /// The collector's `{"error": ...}` text, else the body as text.
         var message: String {
-            if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], let error = object["error"] as? String {
+            if let error = (try? JSONDecoder().decode(CommandDocuments.CollectorReply.self, from: body))?.error {
                 return error
             }
             return String(decoding: body.prefix(500), as: UTF8.self)

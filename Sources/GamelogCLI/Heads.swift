@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import Presentation
 
 struct Heads: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,15 +28,15 @@ struct Heads: ParsableCommand {
             var cosigned: [TreeHead: [Cosignature]] = [:]
             for entry in try store.cosignedHeads() { cosigned[entry.head] = entry.cosignatures }
             if json {
-                let object = latest.map { head -> [String: Any] in
+                let document = latest.map { head in
                     let witnesses = cosigned[head] ?? []
-                    return ["device": head.device, "publicKey": hex(head.publicKey), "size": head.size, "root": hex(head.root),
-                            "signedAt": head.signedAt.microsecondsSince1970, "note": head.note,
-                            "cosignedNote": CosignedHead(head: head, cosignatures: witnesses).note,
-                            "cosignatures": witnesses.map { ["witness": $0.witness, "publicKey": hex($0.witnessKey), "line": $0.line] }]
+                    return CommandDocuments.Head(
+                        device: head.device, publicKey: hex(head.publicKey), size: head.size, root: hex(head.root),
+                        signedAt: head.signedAt.microsecondsSince1970, note: head.note,
+                        cosignedNote: CosignedHead(head: head, cosignatures: witnesses).note,
+                        cosignatures: witnesses.map { .init(witness: $0.witness, publicKey: hex($0.witnessKey), line: $0.line) })
                 }
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
-                             as: UTF8.self))
+                print(try CommandDocuments.text(document))
                 return
             }
             if latest.isEmpty { print("No signed tree heads in \(store.path).") }

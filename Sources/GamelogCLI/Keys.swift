@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import Presentation
 
 struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,12 +39,11 @@ struct Keys: ParsableCommand {
                 }
                 let keys = signers.values.sorted { ($0.device, hex($0.publicKey)) < ($1.device, hex($1.publicKey)) }
                 if json {
-                    let object = keys.map { key -> [String: Any] in
-                        ["device": key.device, "publicKey": hex(key.publicKey), "checkpoints": key.checkpoints, "heads": key.heads,
-                         "treeSize": key.treeSize, "testKey": key.isTestKey,
-                         "verifierKey": TreeHead.verifierKey(device: key.device, publicKey: key.publicKey)]
-                    }
-                    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                    print(try CommandDocuments.text(keys.map { key in
+                        CommandDocuments.Key(device: key.device, publicKey: hex(key.publicKey),
+                                             verifierKey: TreeHead.verifierKey(device: key.device, publicKey: key.publicKey),
+                                             checkpoints: key.checkpoints, heads: key.heads, treeSize: Int(key.treeSize), testKey: key.isTestKey)
+                    }))
                     return
                 }
                 if keys.isEmpty { print("No signatures in \(store.path): its events are unsigned.") }
@@ -91,8 +91,7 @@ struct Keys: ParsableCommand {
                 }
                 try KeyFile.write(key, to: path)
                 if json {
-                    let object: [[String: Any]] = [["device": device, "publicKey": hex(key.publicKey), "verifierKey": key.verifierKey]]
-                    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                    print(try CommandDocuments.text([CommandDocuments.Key(device: device, publicKey: hex(key.publicKey), verifierKey: key.verifierKey)]))
                 } else {
                     print("wrote \(path) (mode 0600): the private key of device \(SafeText.line(device)); keep it off the log's media")
                     print("public key: \(hex(key.publicKey))")
@@ -130,7 +129,7 @@ extension Keys {
                 let base = try HTTPClient.baseURL(to, option: "--to")
                 let key = try readPublicKey(publicKey, device: device)
                 let token = try readAdminToken()
-                let body = try JSONSerialization.data(withJSONObject: ["device": device, "publicKey": hex(key)], options: [.sortedKeys])
+                let body = Data(try CommandDocuments.text(CommandDocuments.Enrollment(device: device, publicKey: hex(key))).utf8)
                 let reply = try HTTPClient.request("POST", base.appending(path: "v1/devices"), body: body, token: token)
                 switch reply.status {
                 case 201: print("enrolled device \(SafeText.line(device)) (key \(hex(key).prefix(16))...) at \(to)")
@@ -161,8 +160,8 @@ func readPublicKey(_ path: String, device: String) throws -> [UInt8] {
     }
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     var key: [UInt8]?
-    if let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
-        key = list.first { $0["device"] as? String == device }.flatMap { ($0["publicKey"] as? String).flatMap { Hex.bytes($0, count: 32) } }
+    if let list = try? JSONDecoder().decode([CommandDocuments.KeyReference].self, from: data) {
+        key = list.first { $0.device == device }.flatMap { $0.publicKey.flatMap { Hex.bytes($0, count: 32) } }
         if key == nil { throw ValidationError("--public-key: \(path) has no entry for device \(SafeText.line(device)).") }
     } else if let bytes = Hex.bytes(text, count: 32) {
         key = bytes
@@ -186,16 +185,15 @@ func readTrustedKeys(_ paths: [String]) throws -> [String: [UInt8]] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ValidationError("--trust: cannot read \(path).")
         }
-        let object = try? JSONSerialization.jsonObject(with: data)
         var entries: [(String, [UInt8])] = []
-        if let list = object as? [[String: Any]] {
+        if let list = try? JSONDecoder().decode([CommandDocuments.KeyReference].self, from: data) {
             for entry in list {
-                guard let device = entry["device"] as? String, let key = (entry["publicKey"] as? String).flatMap({ Hex.bytes($0, count: 32) }) else {
+                guard let device = entry.device, let key = entry.publicKey.flatMap({ Hex.bytes($0, count: 32) }) else {
                     throw ValidationError("--trust: \(path) has an entry without a device and a 64-digit hex publicKey.")
                 }
                 entries.append((device, key))
             }
-        } else if let map = object as? [String: String] {
+        } else if let map = try? JSONDecoder().decode([String: String].self, from: data) {
             for (device, text) in map {
                 guard let key = Hex.bytes(text, count: 32) else { throw ValidationError("--trust: the key of \(SafeText.line(device)) in \(path) is not 64 hex digits.") }
                 entries.append((device, key))
@@ -232,11 +230,11 @@ func readKnownHeads(_ paths: [String]) throws -> [TreeHead] {
             }
             data = reply.body
         }
-        guard let data, let list = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
+        guard let data, let list = try? JSONDecoder().decode([CommandDocuments.HeadReference].self, from: data) else {
             throw ValidationError("--heads: \(path) is not a heads file (the JSON `gamelog heads --json` prints, or a collector's URL).")
         }
         for entry in list {
-            guard let note = entry["note"] as? String, let key = (entry["publicKey"] as? String).flatMap({ Hex.bytes($0, count: 32) }) else {
+            guard let note = entry.note, let key = entry.publicKey.flatMap({ Hex.bytes($0, count: 32) }) else {
                 throw ValidationError("--heads: \(path) has an entry without a note and a 64-digit hex publicKey.")
             }
             do { heads.append(try TreeHead(note: note, publicKey: key)) } catch {

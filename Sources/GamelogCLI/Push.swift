@@ -2,6 +2,7 @@ import ArgumentParser
 import Collector
 import EventStore
 import Foundation
+import Presentation
 import Interchange
 
 struct Push: ParsableCommand {
@@ -42,12 +43,12 @@ struct Push: ParsableCommand {
         guard !trees.isEmpty else {
             throw CommandFailure("\(store.path) holds no signed events: nothing to push (a device's log signs its events as it records).")
         }
-        var report: [[String: Any]] = []
+        var report: [CommandDocuments.Push] = []
         for tree in trees {
             let device = SafeText.line(tree.owner.device)
             let headURL = base.appending(path: "v1/devices/\(hex(tree.owner.publicKey))")
             let asked = try HTTPClient.request("GET", headURL)
-            guard asked.status == 200, let accepted = (try? JSONSerialization.jsonObject(with: asked.body) as? [String: Any])?["size"] as? Int else {
+            guard asked.status == 200, let accepted = (try? JSONDecoder().decode(CommandDocuments.CollectorReply.self, from: asked.body))?.size else {
                 if asked.status == 404 {
                     throw CommandFailure("device \(device)'s key is not enrolled at \(to): `gamelog keys enroll --to \(to) --device \(device) --public-key FILE` (an administrator's token) enrolls it.")
                 }
@@ -80,11 +81,11 @@ struct Push: ParsableCommand {
                 print(from == first ? "device \(device): the collector has all \(from) events" :
                     "device \(device): sent \(sent) events (\(first + 1)...\(from)); the collector cosigned the head of \(from)")
             }
-            report.append(["device": tree.owner.device, "publicKey": hex(tree.owner.publicKey), "from": first, "to": from, "sent": sent,
-                           "note": note ?? ""])
+            report.append(CommandDocuments.Push(device: tree.owner.device, publicKey: hex(tree.owner.publicKey), from: Int(first), to: Int(from),
+                                                sent: sent, note: note ?? ""))
         }
         if json {
-            print(String(decoding: try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+            print(try CommandDocuments.text(report))
         }
     }
 

@@ -3,6 +3,7 @@ import Audit
 import EventStore
 import Replay
 import Foundation
+import Presentation
 import Projections
 import MessagesModel
 import Games
@@ -42,8 +43,7 @@ struct Verify: ParsableCommand {
             throw error
         } catch {
             // Scripts get JSON whatever happened.
-            let object: [String: Any] = ["ok": false, "error": String(describing: error), "hint": hint(for: error) ?? ""]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            print(try CommandDocuments.text(CommandDocuments.Failure(error: String(describing: error), hint: hint(for: error) ?? "")))
             throw ExitCode.failure
         }
     }

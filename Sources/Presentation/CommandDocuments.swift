@@ -1,0 +1,131 @@
+import Foundation
+import Projections
+
+/// The JSON documents the commands print for scripts (`--json`) and read back (`verify
+/// --trust`, `--heads`, `keys enroll --public-key`), one typed value each, so a field
+/// is spelled in one place and printed in gamelog's one style (``JSONStyle``).
+public enum CommandDocuments {
+    /// A document as gamelog prints it: keys sorted, identifiers in lower case, `/` unescaped.
+    public static func text(_ document: some Encodable) throws -> String {
+        try JSONStyle.text(encoding: document)
+    }
+
+    /// A device's public signing key (`keys --json`, `keys new --json`; `verify --trust` reads a list of them).
+    public struct Key: Codable, Sendable, Equatable {
+        public var device: String
+        public var publicKey: String
+        public var verifierKey: String
+        /// What the key signed in the log (absent from `keys new`).
+        public var checkpoints: Int?
+        public var heads: Int?
+        public var treeSize: Int?
+        public var testKey: Bool?
+
+        public init(device: String, publicKey: String, verifierKey: String, checkpoints: Int? = nil, heads: Int? = nil,
+                    treeSize: Int? = nil, testKey: Bool? = nil) {
+            self.device = device
+            self.publicKey = publicKey
+            self.verifierKey = verifierKey
+            self.checkpoints = checkpoints
+            self.heads = heads
+            self.treeSize = treeSize
+            self.testKey = testKey
+        }
+    }
+
+    /// A device's enrollment at a collector (`keys enroll`, `POST /v1/devices`).
+    public struct Enrollment: Codable, Sendable {
+        public var device: String
+        public var publicKey: String
+
+        public init(device: String, publicKey: String) {
+            self.device = device
+            self.publicKey = publicKey
+        }
+    }
+
+    /// What a keys file entry needs to be read back (other fields are ignored).
+    public struct KeyReference: Decodable, Sendable {
+        public var device: String?
+        public var publicKey: String?
+    }
+
+    /// A device's latest signed head with the witnesses' cosignatures (`heads --json`).
+    public struct Head: Codable, Sendable {
+        public var device: String
+        public var publicKey: String
+        public var size: Int64
+        public var root: String
+        public var signedAt: Int64
+        public var note: String
+        public var cosignedNote: String
+        public var cosignatures: [Cosignature]
+
+        public struct Cosignature: Codable, Sendable {
+            public var witness: String
+            public var publicKey: String
+            public var line: String
+
+            public init(witness: String, publicKey: String, line: String) {
+                self.witness = witness
+                self.publicKey = publicKey
+                self.line = line
+            }
+        }
+
+        public init(device: String, publicKey: String, size: Int64, root: String, signedAt: Int64, note: String,
+                    cosignedNote: String, cosignatures: [Cosignature]) {
+            self.device = device
+            self.publicKey = publicKey
+            self.size = size
+            self.root = root
+            self.signedAt = signedAt
+            self.note = note
+            self.cosignedNote = cosignedNote
+            self.cosignatures = cosignatures
+        }
+    }
+
+    /// What a heads file entry needs to be read back (`verify --heads`).
+    public struct HeadReference: Decodable, Sendable {
+        public var note: String?
+        public var publicKey: String?
+    }
+
+    /// A collector's answer: its error text, or a device's accepted tree size.
+    public struct CollectorReply: Decodable, Sendable {
+        public var error: String?
+        public var size: Int?
+    }
+
+    /// One device's push (`push --json`).
+    public struct Push: Codable, Sendable {
+        public var device: String
+        public var publicKey: String
+        public var from: Int
+        public var to: Int
+        public var sent: Int
+        public var note: String
+
+        public init(device: String, publicKey: String, from: Int, to: Int, sent: Int, note: String) {
+            self.device = device
+            self.publicKey = publicKey
+            self.from = from
+            self.to = to
+            self.sent = sent
+            self.note = note
+        }
+    }
+
+    /// A command that failed, for scripts that asked for JSON (`verify --json`).
+    public struct Failure: Codable, Sendable {
+        public var ok = false
+        public var error: String
+        public var hint: String
+
+        public init(error: String, hint: String) {
+            self.error = error
+            self.hint = hint
+        }
+    }
+}
