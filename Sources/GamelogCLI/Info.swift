@@ -2,6 +2,7 @@ import StoredEvents
 import ArgumentParser
 import EventStore
 import Foundation
+import Presentation
 import Recorder
 
 struct Info: ParsableCommand {
@@ -30,13 +31,10 @@ struct Info: ParsableCommand {
             default: catalog = "complete, \(try store.catalogCount(.game)) games"
             }
             if json {
-                let object: [String: Any] = [
-                    "database": store.path, "schemaVersion": try store.schemaVersion(), "events": count,
-                    "lastPosition": last, "streams": streams, "headHash": head, "bytes": bytes,
-                    "dictionaries": dictionaries.map { ["id": $0.id, "name": $0.name, "bytes": $0.size] },
-                    "catalogComplete": complete, "catalogThrough": coverage?.through ?? 0,
-                ]
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                print(try CommandDocuments.text(CommandDocuments.Info(
+                    database: store.path, schemaVersion: try store.schemaVersion(), events: count, lastPosition: last, streams: streams,
+                    headHash: head, bytes: bytes, dictionaries: dictionaries.map { .init(id: $0.id, name: $0.name, bytes: $0.size) },
+                    catalogComplete: complete, catalogThrough: coverage?.through ?? 0)))
             } else {
                 print("database:       \(store.path)")
                 print("schema version: \(try store.schemaVersion())")

@@ -2,6 +2,7 @@ import Projections
 import ArgumentParser
 import EventStore
 import Foundation
+import Presentation
 import GameKit
 import MessagesHost
 import MessagesModel
@@ -131,15 +132,10 @@ struct Simulate: ParsableCommand {
             let seconds = Date().timeIntervalSince(started)
             let written = recorder.writtenEvents
             if json {
-                var summary: [String: Any] = [
-                    "games": games, "finished": finished, "alreadyRecorded": skipped, "eventsWritten": written, "seconds": seconds,
-                    "seed": seed, "database": destination, "outcomes": outcomes, "network": network.rawValue,
-                ]
-                if coverage {
-                    summary["coverage"] = Dictionary(uniqueKeysWithValues: simulator.coverage.table.map { ($0.row, $0.count) })
-                }
-                let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
-                print(String(decoding: data, as: UTF8.self))
+                print(try CommandDocuments.text(CommandDocuments.Simulation(
+                    games: games, finished: finished, alreadyRecorded: skipped, eventsWritten: written, seconds: seconds, seed: seed,
+                    database: destination, outcomes: outcomes, network: network.rawValue,
+                    coverage: coverage ? Dictionary(uniqueKeysWithValues: simulator.coverage.table.map { ($0.row, $0.count) }) : nil)))
             } else {
                 if skipped == games {
                     print("All \(games) games of seed \(seed) were already recorded in \(destination): nothing was played or written.")

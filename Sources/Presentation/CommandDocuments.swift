@@ -117,6 +117,76 @@ public enum CommandDocuments {
         }
     }
 
+    /// A log's schema, size, dictionaries, head and catalog (`info --json`).
+    public struct Info: Codable, Sendable {
+        public var database: String
+        public var schemaVersion: Int
+        public var events: Int64
+        public var lastPosition: Int64
+        public var streams: Int
+        public var headHash: String
+        public var bytes: Int
+        public var dictionaries: [Dictionary]
+        public var catalogComplete: Bool
+        public var catalogThrough: Int64
+
+        public struct Dictionary: Codable, Sendable {
+            public var id: Int64
+            public var name: String
+            public var bytes: Int
+
+            public init(id: Int64, name: String, bytes: Int) {
+                self.id = id
+                self.name = name
+                self.bytes = bytes
+            }
+        }
+
+        public init(database: String, schemaVersion: Int, events: Int64, lastPosition: Int64, streams: Int, headHash: String,
+                    bytes: Int, dictionaries: [Dictionary], catalogComplete: Bool, catalogThrough: Int64) {
+            self.database = database
+            self.schemaVersion = schemaVersion
+            self.events = events
+            self.lastPosition = lastPosition
+            self.streams = streams
+            self.headHash = headHash
+            self.bytes = bytes
+            self.dictionaries = dictionaries
+            self.catalogComplete = catalogComplete
+            self.catalogThrough = catalogThrough
+        }
+    }
+
+    /// What a `simulate --json` run did.
+    public struct Simulation: Codable, Sendable {
+        public var games: Int
+        public var finished: Int
+        public var alreadyRecorded: Int
+        public var eventsWritten: Int
+        public var seconds: Double
+        public var seed: UInt64
+        public var database: String
+        /// How the games ended, counted by kind and outcome.
+        public var outcomes: [String: Int]
+        public var network: String
+        /// With `--coverage`: how often each behaviour of the specifications occurred.
+        public var coverage: [String: Int]?
+
+        public init(games: Int, finished: Int, alreadyRecorded: Int, eventsWritten: Int, seconds: Double, seed: UInt64,
+                    database: String, outcomes: [String: Int], network: String, coverage: [String: Int]?) {
+            self.games = games
+            self.finished = finished
+            self.alreadyRecorded = alreadyRecorded
+            self.eventsWritten = eventsWritten
+            self.seconds = seconds
+            self.seed = seed
+            self.database = database
+            self.outcomes = outcomes
+            self.network = network
+            self.coverage = coverage
+        }
+    }
+
     /// A command that failed, for scripts that asked for JSON (`verify --json`).
     public struct Failure: Codable, Sendable {
         public var ok = false

@@ -81,12 +81,8 @@ public enum WebViewer {
                 let summaries = try model.summaries(of: conversation).filter {
                     session == nil || $0.id == session!.uuid.uuidString.lowercased()
                 }
-                let object: [String: Any] = [
-                    "conversation": conversation.uuid.uuidString.lowercased(), "steps": replayer.stepCount,
-                    "devices": replayer.devices.map(\.name),
-                    "games": try JSONSerialization.jsonObject(with: Data(try json(summaries).utf8)),
-                ]
-                return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+                return try json(GameDocument(conversation: conversation.uuid.uuidString.lowercased(), steps: replayer.stepCount,
+                                             devices: replayer.devices.map(\.name), games: summaries))
             }
         }
         router.get("/api/games/:id/steps/:step") { request, context in
@@ -190,6 +186,20 @@ public enum WebViewer {
         return n
     }
 
+    /// `/api/games/ID`: a conversation's steps, devices and games.
+    struct GameDocument: Encodable {
+        var conversation: String
+        var steps: Int
+        var devices: [String]
+        var games: [GameSummary]
+    }
+
+    /// An API error: what went wrong and the HTTP status, as text.
+    struct ErrorDocument: Encodable {
+        var error: String
+        var status: String
+    }
+
     static func json(_ value: some Encodable) throws -> String {
         try JSONStyle.text(encoding: value)
     }
@@ -239,8 +249,7 @@ public enum WebViewer {
             body = Pages.page(title: "\(status.code)", body: "<h1>\(status.code) \(status.reasonPhrase)</h1><p id=error>\(message)</p><p><a href=\"/games\">← games</a></p>")
         } else {
             headers[.contentType] = "application/json"
-            let object = ["error": message, "status": "\(status.code)"]
-            body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            body = (try? json(ErrorDocument(error: message, status: "\(status.code)"))) ?? "{}"
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
