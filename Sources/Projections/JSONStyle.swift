@@ -47,23 +47,37 @@ public enum JSONStyle {
         return out
     }
 
-    private static func write(_ value: Any, into out: inout String) throws {
+    /// The same text indented two spaces a level, for a person to read (the viewer's payload panel).
+    public static func indentedText(_ value: Any) throws -> String {
+        var out = ""
+        try write(value, into: &out, indent: "")
+        return out
+    }
+
+    /// - Parameter indent: nil for canonical text; else the current line's indentation.
+    private static func write(_ value: Any, into out: inout String, indent: String? = nil) throws {
+        let inner = indent.map { $0 + "  " }
+        func newline(_ level: String?) { if let level { out += "\n" + level } }
         switch value {
         case let dictionary as [String: Any]:
             out += "{"
             for (n, key) in dictionary.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
                 if n > 0 { out += "," }
+                newline(inner)
                 writeString(key, into: &out)
-                out += ":"
-                try write(dictionary[key]!, into: &out)
+                out += indent == nil ? ":" : ": "
+                try write(dictionary[key]!, into: &out, indent: inner)
             }
+            if !dictionary.isEmpty { newline(indent) }
             out += "}"
         case let array as [Any]:
             out += "["
             for (n, item) in array.enumerated() {
                 if n > 0 { out += "," }
-                try write(item, into: &out)
+                newline(inner)
+                try write(item, into: &out, indent: inner)
             }
+            if !array.isEmpty { newline(indent) }
             out += "]"
         case let string as String:
             writeString(string, into: &out)

@@ -228,9 +228,8 @@ enum Pages {
                 // What the event carries, as this perspective may see it (a device's own messages through the game's view).
                 if let seen = try model.viewedEvent(conversation, at: step, as: perspective) { event.event = seen }
                 let payload = String(decoding: event.event.payload(), as: UTF8.self)
-                let pretty = (try? JSONSerialization.jsonObject(with: Data(payload.utf8)))
-                    .flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys]) }
-                    .map { String(decoding: $0, as: UTF8.self) } ?? payload
+                // In the documented style `log --json` prints (lower-case ids, no `_0` wrappers), indented.
+                let pretty = (try? JSONStyle.normalize(json: Data(payload.utf8))).flatMap { try? JSONStyle.indentedText($0) } ?? payload
                 eventHTML = """
                     <p><b>\(StateText.describe(event, state))</b> · position \(event.position) · \(Timestamp(microsecondsSince1970: event.recordedAt).description)</p>
                     <details><summary>payload</summary><pre id=payload>\(pretty)</pre></details>

@@ -75,6 +75,16 @@ import Audit
                 #expect(html.contains("id=slider") && html.contains("data-device=\"A\"") && html.contains("data-device=\"B\""))
                 #expect(html.contains("cell ship"))
             }
+            // The payload panel in the style `log --json` prints: ids in lower case, no `_0` wrappers, indented.
+            try await client.execute(uri: "/games/\(game)?step=3", method: .get) { response in
+                let html = String(buffer: response.body)
+                let panel = try #require(html.components(separatedBy: "<pre id=payload>").dropFirst().first?.components(separatedBy: "</pre>").first)
+                #expect(panel.contains("\n  &quot;") || panel.contains("\n  \""), "\(panel.prefix(300))")
+                #expect(!panel.contains("_0"), "\(panel.prefix(300))")
+                let uuid = try NSRegularExpression(pattern: "[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}")
+                #expect(uuid.firstMatch(in: panel, range: NSRange(panel.startIndex..., in: panel)) == nil, "\(panel.prefix(300))")
+                #expect(panel.contains(String(game.prefix(8)).lowercased()) || panel.range(of: "[0-9a-f]{8}-", options: .regularExpression) != nil)
+            }
         }
     }
 
