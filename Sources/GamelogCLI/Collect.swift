@@ -107,6 +107,9 @@ func runServer(_ app: some ApplicationProtocol, host: String, port: Int) throws 
         if text.contains("Address already in use") {
             throw ValidationError("port \(port) on \(host) is in use by another program: pass another --port (or --port 0 for any free one).")
         }
+        if text.contains("UnknownHost") {
+            throw ValidationError("--host \(SafeText.line(host)) is no address or name this machine can resolve; pass an address of this machine, e.g. 127.0.0.1 (or 0.0.0.0 for every network).")
+        }
         if text.contains("Cannot assign requested address") || text.contains("bind") {
             throw ValidationError("cannot listen on \(host):\(port) (\(text)); pass a --host this machine has, e.g. 127.0.0.1.")
         }

@@ -517,6 +517,10 @@ extension InteractiveReplayTests {
         #expect(port > 0)
         let run = try gamelog(["serve", "--port", String(port)], in: folder.url)
         #expect(run.status != 0 && run.stderr.contains("port \(port) on 127.0.0.1 is in use by another program"), "\(run.stderr)")
+        // A host that is no address: the option and the way out are named, not the socket library's error.
+        let nowhere = try gamelog(["serve", "--port", "0", "--host", "256.1.1.1"], in: folder.url)
+        #expect(nowhere.status != 0 && nowhere.stderr.contains("--host 256.1.1.1 is no address or name this machine can resolve"), "\(nowhere.stderr)")
+        #expect(!nowhere.stderr.contains("SocketAddressError"), "\(nowhere.stderr)")
     }
 }
 
