@@ -35,7 +35,7 @@ struct Log: ParsableCommand {
             var positions: Set<Int64>? = nil
             var devices: [DeviceID]
             if let game {
-                let opened = try OpenedGame(options: options, id: game)
+                let opened = try OpenedGame(store: store, id: game)
                 streams = Set(opened.replayer.events.map(\.stream))
                 // A game's own events: those of its session, not another game's played beside it.
                 if let session = opened.session { positions = opened.replayer.positions(ofGame: session) }
