@@ -105,33 +105,32 @@ public enum Schema {
         func describe(_ row: Row, _ columns: Range<Int>) -> String {
             columns.map { (row[$0] as DatabaseValue).description }.joined(separator: " ")
         }
-        var tables: [String: (sql: String, columns: [String])] = [:]
+        // Each table's and index's columns, by its name.
+        var columns: [String: [String]] = [:]
         for row in try Row.fetchAll(db, sql: """
-            SELECT m.name, m.sql, p.name, p.type, p."notnull", p.pk FROM sqlite_master AS m, pragma_table_xinfo(m.name) AS p
+            SELECT m.name, p.name, p.type, p."notnull", p.pk FROM sqlite_master AS m, pragma_table_xinfo(m.name) AS p
             WHERE m.type = 'table' ORDER BY m.name, p.cid
             """) {
-            tables[text(row, 0), default: (String.fromDatabaseValue(row[1]) ?? "", [])].columns.append(describe(row, 2..<6))
+            columns[text(row, 0), default: []].append(describe(row, 1..<5))
         }
-        var indexes: [String: (table: String, sql: String, columns: [String])] = [:]
         for row in try Row.fetchAll(db, sql: """
-            SELECT m.name, m.tbl_name, m.sql, p.name, p."desc", p."key" FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS p
+            SELECT m.name, p.name, p."desc", p."key" FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS p
             WHERE m.type = 'index' ORDER BY m.name, p.seqno
             """) {
-            indexes[text(row, 0), default: (text(row, 1), String.fromDatabaseValue(row[2]) ?? "", [])].columns.append(describe(row, 3..<6))
+            columns[text(row, 0), default: []].append(describe(row, 1..<4))
         }
         var out: Set<SchemaObject> = []
-        for row in try Row.fetchAll(db, sql: "SELECT type, name, sql FROM sqlite_master") {
-            let type = text(row, 0), name = text(row, 1), sql = String.fromDatabaseValue(row[2]) ?? ""
+        for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master") {
+            let type = text(row, 0), name = text(row, 1), table = text(row, 2), sql = String.fromDatabaseValue(row[3]) ?? ""
             // SQLite's own objects (the indexes behind UNIQUE and PRIMARY KEY) follow from the tables.
             if name.hasPrefix("sqlite_autoindex_") { continue }
             var shape: String
             switch type {
             case "table":
                 let strict = sql.uppercased().filter { $0 != " " }.hasSuffix("STRICT") || sql.uppercased().contains(") STRICT")
-                shape = (tables[name]?.columns ?? []).joined(separator: ", ") + (strict ? " STRICT" : "")
+                shape = (columns[name] ?? []).joined(separator: ", ") + (strict ? " STRICT" : "")
             case "index":
-                let index = indexes[name]
-                shape = "on \(index?.table ?? "?") (\((index?.columns ?? []).joined(separator: ", ")))"
+                shape = "on \(table) (\((columns[name] ?? []).joined(separator: ", ")))"
                     + (sql.uppercased().hasPrefix("CREATE UNIQUE") ? " unique" : "")
                     + (sql.uppercased().contains(" WHERE ") ? " partial: \(sql)" : "")
             default:

@@ -290,12 +290,15 @@ public enum Interchange {
     /// The order of a merge: a k-way merge of the runs (each in input order) by their
     /// next event's time, stream version and input position.
     static func mergeOrder(_ keys: [MergeKey]) -> [Int] {
-        var runs: [Int32: [Int]] = [:]
-        for index in keys.indices { runs[keys[index].run, default: []].append(index) }
+        var slot: [Int32: Int] = [:], runs: [[Int]] = []
+        for index in keys.indices {
+            let run = keys[index].run
+            if let at = slot[run] { runs[at].append(index) } else { slot[run] = runs.count; runs.append([index]) }
+        }
         // Each run's next event, in a binary min-heap.
-        var heap: [(run: Int32, next: Int)] = runs.map { ($0.key, 0) }
-        func head(_ entry: (run: Int32, next: Int)) -> Int { runs[entry.run]![entry.next] }
-        func less(_ a: (run: Int32, next: Int), _ b: (run: Int32, next: Int)) -> Bool {
+        var heap: [(run: Int, next: Int)] = runs.indices.map { ($0, 0) }
+        func head(_ entry: (run: Int, next: Int)) -> Int { runs[entry.run][entry.next] }
+        func less(_ a: (run: Int, next: Int), _ b: (run: Int, next: Int)) -> Bool {
             let x = head(a), y = head(b)
             return (keys[x].recordedAt, keys[x].streamVersion, x) < (keys[y].recordedAt, keys[y].streamVersion, y)
         }
@@ -317,7 +320,7 @@ public enum Interchange {
         while !heap.isEmpty {
             order.append(head(heap[0]))
             heap[0].next += 1
-            if heap[0].next == runs[heap[0].run]!.count {
+            if heap[0].next == runs[heap[0].run].count {
                 heap[0] = heap[heap.count - 1]
                 heap.removeLast()
             }

@@ -58,7 +58,6 @@ extension SharedStore {
             return try await inTransaction(connection, readOnly: true) {
                 let state = try await self.state(connection)
                 if fresh { return try await temporaryCopy(connection, state: state, progress: progress) }
-                if let current = upToDateCopy(state) { return current }
                 let (files, descriptor) = try lockedCopyFiles(state.id)
                 guard let descriptor else {
                     // Another process reads the cached copy: work on a private one.

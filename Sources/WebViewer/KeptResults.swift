@@ -1,5 +1,6 @@
 import Audit
 import Crypto
+import EventStore
 import Foundation
 import MessagesModel
 
@@ -46,7 +47,7 @@ struct KeptResults: Sendable {
             }
         }
         guard sawDatabase else { return nil }
-        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.string(Array(hash.finalize()))
     }
 
     private func file(_ key: String) -> URL { folder.appending(path: "audit-\(key).json") }
