@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "BattleshipGame", targets: ["BattleshipGame"]),
         .library(name: "TicTacToeGame", targets: ["TicTacToeGame"]),
         .library(name: "StickerGame", targets: ["StickerGame"]),
+        .library(name: "APITourGame", targets: ["APITourGame"]),
         .library(name: "ConnectFourGame", targets: ["ConnectFourGame"]),
         .library(name: "RecordedEvents", targets: ["RecordedEvents"]),
         .library(name: "Recorder", targets: ["Recorder"]),
@@ -101,10 +102,11 @@ let package = Package(
         .target(name: "BattleshipGame", dependencies: game, swiftSettings: strict),
         .target(name: "TicTacToeGame", dependencies: game, swiftSettings: strict),
         .target(name: "StickerGame", dependencies: game, swiftSettings: strict),
+        .target(name: "APITourGame", dependencies: game, swiftSettings: strict),
         .target(name: "ConnectFourGame", dependencies: game, swiftSettings: strict),
         .target(
             name: "Games",
-            dependencies: ["GameKit", "BattleshipGame", "TicTacToeGame", "StickerGame", "ConnectFourGame"],
+            dependencies: ["GameKit", "BattleshipGame", "TicTacToeGame", "StickerGame", "ConnectFourGame", "APITourGame"],
             swiftSettings: strict),
 
         // MARK: Shell
@@ -195,6 +197,7 @@ let package = Package(
         .testTarget(name: "BattleshipGameTests", dependencies: gameTest("BattleshipGame"), swiftSettings: strict),
         .testTarget(name: "TicTacToeGameTests", dependencies: gameTest("TicTacToeGame"), swiftSettings: strict),
         .testTarget(name: "StickerGameTests", dependencies: gameTest("StickerGame"), swiftSettings: strict),
+        .testTarget(name: "APITourGameTests", dependencies: gameTest("APITourGame"), swiftSettings: strict),
         .testTarget(name: "ConnectFourGameTests", dependencies: gameTest("ConnectFourGame"), swiftSettings: strict),
         .testTarget(
             name: "RecordedEventsTests",

@@ -404,6 +404,7 @@ extension Auditor {
         var names = ["gapless-positions", "hash-chain", "gapless-stream-versions", "payload-decodes", "positions-in-order",
                      "didBecomeActive-after-willBecomeActive", "didResignActive-after-willResignActive",
                      "didSelect-follows-willSelect", "didTransition-follows-willTransition", "none-in-transcript-style",
+                     "only-in-transcript-style",
                      "unfinished-callback-pair", "willBecomeActive-when-inactive", "willResignActive-when-active",
                      "no-duplicates", "received-unchanged", "received-was-sent", "delivered", "send-failed", "sent-is-inserted",
                      "sqlite-integrity-check", "snapshot-matches-events", "outputs-match-the-extension"]

@@ -42,8 +42,9 @@ public struct LifecycleChecker {
                 cancelable[context.device.name] = staged[context.device.name]
                 staged[context.device.name] = nil
             }
-        case .transcript(.sent, let context):
-            staged[context.device.name] = nil
+        case .transcript(.sent(let item), let context):
+            // A direct send (iOS 11's send variants) leaves the input field as it was.
+            if let id = item.message?.id, id == staged[context.device.name] { staged[context.device.name] = nil }
         case .callback(let record, let context):
             callback(record, context: context, e)
         default:
@@ -74,6 +75,10 @@ public struct LifecycleChecker {
         }
         if context.style == .transcript && Callback.suppressedInTranscript.contains(name) {
             fail(e, device, "none-in-transcript-style", expected: "no \(name.rawValue) in transcript style", found: name.rawValue)
+        }
+        if context.style != .transcript && Callback.transcriptOnly.contains(name) {
+            fail(e, device, "only-in-transcript-style", expected: "\(name.rawValue) in transcript style only",
+                 found: "\(name.rawValue) in \(context.style.description) style")
         }
         switch name {
         case .willBecomeActive:

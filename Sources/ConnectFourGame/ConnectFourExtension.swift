@@ -37,6 +37,13 @@ public final class ConnectFourExtension: MessagesAppExtension {
         present(for: conversation, style: style)
     }
 
+    /// The live bubble draws the grid across the width offered, 7 columns by 6 rows of
+    /// square cells, with a 44-point caption strip below.
+    public func contentSizeThatFits(_ size: ContentSize) -> ContentSize {
+        let cell = size.width / ConnectFour.columns
+        return ContentSize(width: cell * ConnectFour.columns, height: min(size.height, cell * ConnectFour.rows + 44))
+    }
+
     private func present(for conversation: Conversation, style: PresentationStyle) {
         switch style {
         case .compact: child = .start; return

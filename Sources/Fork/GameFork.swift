@@ -71,6 +71,7 @@ public final class GameFork {
             host.addDevice(info.device, owner: info.names[info.localParticipant] ?? info.device.name)
         }
         for device in devices { host.files[device, default: [:]].merge(plugin.files(on: device)) { $1 } }
+        for device in devices { host.fileAttributes[device, default: [:]].merge(plugin.fileAttributes(on: device)) { $1 } }
         conversation = try host.startConversation(kind: kind, between: devices)
         origin = ForkOrigin(conversation: conversation.uuid, sourceGame: game, sourceConversation: replayer.conversation.uuid,
                             sourceStep: step, sourceHead: try sourceStore.headHash(), branchStep: 0, createdAt: Timestamp(Date()))

@@ -77,6 +77,14 @@ public protocol GamePlugin: Sendable {
     /// The files the extension expects on each device (URL and size in bytes), for a
     /// simulated world to provide before play: stickers, attachments.
     func files(on device: DeviceID) -> [String: Int]
+
+    /// What else the simulated Messages checks of some of those files (unreadable, a
+    /// sticker's pixel size), so a world can hold files Messages refuses.
+    func fileAttributes(on device: DeviceID) -> [String: FileAttributes]
+
+    /// How many people may play in one conversation: two for a duel; a game that a
+    /// group can play says so, and simulated worlds then also seat three or four.
+    var players: ClosedRange<Int> { get }
 }
 
 extension GamePlugin {
@@ -85,6 +93,8 @@ extension GamePlugin {
     public func secrets(of board: Board, hiddenFrom player: String?) -> [String] { [] }
     public var ruleNames: [String] { [] }
     public func files(on device: DeviceID) -> [String: Int] { [:] }
+    public func fileAttributes(on device: DeviceID) -> [String: FileAttributes] { [:] }
+    public var players: ClosedRange<Int> { 2...2 }
 }
 
 /// Who looks at a message, from which side, knowing what of the game.

@@ -115,7 +115,7 @@ struct Log: ParsableCommand {
                     // Written by hand in the one JSON style (keys sorted): a payload is
                     // rewritten in one pass, with the reference for anything unusual.
                     let payload = JSONStyleRewriter.rewrite(full).map { String(decoding: $0, as: UTF8.self) }
-                        ?? ((try? JSONStyle.normalize(json: Data(full))).flatMap { try? JSONStyle.text($0) } ?? "null")
+                        ?? ((try? JSONStyle.normalize(json: Data(full))).map { JSONStyle.text($0) } ?? "null")
                     print(#"{"id":"\#(event.id.uuidString.lowercased())","payload":\#(payload),"position":\#(event.position),"recordedAt":"\#(event.recordedAt)","stream":"\#(event.stream.uuidString.lowercased())","streamVersion":\#(event.streamVersion),"type":"\#(event.type)","typeVersion":\#(event.typeVersion)}"#)
                 } else {
                     let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
@@ -137,6 +137,9 @@ struct Log: ParsableCommand {
         case .callback(let record, _):
             if let message = record.message { return message.caption ?? message.url ?? "" }
             if let style = record.style { return "to \(style)" }
+            if let offered = record.availableSize {
+                return "offered \(offered), takes \(record.contentSize.map(\.description) ?? "nothing")"
+            }
             return record.conversation?.selectedMessage.map { "selected: \($0.caption ?? "")" } ?? ""
         case .action(let record, _):
             let outcome = record.error.map { " → error \($0.code.rawValue): \($0.reason)" } ?? ""

@@ -41,12 +41,26 @@ struct Simulate: ParsableCommand {
     @Option(help: ArgumentHelp("Write each device's recordings to a database of its own, DIR/A.sqlite, DIR/B.sqlite, as phones would (instead of --db).", valueName: "DIR"))
     var perDevice: String?
 
-    @Option(help: ArgumentHelp("The two players' devices, comma-separated (phones of a studio's fleet need names of their own).",
-                               valueName: "NAME,NAME"))
+    @Option(help: ArgumentHelp("The players' devices, comma-separated: two for every game, and up to two more who join the games a group can play (stickers); C and D join A and B when no others are named (phones of a studio's fleet need names of their own).",
+                               valueName: "NAME,NAME[,NAME,NAME]"))
     var devices: String = "A,B"
 
-    /// The two device names --devices gives.
+    /// The device names --devices gives.
     var deviceNames: [String] { devices.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+
+    /// The devices that join group games: those named after the first two; with the
+    /// default A and B, C and D. Two devices named otherwise play every game alone.
+    var groupNames: [String] {
+        deviceNames.count > 2 ? Array(deviceNames.dropFirst(2)) : deviceNames == ["A", "B"] ? ["C", "D"] : []
+    }
+
+    /// Whether the games to play include one a group can play (only then do group devices need logs).
+    var playsGroupGames: Bool {
+        let kinds = game == "mixed" ? GamelogCLI.games.kinds : [game]
+        return kinds.contains { (GamelogCLI.games.plugin(for: $0)?.players.upperBound ?? 2) > 2 }
+    }
+
+    static let ownerNames = ["A": "Alice", "B": "Bob", "C": "Carol", "D": "Dave"]
 
     enum Network: String, ExpressibleByArgument, CaseIterable {
         case ideal, phone, hostile
@@ -72,8 +86,8 @@ struct Simulate: ParsableCommand {
         }
         guard games >= 1 else { throw ValidationError("--games must be at least 1, not \(games).") }
         guard (0...0.9).contains(noise) else { throw ValidationError("--noise must be between 0 and 0.9, not \(noise).") }
-        guard deviceNames.count == 2, deviceNames[0] != deviceNames[1] else {
-            throw ValidationError("--devices names two different devices, e.g. --devices P1,P2; not '\(devices)'.")
+        guard (2...4).contains(deviceNames.count), Set(deviceNames).count == deviceNames.count else {
+            throw ValidationError("--devices names two to four different devices, e.g. --devices P1,P2; not '\(devices)'.")
         }
         for name in deviceNames {
             do { try DeviceName.check(name) } catch { throw ValidationError("--devices: \(error)") }
@@ -98,21 +112,23 @@ struct Simulate: ParsableCommand {
                 try FileManager.default.createDirectory(atPath: perDevice, withIntermediateDirectories: true)
                 // Open every device's database up front, so a bad folder fails before any game.
                 var stores: [DeviceID: EventStore] = [:]
-                for name in deviceNames {
+                for name in deviceNames.prefix(2) + (playsGroupGames ? groupNames : []) {
                     stores[DeviceID(name)] = try EventStore(path: URL(fileURLWithPath: perDevice).appending(path: "\(name).sqlite").path)
                 }
                 signer = try signing.signer(seed: seed, logPath: stores[DeviceID(deviceNames[0])]!.path)
                 recorder = Recorder(storeOf: { stores[$0]! }, clock: recordingClock, seed: seed, keys: signer.key)
-                destination = "\(perDevice)/\(deviceNames[0]).sqlite and \(perDevice)/\(deviceNames[1]).sqlite"
+                destination = stores.keys.map { "\(perDevice)/\($0).sqlite" }.sorted().joined(separator: ", ")
             } else {
                 let store = try options.openForWriting()
                 signer = try signing.signer(seed: seed, logPath: store.path)
                 recorder = Recorder(store: store, clock: recordingClock, seed: seed, keys: signer.key)
                 destination = store.path
             }
-            let owners = deviceNames == ["A", "B"] ? ["Alice", "Bob"] : deviceNames.map { "Owner of \($0)" }
+            let standardNames = (deviceNames + groupNames).allSatisfy { Self.ownerNames[$0] != nil }
+            func owner(_ name: String) -> String { standardNames ? Self.ownerNames[name]! : "Owner of \(name)" }
             let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed, noise: noise,
-                                      devices: zip(deviceNames, owners).map { (DeviceID($0), $1) })
+                                      devices: deviceNames.prefix(2).map { (DeviceID($0), owner($0)) })
+            simulator.groupDevices = groupNames.map { (DeviceID($0), owner($0)) }
             simulator.network = NetworkProfile.named(network.rawValue) ?? .phone
             let progress = ProgressBar(total: games, label: "games")
             let started = Date()

@@ -40,7 +40,7 @@ struct Diff: ParsableCommand {
             try opened.checkStep(to)
             let changes = try opened.replayer.diff(from: from, to: to, as: seenAs)
             if json {
-                print(try JSONStyle.text(changes.map(\.jsonObject)))
+                print(JSONStyle.text(.array(changes.map(\.jsonValue))))
             } else if changes.filter({ !$0.isBookkeeping }).isEmpty {
                 print("no changes between steps \(from) and \(to)" + (changes.isEmpty ? "" : " but where the game's events end (--json lists it)"))
             } else {

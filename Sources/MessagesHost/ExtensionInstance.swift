@@ -58,6 +58,11 @@ public final class ExtensionInstance: ExtensionHost {
         completion?(error)
     }
 
+    public func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?) {
+        // The description is for VoiceOver; Messages stages the message as insert does.
+        insert(message, completion: completion)
+    }
+
     public func insertText(_ text: String, completion: ((MessagesError?) -> Void)?) {
         let error = host.stage(.text(text), by: self)
         completion?(error)
@@ -80,6 +85,16 @@ public final class ExtensionInstance: ExtensionHost {
 
     public func sendText(_ text: String, completion: ((MessagesError?) -> Void)?) {
         let error = host.sendDirectly(.text(text), by: self)
+        completion?(error)
+    }
+
+    public func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) {
+        let error = host.sendDirectly(.sticker(sticker), by: self)
+        completion?(error)
+    }
+
+    public func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
+        let error = host.sendDirectly(.attachment(fileURL: fileURL, alternateFilename: alternateFilename), by: self)
         completion?(error)
     }
 }

@@ -9,6 +9,7 @@ extension MessagesHost {
     func deliver(_ callback: Callback, to instance: ExtensionInstance, message: Message? = nil,
                  style: PresentationStyle? = nil) {
         if instance.style == .transcript && Callback.suppressedInTranscript.contains(callback) { return }
+        if instance.style != .transcript && Callback.transcriptOnly.contains(callback) { return }
         deliveredCallbacks[callback, default: 0] += 1
         let ext = instance.extension
         let conversation = instance.conversationValue
@@ -24,6 +25,8 @@ extension MessagesHost {
         case .didCancelSending: ext.didCancelSending(message!, conversation: conversation)
         case .willTransition: ext.willTransition(to: style!)
         case .didTransition: ext.didTransition(to: style!)
+        case .contentSizeThatFits:
+            _ = ext.contentSizeThatFits(liveBubbleSpace[instance.info.device] ?? Self.defaultLiveBubbleSpace)
         }
     }
 
@@ -33,13 +36,17 @@ extension MessagesHost {
         instance.isActive = true
         deliver(.willBecomeActive, to: instance)
         deliver(.didBecomeActive, to: instance)
+        // A live bubble is sized once it is up (transcript style only: `deliver` drops it otherwise).
+        deliver(.contentSizeThatFits, to: instance)
     }
 
     func resign(_ instance: ExtensionInstance) {
         guard instance.isActive else { return }
         deliver(.willResignActive, to: instance)
-        deliver(.didResignActive, to: instance)
+        // Once resigned, the extension is no longer active: what it asks of Messages in
+        // didResignActive is refused as it would be later.
         instance.isActive = false
+        deliver(.didResignActive, to: instance)
         instance.selectedMessage = nil
     }
 

@@ -8,6 +8,9 @@ extension MessagesHost {
         guard instance.isActive else {
             return MessagesError(.apiUnavailableInPresentationContext, "the extension is not active, so it cannot insert")
         }
+        guard instance.style != .transcript else {
+            return MessagesError(.apiUnavailableInPresentationContext, "a live bubble (transcript style) cannot insert into the input field")
+        }
         if let error = validate(item, on: instance.info.device) { return error }
         devices[instance.info.device]!.staged[instance.info.conversation] = stamped(item, by: instance, pending: true)
         return nil
@@ -16,7 +19,10 @@ extension MessagesHost {
     /// iOS 11's `send`: straight to the transcript, if visible with a recent touch.
     func sendDirectly(_ item: Item, by instance: ExtensionInstance) -> MessagesError? {
         let device = instance.info.device
-        guard instance.isActive, instance.style != .transcript, devices[device]!.current == instance.info.conversation else {
+        if instance.isActive && instance.style == .transcript {
+            return MessagesError(.apiUnavailableInPresentationContext, "a live bubble (transcript style) cannot send")
+        }
+        guard instance.isActive, devices[device]!.current == instance.info.conversation else {
             return MessagesError(.sendWhileNotVisible, "send needs the extension visible in its conversation")
         }
         guard instance.lastTouch == actionCounter else {
@@ -52,15 +58,28 @@ extension MessagesHost {
             guard let size = files[device]?[sticker.fileURL] else {
                 return MessagesError(.fileNotFound, "no file at \(sticker.fileURL)")
             }
+            let attributes = fileAttributes[device]?[sticker.fileURL] ?? FileAttributes()
+            guard attributes.isReadable else { return MessagesError(.fileUnreadable, "the file at \(sticker.fileURL) cannot be read") }
             guard size <= 500 * 1024 else {
                 return MessagesError(.stickerFileImproperFileSize, "a sticker file must be at most 500 KB, not \(size) bytes")
+            }
+            if let width = attributes.pixelWidth, let height = attributes.pixelHeight,
+               !FileAttributes.stickerPixels.contains(width) || !FileAttributes.stickerPixels.contains(height) {
+                return MessagesError(.stickerFileImproperFileAttributes,
+                                     "a sticker image must be 300 to 618 pixels on each side, not \(width)x\(height)")
             }
             return nil
         case .attachment(let url, _):
             guard url.hasPrefix("file://") else {
-                return MessagesError(.improperFileURL, "insertAttachment takes a file URL, not '\(url)'")
+                return MessagesError(.improperFileURL, "an attachment needs a file URL, not '\(url)'")
+            }
+            guard !url.hasSuffix("/") else {
+                return MessagesError(.improperFileType, "\(url) is a folder; an attachment must be a file")
             }
             guard files[device]?[url] != nil else { return MessagesError(.fileNotFound, "no file at \(url)") }
+            guard fileAttributes[device]?[url]?.isReadable ?? true else {
+                return MessagesError(.fileUnreadable, "the file at \(url) cannot be read")
+            }
             return nil
         }
     }

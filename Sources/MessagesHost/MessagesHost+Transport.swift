@@ -30,6 +30,9 @@ extension MessagesHost {
     }
 
     func arrive(_ delivery: Delivery) {
+        // An arrival is an interaction of its own: a touch before it is no longer recent
+        // (iOS 11's send needs one in the same interaction).
+        actionCounter += 1
         // The transport may hand a message over twice; Messages keeps one.
         if case .message(let message) = delivery.item, !receivedMessages[delivery.to, default: []].insert(message.id).inserted {
             count(.duplicateDropped)

@@ -78,6 +78,13 @@ public final class MessagesHost {
     /// Files present on each device, by file URL, with their sizes (for attachments
     /// and stickers).
     public var files: [DeviceID: [String: Int]] = [:]
+    /// What else Messages checks of some of those files (readable, a sticker's pixels).
+    public var fileAttributes: [DeviceID: [String: FileAttributes]] = [:]
+    /// The largest size Messages offers a live bubble on each device
+    /// (`contentSizeThatFits(_:)`); ``defaultLiveBubbleSpace`` where not set.
+    public var liveBubbleSpace: [DeviceID: ContentSize] = [:]
+    /// An iPhone's transcript column less the bubble's margins.
+    public static let defaultLiveBubbleSpace = ContentSize(width: 300, height: 480)
 
     public init(seed: UInt64 = 0, urlPolicy: URLRules.Policy = .asShipped, makeExtension: @escaping Factory) {
         self.ids = SeededGenerator(seed: seed)

@@ -99,6 +99,25 @@ public struct Sticker: Hashable, Codable, Sendable {
     }
 }
 
+/// What Messages checks of a file, beyond its presence and size, before it stages or
+/// sends it as a sticker or an attachment (see ``MessagesErrorCode``).
+public struct FileAttributes: Hashable, Codable, Sendable {
+    /// False for a file the extension's process may not read (error 2).
+    public var isReadable: Bool
+    /// A sticker's image size in pixels; Messages takes 300 to 618 on each side (error 5).
+    public var pixelWidth: Int?
+    public var pixelHeight: Int?
+
+    public init(isReadable: Bool = true, pixelWidth: Int? = nil, pixelHeight: Int? = nil) {
+        self.isReadable = isReadable
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+    }
+
+    /// The pixel sizes a sticker image may have on each side.
+    public static let stickerPixels = 300...618
+}
+
 /// `MSConversation`, as the extension sees it during a callback.
 public struct Conversation: Hashable, Codable, Sendable {
     public var id: ConversationID

@@ -21,6 +21,9 @@ public protocol MessagesAppExtension: AnyObject {
     func didCancelSending(_ message: Message, conversation: Conversation)
     func willTransition(to style: PresentationStyle)
     func didTransition(to style: PresentationStyle)
+    /// Transcript style only: the size the live bubble wants within `size`, the largest
+    /// Messages offers. The default takes all of it.
+    func contentSizeThatFits(_ size: ContentSize) -> ContentSize
 
     /// The user touched the extension's UI.
     func handle(_ touch: Touch)
@@ -40,6 +43,7 @@ extension MessagesAppExtension {
     public func didCancelSending(_ message: Message, conversation: Conversation) {}
     public func willTransition(to style: PresentationStyle) {}
     public func didTransition(to style: PresentationStyle) {}
+    public func contentSizeThatFits(_ size: ContentSize) -> ContentSize { size }
     public func handle(_ touch: Touch) {}
 }
 
@@ -63,6 +67,9 @@ public protocol ExtensionHost: AnyObject {
     /// `MSConversation.insert(_:completionHandler:)`: stages the message in the input
     /// field, replacing whatever was there. Only the user sends.
     func insert(_ message: Message, completion: ((MessagesError?) -> Void)?)
+    /// `insert(_:localizedChangeDescription:completionHandler:)` (seed 003 calls it with
+    /// nil): the same staging, with a sentence for VoiceOver describing the change.
+    func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?)
     func insertText(_ text: String, completion: ((MessagesError?) -> Void)?)
     func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?)
     /// `insertAttachment(_:withAlternateFilename:)`: file URLs only.
@@ -70,4 +77,8 @@ public protocol ExtensionHost: AnyObject {
     /// iOS 11 `send(_:completionHandler:)`: needs the extension visible and a recent touch.
     func send(_ message: Message, completion: ((MessagesError?) -> Void)?)
     func sendText(_ text: String, completion: ((MessagesError?) -> Void)?)
+    /// iOS 11 `send(_ sticker:completionHandler:)`.
+    func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?)
+    /// iOS 11 `sendAttachment(_:withAlternateFilename:completionHandler:)`: file URLs only.
+    func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?)
 }

@@ -18,11 +18,28 @@ public enum Callback: String, Codable, Sendable, CaseIterable {
     case willBecomeActive, didBecomeActive, willResignActive, didResignActive
     case willSelect, didSelect, didReceive, didStartSending, didCancelSending
     case willTransition, didTransition
+    /// `contentSizeThatFits(_:)`: Messages asks a live bubble (transcript style) how
+    /// large it wants to be. It answers with a size, recorded beside the size offered.
+    case contentSizeThatFits
 
     /// Never delivered to an extension in transcript style.
     public static let suppressedInTranscript: Set<Callback> = [
         .willSelect, .didSelect, .didReceive, .didStartSending, .didCancelSending, .willTransition, .didTransition,
     ]
+
+    /// Delivered to an extension in transcript style only.
+    public static let transcriptOnly: Set<Callback> = [.contentSizeThatFits]
+}
+
+/// A size in points, as `contentSizeThatFits(_:)` is offered and answers it.
+public struct ContentSize: Hashable, Codable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+    public var description: String { "\(width)x\(height)" }
 }
 
 /// Something the user does in Messages on one device.

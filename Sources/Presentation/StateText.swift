@@ -100,18 +100,19 @@ public enum StateText {
 
     public static func json(_ state: ConversationState, step: Int, replayer: Replayer, perspective: Perspective) throws -> String {
         var object = state.presentation()
-        object["step"] = step
-        object["stepCount"] = replayer.stepCount
-        object["perspective"] = perspective.description
-        object["missingRecordings"] = state.missingRecordings
+        object["step"] = .integer(Int64(step))
+        object["stepCount"] = .integer(Int64(replayer.stepCount))
+        object["perspective"] = .string(perspective.description)
+        object["missingRecordings"] = JSONStyle.normalize(try JSONValue(encoding: state.missingRecordings))
         if let event = replayer.event(at: step) {
+            let device = JSONValue.string(event.device?.name ?? "")
             if perspective.sees(event) {
-                object["event"] = ["position": event.position, "type": event.event.type, "device": event.device?.name ?? "",
-                                   "recordedAt": Timestamp(microsecondsSince1970: event.recordedAt).description]
+                object["event"] = .object(["position": .integer(event.position), "type": .string(event.event.type), "device": device,
+                                           "recordedAt": .string(Timestamp(microsecondsSince1970: event.recordedAt).description)])
             } else {
-                object["event"] = ["device": event.device?.name ?? "", "hidden": true]
+                object["event"] = .object(["device": device, "hidden": .bool(true)])
             }
         }
-        return try JSONStyle.text(object)
+        return JSONStyle.text(.object(object))
     }
 }

@@ -7,90 +7,89 @@ import Foundation
 /// booleans as `true`/`false`; times as ISO 8601 text or microseconds since 1970 in
 /// fields that say so. Stored payloads keep their own canonical form (docs/FORMAT.md).
 public enum JSONStyle {
-    /// A value decoded by `JSONSerialization`, rewritten to gamelog's style.
-    public static func normalize(_ value: Any, key: String? = nil) -> Any {
+    /// A value rewritten to gamelog's style.
+    public static func normalize(_ value: JSONValue, key: String? = nil) -> JSONValue {
         switch value {
-        case let dictionary as [String: Any]:
+        case .object(let dictionary):
             // `{"_0": x}` is how Swift spells a case's unlabeled value: the value alone reads better.
             if dictionary.count == 1, let inner = dictionary["_0"] { return normalize(inner, key: key) }
-            var out: [String: Any] = [:]
+            var out: [String: JSONValue] = [:]
             for (k, v) in dictionary {
                 // Beside labeled values, an unlabeled one is the case's `value`.
                 let name = k == "_0" ? "value" : isUUID(k) ? k.lowercased() : k
                 out[name] = normalize(v, key: k)
             }
-            return out
-        case let array as [Any]:
-            return array.map { normalize($0, key: key) }
-        case let string as String:
-            if isUUID(string) { return string.lowercased() }
-            return string.contains("$") ? lowercasingMentions(string) : string
-        case let number as NSNumber where key == "style" && String(cString: number.objCType) != "c":
-            return ["compact", "expanded", "transcript"].indices.contains(number.intValue)
-                ? ["compact", "expanded", "transcript"][number.intValue] : number
+            return .object(out)
+        case .array(let array):
+            return .array(array.map { normalize($0, key: key) })
+        case .string(let string):
+            if isUUID(string) { return .string(string.lowercased()) }
+            return .string(string.contains("$") ? lowercasingMentions(string) : string)
+        case .integer(let number) where key == "style":
+            let names = ["compact", "expanded", "transcript"]
+            return names.indices.contains(Int(number)) ? .string(names[Int(number)]) : value
         default:
             return value
         }
     }
 
     /// `normalize` over encoded JSON text.
-    public static func normalize(json data: Data) throws -> Any {
-        normalize(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+    public static func normalize(json data: Data) throws(JSONValue.ParseError) -> JSONValue {
+        normalize(try JSONValue(parsing: data))
     }
 
     /// Canonical text: keys sorted by their UTF-8 bytes (the same on every platform;
     /// Foundation's own sorting compares digits as numbers), no whitespace, `/`
     /// unescaped, strings escaped as `JSONEncoder` escapes them.
-    public static func text(_ value: Any) throws -> String {
+    public static func text(_ value: JSONValue) -> String {
         var out = ""
-        try write(value, into: &out)
+        write(value, into: &out)
         return out
     }
 
     /// The same text indented two spaces a level, for a person to read (the viewer's payload panel).
-    public static func indentedText(_ value: Any) throws -> String {
+    public static func indentedText(_ value: JSONValue) -> String {
         var out = ""
-        try write(value, into: &out, indent: "")
+        write(value, into: &out, indent: "")
         return out
     }
 
     /// - Parameter indent: nil for canonical text; else the current line's indentation.
-    private static func write(_ value: Any, into out: inout String, indent: String? = nil) throws {
+    private static func write(_ value: JSONValue, into out: inout String, indent: String? = nil) {
         let inner = indent.map { $0 + "  " }
         func newline(_ level: String?) { if let level { out += "\n" + level } }
         switch value {
-        case let dictionary as [String: Any]:
+        case .object(let dictionary):
             out += "{"
             for (n, key) in dictionary.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
                 if n > 0 { out += "," }
                 newline(inner)
                 writeString(key, into: &out)
                 out += indent == nil ? ":" : ": "
-                try write(dictionary[key]!, into: &out, indent: inner)
+                write(dictionary[key]!, into: &out, indent: inner)
             }
             if !dictionary.isEmpty { newline(indent) }
             out += "}"
-        case let array as [Any]:
+        case .array(let array):
             out += "["
             for (n, item) in array.enumerated() {
                 if n > 0 { out += "," }
                 newline(inner)
-                try write(item, into: &out, indent: inner)
+                write(item, into: &out, indent: inner)
             }
             if !array.isEmpty { newline(indent) }
             out += "]"
-        case let string as String:
+        case .string(let string):
             writeString(string, into: &out)
-        case is NSNull:
+        case .null:
             out += "null"
-        case let number as NSNumber:
-            if String(cString: number.objCType) == "c" {
-                out += number.boolValue ? "true" : "false"
-            } else {
-                out += String(decoding: try JSONSerialization.data(withJSONObject: number, options: [.fragmentsAllowed]), as: UTF8.self)
-            }
-        default:
-            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "not a JSON value"))
+        case .bool(let flag):
+            out += flag ? "true" : "false"
+        case .integer(let number):
+            out += String(number)
+        case .double(let number):
+            // As JSONEncoder writes a Double (the only kind our documents hold).
+            out += (try? JSONEncoder().encode(number)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
         }
     }
 
@@ -114,9 +113,7 @@ public enum JSONStyle {
 
     /// An `Encodable` value in gamelog's style, as text.
     public static func text(encoding value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try text(try normalize(json: try encoder.encode(value)))
+        text(normalize(try JSONValue(encoding: value)))
     }
 
     /// `$<UUID>` mentions in captions, in lower case like every other identifier.

@@ -78,7 +78,7 @@ extension ConversationState {
             case .insertSticker(let sticker): devices[context.device]?.staged = .sticker(sticker)
             case .insertAttachment(let url, let name):
                 devices[context.device]?.staged = .attachment(fileURL: url, alternateFilename: name)
-            case .send, .sendText, .requestPresentationStyle, .dismiss:
+            case .send, .sendText, .sendSticker, .sendAttachment, .requestPresentationStyle, .dismiss:
                 break
             }
             // An unsent game message pushed out of the input field by another insert.
@@ -89,7 +89,9 @@ extension ConversationState {
                 let bubble: Bubble
                 switch change {
                 case .sent(let item):
-                    view.staged = nil
+                    // Tapping Send empties the input field; iOS 11's send variants go
+                    // straight to the transcript and leave what is staged there.
+                    if let staged = view.staged, Self.isSending(staged, item) { view.staged = nil }
                     bubble = Bubble(content: .item(item), sender: view.localParticipant ?? ParticipantID(UUID(uuid: UUID_NIL)),
                                     isOutgoing: true)
                 case .arrived(let item, let sender):
@@ -120,6 +122,13 @@ extension ConversationState {
             }
         }
         return told
+    }
+
+    /// Whether `sent` is the staged item leaving the input field (a message keeps its
+    /// identity; the host stamps it as no longer pending, and with an error if it failed).
+    static func isSending(_ staged: Item, _ sent: Item) -> Bool {
+        if let message = staged.message { return sent.message?.id == message.id }
+        return staged == sent
     }
 
     private static func line(_ bubble: Bubble, _ view: DeviceView) -> TranscriptLine {

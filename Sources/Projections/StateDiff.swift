@@ -20,11 +20,11 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
     }
 
     /// The change as a JSON object in gamelog's style: `{path, before, after}` with JSON values.
-    public var jsonObject: [String: Any] {
-        func value(_ text: String?) -> Any {
-            text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) } ?? NSNull()
+    public var jsonValue: JSONValue {
+        func value(_ text: String?) -> JSONValue {
+            text.flatMap { try? JSONValue(parsing: Array($0.utf8)) } ?? .null
         }
-        return ["path": path, "before": value(beforeJSON), "after": value(afterJSON)]
+        return .object(["path": .string(path), "before": value(beforeJSON), "after": value(afterJSON)])
     }
 
     /// Whether the change is the game's bookkeeping (where its events start and end), which
@@ -64,10 +64,8 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
 extension ConversationState {
     /// The presentable part of the state as a JSON object in gamelog's style
     /// (``JSONStyle``): devices and games, without the reducer's bookkeeping.
-    public func presentation() -> [String: Any] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let object = (try? encoder.encode(self)).flatMap { try? JSONStyle.normalize(json: $0) } as? [String: Any] ?? [:]
+    public func presentation() -> [String: JSONValue] {
+        guard case .object(let object)? = (try? JSONValue(encoding: self)).map({ JSONStyle.normalize($0) }) else { return [:] }
         return object.filter { ["devices", "games", "kind", "step", "position"].contains($0.key) }
     }
 
@@ -77,35 +75,22 @@ extension ConversationState {
         var left = a.presentation(), right = b.presentation()
         left["step"] = nil; right["step"] = nil
         left["position"] = nil; right["position"] = nil
-        compare(left, right, path: "", into: &changes)
+        compare(.object(left), .object(right), path: "", into: &changes)
         return changes
     }
 
-    private static func render(_ value: Any) -> String {
-        if let string = value as? String { return string }
-        // JSONSerialization hands booleans back as NSNumbers of type char; show them
-        // as JSON does, not as 0 and 1.
-        if let number = value as? NSNumber, String(cString: number.objCType) == "c" {
-            return number.boolValue ? "true" : "false"
-        }
-        if JSONSerialization.isValidJSONObject(value),
-           let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) {
-            return String(decoding: data, as: UTF8.self)
-        }
-        return "\(value)"
+    private static func render(_ value: JSONValue) -> String {
+        if case .string(let string) = value { return string }
+        return JSONStyle.text(value)
     }
 
-    private static func isScalars(_ values: [Any]) -> Bool {
-        values.allSatisfy { !($0 is [String: Any]) && !($0 is [Any]) }
-    }
-
-    private static func compare(_ a: Any?, _ b: Any?, path: String, into changes: inout [StateChange]) {
+    private static func compare(_ a: JSONValue?, _ b: JSONValue?, path: String, into changes: inout [StateChange]) {
         switch (a, b) {
-        case (let x as [String: Any], let y as [String: Any]):
+        case (.object(let x)?, .object(let y)?):
             for key in Set(x.keys).union(y.keys).sorted() {
                 compare(x[key], y[key], path: path.isEmpty ? key : "\(path).\(key)", into: &changes)
             }
-        case (let x as [Any], let y as [Any]) where x.count == y.count || !(isScalars(x) && isScalars(y)):
+        case (.array(let x)?, .array(let y)?) where x.count == y.count || x.contains(where: \.isContainer) || y.contains(where: \.isContainer):
             // Lists of records (transcript bubbles) change item by item: a new bubble
             // reads as one added item, not as the whole list before and after. Lists
             // of scalars (board cells, labels) of another length read best whole.
@@ -119,7 +104,7 @@ extension ConversationState {
             let before = a.map(render), after = b.map(render)
             if before != after {
                 changes.append(StateChange(path: path, before: before, after: after,
-                                           beforeJSON: a.flatMap { try? JSONStyle.text($0) }, afterJSON: b.flatMap { try? JSONStyle.text($0) }))
+                                           beforeJSON: a.map { JSONStyle.text($0) }, afterJSON: b.map { JSONStyle.text($0) }))
             }
         }
     }

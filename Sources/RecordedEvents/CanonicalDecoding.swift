@@ -130,9 +130,12 @@ enum CanonicalDecoding {
 
     static func callbackRecord(_ r: inout Reader) throws(NotCanonical) -> CallbackRecord {
         try r.beginObject()
+        var available: ContentSize?
+        if r.field("availableSize") { available = try contentSize(&r) }
         try r.required("callback")
         guard let callback = Callback(rawValue: try r.string()) else { throw NotCanonical() }
-        var record = CallbackRecord(callback: callback)
+        var record = CallbackRecord(callback: callback, availableSize: available)
+        if r.field("contentSize") { record.contentSize = try contentSize(&r) }
         if r.field("conversation") { record.conversation = try conversation(&r) }
         if r.field("message") { record.message = try message(&r) }
         if r.field("style") { record.style = try presentationStyle(&r) }
@@ -144,6 +147,11 @@ enum CanonicalDecoding {
         try r.beginObject()
         try r.required("action")
         var record = ActionRecord(action: try extensionAction(&r))
+        if r.field("changeDescription") {
+            try r.beginObject()
+            record.changeDescription = ChangeDescription(r.field("text") ? try r.string() : nil)
+            try r.endObject()
+        }
         if r.field("error") { record.error = try messagesError(&r) }
         try r.required("warnings")
         record.warnings = try r.array { (r: inout Reader) throws(NotCanonical) in try r.string() }
@@ -164,6 +172,11 @@ enum CanonicalDecoding {
         else if r.field("insertText") { action = .insertText(try unlabeled(&r) { (r: inout Reader) throws(NotCanonical) in try r.string() }) }
         else if r.field("requestPresentationStyle") { action = .requestPresentationStyle(try unlabeled(&r, presentationStyle)) }
         else if r.field("send") { action = .send(try unlabeled(&r, message)) }
+        else if r.field("sendAttachment") {
+            let (url, name) = try attachment(&r)
+            action = .sendAttachment(fileURL: url, alternateFilename: name)
+        }
+        else if r.field("sendSticker") { action = .sendSticker(try unlabeled(&r, sticker)) }
         else if r.field("sendText") { action = .sendText(try unlabeled(&r) { (r: inout Reader) throws(NotCanonical) in try r.string() }) }
         else { throw NotCanonical() }
         try r.endObject()
@@ -307,6 +320,14 @@ enum CanonicalDecoding {
         try r.required("localizedDescription"); let description = try r.string()
         try r.endObject()
         return Sticker(fileURL: url, localizedDescription: description)
+    }
+
+    static func contentSize(_ r: inout Reader) throws(NotCanonical) -> ContentSize {
+        try r.beginObject()
+        try r.required("height"); let height = try r.int()
+        try r.required("width"); let width = try r.int()
+        try r.endObject()
+        return ContentSize(width: width, height: height)
     }
 
     static func messagesError(_ r: inout Reader) throws(NotCanonical) -> MessagesError {

@@ -30,12 +30,19 @@ public struct CallbackRecord: Hashable, Codable, Sendable {
     public var message: Message?
     /// The style passed to transition callbacks.
     public var style: PresentationStyle?
+    /// `contentSizeThatFits(_:)`: the largest size Messages offered.
+    public var availableSize: ContentSize?
+    /// `contentSizeThatFits(_:)`: the size the extension answered.
+    public var contentSize: ContentSize?
 
-    public init(callback: Callback, conversation: Conversation? = nil, message: Message? = nil, style: PresentationStyle? = nil) {
+    public init(callback: Callback, conversation: Conversation? = nil, message: Message? = nil, style: PresentationStyle? = nil,
+                availableSize: ContentSize? = nil, contentSize: ContentSize? = nil) {
         self.callback = callback
         self.conversation = conversation
         self.message = message
         self.style = style
+        self.availableSize = availableSize
+        self.contentSize = contentSize
     }
 }
 
@@ -47,6 +54,8 @@ public enum ExtensionAction: Hashable, Codable, Sendable {
     case insertAttachment(fileURL: String, alternateFilename: String?)
     case send(Message)
     case sendText(String)
+    case sendSticker(Sticker)
+    case sendAttachment(fileURL: String, alternateFilename: String?)
     case requestPresentationStyle(PresentationStyle)
     case dismiss
 
@@ -59,6 +68,8 @@ public enum ExtensionAction: Hashable, Codable, Sendable {
         case .insertAttachment: return "insertAttachment"
         case .send: return "send"
         case .sendText: return "sendText"
+        case .sendSticker: return "sendSticker"
+        case .sendAttachment: return "sendAttachment"
         case .requestPresentationStyle: return "requestPresentationStyle"
         case .dismiss: return "dismiss"
         }
@@ -72,12 +83,24 @@ public struct ActionRecord: Hashable, Codable, Sendable {
     public var error: MessagesError?
     /// Rules the accepted URL still breaks (e.g. no scheme), as sentences.
     public var warnings: [String]
+    /// Set when the extension called `insert(_:localizedChangeDescription:)`, with the
+    /// description it gave (seed 003 gives none); nil for every other call.
+    public var changeDescription: ChangeDescription?
 
-    public init(action: ExtensionAction, error: MessagesError? = nil, warnings: [String] = []) {
+    public init(action: ExtensionAction, error: MessagesError? = nil, warnings: [String] = [],
+                changeDescription: ChangeDescription? = nil) {
         self.action = action
         self.error = error
         self.warnings = warnings
+        self.changeDescription = changeDescription
     }
+}
+
+/// The `localizedChangeDescription` an insert was given: present (even with no text)
+/// only when the extension used that variant, so a plain insert's payload is unchanged.
+public struct ChangeDescription: Hashable, Codable, Sendable {
+    public var text: String?
+    public init(_ text: String?) { self.text = text }
 }
 
 /// Everything gamelog records: one case per kind of event. Each is stored with

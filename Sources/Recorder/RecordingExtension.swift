@@ -86,6 +86,15 @@ final class RecordingExtension: MessagesAppExtension {
         callback(CallbackRecord(callback: .didTransition, style: style)) { inner.didTransition(to: style) }
     }
 
+    /// Recorded after the extension answers, so the record holds the size it chose
+    /// (sizing is a question, not a moment in which an extension acts).
+    func contentSizeThatFits(_ size: ContentSize) -> ContentSize {
+        let answer = inner.contentSizeThatFits(size)
+        record(.callback(CallbackRecord(callback: .contentSizeThatFits, availableSize: size, contentSize: answer), context))
+        noteScreen()
+        return answer
+    }
+
     func handle(_ touch: Touch) {
         // The touch itself is recorded as user input by the host observer.
         inner.handle(touch)
@@ -120,18 +129,26 @@ final class RecordingHost: ExtensionHost {
     }
 
     /// Runs the real call, then records the action with the error it completed with.
-    private func perform(_ action: ExtensionAction, url: String? = nil, completion: ((MessagesError?) -> Void)?,
+    private func perform(_ action: ExtensionAction, url: String? = nil, changeDescription: ChangeDescription? = nil,
+                         completion: ((MessagesError?) -> Void)?,
                          _ call: (@escaping (MessagesError?) -> Void) -> Void) {
         let context = owner.context
         var outcome: MessagesError?
         call { outcome = $0 }
         let warnings = outcome == nil ? (url.map { URLRules.warnings(for: $0).map(\.description) } ?? []) : []
-        owner.record(.action(ActionRecord(action: action, error: outcome, warnings: warnings), context))
+        owner.record(.action(ActionRecord(action: action, error: outcome, warnings: warnings,
+                                                  changeDescription: changeDescription), context))
         completion?(outcome)
     }
 
     func insert(_ message: Message, completion: ((MessagesError?) -> Void)?) {
         perform(.insert(message), url: message.url, completion: completion) { real.insert(message, completion: $0) }
+    }
+    func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?) {
+        perform(.insert(message), url: message.url, changeDescription: ChangeDescription(localizedChangeDescription),
+                completion: completion) {
+            real.insert(message, localizedChangeDescription: localizedChangeDescription, completion: $0)
+        }
     }
     func insertText(_ text: String, completion: ((MessagesError?) -> Void)?) {
         perform(.insertText(text), completion: completion) { real.insertText(text, completion: $0) }
@@ -149,5 +166,13 @@ final class RecordingHost: ExtensionHost {
     }
     func sendText(_ text: String, completion: ((MessagesError?) -> Void)?) {
         perform(.sendText(text), completion: completion) { real.sendText(text, completion: $0) }
+    }
+    func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) {
+        perform(.sendSticker(sticker), completion: completion) { real.sendSticker(sticker, completion: $0) }
+    }
+    func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
+        perform(.sendAttachment(fileURL: fileURL, alternateFilename: alternateFilename), completion: completion) {
+            real.sendAttachment(fileURL, alternateFilename: alternateFilename, completion: $0)
+        }
     }
 }

@@ -49,16 +49,18 @@ public struct Divergence: Hashable, Codable, Sendable, CustomStringConvertible {
     }
 
     static func lines(_ json: String?) -> [String] {
-        guard let json, let data = json.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return json.map { [$0] } ?? [] }
+        guard let json, let object = try? JSONValue(parsing: Array(json.utf8)) else { return json.map { [$0] } ?? [] }
         var out: [String] = []
-        func walk(_ value: Any, _ path: String) {
-            if let dictionary = value as? [String: Any] {
+        func walk(_ value: JSONValue, _ path: String) {
+            switch value {
+            case .object(let dictionary):
                 for key in dictionary.keys.sorted() { walk(dictionary[key]!, path.isEmpty ? key : "\(path).\(key)") }
-            } else if let array = value as? [Any] {
+            case .array(let array):
                 for (index, item) in array.enumerated() { walk(item, "\(path)[\(index)]") }
-            } else {
-                out.append("\(path): \(value)")
+            case .string(let text):
+                out.append("\(path): \(text)")
+            default:
+                out.append("\(path): \(JSONStyle.text(value))")
             }
         }
         walk(object, "")
@@ -121,7 +123,18 @@ public struct Rerunner: Sendable {
                 if let extra = host.produced.first { return diverge(lastInput, recorded: nil, now: json(extra)) }
                 lastInput = e.position
                 host.sync(context, record)
-                deliver(record, to: ext)
+                if record.callback == .contentSizeThatFits, let offered = record.availableSize {
+                    // A question with an answer: today's code must answer as recorded.
+                    let answer = ext.contentSizeThatFits(offered)
+                    if answer != record.contentSize {
+                        func sized(_ size: ContentSize) -> String {
+                            String(decoding: (try? encoder.encode(["contentSize": size])) ?? Data(), as: UTF8.self)
+                        }
+                        return diverge(e.position, recorded: record.contentSize.map(sized), now: sized(answer))
+                    }
+                } else {
+                    deliver(record, to: ext)
+                }
                 noteScreen()
             case .input(.touch(let touch), let context):
                 if let extra = host.produced.first { return diverge(lastInput, recorded: nil, now: json(extra)) }
@@ -186,6 +199,7 @@ public struct Rerunner: Sendable {
         case .didCancelSending: if let m = record.message { ext.didCancelSending(m, conversation: conversation) }
         case .willTransition: if let s = record.style { ext.willTransition(to: s) }
         case .didTransition: if let s = record.style { ext.didTransition(to: s) }
+        case .contentSizeThatFits: if let s = record.availableSize { _ = ext.contentSizeThatFits(s) }
         }
     }
 }
@@ -270,6 +284,9 @@ final class RerunHost: ExtensionHost {
     }
 
     func insert(_ message: Message, completion: ((MessagesError?) -> Void)?) { complete(.insert(message), completion) }
+    func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?) {
+        complete(.insert(message), completion)
+    }
     func insertText(_ text: String, completion: ((MessagesError?) -> Void)?) { complete(.insertText(text), completion) }
     func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) { complete(.insertSticker(sticker), completion) }
     func insertAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
@@ -277,4 +294,8 @@ final class RerunHost: ExtensionHost {
     }
     func send(_ message: Message, completion: ((MessagesError?) -> Void)?) { complete(.send(message), completion) }
     func sendText(_ text: String, completion: ((MessagesError?) -> Void)?) { complete(.sendText(text), completion) }
+    func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) { complete(.sendSticker(sticker), completion) }
+    func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
+        complete(.sendAttachment(fileURL: fileURL, alternateFilename: alternateFilename), completion)
+    }
 }

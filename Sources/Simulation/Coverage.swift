@@ -16,24 +16,33 @@ public struct Coverage: Sendable, Equatable {
     public init() {}
 
     /// Every row the table prints, in order.
+    ///
+    /// No row stands for what the spec rules out: transition callbacks and select,
+    /// receive and send callbacks in transcript style, `contentSizeThatFits` outside it,
+    /// or a transition to or from transcript style (it cannot be requested, and a live
+    /// bubble gets no transition callbacks), nor a selection in expanded style (it covers
+    /// the transcript). `requestPresentationStyle` and `dismiss`
+    /// have no completion: what they did shows in the callbacks that follow.
     public static let rows: [String] = {
         var rows: [String] = []
         let styles: [PresentationStyle] = [.compact, .expanded, .transcript]
         for callback in Callback.allCases {
-            for style in styles where !(style == .transcript && Callback.suppressedInTranscript.contains(callback)) {
+            // The expanded extension covers the transcript: a message can be selected from compact only.
+            let selects = callback == .willSelect || callback == .didSelect
+            for style in styles where !(selects && style == .expanded) && !(style == .transcript && Callback.suppressedInTranscript.contains(callback))
+                && !(style != .transcript && Callback.transcriptOnly.contains(callback)) {
                 rows.append("callback \(callback.rawValue) in \(style.description)")
             }
         }
-        rows.append("callback contentSizeThatFits in transcript")
-        for (from, to) in [(PresentationStyle.compact, PresentationStyle.expanded), (.expanded, .compact),
-                           (.transcript, .expanded), (.expanded, .transcript)] {
-            rows.append("transition \(from.description) -> \(to.description)")
-        }
+        rows += ["transition compact -> expanded", "transition expanded -> compact"]
         for action in ["insert", "insertText", "insertSticker", "insertAttachment", "send", "sendText", "sendSticker",
-                       "sendAttachment", "requestPresentationStyle", "dismiss"] {
+                       "sendAttachment"] {
             rows.append("action \(action): accepted")
             rows.append("action \(action): refused")
         }
+        rows += ["action insert(_:localizedChangeDescription:)", "action insert replacing a staged item",
+                 "action requestPresentationStyle",
+                 "action requestPresentationStyle ignored (already in that style or not active)", "action dismiss"]
         for code in MessagesErrorCode.allCases { rows.append("error \(code.rawValue) \(code.name)") }
         for action: UserAction in [.openConversation(ConversationID(UUID())), .leaveMessages, .quitMessages, .openExtension,
                                    .tapMessage(MessageID(UUID())), .viewLiveMessage(MessageID(UUID())), .touch(.button("")), .expand,
@@ -41,9 +50,16 @@ public struct Coverage: Sendable, Equatable {
             rows.append("user \(action.kindName)")
         }
         rows += ["user switches the selection to another message", "user re-taps the selected message",
+                 "conversation of 2 participants", "conversation of 3 participants", "conversation of 4 participants",
                  "message sent", "message arrived", "message sent with an error",
                  "message url with no scheme", "message url http or https", "message url data",
-                 "message with summaryText", "message with shouldExpire", "message with accessibilityLabel"]
+                 "message url over 5,000 characters",
+                 "message with summaryText", "message with shouldExpire", "message with accessibilityLabel",
+                 "message with a live layout"]
+        for field in ["caption", "subcaption", "trailingCaption", "trailingSubcaption", "image", "mediaFileURL",
+                      "imageTitle", "imageSubtitle"] {
+            rows.append("message layout \(field)")
+        }
         for event in NetworkEvent.allCases { rows.append("network \(event.rawValue)") }
         return rows
     }()
@@ -56,15 +72,31 @@ public struct Coverage: Sendable, Equatable {
     /// Counts one recorded event; `before` is its device's view just before it.
     mutating func count(_ event: RecordedEvent, before: DeviceView?) {
         switch event {
+        case .recordingStarted(let info) where info.liveMessage == nil:
+            add("conversation of \(info.remoteParticipants.count + 1) participants")
         case .callback(let record, let context):
             add("callback \(record.callback.rawValue) in \(context.style.description)")
             if record.callback == .willTransition, let to = record.style {
                 add("transition \(context.style.description) -> \(to.description)")
             }
-        case .action(let record, _):
+        case .action(let record, let context):
             let name = record.action.name
-            add("action \(name): \(record.error == nil ? "accepted" : "refused")")
+            switch record.action {
+            case .requestPresentationStyle(let style):
+                add("action requestPresentationStyle")
+                if !context.isActive || style == context.style || style == .transcript || context.style == .transcript {
+                    add("action requestPresentationStyle ignored (already in that style or not active)")
+                }
+            case .dismiss:
+                add("action dismiss")
+            default:
+                add("action \(name): \(record.error == nil ? "accepted" : "refused")")
+            }
             if let error = record.error { add("error \(error.code.rawValue) \(error.code.name)") }
+            if record.changeDescription != nil { add("action insert(_:localizedChangeDescription:)") }
+            if record.error == nil, before?.staged != nil, ["insert", "insertText", "insertSticker", "insertAttachment"].contains(name) {
+                add("action insert replacing a staged item")
+            }
             if case .insert(let message) = record.action { countFields(message) }
             if case .send(let message) = record.action { countFields(message) }
         case .input(let action, _):
@@ -92,6 +124,16 @@ public struct Coverage: Sendable, Equatable {
             if lower.hasPrefix("http://") || lower.hasPrefix("https://") { add("message url http or https") }
             else if lower.hasPrefix("data:") { add("message url data") }
             else { add("message url with no scheme") }
+            if url.count > URLRules.maximumLength { add("message url over 5,000 characters") }
+        }
+        if case .live? = message.layout { add("message with a live layout") }
+        if let layout = message.layout?.template {
+            let fields: [(String, Bool)] = [
+                ("caption", layout.caption != nil), ("subcaption", layout.subcaption != nil),
+                ("trailingCaption", layout.trailingCaption != nil), ("trailingSubcaption", layout.trailingSubcaption != nil),
+                ("image", layout.image != nil), ("mediaFileURL", layout.mediaFileURL != nil),
+                ("imageTitle", layout.imageTitle != nil), ("imageSubtitle", layout.imageSubtitle != nil)]
+            for (field, present) in fields where present { add("message layout \(field)") }
         }
         if message.summaryText != nil { add("message with summaryText") }
         if message.shouldExpire { add("message with shouldExpire") }

@@ -49,7 +49,8 @@ public struct GameOutcomeReport: Hashable, Sendable {
 
 /// Plays games between simulated devices and records them.
 ///
-/// Each game runs in its own simulated world (devices A "Alice" and B "Bob", a game
+/// Each game runs in its own simulated world (devices A "Alice" and B "Bob", joined by
+/// C "Carol" and D "Dave" for a game a group can play, a game
 /// conversation and a second conversation to switch to), seeded from the
 /// simulator's seed and the game's number, so the same seed replays the same games.
 public final class Simulator {
@@ -76,7 +77,7 @@ public final class Simulator {
     private func skewClocks() {
         var rng = SeededGenerator(seed: seed ^ 0x636C_6F63_6B73)
         let offset = network.clockOffsetSeconds * 1_000_000, drift = network.clockDriftPPM
-        for (device, _) in devices {
+        for (device, _) in devices + groupDevices {
             guard offset > 0 || drift > 0 else {
                 recorder.clockSkew[device] = nil
                 continue
@@ -105,6 +106,15 @@ public final class Simulator {
 
     /// The two devices that play, and their owners' names.
     public let devices: [(device: DeviceID, owner: String)]
+    /// The devices that join the two for a game a group can play
+    /// (``GamePlugin/players``): C (Carol) and D (Dave) unless set. How many join is
+    /// drawn per game from the seed, apart from the game's own randomness, so the
+    /// games of two players replay as before.
+    public var groupDevices: [(device: DeviceID, owner: String)] = [("C", "Carol"), ("D", "Dave")] {
+        didSet { skewClocks() }
+    }
+    /// The devices of the game being played.
+    private var seated: [DeviceID] = []
 
     /// - Parameter devices: the two players' devices and owners (A, Alice and B, Bob
     ///   unless given): phones of their own need names of their own in a shared store.
@@ -134,7 +144,7 @@ public final class Simulator {
     public func play(_ kind: String) throws -> GameReport {
         let plugin = try self.plugin(kind)
         var (rng, host, game) = try makeWorld(plugin)
-        let players = devices.map(\.device)
+        let players = seated
         let other = try host.startConversation(kind: kind, between: players)
         var strategy = plugin.makeStrategy(players: players, conversation: game)
         let writtenBefore = recorder.writtenEvents
@@ -187,15 +197,17 @@ public final class Simulator {
         return plugin
     }
 
-    /// Plays a fixed script of steps in a fresh world; steps that are impossible are
-    /// skipped and not counted.
+    /// Plays a fixed script of steps in a fresh world, one tick of time a step; steps
+    /// that are impossible are skipped and not counted.
     @discardableResult
     public func play(_ kind: String, script: (ConversationID) -> [(DeviceID, PlayerStep)]) throws -> GameReport {
         let plugin = try self.plugin(kind)
         let (_, host, game) = try makeWorld(plugin)
         let writtenBefore = recorder.writtenEvents
         var steps: [(DeviceID, PlayerStep)] = []
-        for (device, step) in script(game) where host.run(step, on: device) {
+        // Each step is a tick of the world's time, as in free play: on a network that
+        // delays messages, a script that asks again for a delivery gets it once it is due.
+        for (device, step) in script(game) where { host.tick(); return host.run(step, on: device) }() {
             steps.append((device, step))
             didStep?(device, step, host)
             if flushEveryStep { try recorder.flush() }
@@ -211,21 +223,31 @@ public final class Simulator {
         gameNumber += 1
         folded = [:]
         var rng = SeededGenerator(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ gameNumber)
+        var seats = devices
+        let extra = groupDevices.filter { joining in !devices.contains { $0.device == joining.device } }
+        if plugin.players.upperBound > 2, !extra.isEmpty {
+            var draw = SeededGenerator(seed: (seed ^ 0x6772_6F75_7073) &* 0x9E37_79B9_7F4A_7C15 &+ gameNumber)
+            let most = min(plugin.players.upperBound, 2 + extra.count), least = max(plugin.players.lowerBound, 2)
+            let count = least + Int(draw.next() % UInt64(most - least + 1))
+            seats += extra.prefix(count - 2)
+        }
+        seated = seats.map(\.device)
         let games = self.games
         let host = recorder.makeHost(seed: rng.next()) { info in
             games.plugin(for: info.kind)?.makeExtension() ?? plugin.makeExtension()
         }
         host.network = network
-        for (device, owner) in devices { host.addDevice(device, owner: owner) }
+        for (device, owner) in seats { host.addDevice(device, owner: owner) }
         for device in host.deviceIDs { host.files[device, default: [:]].merge(plugin.files(on: device)) { $1 } }
-        return (rng, host, try host.startConversation(kind: plugin.kind, between: devices.map(\.device)))
+        for device in host.deviceIDs { host.fileAttributes[device, default: [:]].merge(plugin.fileAttributes(on: device)) { $1 } }
+        return (rng, host, try host.startConversation(kind: plugin.kind, between: seated))
     }
 
     /// A step that is legal but does not advance the game: the things real users do.
     /// - Parameter followUp: set to a step that must come next (a change of mind in two steps).
     private func noiseStep(_ host: MessagesHost, game: ConversationID, other: ConversationID,
                            followUp: inout (DeviceID, PlayerStep)?, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
-        let device = devices[Int(rng.next() % 2)].device
+        let device = seated[Int(rng.next() % UInt64(seated.count))]
         var options: [PlayerStep] = [.act(.openConversation(other)), .act(.openConversation(game)), .act(.leaveMessages)]
         if rng.next() % 20 == 0 { options.append(.act(.quitMessages)) }
         if host.pendingDeliveries.contains(where: { $0.to == device }) { options.append(.deliver) }
@@ -247,13 +269,25 @@ public final class Simulator {
         if let active = host.activeInstance(on: device) {
             options += [.act(.dismissExtension), .act(.expand), .act(.collapse),
                         .act(.touch(.cell(Int(rng.next() % 9))))]
+            var switchTo: MessageID?
             if let selected = active.selectedMessage, active.style != .expanded {
                 options.append(.act(.tapMessage(selected.id))) // re-tap: fires nothing
+                // A look at another message of the extension: the selection switches.
+                if let current = host.currentConversation(of: device),
+                   let other = host.transcript(on: device, in: current).compactMap(\.message).first(where: { $0.id != selected.id }) {
+                    switchTo = other.id
+                    options.append(.act(.tapMessage(other.id)))
+                }
             }
             // Send while the extension still shows (Messages calls didStartSending).
             if let current = host.currentConversation(of: device), host.staged(on: device, in: current) != nil {
                 options.append(.act(.tapSend))
             }
+            let chosen = options.randomElement(using: &rng)!
+            // Having looked, the user puts the extension away (it now shows the other
+            // message, expanded over the transcript); the game goes on from the newest.
+            if let switchTo, chosen == .act(.tapMessage(switchTo)) { followUp = (device, .act(.dismissExtension)) }
+            return (device, chosen)
         } else if host.currentConversation(of: device) != nil {
             options.append(.act(.openExtension))
         }

@@ -20,6 +20,9 @@ public struct StickerPlugin: GamePlugin {
     public func result(of board: NoBoard) -> String { "no game" }
     public func makeChecker() -> any LegalityChecker { NoRules() }
 
+    /// Stickers go to a group as well as to one friend.
+    public var players: ClosedRange<Int> { 2...4 }
+
     public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
         StickerStrategy(players: players, conversation: conversation)
     }

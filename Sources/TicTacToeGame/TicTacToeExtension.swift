@@ -64,7 +64,8 @@ public final class TicTacToeExtension: MessagesAppExtension {
         message.url = next.encode(mover: state.player)
         message.layout = .template(TemplateLayout(caption: next.caption,
                                                   image: MessageImage(kind: "tictactoe-board", cells: next.cellNames)))
-        host.insert(message, completion: nil)
+        // Seed 003 inserts with `localizedChangeDescription: nil`.
+        host.insert(message, localizedChangeDescription: nil, completion: nil)
         host.dismiss()
     }
 

@@ -229,7 +229,7 @@ enum Pages {
                 if let seen = try model.viewedEvent(conversation, at: step, as: perspective) { event.event = seen }
                 let payload = String(decoding: event.event.payload(), as: UTF8.self)
                 // In the documented style `log --json` prints (lower-case ids, no `_0` wrappers), indented.
-                let pretty = (try? JSONStyle.normalize(json: Data(payload.utf8))).flatMap { try? JSONStyle.indentedText($0) } ?? payload
+                let pretty = (try? JSONStyle.normalize(json: Data(payload.utf8))).map { JSONStyle.indentedText($0) } ?? payload
                 eventHTML = """
                     <p><b>\(StateText.describe(event, state))</b> · position \(event.position) · \(Timestamp(microsecondsSince1970: event.recordedAt).description)</p>
                     <details><summary>payload</summary><pre id=payload>\(pretty)</pre></details>

@@ -83,6 +83,34 @@ import Testing
         #expect(found.contains { $0.rule == "none-in-transcript-style" && $0.position == 4 })
     }
 
+    @Test func contentSizeThatFitsOnlyInTranscriptStyle() {
+        let inTranscript = findings([event(2, .willBecomeActive, style: .transcript), event(3, .didBecomeActive, style: .transcript),
+                                     event(4, .contentSizeThatFits, style: .transcript)])
+        #expect(inTranscript.isEmpty, "\(inTranscript)")
+        let expanded = findings([event(2, .willBecomeActive, style: .expanded), event(3, .didBecomeActive, style: .expanded),
+                                 event(4, .contentSizeThatFits, style: .expanded)])
+        #expect(expanded.map(\.rule) == ["only-in-transcript-style"] && expanded.first?.position == 4)
+    }
+
+    /// A direct send (iOS 11) leaves the staged message in the input field: sending it
+    /// afterwards is no false alarm, and a didStartSending for a message never staged is.
+    @Test func aDirectSendLeavesTheStagedMessage() {
+        let staged = Message(id: MessageID(UUID()))
+        let context = EventContext(device: "A", conversation: conversation, style: .expanded, isActive: true, selectedMessage: nil)
+        func at(_ n: Int64, _ event: RecordedEvent) -> ReplayEvent { ReplayEvent(position: n, recordedAt: n, stream: stream, event: event) }
+        let clean = findings([event(2, .willBecomeActive, style: .expanded), event(3, .didBecomeActive, style: .expanded),
+                              at(4, .action(ActionRecord(action: .insert(staged)), context)),
+                              at(5, .transcript(.sent(.text("now")), context)),
+                              at(6, .action(ActionRecord(action: .sendText("now")), context)),
+                              at(7, .input(.tapSend, context)),
+                              event(8, .didStartSending, style: .expanded, message: staged)])
+        #expect(clean.isEmpty, "\(clean)")
+        let forged = findings([event(2, .willBecomeActive, style: .expanded), event(3, .didBecomeActive, style: .expanded),
+                               at(4, .input(.tapSend, context)),
+                               event(5, .didStartSending, style: .expanded, message: staged)])
+        #expect(forged.map(\.rule) == ["didStartSending-for-a-staged-message"])
+    }
+
     @Test func willSelectMustBeFollowedByDidSelect() {
         let m = Message(id: MessageID(UUID()))
         let found = findings([event(2, .willBecomeActive), event(3, .didBecomeActive), event(4, .willSelect, message: m),

@@ -165,14 +165,15 @@ import Testing
         try world.host.perform(.viewLiveMessage(live.id), on: "B")
         let liveSpy = try #require(world.spies("B").last)
         #expect(liveSpy !== world.spy("B"))
-        #expect(liveSpy.log == ["willBecomeActive transcript sel=live", "didBecomeActive transcript sel=live"])
+        #expect(liveSpy.log == ["willBecomeActive transcript sel=live", "didBecomeActive transcript sel=live",
+                                "contentSizeThatFits(300x480) transcript sel=live"])
         // Requests and dismiss do nothing in transcript style.
         liveSpy.host!.requestPresentationStyle(.expanded)
         liveSpy.host!.dismiss()
         #expect(liveSpy.host!.presentationStyle == .transcript)
         // A message arriving now reaches no transcript-style instance.
         try world.sendMessage("later", from: "A")
-        #expect(liveSpy.log.count == 2)
+        #expect(liveSpy.log.count == 3)
         #expect(world.host.deliveredCallbacks[.didReceive] == nil)
     }
 }

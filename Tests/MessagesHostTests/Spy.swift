@@ -10,6 +10,7 @@ final class SpyExtension: MessagesAppExtension {
     var startedSending: [Message] = []
     var onTouch: ((SpyExtension, any ExtensionHost) -> Void)?
     var onReceive: ((any ExtensionHost) -> Void)?
+    var onResign: ((any ExtensionHost) -> Void)?
     weak var host: (any ExtensionHost)?
     var screen: Screen { Screen(name: "spy") }
 
@@ -24,7 +25,14 @@ final class SpyExtension: MessagesAppExtension {
     func willBecomeActive(with c: Conversation) { note("willBecomeActive", c) }
     func didBecomeActive(with c: Conversation) { note("didBecomeActive", c) }
     func willResignActive(with c: Conversation) { note("willResignActive", c) }
-    func didResignActive(with c: Conversation) { note("didResignActive", c) }
+    func didResignActive(with c: Conversation) {
+        note("didResignActive", c)
+        if let host { onResign?(host) }
+    }
+    func contentSizeThatFits(_ size: ContentSize) -> ContentSize {
+        note("contentSizeThatFits(\(size))")
+        return ContentSize(width: size.width, height: 120)
+    }
     func willSelect(_ m: Message, conversation c: Conversation) { note("willSelect(\(m.caption ?? ""))", c) }
     func didSelect(_ m: Message, conversation c: Conversation) { note("didSelect(\(m.caption ?? ""))", c) }
     func didReceive(_ m: Message, conversation c: Conversation) {

@@ -78,8 +78,14 @@ import Testing
             .insert(message), .insert(bare), .insertText("t"), .insertSticker(Sticker(fileURL: "f", localizedDescription: "d")),
             .insertAttachment(fileURL: "f", alternateFilename: "n"), .insertAttachment(fileURL: "f", alternateFilename: nil),
             .send(bare), .sendText("s"), .requestPresentationStyle(.expanded), .dismiss,
+            .sendSticker(Sticker(fileURL: "f", localizedDescription: "d")), .sendAttachment(fileURL: "f", alternateFilename: "n"),
+            .sendAttachment(fileURL: "f", alternateFilename: nil),
         ]
         events += extensionActions.map { .action(ActionRecord(action: $0), c) }
+        events.append(.action(ActionRecord(action: .insert(bare), changeDescription: ChangeDescription(nil)), c))
+        events.append(.action(ActionRecord(action: .insert(bare), changeDescription: ChangeDescription("Moved to B2")), c))
+        events.append(.callback(CallbackRecord(callback: .contentSizeThatFits, availableSize: ContentSize(width: 300, height: 480),
+                                               contentSize: ContentSize(width: 294, height: 296)), c))
         events.append(.action(ActionRecord(action: .insert(bare), error: MessagesError(.urlExceedsMaxSize, "too long"),
                                            warnings: ["w1", "w2"]), c))
         return events

@@ -17,11 +17,11 @@ import Testing
         var compared = 0
         for event in try store.events() {
             let fast = try #require(JSONStyleRewriter.rewrite(event.payload), "position \(event.position)")
-            let parsed = try JSONSerialization.jsonObject(with: Data(fast)) as? NSDictionary
-            let reference = try JSONStyle.normalize(json: Data(event.payload)) as? NSDictionary
-            #expect(parsed != nil && parsed == reference, "position \(event.position): \(String(decoding: fast, as: UTF8.self))")
+            let parsed = try JSONValue(parsing: fast)
+            let reference = try JSONStyle.normalize(json: Data(event.payload))
+            #expect(parsed == reference, "position \(event.position): \(String(decoding: fast, as: UTF8.self))")
             // Keys sorted, as the reference prints them.
-            #expect(String(decoding: fast, as: UTF8.self) == (try JSONStyle.text(reference as Any)), "position \(event.position)")
+            #expect(String(decoding: fast, as: UTF8.self) == JSONStyle.text(reference), "position \(event.position)")
             compared += 1
         }
         #expect(compared > 1_000)
@@ -32,7 +32,28 @@ import Testing
     @Test func theStyleRules() throws {
         let text = #"{"body":{"arrived":{"_0":{"text":{"_0":"hi $ABCDEF01-2345-6789-ABCD-EF0123456789"}},"sender":"ABCDEF01-2345-6789-ABCD-EF0123456789"}},"context":{"style":1,"names":{"ABCDEF01-2345-6789-ABCD-EF0123456789":"Bo"}}}"#
         let expected = #"{"body":{"arrived":{"sender":"abcdef01-2345-6789-abcd-ef0123456789","value":{"text":"hi $abcdef01-2345-6789-abcd-ef0123456789"}}},"context":{"names":{"abcdef01-2345-6789-abcd-ef0123456789":"Bo"},"style":"expanded"}}"#
-        #expect(try JSONStyle.text(try JSONStyle.normalize(json: Data(text.utf8))) == expected)
+        #expect(JSONStyle.text(try JSONStyle.normalize(json: Data(text.utf8))) == expected)
         #expect(JSONStyleRewriter.rewrite(Array(text.utf8)).map { String(decoding: $0, as: UTF8.self) } == expected)
+    }
+}
+
+/// The JSON reader behind the style and the diffs: every JSON text, nothing else, and
+/// never a crash on hostile input.
+@Suite struct JSONValueTests {
+    @Test func readsEveryKindOfValue() throws {
+        let text = #"{"a":[1,-2,3.5,1e3,true,false,null],"b":"\u00e9\ud83d\ude00\n\"q\"","c":{}," d":[]}"#
+        let value = try JSONValue(parsing: Array(text.utf8))
+        #expect(value == .object(["a": .array([.integer(1), .integer(-2), .double(3.5), .double(1000), .bool(true), .bool(false), .null]),
+                                  "b": .string("é😀\n\"q\""), "c": .object([:]), " d": .array([])]))
+        #expect(JSONStyle.text(value) == #"{" d":[],"a":[1,-2,3.5,1000,true,false,null],"b":"é😀\n\"q\"","c":{}}"#)
+        #expect(try JSONValue(parsing: Array(" 42 ".utf8)) == .integer(42))
+    }
+
+    @Test func refusesWhatIsNotJSON() {
+        for bad in ["", "{", "[1,]", #"{"a" 1}"#, "tru", #""open"#, "1 2", #"{"a":1,}"#, #""\u12""#, "-", "\"a\u{0001}\""] {
+            #expect(throws: JSONValue.ParseError.self, "\(bad)") { try JSONValue(parsing: Array(bad.utf8)) }
+        }
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue(parsing: Array(deep.utf8)) }
     }
 }

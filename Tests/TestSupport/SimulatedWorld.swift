@@ -7,10 +7,13 @@ import Recorder
 import Simulation
 
 /// Records `count` simulated games of every registered kind in turn into `store`, with a
-/// fixed clock: the same seed gives the same log every time.
-public func playMixedGames(_ count: Int, into store: EventStore, seed: UInt64, noise: Double = 0, keys: TestKeys = TestKeys()) throws {
+/// fixed clock: the same seed gives the same log every time. Played by A and B alone
+/// unless `groups` lets C and D join the games a group can play.
+public func playMixedGames(_ count: Int, into store: EventStore, seed: UInt64, noise: Double = 0, keys: TestKeys = TestKeys(),
+                           groups: Bool = false) throws {
     let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed, keys: keys.key),
                               games: .standard, seed: seed, noise: noise)
+    if !groups { simulator.groupDevices = [] }
     for n in 0..<count { try simulator.play(simulator.mixedKind(n)) }
 }
 
@@ -56,6 +59,7 @@ public func recordPhones(_ count: Int, in folder: String, seed: UInt64, keys: Te
     let simulator = Simulator(recorder: Recorder(storeOf: { stores[$0.name]! }, clock: FixedClock(), seed: seed, keys: keys.key),
                               games: .standard, seed: seed, devices: [(DeviceID(devices.0), "Owner of \(devices.0)"), (DeviceID(devices.1), "Owner of \(devices.1)")])
     simulator.network = network
+    simulator.groupDevices = [] // two phones: group games are played by these two alone
     for n in 0..<count { try simulator.play(simulator.mixedKind(n)) }
     return (a, b)
 }

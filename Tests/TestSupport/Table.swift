@@ -13,6 +13,7 @@ public final class Table {
         host.addDevice("A", owner: "Alice")
         host.addDevice("B", owner: "Bob")
         for device in host.deviceIDs { host.files[device, default: [:]].merge(plugin.files(on: device)) { $1 } }
+        for device in host.deviceIDs { host.fileAttributes[device, default: [:]].merge(plugin.fileAttributes(on: device)) { $1 } }
         game = try host.startConversation(kind: plugin.kind, between: ["A", "B"])
     }
 

@@ -1,0 +1,186 @@
+import Foundation
+
+/// A JSON value as a Swift value: what gamelog's outward JSON (``JSONStyle``) and the
+/// diffs of states are made of, so nothing passes through `Any`.
+public enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    /// A number written without a fraction or exponent that fits in 64 bits.
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Parses JSON text (a scalar at the top level is accepted).
+    /// - Throws: ``JSONValue/ParseError`` naming the byte offset where the text stops being JSON.
+    public init(parsing data: some Collection<UInt8>) throws(ParseError) {
+        var parser = Parser(bytes: Array(data))
+        parser.skipSpace()
+        self = try parser.value(depth: 0)
+        parser.skipSpace()
+        guard parser.index == parser.bytes.count else { throw ParseError(offset: parser.index, reason: "text after the value") }
+    }
+
+    /// An `Encodable` value as JSON (keys as its `CodingKeys` name them).
+    public init(encoding value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        self = try JSONValue(parsing: try encoder.encode(value))
+    }
+
+    /// Why a text is not JSON.
+    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        public var offset: Int
+        public var reason: String
+        public var description: String { "not JSON at byte \(offset): \(reason)" }
+    }
+
+    /// Whether the value holds other values (an object or an array).
+    public var isContainer: Bool {
+        switch self {
+        case .array, .object: return true
+        default: return false
+        }
+    }
+
+    /// Deeper nesting than this is refused: what is read may be hostile.
+    static let maximumDepth = 512
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var index = 0
+
+        mutating func skipSpace() {
+            while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        }
+
+        func fail(_ reason: String) -> ParseError { ParseError(offset: index, reason: reason) }
+
+        mutating func expect(_ literal: String, _ value: JSONValue) throws(ParseError) -> JSONValue {
+            let utf8 = Array(literal.utf8)
+            guard bytes.count - index >= utf8.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
+                throw fail("expected \(literal)")
+            }
+            index += utf8.count
+            return value
+        }
+
+        mutating func value(depth: Int) throws(ParseError) -> JSONValue {
+            guard depth < JSONValue.maximumDepth else { throw fail("nested deeper than \(JSONValue.maximumDepth) levels") }
+            guard index < bytes.count else { throw fail("the text ends where a value should be") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                index += 1
+                var out: [String: JSONValue] = [:]
+                skipSpace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(out) }
+                while true {
+                    skipSpace()
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a key") }
+                    let key = try string()
+                    skipSpace()
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                    index += 1
+                    skipSpace()
+                    out[key] = try value(depth: depth + 1)
+                    skipSpace()
+                    guard index < bytes.count else { throw fail("an object is not closed") }
+                    if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                    guard bytes[index] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
+                    index += 1
+                    return .object(out)
+                }
+            case UInt8(ascii: "["):
+                index += 1
+                var out: [JSONValue] = []
+                skipSpace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(out) }
+                while true {
+                    skipSpace()
+                    out.append(try value(depth: depth + 1))
+                    skipSpace()
+                    guard index < bytes.count else { throw fail("an array is not closed") }
+                    if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                    guard bytes[index] == UInt8(ascii: "]") else { throw fail("expected ',' or ']'") }
+                    index += 1
+                    return .array(out)
+                }
+            case UInt8(ascii: "\""):
+                return .string(try string())
+            case UInt8(ascii: "t"): return try expect("true", .bool(true))
+            case UInt8(ascii: "f"): return try expect("false", .bool(false))
+            case UInt8(ascii: "n"): return try expect("null", .null)
+            default:
+                return try number()
+            }
+        }
+
+        mutating func number() throws(ParseError) -> JSONValue {
+            let start = index
+            var isInteger = true
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let digitsStart = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > digitsStart else { throw fail("expected a value") }
+            while index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-")].contains(bytes[index])
+                    || (!isInteger && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])) {
+                isInteger = false
+                index += 1
+            }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            if isInteger, let integer = Int64(text) { return .integer(integer) }
+            guard let double = Double(text), double.isFinite else { throw ParseError(offset: start, reason: "'\(text)' is not a number") }
+            return .double(double)
+        }
+
+        mutating func hex4() throws(ParseError) -> UInt32 {
+            guard bytes.count - index >= 4, let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+                throw fail("a \\u escape needs four hex digits")
+            }
+            index += 4
+            return value
+        }
+
+        mutating func string() throws(ParseError) -> String {
+            index += 1 // the opening quote
+            var out = [UInt8]()
+            while true {
+                guard index < bytes.count else { throw fail("a string is not closed") }
+                let byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    return String(decoding: out, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard index < bytes.count else { throw fail("a string ends in an escape") }
+                    let escaped = bytes[index]
+                    index += 1
+                    switch escaped {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "f"): out.append(0x0C)
+                    case UInt8(ascii: "n"): out.append(0x0A)
+                    case UInt8(ascii: "r"): out.append(0x0D)
+                    case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "u"):
+                        var scalar = try hex4()
+                        if (0xD800...0xDBFF).contains(scalar), bytes.count - index >= 6,
+                           bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+                            index += 2
+                            let low = try hex4()
+                            scalar = (0xDC00...0xDFFF).contains(low) ? 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00) : 0xFFFD
+                        }
+                        out += Array(String(Unicode.Scalar(scalar).map(Character.init) ?? "\u{FFFD}").utf8)
+                    default:
+                        throw fail("unknown escape")
+                    }
+                case 0..<0x20:
+                    throw fail("a control character inside a string")
+                default:
+                    out.append(byte)
+                }
+            }
+        }
+    }
+}
