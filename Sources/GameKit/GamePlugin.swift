@@ -104,6 +104,7 @@ public struct MessageSight<Board: GameBoard>: Sendable {
     public var board: Board
     /// The viewer's name (nil: unknown, to be shown the least).
     public var viewer: String?
+    /// Whether the viewer staged, sent or received the message.
     public var direction: MessageDirection
 
     public init(board: Board, viewer: String?, direction: MessageDirection) {
@@ -149,8 +150,12 @@ public enum GameProgress: Hashable, Sendable {
 /// A board drawn for people: cell names row by row (`empty`, `ship`, `hit`, `x`, ...)
 /// and status lines.
 public struct BoardPicture: Hashable, Codable, Sendable {
+    /// Every cell's name, row by row: the words the text and HTML boards draw
+    /// (`empty`, `ship`, `hit`, `miss`, `x`, `o`, `red`, `yellow`, or a game's own).
     public var cells: [String]
+    /// Cells per row (0 for a game with no board).
     public var columns: Int
+    /// Lines of status under the board, e.g. "Hit: 1/2".
     public var lines: [String]
 
     public init(cells: [String], columns: Int, lines: [String] = []) {
@@ -206,7 +211,9 @@ public struct GameMessage: Hashable, Sendable {
         case arrived
     }
 
+    /// The message as that device held it.
     public var message: Message
+    /// How it came to be on the device.
     public var route: Route
     /// The device whose recording saw it.
     public var device: DeviceID
@@ -241,7 +248,9 @@ public struct GameMessage: Hashable, Sendable {
 
 /// A screen the extension showed on a device.
 public struct ScreenSighting: Hashable, Sendable {
+    /// What the extension showed.
     public var screen: Screen
+    /// The device it showed on.
     public var device: DeviceID
     /// The device owner's name.
     public var player: String?
@@ -258,8 +267,11 @@ public struct ScreenSighting: Hashable, Sendable {
 
 /// A touch on the extension's UI on a device.
 public struct TouchSighting: Hashable, Sendable {
+    /// Where the user touched.
     public var touch: Touch
+    /// The device touched.
     public var device: DeviceID
+    /// The device owner's name (nil when the log does not say).
     public var player: String?
 
     public init(touch: Touch, device: DeviceID, player: String?) {

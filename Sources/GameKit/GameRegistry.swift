@@ -4,8 +4,10 @@ import MessagesModel
 /// The games gamelog knows, by extension kind. Projections, audits, replays and the
 /// simulator look games up here; nothing outside a game's own module names it.
 public struct GameRegistry: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The games, in registration order.
     public let plugins: [any GamePlugin]
 
+    /// A registry of `plugins`; of two with the same kind, the first is kept.
     public init(_ plugins: [any GamePlugin]) {
         var seen = Set<String>()
         self.plugins = plugins.filter { seen.insert($0.kind).inserted }

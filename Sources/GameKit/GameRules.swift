@@ -67,6 +67,7 @@ public protocol GameRules: Sendable {
 }
 
 extension GameRules {
+    /// "X (Alice) won in 7 moves", "a draw after 9 moves" or "in progress, 4 moves, O to move".
     public func result(of state: State, players: [String?]) -> String {
         let moves = moveCount(in: state)
         let count = "\(moves) \(moves == 1 ? "move" : "moves")"
@@ -77,12 +78,15 @@ extension GameRules {
         }
     }
 
+    /// By default every seat sees the whole position (a game of perfect information).
     public func view(of state: State, forSeat seat: Int?) -> State { state }
+    /// By default nothing is hidden, so nothing can leak.
     public func secrets(of state: State, hiddenFromSeat seat: Int?) -> [String] { [] }
 }
 
 /// Why a move is not allowed.
 public struct IllegalMove: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A sentence for the player and the auditor, e.g. "column 3 is full".
     public var reason: String
     public init(_ reason: String) { self.reason = reason }
     public var description: String { reason }
@@ -90,6 +94,7 @@ public struct IllegalMove: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Why a message carries no position of a game.
 public struct UnreadableMessage: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A sentence naming what is wrong with the message, e.g. "the URL has no 'moves' item".
     public var reason: String
     public init(_ reason: String) { self.reason = reason }
     public var description: String { reason }
@@ -99,15 +104,21 @@ public struct UnreadableMessage: Error, Hashable, Sendable, CustomStringConverti
 public enum GameOutcome: Hashable, Sendable {
     /// The seat (an index into ``GameRules/seats``) won.
     case won(seat: Int)
+    /// Over with no winner.
     case draw
 }
 
 /// What a message shows and holds: its URL and its template layout's fields.
 public struct MessageFace: Hashable, Sendable {
+    /// The URL that carries the position (the only part a decoder reads back).
     public var url: String
+    /// The template layout's caption; `$<uuid>` mentions are resolved to names on each device.
     public var caption: String?
+    /// The template layout's subcaption.
     public var subcaption: String?
+    /// The picture of the position the bubble shows.
     public var image: MessageImage?
+    /// What stays in the transcript once a newer message of the session replaces this one.
     public var summaryText: String?
     /// A live layout (the extension draws the bubble in transcript style), with the
     /// template as its fallback.

@@ -10,14 +10,17 @@ public protocol GameStrategy {
 /// Moves every strategy needs: getting a device into the conversation with its
 /// extension showing, sending what is staged, delivering what is on its way.
 extension GameStrategy {
+    /// Switch `device` to the game's conversation, unless it is there already.
     public func openConversation(_ host: any MessagesWorld, _ device: DeviceID, _ conversation: ConversationID) -> (DeviceID, PlayerStep)? {
         host.currentConversation(of: device) == conversation ? nil : (device, .act(.openConversation(conversation)))
     }
 
+    /// Deliver the next message due, if any: players wait for their messages.
     public func pendingDelivery(_ host: any MessagesWorld) -> (DeviceID, PlayerStep)? {
         host.devicesAwaitingDelivery.first.map { ($0, .deliver) }
     }
 
+    /// Send what a device's extension staged in the game's conversation, if any.
     public func stagedSend(_ host: any MessagesWorld, _ devices: [DeviceID], _ conversation: ConversationID) -> (DeviceID, PlayerStep)? {
         for device in devices where host.staged(on: device, in: conversation) != nil {
             return openConversation(host, device, conversation) ?? (device, .act(.tapSend))

@@ -4,8 +4,10 @@ import Foundation
 /// game's decoder shares: the documented 5,000-character limit and the schemes the
 /// seeds use (none, http or https).
 public struct QueryURL: Sendable {
+    /// The query items in order, repeated names kept (Battleship's `Ship_Location`).
     public var items: [(name: String, value: String?)]
 
+    /// Messages' documented limit on a message URL, in characters.
     public static let maximumLength = 5_000
 
     /// Why a URL could not be split into query items.
@@ -33,6 +35,7 @@ public struct QueryURL: Sendable {
         return .success(QueryURL(items: (components.queryItems ?? []).map { ($0.name, $0.value) }))
     }
 
+    /// `base` with `items` as its query, encoded as `URLComponents` does (the seeds' way).
     public static func encode(base: String, items: [(String, String)]) -> String {
         var components = URLComponents(string: base) ?? URLComponents()
         components.queryItems = items.map { URLQueryItem(name: $0.0, value: $0.1) }

@@ -3,6 +3,7 @@ import MessagesModel
 /// The board of a game played by its ``GameRules``: the furthest position seen, and
 /// who sits where.
 public struct RulesBoard<State: Hashable & Codable & Sendable>: GameBoard {
+    /// The furthest position sent in the game.
     public var state: State
     /// Each seat's player, by name, once they have moved (nil before).
     public var players: [String?]
@@ -14,10 +15,13 @@ public struct RulesBoard<State: Hashable & Codable & Sendable>: GameBoard {
 
     /// A player and the seat their move not sent yet takes.
     public struct Maker: Hashable, Codable, Sendable {
+        /// The seat, an index into ``GameRules/seats``.
         public var seat: Int
+        /// The player's name.
         public var player: String
     }
 
+    /// The board at `state` with `seats` empty seats.
     public init(state: State, seats: Int) {
         self.state = state
         self.players = Array(repeating: nil, count: seats)
@@ -34,6 +38,7 @@ public struct RulesBoard<State: Hashable & Codable & Sendable>: GameBoard {
 /// game (extension, reducer, views, legality checks, simulated player) from the rules
 /// alone.
 public struct RulesGame<Rules: GameRules>: GamePlugin {
+    /// The game's rules, which every part of the plug-in is derived from.
     public let rules: Rules
     private let makeCustomExtension: (@Sendable () -> any MessagesAppExtension)?
 

@@ -25,7 +25,7 @@ struct Bisect: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        try reportingErrors {
+        do {
             let auditor = Auditor(games: GamelogCLI.games)
             guard auditor.isRule(invariant) else {
                 throw ValidationError("--invariant '\(invariant)' is no check, rule or invariant; choose one of \(auditor.checkNames.joined(separator: ", ")), or a rule name that `gamelog verify` reports.")

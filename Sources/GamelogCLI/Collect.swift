@@ -37,7 +37,7 @@ struct Collect: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             guard let shared = try options.sharedStore(maximumConnections: connections) else {
                 throw ValidationError("collect stores into a shared store: pass --db postgres://user@host:port/database (`gamelog migrate --db URL` makes its schema).")
             }

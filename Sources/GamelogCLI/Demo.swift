@@ -22,7 +22,7 @@ struct Demo: ParsableCommand {
     @OptionGroup var signing: SigningOptions
 
     func run() throws {
-        try reportingErrors {
+        do {
             let store = try options.openForWriting()
             let before = try store.count().events
             let clock: any RecordingClock = fixedClock ? FixedClock() : SystemClock()
@@ -30,7 +30,7 @@ struct Demo: ParsableCommand {
             let seed: UInt64 = fixedClock ? 2026 : UInt64(Date().timeIntervalSince1970 * 1_000_000)
             let signer = try signing.signer(seed: seed, logPath: store.path)
             let recorder = Recorder(store: store, clock: clock, seed: seed, keys: signer.key)
-            let simulator = Simulator(recorder: recorder, games: .standard, seed: seed)
+            let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed)
             simulator.flushEveryStep = true
             simulator.didStep = narrate
 
@@ -62,7 +62,7 @@ struct Demo: ParsableCommand {
             print(line)
             if let alert = screen.alert { print("      alert: \(alert.title) \(alert.message)") }
             if case .act(.touch(.cell)) = step {
-                let columns = GameRegistry.standard.plugin(for: active.info.kind)?.boardColumns ?? 0
+                let columns = GamelogCLI.games.plugin(for: active.info.kind)?.boardColumns ?? 0
                 BoardPicture.grid(screen.cells, columns: columns).forEach { print($0) }
             }
         } else {

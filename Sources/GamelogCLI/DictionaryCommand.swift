@@ -18,7 +18,7 @@ struct DictionaryCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the stored dictionaries.")
         @OptionGroup var options: GlobalOptions
         func run() throws {
-            try reportingErrors {
+            do {
                 for d in try options.openForReading().dictionaries() { print("\(d.id)\t\(d.name)\t\(d.size) bytes") }
             }
         }
@@ -43,7 +43,7 @@ struct DictionaryCommand: ParsableCommand {
         }
 
         func run() throws {
-            try reportingErrors {
+            do {
                 let folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-train-\(UUID().uuidString)")
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(at: folder) }
@@ -85,7 +85,7 @@ struct DictionaryCommand: ParsableCommand {
         @Argument(help: "The raw dictionary file.") var file: String
         @Option(help: "Its name.") var name: String
         func run() throws {
-            try reportingErrors {
+            do {
                 guard let data = FileManager.default.contents(atPath: file) else {
                     throw ValidationError("cannot read \(file).")
                 }

@@ -24,7 +24,7 @@ struct Export: ParsableCommand {
     var skipDamaged = false
 
     func run() throws {
-        try reportingErrors {
+        do {
             let store = try options.openForReading()
             var streams: Set<UUID>? = nil
             if let game { streams = try options.streams(ofGame: game, in: store) }
@@ -77,7 +77,7 @@ struct Import: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             // Every line of every file is checked before the database is even opened.
             let logs = try files.map { try ExportFile(path: $0) }
             let checking = ProgressBar(total: logs.reduce(0) { $0 + $1.contents.count }, label: "bytes checked")

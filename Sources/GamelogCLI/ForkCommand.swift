@@ -52,7 +52,7 @@ struct ForkCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             let opened = try OpenedGame(options: options, id: game)
             try opened.checkStep(at)
             // Read the script before anything is written, so a bad line leaves OUT alone.

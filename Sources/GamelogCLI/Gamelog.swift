@@ -27,6 +27,8 @@ struct Gamelog: ParsableCommand {
             var command = command
             try command.run()
         } catch {
+            // Every command's errors end here: the library's are printed once, with their hint.
+            if let code = reportedFailure(error) { Foundation.exit(code.rawValue) }
             exitExplaining(error, arguments: arguments)
         }
     }

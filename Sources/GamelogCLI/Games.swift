@@ -25,7 +25,7 @@ struct GamesCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             let store = try options.openForReading()
             var damaged: [Error] = []
             // The devices are listed (a scan of the recordings) only to check a device's name.

@@ -98,22 +98,20 @@ enum OpenCopies {
     }
 }
 
-/// Runs a command body, printing any error as one or two plain lines on standard
-/// error and exiting non-zero, instead of a stack of Swift type names.
-func reportingErrors<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as ExitCode {
-        throw error
-    } catch let error as CleanExit {
-        throw error
-    } catch let error as ValidationError {
-        throw error
-    } catch {
-        Terminal.standardError("error: \(String(describing: error))")
-        if let hint = hint(for: error) { Terminal.standardError(hint) }
-        throw ExitCode.failure
+/// A command's failure as one or two plain lines on standard error (the library's
+/// description of the problem, then the way out in commands and flags), instead of a
+/// stack of Swift type names; nil for the argument parser's own errors and exits, which
+/// `Gamelog.exitExplaining` words.
+func reportedFailure(_ error: Error) -> ExitCode? {
+    // The parser's own errors (help requested, a bad option) come as its internal types,
+    // which only its module names.
+    if error is ExitCode || error is CleanExit || error is ValidationError
+        || String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
+        return nil
     }
+    Terminal.standardError("error: \(String(describing: error))")
+    if let hint = hint(for: error) { Terminal.standardError(hint) }
+    return .failure
 }
 
 /// The way out, in commands and flags, for errors the library describes.

@@ -21,7 +21,7 @@ struct Heads: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reportingErrors {
+        do {
             let store = try options.openForReading()
             let latest = try store.deviceTrees().compactMap { $0.heads.last }
             // Each head with the witnesses' cosignatures the log holds for it.

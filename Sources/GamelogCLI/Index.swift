@@ -25,7 +25,7 @@ struct Index: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             let store = try options.openExistingForWriting()
             let started = Date()
             if !(try store.catalogIsComplete()) {

@@ -14,7 +14,7 @@ struct Info: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        try reportingErrors {
+        do {
             let store = try options.openForReading()
             let (count, last) = try store.count()
             let head = Hex.string(try store.headHash())

@@ -25,7 +25,7 @@ struct Keys: ParsableCommand {
         var json = false
 
         func run() throws {
-            try reportingErrors {
+            do {
                 let store = try options.openForReading()
                 var signers: [String: Signer] = [:]
                 for tree in try store.deviceTrees() {
@@ -80,7 +80,7 @@ struct Keys: ParsableCommand {
         }
 
         func run() throws {
-            try reportingErrors {
+            do {
                 let key = try DeviceKey.random(device: device)
                 let path: String
                 if let out {
@@ -125,7 +125,7 @@ extension Keys {
         }
 
         func run() throws {
-            try reportingErrors {
+            do {
                 let base = try HTTPClient.baseURL(to, option: "--to")
                 let key = try readPublicKey(publicKey, device: device)
                 let token = try readAdminToken()

@@ -29,7 +29,7 @@ struct Log: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             let store = try options.openForReading()
             var streams: Set<UUID>? = nil
             var positions: Set<Int64>? = nil

@@ -12,7 +12,7 @@ struct Migrate: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        try reportingErrors {
+        do {
             if let shared = try options.sharedStore() {
                 let (from, to) = try SharedStore.wait { try await shared.migrate() }
                 print(from == to ? "\(shared.location) is at schema version \(to), the newest this gamelog knows."

@@ -27,7 +27,7 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Print JSON and exit.") var json = false
 
     func run() throws {
-        try reportingErrors {
+        do {
             let (whole, seenAs) = try view.openWhole(game, options)
             let opened = whole.seen(by: seenAs)
             if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {

@@ -31,7 +31,7 @@ struct RerunCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             if try sharing.joinIfAsked(.rerun, options: options) { return }
             let started = Date()
             var results: [RerunResult]

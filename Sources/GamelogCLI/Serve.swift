@@ -40,7 +40,7 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             let shared = try options.sharedStore()
             let copy = try shared.map { try options.localCopy(of: $0) }
             let model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games,

@@ -99,7 +99,7 @@ struct Simulate: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
+        do {
             let recordingClock: any RecordingClock = clock == .fixed ? FixedClock() : SystemClock()
             let recorder: Recorder
             let signer: SigningOptions.Signer

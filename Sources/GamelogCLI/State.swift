@@ -16,7 +16,7 @@ struct State: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        try reportingErrors {
+        do {
             let (opened, seenAs) = try view.open(game, options)
             try opened.printState(at: at, as: seenAs, json: json)
         }
@@ -34,7 +34,7 @@ struct Diff: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        try reportingErrors {
+        do {
             let (opened, seenAs) = try view.open(game, options)
             try opened.checkStep(from)
             try opened.checkStep(to)

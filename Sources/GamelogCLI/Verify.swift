@@ -36,7 +36,7 @@ struct Verify: ParsableCommand {
     }
 
     func run() throws {
-        guard json else { return try reportingErrors { try check() } }
+        guard json else { return try check() }
         do {
             try check()
         } catch let error as ExitCode {
