@@ -69,9 +69,14 @@ public struct Coverage: Sendable, Equatable {
         counts[row, default: 0] += n
     }
 
-    /// Counts one recorded event; `before` is its device's view just before it.
-    mutating func count(_ event: RecordedEvent, before: DeviceView?) {
+    /// Counts one recorded event; `before` is its device's view just before it, `kind`
+    /// the conversation's extension.
+    mutating func count(_ event: RecordedEvent, before: DeviceView?, kind: String = "") {
         switch event {
+        case .screen(let screen, _):
+            // GAMES.md's screens and alerts, by the names the games give them.
+            add("screen \(kind)/\(screen.name)")
+            if let alert = screen.alert { add("alert \(alert.title)") }
         case .recordingStarted(let info) where info.liveMessage == nil:
             add("conversation of \(info.remoteParticipants.count + 1) participants")
         case .callback(let record, let context):
@@ -107,6 +112,8 @@ public struct Coverage: Sendable, Equatable {
             }
         case .transcript(.sent(let item), _):
             add("message sent")
+            // GAMES.md's captions, whoever is named in them.
+            if let caption = item.message?.caption { add("caption \(Self.withoutMentions(caption))") }
             if case .message(let message) = item, let error = message.error {
                 add("message sent with an error")
                 add("error \(error.code.rawValue) \(error.code.name)")
@@ -146,8 +153,14 @@ public struct Coverage: Sendable, Equatable {
     }
 
     /// Counts a game's outcome as the log shows it.
-    mutating func count(game kind: String, status: GameStatus) {
+    mutating func count(game kind: String, status: GameStatus, won: Bool) {
         add("game \(kind) \(status.rawValue)")
+        if status == .finished { add("game \(kind) finished \(won ? "with a winner" : "without one (a draw)")") }
+    }
+
+    /// A caption with each `$<uuid>` mention as `$`.
+    static func withoutMentions(_ caption: String) -> String {
+        caption.replacing(/\$[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/, with: "$")
     }
 
     /// Every row with its count: the spec's rows first (0 where nothing happened), then

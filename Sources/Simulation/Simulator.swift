@@ -133,7 +133,7 @@ public final class Simulator {
         guard let conversation = event.conversation else { return }
         recordedSteps += 1
         var state = folded[conversation] ?? ConversationState(conversation: conversation, games: games)
-        coverage.count(event, before: event.context.flatMap { state.devices[$0.device] })
+        coverage.count(event, before: event.context.flatMap { state.devices[$0.device] }, kind: state.kind)
         state.apply(ReplayEvent(position: recordedSteps, recordedAt: recordedSteps, stream: stream, event: event))
         folded[conversation] = state
     }
@@ -307,7 +307,7 @@ public final class Simulator {
         // What the log shows: the conversation folded from the events recorded, by the projections.
         let state = folded.removeValue(forKey: game)
         let sessions = state?.orderedGames ?? []
-        for view in sessions { coverage.count(game: plugin.kind, status: view.status) }
+        for view in sessions { coverage.count(game: plugin.kind, status: view.status, won: view.winner != nil) }
         let outcomes = sessions.map { view in
             GameOutcomeReport(session: view.session, status: view.status, winner: view.winner,
                               result: plugin.result(of: view.board))

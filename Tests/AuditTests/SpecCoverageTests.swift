@@ -36,6 +36,16 @@ import Testing
                     "action insert(_:localizedChangeDescription:)"] {
             #expect((table.first { $0.row == row }?.count ?? 0) > 0, "\(row)")
         }
+        // GAMES.md: each game's screens, alerts, captions and endings, as the games name them.
+        let games = ["screen battleship/start", "screen battleship/shipPlacement", "screen battleship/shipDestroy",
+                     "alert Game Complete!", "caption $ placed their ships! Can you find them?",
+                     "caption $ destroyed all the ships!", "caption $ lost!", "game battleship finished with a winner",
+                     "screen tictactoe/placeholder", "screen tictactoe/board", "caption Game On", "caption Game Over",
+                     "game tictactoe finished with a winner", "game tictactoe finished without one (a draw)",
+                     "caption Stepper Value", "game connectfour finished with a winner"]
+        let counted = Dictionary(uniqueKeysWithValues: table.map { ($0.row, $0.count) })
+        let missing = games.filter { (counted[$0] ?? 0) == 0 }
+        #expect(missing.isEmpty, "never occurred: \(missing); the game rows: \(table.filter { $0.row.hasPrefix("screen") || $0.row.hasPrefix("game") || $0.row.hasPrefix("caption") || $0.row.hasPrefix("alert") })")
         let findings = try Auditor(games: .standard).audit(try EventStore(path: path, access: .readOnly))
         let errors = findings.filter { $0.severity == .error }
         #expect(errors.isEmpty, "\(errors.prefix(5))")
