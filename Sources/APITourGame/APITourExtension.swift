@@ -9,6 +9,9 @@ import MessagesModel
 /// - `Link` inserts the value as an https message with every template field, a
 ///   summary and an accessibility label; `Picture` inserts it as a `data:` image that
 ///   expires, whose URL grows with the value past Messages' 5,000 characters;
+/// - `Live` inserts a message with a live layout: shown in the transcript, the tour
+///   runs as its bubble and tries what a bubble may not do (leave transcript style,
+///   dismiss itself, insert);
 /// - `Send Now`, `Send Text`, `Send Sticker` and `Send Attachment` use iOS 11's `send` variants;
 /// - `Auto-reply` makes the extension answer a message that arrives while it shows
 ///   and say goodbye as it goes away: calls Messages refuses (no touch in that
@@ -62,6 +65,21 @@ public final class APITourExtension: MessagesAppExtension {
 
     public func willBecomeActive(with conversation: Conversation) { isShowing = true }
 
+    /// As a live bubble (transcript style) it tries what a bubble may not do: leave
+    /// transcript style, dismiss itself, insert. Messages ignores the first two and
+    /// refuses the insert (11).
+    public func didBecomeActive(with conversation: Conversation) {
+        guard let host, host.presentationStyle == .transcript else { return }
+        host.requestPresentationStyle(.expanded)
+        host.dismiss()
+        host.insertText("From a bubble", completion: record)
+    }
+
+    /// A live bubble as wide as offered and 120 points high.
+    public func contentSizeThatFits(_ size: ContentSize) -> ContentSize {
+        ContentSize(width: size.width, height: min(size.height, 120))
+    }
+
     public func didReceive(_ message: Message, conversation: Conversation) {
         guard autoReply, let host else { return }
         // An arrival is no touch: Messages refuses a send made now (error 9).
@@ -94,6 +112,12 @@ public final class APITourExtension: MessagesAppExtension {
             value = value % 9 + 1
         case .button("Link"):
             host.insert(linkMessage(host), completion: record)
+        case .button("Live"):
+            // MSMessageLiveLayout: the bubble is drawn by an instance in transcript style.
+            var message = host.makeMessage(session: nil)
+            message.url = "https://example.com/stepper?value=\(value)&live=1"
+            message.layout = .live(alternate: TemplateLayout(caption: "Stepper live", subcaption: "value \(value)"))
+            host.insert(message, completion: record)
         case .button("Picture"):
             var message = host.makeMessage(session: nil)
             message.url = "data:image/gif;base64," + String(repeating: "R0lGODlh", count: value * 300)
@@ -136,7 +160,7 @@ public final class APITourExtension: MessagesAppExtension {
     }
 
     /// Every button, in the order the screen shows them.
-    public static let buttonTitles = ["Send", "Text", "Attachment", "+", "Link", "Picture", "Send Now", "Send Text",
+    public static let buttonTitles = ["Send", "Text", "Attachment", "+", "Link", "Live", "Picture", "Send Now", "Send Text",
                                       "Send Sticker", "Send Attachment", "Auto-reply"]
 
     public var screen: Screen {

@@ -3,22 +3,13 @@ import MessagesModel
 
 /// The API tour (``APITourExtension``) as a plug-in with no board: its recordings
 /// replay and audit like any other, and it holds no game. Played by two to four.
-public struct APITourPlugin: GamePlugin {
+public struct APITourPlugin: BoardlessPlugin {
     public init() {}
 
     public var kind: String { APITourExtension.kind }
     public var title: String { "API tour" }
-    public var boardColumns: Int { 0 }
 
     public func makeExtension() -> any MessagesAppExtension { APITourExtension() }
-    public func isGameMessage(_ message: Message) -> Bool { false }
-    public func newBoard() -> NoBoard { NoBoard() }
-    public func reduce(_ board: inout NoBoard, _ event: GameEvent) {}
-    public func progress(of board: NoBoard) -> GameProgress { .inProgress }
-    public func playerView(of board: NoBoard, for player: String?) -> NoBoard { board }
-    public func picture(of board: NoBoard) -> BoardPicture { BoardPicture(cells: [], columns: 0) }
-    public func result(of board: NoBoard) -> String { "no game" }
-    public func makeChecker() -> any LegalityChecker { NoRules() }
 
     public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
         TourStrategy(players: players, conversation: conversation)

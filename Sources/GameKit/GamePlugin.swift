@@ -285,3 +285,20 @@ public struct TouchSighting: Hashable, Sendable {
 public struct NoBoard: GameBoard {
     public init() {}
 }
+
+/// A message extension that holds no game (a sticker browser, a tour of the API): its
+/// recordings replay, audit and re-run like a game's, with nothing to fold or check.
+/// Such a plug-in gives its kind, title, extension and simulated player; the rest is here.
+public protocol BoardlessPlugin: GamePlugin where Board == NoBoard {}
+
+extension BoardlessPlugin {
+    public var boardColumns: Int { 0 }
+    public func isGameMessage(_ message: Message) -> Bool { false }
+    public func newBoard() -> NoBoard { NoBoard() }
+    public func reduce(_ board: inout NoBoard, _ event: GameEvent) {}
+    public func progress(of board: NoBoard) -> GameProgress { .inProgress }
+    public func playerView(of board: NoBoard, for player: String?) -> NoBoard { board }
+    public func picture(of board: NoBoard) -> BoardPicture { BoardPicture(cells: [], columns: 0) }
+    public func result(of board: NoBoard) -> String { "no game" }
+    public func makeChecker() -> any LegalityChecker { NoRules() }
+}

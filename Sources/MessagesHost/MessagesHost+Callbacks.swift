@@ -63,7 +63,7 @@ extension MessagesHost {
     }
 
     /// The live (transcript-style) instances of a conversation, in a stable order.
-    func liveInstances(on device: DeviceID, in conversation: ConversationID) -> [ExtensionInstance] {
+    public func liveInstances(on device: DeviceID, in conversation: ConversationID) -> [ExtensionInstance] {
         (liveInstances[device] ?? [:]).values.filter { $0.info.conversation == conversation }
             .sorted { $0.info.instanceID.uuidString < $1.info.instanceID.uuidString }
     }

@@ -40,6 +40,8 @@ public struct Coverage: Sendable, Equatable {
             rows.append("action \(action): accepted")
             rows.append("action \(action): refused")
         }
+        rows += ["action requestPresentationStyle in transcript style (ignored)", "action dismiss in transcript style (does nothing)",
+                 "action insert in transcript style: refused"]
         rows += ["action insert(_:localizedChangeDescription:)", "action insert replacing a staged item",
                  "action requestPresentationStyle",
                  "action requestPresentationStyle ignored (already in that style or not active)", "action dismiss"]
@@ -99,6 +101,15 @@ public struct Coverage: Sendable, Equatable {
             }
             if let error = record.error { add("error \(error.code.rawValue) \(error.code.name)") }
             if record.changeDescription != nil { add("action insert(_:localizedChangeDescription:)") }
+            if context.style == .transcript {
+                switch record.action {
+                case .requestPresentationStyle: add("action requestPresentationStyle in transcript style (ignored)")
+                case .dismiss: add("action dismiss in transcript style (does nothing)")
+                case .insert, .insertText, .insertSticker, .insertAttachment:
+                    if record.error != nil { add("action insert in transcript style: refused") }
+                default: break
+                }
+            }
             if record.error == nil, before?.staged != nil, ["insert", "insertText", "insertSticker", "insertAttachment"].contains(name) {
                 add("action insert replacing a staged item")
             }

@@ -3,22 +3,13 @@ import MessagesModel
 
 /// Seed 004's sticker and custom-message extension as a plug-in with no board: its
 /// recordings replay and audit like any other, and it holds no game.
-public struct StickerPlugin: GamePlugin {
+public struct StickerPlugin: BoardlessPlugin {
     public init() {}
 
     public var kind: String { StickerExtension.kind }
     public var title: String { "Stickers" }
-    public var boardColumns: Int { 0 }
 
     public func makeExtension() -> any MessagesAppExtension { StickerExtension() }
-    public func isGameMessage(_ message: Message) -> Bool { false }
-    public func newBoard() -> NoBoard { NoBoard() }
-    public func reduce(_ board: inout NoBoard, _ event: GameEvent) {}
-    public func progress(of board: NoBoard) -> GameProgress { .inProgress }
-    public func playerView(of board: NoBoard, for player: String?) -> NoBoard { board }
-    public func picture(of board: NoBoard) -> BoardPicture { BoardPicture(cells: [], columns: 0) }
-    public func result(of board: NoBoard) -> String { "no game" }
-    public func makeChecker() -> any LegalityChecker { NoRules() }
 
     /// Stickers go to a group as well as to one friend.
     public var players: ClosedRange<Int> { 2...4 }

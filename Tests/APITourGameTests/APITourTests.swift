@@ -70,6 +70,23 @@ import Testing
         }
     }
 
+    /// As a live bubble the tour asks to leave transcript style and to go away, and
+    /// inserts: Messages ignores the first two (no transition, still active) and refuses
+    /// the insert with 11.
+    @Test func aLiveBubbleMayNotLeaveDismissOrInsert() throws {
+        let t = try Table(APITourPlugin())
+        try t.do("A", .openConversation(t.game), .openExtension, .touch(.button("Live")), .tapSend, .dismissExtension)
+        t.host.deliverAll()
+        let live = try #require(t.latest("B"))
+        try t.do("B", .openConversation(t.game), .viewLiveMessage(live.id))
+        let bubble = try #require(t.host.liveInstances(on: "B", in: t.game).first)
+        #expect(bubble.style == .transcript && bubble.isActive)
+        let tour = try #require(bubble.extension as? APITourExtension)
+        #expect(tour.lastError?.code == .apiUnavailableInPresentationContext)
+        #expect(t.host.staged(on: "B", in: t.game) == nil)
+        #expect(t.host.deliveredCallbacks[.willTransition] == nil && t.host.deliveredCallbacks[.contentSizeThatFits] == 1)
+    }
+
     @Test func itPassesTheConformanceKit() throws {
         let report = try GameConformance.check(APITourPlugin(), games: 6, seed: 3)
         #expect(report.games == 6)
