@@ -91,6 +91,7 @@ public enum StateText {
         case .callback(let record, _):
             if let style = record.style { text += " (to \(style))" }
             if let message = record.message { text += " (\(message.caption ?? "message"))" }
+            if let offered = record.availableSize, let taken = record.contentSize { text += " (\(offered) offered, \(taken) taken)" }
         case .action(let record, _):
             if let error = record.error { text += " → error \(error.code.rawValue)" }
         default: break
