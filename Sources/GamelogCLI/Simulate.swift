@@ -38,7 +38,7 @@ struct Simulate: ParsableCommand {
     @Option(help: "Chance, 0 to 0.9, that a step is noise (cancel, re-tap, dismiss, switch away).")
     var noise: Double = 0.15
 
-    @Option(help: ArgumentHelp("Write each device's recordings to a database of its own, DIR/A.sqlite, DIR/B.sqlite, as phones would (instead of --db).", valueName: "DIR"))
+    @Option(help: ArgumentHelp("Write each device's recordings to a database of its own, DIR/A.sqlite, DIR/B.sqlite (and C, D when they join group games), as phones would (instead of --db).", valueName: "DIR"))
     var perDevice: String?
 
     @Option(help: ArgumentHelp("The players' devices, comma-separated: two for every game, and up to two more who join the games a group can play (stickers); C and D join A and B when no others are named (phones of a studio's fleet need names of their own).",
