@@ -46,6 +46,7 @@ let package = Package(
                 .product(name: "RecordedEvents", package: "gamelog"),
                 .product(name: "EventStore", package: "gamelog"),
                 .product(name: "ZlibCodec", package: "gamelog"),
+                .product(name: "Projections", package: "gamelog"),
             ],
             swiftSettings: strict),
     ]

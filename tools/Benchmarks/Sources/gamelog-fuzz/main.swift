@@ -1,5 +1,5 @@
 // A seeded fuzzer for gamelog's decoders of hostile input: both games' URL decoders,
-// the recorded-event payload decoder (full and compact layouts) and the raw inflater. Each input must be
+// the recorded-event payload decoder (full and compact layouts), the JSON value reader and the raw inflater. Each input must be
 // accepted or refused with a typed error, never crash, and never take long.
 // Usage: Fuzz [INPUTS-PER-DECODER] [SEED]    (prints a line per decoder; exit 1 on a slow input)
 import Foundation
@@ -9,6 +9,7 @@ import MessagesModel
 import RecordedEvents
 import EventStore
 import ZlibCodec
+import Projections
 
 let arguments = CommandLine.arguments
 let count = arguments.count > 1 ? Int(arguments[1]) ?? 1_000_000 : 1_000_000
@@ -143,6 +144,25 @@ for _ in 0..<count {
     }
 }
 results.append(("Compact payload decoder", tally))
+
+// The JSON reader behind the viewer's payload panel, `log --json` and the diffs: hostile
+// text accepted or refused, never a crash; what it accepts, written in gamelog's style and
+// read again, is the same value.
+tally = Tally()
+for _ in 0..<count {
+    let (_, seed) = payloadSeeds[random(payloadSeeds.count)]
+    let bytes = mutate(bytes: seed)
+    var parsed: JSONValue?
+    tally.time {
+        parsed = try? JSONValue(parsing: bytes)
+        return parsed != nil
+    }
+    if let parsed, (try? JSONValue(parsing: Array(JSONStyle.text(parsed).utf8))) != parsed {
+        print("the JSON reader does not read its own text back: \(String(decoding: bytes, as: UTF8.self))")
+        disagreements += 1
+    }
+}
+results.append(("JSON value reader", tally))
 
 tally = Tally()
 let inflater = try RawInflater()
