@@ -120,9 +120,27 @@ enum Pages {
             <button>filter</button></form>\(partial)
             <table id=games><thead><tr><th>game</th><th>kind</th><th>players</th><th>status</th><th>result</th><th>events</th>
             <th>time</th><th>audit</th></tr></thead><tbody>\(rows)</tbody></table>
-            \(matchCount == 0 ? "<p>No game matches.</p>" as HTML : "")\(pager)
+            \(matchCount == 0 ? "<p>No game matches.</p>" as HTML : "")\(pager)\(gamelessSection(model, query))
             """
         return page(title: "games", body: body)
+    }
+
+    /// Under a kind's filter, that kind's conversations that hold no game (a sticker
+    /// browser's, the API tour's): each opens on the conversation page, like a game's.
+    static func gamelessSection(_ model: ViewerModel, _ query: GamesQuery) -> HTML {
+        guard let kind = query.kind, query.status == nil, query.result == nil, query.audit == nil else { return "" }
+        let found = model.conversationsWithoutGames(ofKind: kind)
+        guard !found.isEmpty else { return "" }
+        var rows: HTML = ""
+        for conversation in found.prefix(GamesQuery.pageSize * 4) {
+            let id = conversation.conversation.uuid.uuidString.lowercased()
+            rows += "<tr data-conversation=\"\(id)\"><td><a href=\"/games/\(id)\">\(id.prefix(8))</a></td><td class=num>\(conversation.events)</td></tr>"
+        }
+        let more: HTML = found.count > GamesQuery.pageSize * 4 ? "<p>… and \(found.count - GamesQuery.pageSize * 4) more (`gamelog log --kind recording` lists them all).</p>" : ""
+        return """
+            <h2>Conversations with no game</h2><p>\(found.count) conversation\(found.count == 1 ? "" : "s") of this kind hold no game; each opens step by step.</p>
+            <table id=conversations><thead><tr><th>conversation</th><th>events</th></tr></thead><tbody>\(rows)</tbody></table>\(more)
+            """
     }
 
     /// How far the background audit has come, and what the whole log's own checks found.

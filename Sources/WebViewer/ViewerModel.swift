@@ -137,6 +137,19 @@ public final class ViewerModel: @unchecked Sendable {
         public var failure: String?
     }
 
+    /// A conversation that holds no game (a sticker browser's): reached through its kind's filter.
+    public struct Gameless: Sendable, Hashable {
+        public var conversation: ConversationID
+        public var kind: String
+        public var events: Int
+    }
+    private var gameless: [Gameless] = []
+
+    /// The conversations of `kind` that hold no game, once the background pass has read the log whole.
+    public func conversationsWithoutGames(ofKind kind: String) -> [Gameless] {
+        locked { gameless.filter { $0.kind == kind } }
+    }
+
     /// The games the background pass has read so far (all of them once it is done), in list order.
     public func list() -> Listing {
         locked { Listing(games: sortedList(), isComplete: listIsComplete, failure: listFailure) }
@@ -164,17 +177,23 @@ public final class ViewerModel: @unchecked Sendable {
             var damaged = 0
             do {
                 let reader = try EventStore(path: path, access: .readOnly)
-                let all = try GameCatalog(store: reader, games: games, skippingDamaged: { _ in damaged += 1 }, found: { found in
+                let catalog = try GameCatalog(store: reader, games: games, skippingDamaged: { _ in damaged += 1 }, found: { found in
                     self?.locked {
                         self?.listed += found
                         self?.listedSorted = nil
                     }
-                }).games
+                })
+                let all = catalog.games
+                let withGames = Set(all.map(\.conversation))
+                let gameless = catalog.kinds.filter { !withGames.contains($0.key.uuid.uuidString.lowercased()) }
+                    .map { Gameless(conversation: $0.key, kind: $0.value, events: catalog.eventCounts[$0.key] ?? 0) }
+                    .sorted { ($0.kind, $0.conversation.uuid.uuidString) < ($1.kind, $1.conversation.uuid.uuidString) }
                 self?.locked {
                     self?.listed = all
                     self?.listedSorted = all
                     self?.listIsComplete = true
                     self?.damaged = damaged
+                    self?.gameless = gameless
                 }
             } catch {
                 self?.locked { self?.listFailure = String(describing: error) }

@@ -45,6 +45,37 @@ import Testing
         }
     }
 
+    /// Conversations that hold no game (the sticker extension's) are reached through
+    /// their kind's filter, and open step by step like a game.
+    @Test func conversationsWithNoGameAreListedUnderTheirKind() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("stickers.sqlite")
+        try recordGames("stickers", count: 3, at: path, seed: 4)
+        let model = try ViewerModel(path: path, games: .standard)
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            model.listInBackground()
+            try await Self.waitUntil { model.list().isComplete }
+            var links: [String] = []
+            try await client.execute(uri: "/games?kind=stickers", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok && html.contains("Conversations with no game"), "\(html.prefix(600))")
+                links = html.components(separatedBy: "<tr data-conversation=\"").dropFirst().map { String($0.prefix(36)) }
+            }
+            #expect(links.count == 3)
+            for id in links {
+                try await client.execute(uri: "/games/\(id)", method: .get) { response in
+                    let html = String(buffer: response.body)
+                    #expect(response.status == .ok && html.contains("class=phones"), "\(id): \(html.prefix(300))")
+                }
+            }
+            // Another kind's filter does not list them.
+            try await client.execute(uri: "/games?kind=tictactoe", method: .get) { response in
+                #expect(!String(buffer: response.body).contains("Conversations with no game"))
+            }
+        }
+    }
+
     @Test func verdictsFillInGameByGameAndTheAuditFilterSelectsThem() async throws {
         let folder = try TemporaryFolder()
         let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
