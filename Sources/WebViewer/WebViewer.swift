@@ -27,110 +27,19 @@ public enum WebViewer {
                        reader: (@Sendable (String) async throws -> Bool)?) -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: ViewerGuard(hosts: hosts, port: port, reader: reader))
+        // Nothing here writes: any other method is refused before a route is looked up.
+        router.add(middleware: ReadOnlyMiddleware())
         router.get("/") { _, _ in
             Response(status: .seeOther, headers: [.location: "/games"])
         }
-        router.get("/games") { request, _ in
-            let q = request.uri.queryParameters
-            let (kind, status, result, audit, pageText) = (nonEmpty(q["kind"]), nonEmpty(q["status"]), nonEmpty(q["result"]),
-                                                           nonEmpty(q["audit"]), nonEmpty(q["page"]))
-            return await respond(model, html: true) {
-                let page = try pageText.map { text -> Int in
-                    guard let n = Int(text), n >= 1 else { throw ViewerError.badParameter("page '\(text)' is not a page number") }
-                    // Past the last page shows the last; a huge number must not overflow the offset.
-                    return min(n, Int(Int32.max))
-                } ?? 1
-                if let audit, !Pages.GamesQuery.verdicts.contains(audit) {
-                    throw ViewerError.badParameter("audit '\(audit)' is not one of \(Pages.GamesQuery.verdicts.joined(separator: ", "))")
-                }
-                return try Pages.games(model, Pages.GamesQuery(kind: kind, status: status, result: result, audit: audit, page: page))
-            }
-        }
-        router.get("/games/:id") { request, context in
-            let id = try gameID(context)
-            let (stepText, view) = (request.uri.queryParameters["step"].map(String.init), nonEmpty(request.uri.queryParameters["as"]))
-            return await respond(model, html: true) {
-                try Pages.game(model, id: id, step: try step(stepText), perspective: view)
-            }
-        }
-        // The viewer's own style sheet and script: files, so no page needs inline script.
-        router.get("/assets/viewer.css") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=3600"],
-                     body: .init(byteBuffer: ByteBuffer(string: Pages.css)))
-        }
-        router.get("/assets/timeline.js") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=3600"],
-                     body: .init(byteBuffer: ByteBuffer(string: Pages.script)))
-        }
-        // Paged as the list is: ?page=N (from 1) and ?per_page=M (at most 1,000, default
-        // 100); a page shorter than per_page is the last.
-        router.get("/api/games") { request, _ in
-            let query = request.uri.queryParameters
-            let (pageText, perPageText) = (query["page"].map(String.init), query["per_page"].map(String.init))
-            return await respond(model, html: false) {
-                let page = try count(pageText, name: "page", default: 1, range: 1...Int(Int32.max))
-                let perPage = try count(perPageText, name: "per_page", default: 100, range: 1...1_000)
-                return try json(try model.page(offset: (page - 1) * perPage, limit: perPage).games)
-            }
-        }
-        router.get("/api/games/:id") { _, context in
-            let id = try gameID(context)
-            return await respond(model, html: false) {
-                let (conversation, session) = try model.resolve(id)
-                let replayer = try model.replayer(conversation)
-                let summaries = try model.summaries(of: conversation).filter {
-                    session == nil || $0.id == session!.uuid.uuidString.lowercased()
-                }
-                return try json(GameDocument(conversation: conversation.uuid.uuidString.lowercased(), steps: replayer.stepCount,
-                                             devices: replayer.devices.map(\.name), games: summaries))
-            }
-        }
-        router.get("/api/games/:id/steps/:step") { request, context in
-            let (id, stepText, view) = (try gameID(context), context.parameters.get("step").map { String($0) },
-                                        nonEmpty(request.uri.queryParameters["as"]))
-            return await respond(model, html: false) {
-                let (conversation, _) = try model.resolve(id)
-                let perspective: Perspective
-                do {
-                    perspective = try model.replayer(conversation).perspective(view ?? "auditor")
-                } catch {
-                    throw ViewerError.badParameter("as: \(error)")
-                }
-                // A device's steps are its own events'.
-                let replayer = try model.view(conversation, as: perspective)
-                guard let n = try step(stepText), (0...replayer.stepCount).contains(n) else {
-                    throw ViewerError.badParameter("the step must be in 0...\(replayer.stepCount)")
-                }
-                let state = try model.state(conversation, at: n, as: perspective)
-                return try StateText.json(state, step: n, replayer: replayer, perspective: perspective)
-            }
-        }
-        router.get("/api/verify/:id") { _, context in
-            let id = try gameID(context)
-            return await respond(model, html: false) {
-                let (conversation, _) = try model.resolve(id)
-                let findings = try model.findings(conversation)
-                let document = VerifyDocument(ok: !findings.contains { $0.severity == .error },
-                                              notCheckable: findings.filter { $0.severity == .notCheckable }.count, findings: findings)
-                return try JSONStyle.text(encoding: document)
-            }
-        }
+        PagesController(model: model).addRoutes(to: router)
+        AssetsController().addRoutes(to: router)
+        APIController(model: model).addRoutes(to: router)
         router.get("/**") { _, _ in
             errorResponse(.notFound, "no such page: the pages are /games (every game) and /games/ID (one game, step by step)", html: true)
         }
         router.get("/api/**") { _, _ in
             errorResponse(.notFound, "no such API route; the routes are /api/games, /api/games/ID, /api/games/ID/steps/N?as=D and /api/verify/ID", html: false)
-        }
-        // Nothing here writes.
-        for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
-            // Every route by name: a path that has a GET route answers other methods only through its own.
-            for path in ["/", "/games", "/games/:id", "/assets/viewer.css", "/assets/timeline.js", "/api/games", "/api/games/:id", "/api/games/:id/steps/:step",
-                         "/api/verify/:id", "/api/**", "/**"] {
-                router.on(RouterPath(path), method: method) { _, _ in
-                    errorResponse(.methodNotAllowed, "gamelog serve is read-only: \(method) is not allowed", html: false,
-                                  headers: [.allow: "GET, HEAD"])
-                }
-            }
         }
         return router
     }
@@ -279,5 +188,125 @@ public struct HeadAsGet<Inner: HTTPResponderBuilder>: HTTPResponderBuilder where
             response.body = ResponseBody()
             return response
         }
+    }
+}
+
+/// The pages people read: the game list and one game step by step.
+struct PagesController {
+    let model: ViewerModel
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        let model = self.model
+        router.get("/games") { request, _ in
+            let q = request.uri.queryParameters
+            let (kind, status, result, audit, pageText) = (WebViewer.nonEmpty(q["kind"]), WebViewer.nonEmpty(q["status"]), WebViewer.nonEmpty(q["result"]),
+                                                           WebViewer.nonEmpty(q["audit"]), WebViewer.nonEmpty(q["page"]))
+            return await WebViewer.respond(model, html: true) {
+                let page = try pageText.map { text -> Int in
+                    guard let n = Int(text), n >= 1 else { throw ViewerError.badParameter("page '\(text)' is not a page number") }
+                    // Past the last page shows the last; a huge number must not overflow the offset.
+                    return min(n, Int(Int32.max))
+                } ?? 1
+                if let audit, !Pages.GamesQuery.verdicts.contains(audit) {
+                    throw ViewerError.badParameter("audit '\(audit)' is not one of \(Pages.GamesQuery.verdicts.joined(separator: ", "))")
+                }
+                return try Pages.games(model, Pages.GamesQuery(kind: kind, status: status, result: result, audit: audit, page: page))
+            }
+        }
+        router.get("/games/:id") { request, context in
+            let id = try gameID(context)
+            let (stepText, view) = (request.uri.queryParameters["step"].map(String.init), WebViewer.nonEmpty(request.uri.queryParameters["as"]))
+            return await WebViewer.respond(model, html: true) {
+                try Pages.game(model, id: id, step: try WebViewer.step(stepText), perspective: view)
+            }
+        }
+    }
+}
+
+/// The viewer's own style sheet and script: files, so no page needs inline script.
+struct AssetsController {
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/assets/viewer.css") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=3600"],
+                     body: .init(byteBuffer: ByteBuffer(string: Pages.css)))
+        }
+        router.get("/assets/timeline.js") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=3600"],
+                     body: .init(byteBuffer: ByteBuffer(string: Pages.script)))
+        }
+    }
+}
+
+/// The same JSON as the command line's `--json`, under `/api`.
+struct APIController {
+    let model: ViewerModel
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        let model = self.model
+        // Paged as the list is: ?page=N (from 1) and ?per_page=M (at most 1,000, default
+        // 100); a page shorter than per_page is the last.
+        router.get("/api/games") { request, _ in
+            let query = request.uri.queryParameters
+            let (pageText, perPageText) = (query["page"].map(String.init), query["per_page"].map(String.init))
+            return await WebViewer.respond(model, html: false) {
+                let page = try WebViewer.count(pageText, name: "page", default: 1, range: 1...Int(Int32.max))
+                let perPage = try WebViewer.count(perPageText, name: "per_page", default: 100, range: 1...1_000)
+                return try WebViewer.json(try model.page(offset: (page - 1) * perPage, limit: perPage).games)
+            }
+        }
+        router.get("/api/games/:id") { _, context in
+            let id = try gameID(context)
+            return await WebViewer.respond(model, html: false) {
+                let (conversation, session) = try model.resolve(id)
+                let replayer = try model.replayer(conversation)
+                let summaries = try model.summaries(of: conversation).filter {
+                    session == nil || $0.id == session!.uuid.uuidString.lowercased()
+                }
+                return try WebViewer.json(WebViewer.GameDocument(conversation: conversation.uuid.uuidString.lowercased(), steps: replayer.stepCount,
+                                             devices: replayer.devices.map(\.name), games: summaries))
+            }
+        }
+        router.get("/api/games/:id/steps/:step") { request, context in
+            let (id, stepText, view) = (try gameID(context), context.parameters.get("step").map { String($0) },
+                                        WebViewer.nonEmpty(request.uri.queryParameters["as"]))
+            return await WebViewer.respond(model, html: false) {
+                let (conversation, _) = try model.resolve(id)
+                let perspective: Perspective
+                do {
+                    perspective = try model.replayer(conversation).perspective(view ?? "auditor")
+                } catch {
+                    throw ViewerError.badParameter("as: \(error)")
+                }
+                // A device's steps are its own events'.
+                let replayer = try model.view(conversation, as: perspective)
+                guard let n = try WebViewer.step(stepText), (0...replayer.stepCount).contains(n) else {
+                    throw ViewerError.badParameter("the step must be in 0...\(replayer.stepCount)")
+                }
+                let state = try model.state(conversation, at: n, as: perspective)
+                return try StateText.json(state, step: n, replayer: replayer, perspective: perspective)
+            }
+        }
+        router.get("/api/verify/:id") { _, context in
+            let id = try gameID(context)
+            return await WebViewer.respond(model, html: false) {
+                let (conversation, _) = try model.resolve(id)
+                let findings = try model.findings(conversation)
+                let document = WebViewer.VerifyDocument(ok: !findings.contains { $0.severity == .error },
+                                              notCheckable: findings.filter { $0.severity == .notCheckable }.count, findings: findings)
+                return try JSONStyle.text(encoding: document)
+            }
+        }
+    }
+}
+
+/// Refuses every method but GET and HEAD with 405 and the `Allow` header: the viewer is
+/// read-only whatever the path.
+struct ReadOnlyMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .get || request.method == .head else {
+            return WebViewer.errorResponse(.methodNotAllowed, "gamelog serve is read-only: \(request.method) is not allowed", html: false,
+                                           headers: [.allow: "GET, HEAD"])
+        }
+        return try await next(request, context)
     }
 }

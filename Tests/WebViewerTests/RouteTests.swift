@@ -142,11 +142,17 @@ import Audit
             try await client.execute(uri: "/games/ffffffff", method: .get) { response in
                 #expect(response.status == .notFound && String(buffer: response.body).contains("id=error"))
             }
-            for method in [HTTPRequest.Method.post, .put, .delete] {
-                try await client.execute(uri: "/api/games", method: method) { response in
-                    #expect(response.status == .methodNotAllowed)
+            // Read-only on every path, routes or none: 405 with what is allowed.
+            var refused = 0
+            for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
+                for uri in ["/api/games", "/games", "/games/ffffffff", "/no/such/page", "/api/nothing", "/assets/viewer.css"] {
+                    try await client.execute(uri: uri, method: method) { response in
+                        #expect(response.status == .methodNotAllowed && response.headers[.allow] == "GET, HEAD", "\(method) \(uri)")
+                        refused += 1
+                    }
                 }
             }
+            #expect(refused == 24)
         }
     }
 }
