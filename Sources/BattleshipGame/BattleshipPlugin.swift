@@ -146,3 +146,21 @@ public struct BattleshipPlugin: GamePlugin {
 private func count(_ n: Int, _ one: String, _ many: String) -> String {
     n == 0 ? "no \(many)" : n == 1 ? "1 \(one)" : "\(n) \(many)"
 }
+
+extension BattleshipPlugin {
+    /// The demo's game, step by step: Alice hides two ships, Bob hits one, misses three
+    /// times and loses; Alice opens the finished game and dismisses its alert.
+    public static func demoScript(_ game: ConversationID) -> [(DeviceID, PlayerStep)] {
+        [
+            ("A", .act(.openConversation(game))), ("A", .act(.openExtension)),
+            ("A", .act(.touch(.button("Start game")))),
+            ("A", .act(.touch(.cell(2)))), ("A", .act(.touch(.cell(6)))), ("A", .act(.touch(.button("Finished")))),
+            ("A", .act(.tapSend)),
+            ("B", .act(.openConversation(game))), ("B", .deliver), ("B", .tapLatestMessage),
+            ("B", .act(.touch(.cell(4)))), ("B", .act(.touch(.cell(2)))), ("B", .act(.touch(.cell(2)))),
+            ("B", .act(.touch(.cell(0)))), ("B", .act(.touch(.cell(6)))),
+            ("B", .act(.tapSend)),
+            ("A", .deliver), ("A", .tapLatestMessage), ("A", .act(.touch(.dismissAlert))), ("A", .act(.dismissExtension)),
+        ]
+    }
+}

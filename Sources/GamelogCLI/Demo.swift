@@ -35,11 +35,11 @@ struct Demo: ParsableCommand {
             simulator.didStep = narrate
 
             print("Battleship: Alice (device A) hides two ships; Bob (device B) hunts them.\n")
-            let battleship = try simulator.play(BattleshipPlugin().kind, script: DemoScripts.battleship)
+            let battleship = try simulator.play(BattleshipPlugin().kind, script: BattleshipPlugin.demoScript)
             summarize(battleship)
 
             print("\nTic-tac-toe: Alice (device A) plays X, Bob (device B) plays O.\n")
-            let tictactoe = try simulator.play(TicTacToePlugin().kind, script: DemoScripts.tictactoe)
+            let tictactoe = try simulator.play(TicTacToePlugin().kind, script: TicTacToePlugin.demoScript)
             summarize(tictactoe)
 
             try signer.check()
@@ -97,36 +97,5 @@ struct Demo: ParsableCommand {
             lines.forEach { print("    \($0)") }
         }
         print("  \(report.steps.count) player actions, \(report.eventsWritten) events recorded (each event is a step of `gamelog state`).")
-    }
-}
-
-/// The demo's games, step by step.
-enum DemoScripts {
-    static func battleship(_ game: ConversationID) -> [(DeviceID, PlayerStep)] {
-        [
-            ("A", .act(.openConversation(game))), ("A", .act(.openExtension)),
-            ("A", .act(.touch(.button("Start game")))),
-            ("A", .act(.touch(.cell(2)))), ("A", .act(.touch(.cell(6)))), ("A", .act(.touch(.button("Finished")))),
-            ("A", .act(.tapSend)),
-            ("B", .act(.openConversation(game))), ("B", .deliver), ("B", .tapLatestMessage),
-            ("B", .act(.touch(.cell(4)))), ("B", .act(.touch(.cell(2)))), ("B", .act(.touch(.cell(2)))),
-            ("B", .act(.touch(.cell(0)))), ("B", .act(.touch(.cell(6)))),
-            ("B", .act(.tapSend)),
-            ("A", .deliver), ("A", .tapLatestMessage), ("A", .act(.touch(.dismissAlert))), ("A", .act(.dismissExtension)),
-        ]
-    }
-
-    static func tictactoe(_ game: ConversationID) -> [(DeviceID, PlayerStep)] {
-        var steps: [(DeviceID, PlayerStep)] = [
-            ("A", .act(.openConversation(game))), ("A", .act(.openExtension)), ("A", .act(.expand)),
-            ("A", .act(.touch(.cell(4)))), ("A", .act(.tapSend)),
-            ("B", .act(.openConversation(game))),
-        ]
-        let moves: [(DeviceID, Int)] = [("B", 0), ("A", 2), ("B", 6), ("A", 3), ("B", 1), ("A", 5)]
-        for (device, cell) in moves {
-            steps += [(device, .deliver), (device, .tapLatestMessage), (device, .act(.touch(.cell(cell)))), (device, .act(.tapSend))]
-        }
-        steps += [("B", .deliver), ("B", .tapLatestMessage), ("B", .act(.dismissExtension))]
-        return steps
     }
 }

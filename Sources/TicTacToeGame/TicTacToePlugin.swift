@@ -87,3 +87,20 @@ extension RulesGame where Rules == TicTacToeRules {
         self.init(TicTacToeRules(), extension: { TicTacToeExtension() })
     }
 }
+
+extension TicTacToePlugin {
+    /// The demo's game, step by step: X (Alice) takes the centre and wins on the middle row.
+    public static func demoScript(_ game: ConversationID) -> [(DeviceID, PlayerStep)] {
+        var steps: [(DeviceID, PlayerStep)] = [
+            ("A", .act(.openConversation(game))), ("A", .act(.openExtension)), ("A", .act(.expand)),
+            ("A", .act(.touch(.cell(4)))), ("A", .act(.tapSend)),
+            ("B", .act(.openConversation(game))),
+        ]
+        let moves: [(DeviceID, Int)] = [("B", 0), ("A", 2), ("B", 6), ("A", 3), ("B", 1), ("A", 5)]
+        for (device, cell) in moves {
+            steps += [(device, .deliver), (device, .tapLatestMessage), (device, .act(.touch(.cell(cell)))), (device, .act(.tapSend))]
+        }
+        steps += [("B", .deliver), ("B", .tapLatestMessage), ("B", .act(.dismissExtension))]
+        return steps
+    }
+}
