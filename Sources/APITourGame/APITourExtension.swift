@@ -42,9 +42,6 @@ public final class APITourExtension: MessagesAppExtension {
         self.attachments = attachments
     }
 
-    /// The first file `Attachment` inserts.
-    public var attachmentURL: String { attachments[0] }
-
     /// The GIFs the seed's bundle holds.
     public static let bundledStickers = (1...3).map {
         Sticker(fileURL: "file:///bundle/sticker\($0).gif", localizedDescription: "/bundle/sticker\($0).gif")

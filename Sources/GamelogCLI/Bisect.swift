@@ -25,50 +25,48 @@ struct Bisect: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        do {
-            let auditor = Auditor(games: GamelogCLI.games)
-            guard auditor.isRule(invariant) else {
-                throw ValidationError("--invariant '\(invariant)' is no check, rule or invariant; choose one of \(auditor.checkNames.joined(separator: ", ")), or a rule name that `gamelog verify` reports.")
-            }
-            let opened = try OpenedGame(options: options, id: game)
-            let replayer = opened.replayer
-            let seenAs = try opened.perspective(perspective)
-            let kinds = Set(replayer.events.compactMap { e -> String? in
-                if case .recordingStarted(let info) = e.event { return info.kind }
-                return nil
-            })
-            if invariant == "legality", let unknown = kinds.first(where: { GamelogCLI.games.plugin(for: $0) == nil }) {
-                throw ValidationError("the game is of kind \(unknown), which is not registered in this gamelog: its rules cannot be checked, so legality cannot be bisected. Bisect lifecycle or consistency, or use a gamelog built with that game.")
-            }
-            guard let result = auditor.bisect(replayer.conversation, replayer.events, rule: invariant) else {
-                if json {
-                    print(#"{"holds":true,"invariant":"\#(invariant)","steps":\#(replayer.stepCount)}"#)
-                } else {
-                    print("\(invariant) holds at every step of this game (\(replayer.stepCount) steps).")
-                }
-                return
-            }
-
-            // The states around it as the chosen view shows them, in that view's own steps
-            // (a device's are its own events): the moment before the failing event, and after.
-            let view = replayer.seen(by: seenAs)
-            let (before, after) = (replayer.step(result.step - 1, in: view), replayer.step(result.step, in: view))
+        let auditor = Auditor(games: GamelogCLI.games)
+        guard auditor.isRule(invariant) else {
+            throw ValidationError("--invariant '\(invariant)' is no check, rule or invariant; choose one of \(auditor.checkNames.joined(separator: ", ")), or a rule name that `gamelog verify` reports.")
+        }
+        let opened = try OpenedGame(options: options, id: game)
+        let replayer = opened.replayer
+        let seenAs = try opened.perspective(perspective)
+        let kinds = Set(replayer.events.compactMap { e -> String? in
+            if case .recordingStarted(let info) = e.event { return info.kind }
+            return nil
+        })
+        if invariant == "legality", let unknown = kinds.first(where: { GamelogCLI.games.plugin(for: $0) == nil }) {
+            throw ValidationError("the game is of kind \(unknown), which is not registered in this gamelog: its rules cannot be checked, so legality cannot be bisected. Bisect lifecycle or consistency, or use a gamelog built with that game.")
+        }
+        guard let result = auditor.bisect(replayer.conversation, replayer.events, rule: invariant) else {
             if json {
-                let finding = try JSONStyle.text(encoding: result.finding)
-                let before = try StateText.json(try view.state(at: before, as: seenAs), step: before, replayer: view, perspective: seenAs)
-                let after = try StateText.json(try view.state(at: after, as: seenAs), step: after, replayer: view, perspective: seenAs)
-                print(#"{"holds":false,"step":\#(result.step),"finding":\#(finding),"before":\#(before),"after":\#(after)}"#)
-                throw ExitCode(1)
+                print(#"{"holds":true,"invariant":"\#(invariant)","steps":\#(replayer.stepCount)}"#)
+            } else {
+                print("\(invariant) holds at every step of this game (\(replayer.stepCount) steps).")
             }
-            print("first failing step: \(result.step) of \(replayer.stepCount)")
-            print(result.finding.description)
-            print("\n--- before (step \(result.step - 1)) ---")
-            StateText.render(try view.state(at: before, as: seenAs), step: before, replayer: view,
-                             perspective: seenAs, focus: opened.session).forEach { print($0) }
-            print("\n--- after (step \(result.step)) ---")
-            StateText.render(try view.state(at: after, as: seenAs), step: after, replayer: view,
-                             perspective: seenAs, focus: opened.session).forEach { print($0) }
+            return
+        }
+
+        // The states around it as the chosen view shows them, in that view's own steps
+        // (a device's are its own events): the moment before the failing event, and after.
+        let view = replayer.seen(by: seenAs)
+        let (before, after) = (replayer.step(result.step - 1, in: view), replayer.step(result.step, in: view))
+        if json {
+            let finding = try JSONStyle.text(encoding: result.finding)
+            let before = try StateText.json(try view.state(at: before, as: seenAs), step: before, replayer: view, perspective: seenAs)
+            let after = try StateText.json(try view.state(at: after, as: seenAs), step: after, replayer: view, perspective: seenAs)
+            print(#"{"holds":false,"step":\#(result.step),"finding":\#(finding),"before":\#(before),"after":\#(after)}"#)
             throw ExitCode(1)
         }
+        print("first failing step: \(result.step) of \(replayer.stepCount)")
+        print(result.finding.description)
+        print("\n--- before (step \(result.step - 1)) ---")
+        StateText.render(try view.state(at: before, as: seenAs), step: before, replayer: view,
+                         perspective: seenAs, focus: opened.session).forEach { print($0) }
+        print("\n--- after (step \(result.step)) ---")
+        StateText.render(try view.state(at: after, as: seenAs), step: after, replayer: view,
+                         perspective: seenAs, focus: opened.session).forEach { print($0) }
+        throw ExitCode(1)
     }
 }

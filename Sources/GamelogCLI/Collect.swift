@@ -37,42 +37,40 @@ struct Collect: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            guard let shared = try options.sharedStore(maximumConnections: connections) else {
-                throw ValidationError("collect stores into a shared store: pass --db postgres://user@host:port/database (`gamelog migrate --db URL` makes its schema).")
-            }
-            let folder = try KeyFolder(path: keys ?? KeyFile.defaultFolder)
-            let keyPath = witnessKey ?? folder.path + "/collector-witness.key"
-            let key: DeviceKey
-            if FileManager.default.fileExists(atPath: keyPath) {
-                key = try KeyFile.read(keyPath)
-            } else {
-                key = try DeviceKey.random(device: "collector-witness")
-                try KeyFile.write(key, to: keyPath)
-            }
-            _ = try SharedStore.wait { try await shared.migrate() }
-            for role in [SharedStore.TokenRole.admin, .reader] {
-                if let token = try SharedStore.wait({ try await shared.makeFirstToken(role) }) {
-                    let path = folder.path + "/collector-\(role.rawValue).token"
-                    try? FileManager.default.removeItem(atPath: path)
-                    guard FileManager.default.createFile(atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
-                        throw ValidationError("cannot write \(path); pass another --keys folder.")
-                    }
-                    // Written at once, not buffered: whoever started the collector waits for this line.
-                    FileHandle.standardOutput.write(Data("wrote the \(role == .admin ? "administrator's" : "reader") token to \(path) (mode 0600); only its hash is in the store\n".utf8))
-                }
-            }
-            let collector = Collector(store: shared, witness: witness, witnessKey: key)
-            let host = self.host, witness = self.witness
-            let app = CollectorServer.application(collector, host: host, port: port) { port in
-                FileHandle.standardOutput.write(Data("""
-                    gamelog collect: http://\(host):\(port) into \(shared.location); witness \(witness) \
-                    (verifier key \(Cosignature.verifierKey(witness: witness, publicKey: key.publicKey))); Ctrl-C stops it
-
-                    """.utf8))
-            }
-            try runServer(app, host: host, port: port)
+        guard let shared = try options.sharedStore(maximumConnections: connections) else {
+            throw ValidationError("collect stores into a shared store: pass --db postgres://user@host:port/database (`gamelog migrate --db URL` makes its schema).")
         }
+        let folder = try KeyFolder(path: keys ?? KeyFile.defaultFolder)
+        let keyPath = witnessKey ?? folder.path + "/collector-witness.key"
+        let key: DeviceKey
+        if FileManager.default.fileExists(atPath: keyPath) {
+            key = try KeyFile.read(keyPath)
+        } else {
+            key = try DeviceKey.random(device: "collector-witness")
+            try KeyFile.write(key, to: keyPath)
+        }
+        _ = try SharedStore.wait { try await shared.migrate() }
+        for role in [SharedStore.TokenRole.admin, .reader] {
+            if let token = try SharedStore.wait({ try await shared.makeFirstToken(role) }) {
+                let path = folder.path + "/collector-\(role.rawValue).token"
+                try? FileManager.default.removeItem(atPath: path)
+                guard FileManager.default.createFile(atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+                    throw ValidationError("cannot write \(path); pass another --keys folder.")
+                }
+                // Written at once, not buffered: whoever started the collector waits for this line.
+                FileHandle.standardOutput.write(Data("wrote the \(role == .admin ? "administrator's" : "reader") token to \(path) (mode 0600); only its hash is in the store\n".utf8))
+            }
+        }
+        let collector = Collector(store: shared, witness: witness, witnessKey: key)
+        let host = self.host, witness = self.witness
+        let app = CollectorServer.application(collector, host: host, port: port) { port in
+            FileHandle.standardOutput.write(Data("""
+                gamelog collect: http://\(host):\(port) into \(shared.location); witness \(witness) \
+                (verifier key \(Cosignature.verifierKey(witness: witness, publicKey: key.publicKey))); Ctrl-C stops it
+
+                """.utf8))
+        }
+        try runServer(app, host: host, port: port)
     }
 }
 

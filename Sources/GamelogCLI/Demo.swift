@@ -22,35 +22,33 @@ struct Demo: ParsableCommand {
     @OptionGroup var signing: SigningOptions
 
     func run() throws {
-        do {
-            let store = try options.openForWriting()
-            let before = try store.count().events
-            let clock: any RecordingClock = fixedClock ? FixedClock() : SystemClock()
-            // Ids come from the seed; with the system clock each run is a new recording.
-            let seed: UInt64 = fixedClock ? 2026 : UInt64(Date().timeIntervalSince1970 * 1_000_000)
-            let signer = try signing.signer(seed: seed, logPath: store.path)
-            let recorder = Recorder(store: store, clock: clock, seed: seed, keys: signer.key)
-            let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed)
-            simulator.flushEveryStep = true
-            simulator.didStep = narrate
+        let store = try options.openForWriting()
+        let before = try store.count().events
+        let clock: any RecordingClock = fixedClock ? FixedClock() : SystemClock()
+        // Ids come from the seed; with the system clock each run is a new recording.
+        let seed: UInt64 = fixedClock ? 2026 : UInt64(Date().timeIntervalSince1970 * 1_000_000)
+        let signer = try signing.signer(seed: seed, logPath: store.path)
+        let recorder = Recorder(store: store, clock: clock, seed: seed, keys: signer.key)
+        let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed)
+        simulator.flushEveryStep = true
+        simulator.didStep = narrate
 
-            print("Battleship: Alice (device A) hides two ships; Bob (device B) hunts them.\n")
-            let battleship = try simulator.play(BattleshipPlugin().kind, script: BattleshipPlugin.demoScript)
-            summarize(battleship)
+        print("Battleship: Alice (device A) hides two ships; Bob (device B) hunts them.\n")
+        let battleship = try simulator.play(BattleshipPlugin().kind, script: BattleshipPlugin.demoScript)
+        summarize(battleship)
 
-            print("\nTic-tac-toe: Alice (device A) plays X, Bob (device B) plays O.\n")
-            let tictactoe = try simulator.play(TicTacToePlugin().kind, script: TicTacToePlugin.demoScript)
-            summarize(tictactoe)
+        print("\nTic-tac-toe: Alice (device A) plays X, Bob (device B) plays O.\n")
+        let tictactoe = try simulator.play(TicTacToePlugin().kind, script: TicTacToePlugin.demoScript)
+        summarize(tictactoe)
 
-            try signer.check()
-            let after = try store.count().events
-            let report = try store.verifyIntegrity()
-            print("""
+        try signer.check()
+        let after = try store.count().events
+        let report = try store.verifyIntegrity()
+        print("""
 
-                Recorded \(after - before) events in \(store.path) (\(after) in all); hash chain \(report.isSound ? "intact" : "BROKEN"); \(signer.summary).
-                Next: `gamelog log --db \(store.path)` lists them; `gamelog verify --db \(store.path)` checks them.
-                """)
-        }
+            Recorded \(after - before) events in \(store.path) (\(after) in all); hash chain \(report.isSound ? "intact" : "BROKEN"); \(signer.summary).
+            Next: `gamelog log --db \(store.path)` lists them; `gamelog verify --db \(store.path)` checks them.
+            """)
     }
 
     private func narrate(_ device: DeviceID, _ step: PlayerStep, _ host: MessagesHost) {

@@ -18,9 +18,7 @@ struct DictionaryCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the stored dictionaries.")
         @OptionGroup var options: GlobalOptions
         func run() throws {
-            do {
-                for d in try options.openForReading().dictionaries() { print("\(d.id)\t\(d.name)\t\(d.size) bytes") }
-            }
+            for d in try options.openForReading().dictionaries() { print("\(d.id)\t\(d.name)\t\(d.size) bytes") }
         }
     }
 
@@ -43,37 +41,35 @@ struct DictionaryCommand: ParsableCommand {
         }
 
         func run() throws {
-            do {
-                let folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-train-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(at: folder) }
-                let store = try EventStore(path: folder.appending(path: "samples.sqlite").path)
-                let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: GamelogCLI.games, seed: seed)
-                for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
-                var samples: [(kind: String, bytes: [UInt8])] = []
-                try store.scan { samples.append(($0.type, $0.payload)) }
-                let dictionary = DictionaryTrainer.train(samples: samples, maximumSize: size, strip: stripUUIDs)
-                if let out { try Data(dictionary).write(to: URL(fileURLWithPath: out)) }
-                if let sqlOut {
-                    let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02X", $0) }.joined() }
-                    let digest = Array(SHA256.hash(data: dictionary))
-                    let sql = """
-                        -- gamelog schema, step 2: the default preset dictionary for payload compression.
-                        -- Made by tools/build-default-dictionary.sh (`gamelog dictionary train`) from \(samples.count)
-                        -- events of \(games) simulated games (seed \(seed)), UUIDs stripped. Never edit it in
-                        -- place: add a new dictionary in a new migration; old events name this one.
-                        INSERT INTO dictionaries (id, name, bytes, sha256, created_at) VALUES (
-                            1,
-                            '\(name)',
-                            X'\(hex(dictionary))',
-                            X'\(hex(digest))',
-                            0);
+            let folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-train-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let store = try EventStore(path: folder.appending(path: "samples.sqlite").path)
+            let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: seed), games: GamelogCLI.games, seed: seed)
+            for n in 0..<games { try simulator.play(simulator.mixedKind(n)) }
+            var samples: [(kind: String, bytes: [UInt8])] = []
+            try store.scan { samples.append(($0.type, $0.payload)) }
+            let dictionary = DictionaryTrainer.train(samples: samples, maximumSize: size, strip: stripUUIDs)
+            if let out { try Data(dictionary).write(to: URL(fileURLWithPath: out)) }
+            if let sqlOut {
+                let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02X", $0) }.joined() }
+                let digest = Array(SHA256.hash(data: dictionary))
+                let sql = """
+                    -- gamelog schema, step 2: the default preset dictionary for payload compression.
+                    -- Made by tools/build-default-dictionary.sh (`gamelog dictionary train`) from \(samples.count)
+                    -- events of \(games) simulated games (seed \(seed)), UUIDs stripped. Never edit it in
+                    -- place: add a new dictionary in a new migration; old events name this one.
+                    INSERT INTO dictionaries (id, name, bytes, sha256, created_at) VALUES (
+                        1,
+                        '\(name)',
+                        X'\(hex(dictionary))',
+                        X'\(hex(digest))',
+                        0);
 
-                        """
-                    try sql.write(toFile: sqlOut, atomically: true, encoding: .utf8)
-                }
-                print("Trained a \(dictionary.count)-byte dictionary from \(samples.count) events.")
+                    """
+                try sql.write(toFile: sqlOut, atomically: true, encoding: .utf8)
             }
+            print("Trained a \(dictionary.count)-byte dictionary from \(samples.count) events.")
         }
     }
 
@@ -85,13 +81,11 @@ struct DictionaryCommand: ParsableCommand {
         @Argument(help: "The raw dictionary file.") var file: String
         @Option(help: "Its name.") var name: String
         func run() throws {
-            do {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    throw ValidationError("cannot read \(file).")
-                }
-                let id = try options.openExistingForWriting().addDictionary(name: name, bytes: Array(data))
-                print("Added dictionary \(id) (\(name), \(data.count) bytes).")
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ValidationError("cannot read \(file).")
             }
+            let id = try options.openExistingForWriting().addDictionary(name: name, bytes: Array(data))
+            print("Added dictionary \(id) (\(name), \(data.count) bytes).")
         }
     }
 }

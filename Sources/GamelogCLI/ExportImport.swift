@@ -24,42 +24,40 @@ struct Export: ParsableCommand {
     var skipDamaged = false
 
     func run() throws {
-        do {
-            let store = try options.openForReading()
-            var streams: Set<UUID>? = nil
-            if let game { streams = try options.streams(ofGame: game, in: store) }
-            if let device {
-                // As `log --device`: any case; a device that recorded nothing here is refused, not exported as nothing.
-                let all = try recordings(store)
-                let names = Set(all.values.map(\.device.name))
-                guard let name = names.first(where: { $0.lowercased() == device.lowercased() }) else {
-                    throw ValidationError("--device '\(device)' recorded nothing here; the devices are \(names.sorted().joined(separator: ", ")).")
-                }
-                let own = Set(all.filter { $0.value.device.name == name }.keys)
-                streams = streams.map { $0.intersection(own) } ?? own
+        let store = try options.openForReading()
+        var streams: Set<UUID>? = nil
+        if let game { streams = try options.streams(ofGame: game, in: store) }
+        if let device {
+            // As `log --device`: any case; a device that recorded nothing here is refused, not exported as nothing.
+            let all = try recordings(store)
+            let names = Set(all.values.map(\.device.name))
+            guard let name = names.first(where: { $0.lowercased() == device.lowercased() }) else {
+                throw ValidationError("--device '\(device)' recorded nothing here; the devices are \(names.sorted().joined(separator: ", ")).")
             }
-            let output = FileHandle.standardOutput
-            var buffer = ""
-            var damaged: [EventStoreError] = []
-            // A device's redacted log shows what its player may see: each message through the game's view.
-            var views = DeviceViews(try device.map { name in
-                Perspective.device(try recordedDevices(store).first { $0.name.lowercased() == name.lowercased() } ?? DeviceID(name))
-            } ?? .auditor)
-            let viewing: ((StoredEvent, RecordedEvent) -> RecordedEvent)? = redact && device != nil ? { views.view($1, stored: $0) } : nil
-            let count = try Interchange.export(from: store, streams: streams, redact: redact, viewing: viewing,
-                                               skippingDamaged: skipDamaged ? { damaged.append($0) } : nil) { line in
-                buffer += line + "\n"
-                if buffer.utf8.count > 1 << 16 {
-                    output.write(Data(buffer.utf8))
-                    buffer = ""
-                }
+            let own = Set(all.filter { $0.value.device.name == name }.keys)
+            streams = streams.map { $0.intersection(own) } ?? own
+        }
+        let output = FileHandle.standardOutput
+        var buffer = ""
+        var damaged: [EventStoreError] = []
+        // A device's redacted log shows what its player may see: each message through the game's view.
+        var views = DeviceViews(try device.map { name in
+            Perspective.device(try recordedDevices(store).first { $0.name.lowercased() == name.lowercased() } ?? DeviceID(name))
+        } ?? .auditor)
+        let viewing: ((StoredEvent, RecordedEvent) -> RecordedEvent)? = redact && device != nil ? { views.view($1, stored: $0) } : nil
+        let count = try Interchange.export(from: store, streams: streams, redact: redact, viewing: viewing,
+                                           skippingDamaged: skipDamaged ? { damaged.append($0) } : nil) { line in
+            buffer += line + "\n"
+            if buffer.utf8.count > 1 << 16 {
+                output.write(Data(buffer.utf8))
+                buffer = ""
             }
-            output.write(Data(buffer.utf8))
-            Terminal.standardError("exported \(count) events")
-            if !damaged.isEmpty {
-                let positions = damaged.compactMap(\.position).map(String.init)
-                Terminal.standardError("left out \(damaged.count) damaged events (positions \(positions.prefix(10).joined(separator: ", "))\(positions.count > 10 ? ", …" : "")); `gamelog verify` says what is wrong with each")
-            }
+        }
+        output.write(Data(buffer.utf8))
+        Terminal.standardError("exported \(count) events")
+        if !damaged.isEmpty {
+            let positions = damaged.compactMap(\.position).map(String.init)
+            Terminal.standardError("left out \(damaged.count) damaged events (positions \(positions.prefix(10).joined(separator: ", "))\(positions.count > 10 ? ", …" : "")); `gamelog verify` says what is wrong with each")
         }
     }
 }
@@ -77,32 +75,30 @@ struct Import: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            // Every line of every file is checked before the database is even opened.
-            let logs = try files.map { try ExportFile(path: $0) }
-            let checking = ProgressBar(total: logs.reduce(0) { $0 + $1.contents.count }, label: "bytes checked")
-            let plan = try Interchange.check(files: logs) { done, _ in checking.update(done) }
-            checking.finish()
-            let summary: ImportSummary, place: String
-            if let shared = try options.sharedStore() {
-                // An empty database is given the schema, as a new SQLite file would be; a
-                // database holding anything else is refused by the migration.
-                let (from, to) = try SharedStore.wait { try await shared.migrate() }
-                if from == 0 { Terminal.standardError("made the gamelog schema (version \(to)) in \(shared.location)") }
-                // Checked again against the store's rows and stored in one transaction.
-                summary = try SharedStore.wait { try await shared.write { store in try Interchange.import(plan, into: store) } }
-                place = shared.location.description
-            } else {
-                let store = try options.openForWriting()
-                let storing = ProgressBar(total: plan.count, label: "events stored")
-                summary = try Interchange.import(plan, into: store) { done, _ in storing.update(done) }
-                storing.finish()
-                place = store.path
-            }
-            print("imported \(summary.stored) new events (\(summary.read - summary.stored) already present) into \(place)")
-            if summary.unsigned > 0 {
-                Terminal.standardError("warning: \(summary.unsigned) of the events read carry no signature (no signed head in the files covers them); `gamelog verify --trust KEYS.json` will report them")
-            }
+        // Every line of every file is checked before the database is even opened.
+        let logs = try files.map { try ExportFile(path: $0) }
+        let checking = ProgressBar(total: logs.reduce(0) { $0 + $1.contents.count }, label: "bytes checked")
+        let plan = try Interchange.check(files: logs) { done, _ in checking.update(done) }
+        checking.finish()
+        let summary: ImportSummary, place: String
+        if let shared = try options.sharedStore() {
+            // An empty database is given the schema, as a new SQLite file would be; a
+            // database holding anything else is refused by the migration.
+            let (from, to) = try SharedStore.wait { try await shared.migrate() }
+            if from == 0 { Terminal.standardError("made the gamelog schema (version \(to)) in \(shared.location)") }
+            // Checked again against the store's rows and stored in one transaction.
+            summary = try SharedStore.wait { try await shared.write { store in try Interchange.import(plan, into: store) } }
+            place = shared.location.description
+        } else {
+            let store = try options.openForWriting()
+            let storing = ProgressBar(total: plan.count, label: "events stored")
+            summary = try Interchange.import(plan, into: store) { done, _ in storing.update(done) }
+            storing.finish()
+            place = store.path
+        }
+        print("imported \(summary.stored) new events (\(summary.read - summary.stored) already present) into \(place)")
+        if summary.unsigned > 0 {
+            Terminal.standardError("warning: \(summary.unsigned) of the events read carry no signature (no signed head in the files covers them); `gamelog verify --trust KEYS.json` will report them")
         }
     }
 }

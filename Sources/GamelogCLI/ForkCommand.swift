@@ -52,51 +52,49 @@ struct ForkCommand: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let opened = try OpenedGame(options: options, id: game)
-            try opened.checkStep(at)
-            // Read the script before anything is written, so a bad line leaves OUT alone.
-            var lines: [(number: Int, text: String)] = []
-            if let input {
-                let text: String
-                if input == "-" {
-                    text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                } else {
-                    guard let data = FileManager.default.contents(atPath: input) else {
-                        throw ValidationError("--input: cannot read \(input).")
-                    }
-                    text = String(decoding: data, as: UTF8.self)
+        let opened = try OpenedGame(options: options, id: game)
+        try opened.checkStep(at)
+        // Read the script before anything is written, so a bad line leaves OUT alone.
+        var lines: [(number: Int, text: String)] = []
+        if let input {
+            let text: String
+            if input == "-" {
+                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            } else {
+                guard let data = FileManager.default.contents(atPath: input) else {
+                    throw ValidationError("--input: cannot read \(input).")
                 }
-                for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                    let trimmed = line.trimmingCharacters(in: .whitespaces)
-                    if !trimmed.isEmpty && !trimmed.hasPrefix("#") { lines.append((index + 1, trimmed)) }
-                }
+                text = String(decoding: data, as: UTF8.self)
             }
-            let out = try EventStore(path: into, access: .readWrite)
-            let signer = try signing.signer(seed: seed, logPath: out.path)
-            let fork: GameFork
-            do {
-                fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: at, into: out, seed: seed,
-                                    keys: signer.key)
-            } catch EventStoreError.versionConflict {
-                // The same seed makes the same world, whose recordings the file already holds.
-                throw ValidationError("\(into) already holds a fork made with seed \(seed) (the same world's recordings); pass another --seed or another --into. Nothing was written.")
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if !trimmed.isEmpty && !trimmed.hasPrefix("#") { lines.append((index + 1, trimmed)) }
             }
-            var played = 0
-            for line in lines {
-                guard let (device, step) = fork.parse(line.text) else {
-                    throw ValidationError("\(input!):\(line.number): '\(line.text)' is not a step (e.g. `B touch cell 4`, `A send`, `B deliver`).")
-                }
-                do {
-                    try fork.play(step, on: device)
-                } catch {
-                    throw ValidationError("\(input!):\(line.number): \(error); the fork and the steps before this line are kept in \(into).")
-                }
-                played += 1
-            }
-            let id = fork.conversation.uuid.uuidString.lowercased()
-            print("forked \(game) at step \(at) of \(opened.replayer.stepCount) into \(into) as conversation \(id.prefix(8)); played \(played) new steps")
-            print("Next: `gamelog replay \(id.prefix(8)) --db \(into)` shows the branch; `gamelog verify --db \(into)` checks it.")
         }
+        let out = try EventStore(path: into, access: .readWrite)
+        let signer = try signing.signer(seed: seed, logPath: out.path)
+        let fork: GameFork
+        do {
+            fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: at, into: out, seed: seed,
+                                keys: signer.key)
+        } catch EventStoreError.versionConflict {
+            // The same seed makes the same world, whose recordings the file already holds.
+            throw ValidationError("\(into) already holds a fork made with seed \(seed) (the same world's recordings); pass another --seed or another --into. Nothing was written.")
+        }
+        var played = 0
+        for line in lines {
+            guard let (device, step) = fork.parse(line.text) else {
+                throw ValidationError("\(input!):\(line.number): '\(line.text)' is not a step (e.g. `B touch cell 4`, `A send`, `B deliver`).")
+            }
+            do {
+                try fork.play(step, on: device)
+            } catch {
+                throw ValidationError("\(input!):\(line.number): \(error); the fork and the steps before this line are kept in \(into).")
+            }
+            played += 1
+        }
+        let id = fork.conversation.uuid.uuidString.lowercased()
+        print("forked \(game) at step \(at) of \(opened.replayer.stepCount) into \(into) as conversation \(id.prefix(8)); played \(played) new steps")
+        print("Next: `gamelog replay \(id.prefix(8)) --db \(into)` shows the branch; `gamelog verify --db \(into)` checks it.")
     }
 }

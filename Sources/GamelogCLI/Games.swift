@@ -25,61 +25,59 @@ struct GamesCommand: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let store = try options.openForReading()
-            var damaged: [Error] = []
-            // The devices are listed (a scan of the recordings) only to check a device's name.
-            let seenAs = try parsePerspective(perspective, devices: perspective == "auditor" ? [] : try recordedDevices(store))
-            var listed: GamePage?
-            if !all {
-                do {
-                    listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs)
-                } catch let error as EventStoreError where error.position != nil {
-                    // A damaged event in the page: the whole fold below goes on past it and reports it.
-                    listed = nil
-                }
+        let store = try options.openForReading()
+        var damaged: [Error] = []
+        // The devices are listed (a scan of the recordings) only to check a device's name.
+        let seenAs = try parsePerspective(perspective, devices: perspective == "auditor" ? [] : try recordedDevices(store))
+        var listed: GamePage?
+        if !all {
+            do {
+                listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs)
+            } catch let error as EventStoreError where error.position != nil {
+                // A damaged event in the page: the whole fold below goes on past it and reports it.
+                listed = nil
             }
-            if listed == nil {
-                let progress = ProgressBar(total: Int(try store.count().events), label: "events")
-                let every = try GameCatalog(store: store, games: GamelogCLI.games, progress: { progress.update($0) },
-                                            skippingDamaged: { damaged.append($0) }, as: seenAs).games
-                progress.finish()
-                let offset = all ? 0 : (page - 1) * perPage
-                listed = GamePage(games: all ? every : Array(every.dropFirst(offset).prefix(perPage)), total: every.count, offset: offset)
-            }
-            let (games, total, offset) = (listed!.games, listed!.total, listed!.offset)
-            // Where the list goes on: said on standard error under JSON, so that the document stays one value.
-            let more = offset + perPage < total && !all
-                ? "games \(offset + 1)-\(min(offset + perPage, total)) of \(total); `--page \(page + 1)` for the next \(min(perPage, total - offset - perPage)), `--all` for every game"
-                : nil
-            defer {
-                if !damaged.isEmpty {
-                    Terminal.standardError("\(damaged.count) damaged events were left out of these games (the first: \(damaged[0])). `gamelog verify` names them all; `gamelog export --skip-damaged` salvages the rest.")
-                }
-            }
-            if json {
-                print(try JSONStyle.text(encoding: games))
-                if let more { Terminal.standardError(more) }
-                if !damaged.isEmpty { throw ExitCode.failure }
-                return
-            }
-            if games.isEmpty { print(total == 0 ? "No games recorded in \(store.path)." : "No games on page \(page): there are \(total) games, \(perPage) a page.") }
-            // Column names over the rows (the widths the rows use); scripts read --json.
-            if !games.isEmpty {
-                print("game".rightPad(8) + "  " + "kind".rightPad(11) + " " + "players".rightPad(18) + " " + "status".rightPad(10) + " "
-                      + "events".leftPad(6) + "  " + "played (UTC)".rightPad(30) + "  result")
-            }
-            for game in games {
-                let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-                var missing = game.missingRecordings.isEmpty || seenAs != .auditor ? ""
-                    : "  (no recording from \(game.missingRecordings.joined(separator: ", ")))"
-                if let origin = game.forkedFrom { missing += "  (fork of \(origin.sourceGame) at step \(origin.sourceStep))" }
-                print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(game.status.rightPad(10)) \(String(game.events).leftPad(6))  \(Self.span(game.startedAt, game.endedAt).rightPad(30))  \(game.result)\(missing)")
-            }
-            if let more { print(more) }
-            if more == nil, seenAs == .auditor { try listConversationsWithoutGames(store) }
-            if !damaged.isEmpty { throw ExitCode.failure }
         }
+        if listed == nil {
+            let progress = ProgressBar(total: Int(try store.count().events), label: "events")
+            let every = try GameCatalog(store: store, games: GamelogCLI.games, progress: { progress.update($0) },
+                                        skippingDamaged: { damaged.append($0) }, as: seenAs).games
+            progress.finish()
+            let offset = all ? 0 : (page - 1) * perPage
+            listed = GamePage(games: all ? every : Array(every.dropFirst(offset).prefix(perPage)), total: every.count, offset: offset)
+        }
+        let (games, total, offset) = (listed!.games, listed!.total, listed!.offset)
+        // Where the list goes on: said on standard error under JSON, so that the document stays one value.
+        let more = offset + perPage < total && !all
+            ? "games \(offset + 1)-\(min(offset + perPage, total)) of \(total); `--page \(page + 1)` for the next \(min(perPage, total - offset - perPage)), `--all` for every game"
+            : nil
+        defer {
+            if !damaged.isEmpty {
+                Terminal.standardError("\(damaged.count) damaged events were left out of these games (the first: \(damaged[0])). `gamelog verify` names them all; `gamelog export --skip-damaged` salvages the rest.")
+            }
+        }
+        if json {
+            print(try JSONStyle.text(encoding: games))
+            if let more { Terminal.standardError(more) }
+            if !damaged.isEmpty { throw ExitCode.failure }
+            return
+        }
+        if games.isEmpty { print(total == 0 ? "No games recorded in \(store.path)." : "No games on page \(page): there are \(total) games, \(perPage) a page.") }
+        // Column names over the rows (the widths the rows use); scripts read --json.
+        if !games.isEmpty {
+            print("game".rightPad(8) + "  " + "kind".rightPad(11) + " " + "players".rightPad(18) + " " + "status".rightPad(10) + " "
+                  + "events".leftPad(6) + "  " + "played (UTC)".rightPad(30) + "  result")
+        }
+        for game in games {
+            let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            var missing = game.missingRecordings.isEmpty || seenAs != .auditor ? ""
+                : "  (no recording from \(game.missingRecordings.joined(separator: ", ")))"
+            if let origin = game.forkedFrom { missing += "  (fork of \(origin.sourceGame) at step \(origin.sourceStep))" }
+            print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(game.status.rightPad(10)) \(String(game.events).leftPad(6))  \(Self.span(game.startedAt, game.endedAt).rightPad(30))  \(game.result)\(missing)")
+        }
+        if let more { print(more) }
+        if more == nil, seenAs == .auditor { try listConversationsWithoutGames(store) }
+        if !damaged.isEmpty { throw ExitCode.failure }
     }
 
     /// A game's time span to the second, the end's date left out when it is the start's

@@ -21,26 +21,24 @@ struct Heads: ParsableCommand {
     var json = false
 
     func run() throws {
-        do {
-            let store = try options.openForReading()
-            let latest = try store.deviceTrees().compactMap { $0.heads.last }
-            // Each head with the witnesses' cosignatures the log holds for it.
-            var cosigned: [TreeHead: [Cosignature]] = [:]
-            for entry in try store.cosignedHeads() { cosigned[entry.head] = entry.cosignatures }
-            if json {
-                let document = latest.map { head in
-                    let witnesses = cosigned[head] ?? []
-                    return CommandDocuments.Head(
-                        device: head.device, publicKey: hex(head.publicKey), size: head.size, root: hex(head.root),
-                        signedAt: head.signedAt.microsecondsSince1970, note: head.note,
-                        cosignedNote: CosignedHead(head: head, cosignatures: witnesses).note,
-                        cosignatures: witnesses.map { .init(witness: $0.witness, publicKey: hex($0.witnessKey), line: $0.line) })
-                }
-                print(try CommandDocuments.text(document))
-                return
+        let store = try options.openForReading()
+        let latest = try store.deviceTrees().compactMap { $0.heads.last }
+        // Each head with the witnesses' cosignatures the log holds for it.
+        var cosigned: [TreeHead: [Cosignature]] = [:]
+        for entry in try store.cosignedHeads() { cosigned[entry.head] = entry.cosignatures }
+        if json {
+            let document = latest.map { head in
+                let witnesses = cosigned[head] ?? []
+                return CommandDocuments.Head(
+                    device: head.device, publicKey: hex(head.publicKey), size: head.size, root: hex(head.root),
+                    signedAt: head.signedAt.microsecondsSince1970, note: head.note,
+                    cosignedNote: CosignedHead(head: head, cosignatures: witnesses).note,
+                    cosignatures: witnesses.map { .init(witness: $0.witness, publicKey: hex($0.witnessKey), line: $0.line) })
             }
-            if latest.isEmpty { print("No signed tree heads in \(store.path).") }
-            for head in latest { print(SafeText.lines(CosignedHead(head: head, cosignatures: cosigned[head] ?? []).note)) }
+            print(try CommandDocuments.text(document))
+            return
         }
+        if latest.isEmpty { print("No signed tree heads in \(store.path).") }
+        for head in latest { print(SafeText.lines(CosignedHead(head: head, cosignatures: cosigned[head] ?? []).note)) }
     }
 }

@@ -25,30 +25,28 @@ struct Index: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let store = try options.openExistingForWriting()
-            let started = Date()
-            if !(try store.catalogIsComplete()) {
-                let filling = ProgressBar(total: Int(try store.count().lastPosition), label: "events catalogued")
-                let read = try GameIndex.fillCatalog(store) { done, _ in filling.update(Int(done)) }
-                filling.finish()
-                print("catalogued the games (\(read) events read) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
-            }
-            let index = try GameIndex(store: store)
-            let conversations = try index.allStreams()
-            let progress = ProgressBar(total: conversations.count, label: "games")
-            var written = 0, done = 0
-            for (conversation, streams) in conversations {
-                let replayer = try Replayer(store: store, conversation: conversation, streams: streams,
-                                            snapshotInterval: every, useStoredSnapshots: false, games: GamelogCLI.games)
-                let snapshots = try replayer.snapshotsToStore()
-                try store.replaceSnapshots(conversation: conversation.uuid, with: snapshots)
-                written += snapshots.count
-                done += 1
-                progress.update(done)
-            }
-            progress.finish()
-            print("stored \(written) snapshots (every \(every) steps, projection version \(ConversationState.projectionVersion)) for the \(conversations.count) conversations recorded (\(try index.games().count) games) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        let store = try options.openExistingForWriting()
+        let started = Date()
+        if !(try store.catalogIsComplete()) {
+            let filling = ProgressBar(total: Int(try store.count().lastPosition), label: "events catalogued")
+            let read = try GameIndex.fillCatalog(store) { done, _ in filling.update(Int(done)) }
+            filling.finish()
+            print("catalogued the games (\(read) events read) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         }
+        let index = try GameIndex(store: store)
+        let conversations = try index.allStreams()
+        let progress = ProgressBar(total: conversations.count, label: "games")
+        var written = 0, done = 0
+        for (conversation, streams) in conversations {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams,
+                                        snapshotInterval: every, useStoredSnapshots: false, games: GamelogCLI.games)
+            let snapshots = try replayer.snapshotsToStore()
+            try store.replaceSnapshots(conversation: conversation.uuid, with: snapshots)
+            written += snapshots.count
+            done += 1
+            progress.update(done)
+        }
+        progress.finish()
+        print("stored \(written) snapshots (every \(every) steps, projection version \(ConversationState.projectionVersion)) for the \(conversations.count) conversations recorded (\(try index.games().count) games) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
 }

@@ -25,35 +25,33 @@ struct Keys: ParsableCommand {
         var json = false
 
         func run() throws {
-            do {
-                let store = try options.openForReading()
-                var signers: [String: Signer] = [:]
-                for tree in try store.deviceTrees() {
-                    signers[hex(tree.owner.publicKey)] = Signer(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0,
-                                                                heads: tree.heads.count, treeSize: tree.heads.last?.size ?? 0,
-                                                                isTestKey: tree.heads.contains(where: \.isTestKey))
-                }
-                for checkpoint in try store.checkpoints() {
-                    signers[hex(checkpoint.publicKey), default: Signer(device: checkpoint.device, publicKey: checkpoint.publicKey, checkpoints: 0,
-                                                                       heads: 0, treeSize: 0, isTestKey: false)].checkpoints += 1
-                }
-                let keys = signers.values.sorted { ($0.device, hex($0.publicKey)) < ($1.device, hex($1.publicKey)) }
-                if json {
-                    print(try CommandDocuments.text(keys.map { key in
-                        CommandDocuments.Key(device: key.device, publicKey: hex(key.publicKey),
-                                             verifierKey: TreeHead.verifierKey(device: key.device, publicKey: key.publicKey),
-                                             checkpoints: key.checkpoints, heads: key.heads, treeSize: Int(key.treeSize), testKey: key.isTestKey)
-                    }))
-                    return
-                }
-                if keys.isEmpty { print("No signatures in \(store.path): its events are unsigned.") }
-                for key in keys {
-                    var what: [String] = []
-                    if key.heads > 0 { what.append("\(key.heads) signed heads, tree of \(key.treeSize) events") }
-                    if key.checkpoints > 0 { what.append("\(key.checkpoints) checkpoints of the older kind") }
-                    if key.isTestKey { what.append("an insecure test key") }
-                    print("\(SafeText.line(key.device))  \(hex(key.publicKey))  \(what.joined(separator: ", "))")
-                }
+            let store = try options.openForReading()
+            var signers: [String: Signer] = [:]
+            for tree in try store.deviceTrees() {
+                signers[hex(tree.owner.publicKey)] = Signer(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0,
+                                                            heads: tree.heads.count, treeSize: tree.heads.last?.size ?? 0,
+                                                            isTestKey: tree.heads.contains(where: \.isTestKey))
+            }
+            for checkpoint in try store.checkpoints() {
+                signers[hex(checkpoint.publicKey), default: Signer(device: checkpoint.device, publicKey: checkpoint.publicKey, checkpoints: 0,
+                                                                   heads: 0, treeSize: 0, isTestKey: false)].checkpoints += 1
+            }
+            let keys = signers.values.sorted { ($0.device, hex($0.publicKey)) < ($1.device, hex($1.publicKey)) }
+            if json {
+                print(try CommandDocuments.text(keys.map { key in
+                    CommandDocuments.Key(device: key.device, publicKey: hex(key.publicKey),
+                                         verifierKey: TreeHead.verifierKey(device: key.device, publicKey: key.publicKey),
+                                         checkpoints: key.checkpoints, heads: key.heads, treeSize: Int(key.treeSize), testKey: key.isTestKey)
+                }))
+                return
+            }
+            if keys.isEmpty { print("No signatures in \(store.path): its events are unsigned.") }
+            for key in keys {
+                var what: [String] = []
+                if key.heads > 0 { what.append("\(key.heads) signed heads, tree of \(key.treeSize) events") }
+                if key.checkpoints > 0 { what.append("\(key.checkpoints) checkpoints of the older kind") }
+                if key.isTestKey { what.append("an insecure test key") }
+                print("\(SafeText.line(key.device))  \(hex(key.publicKey))  \(what.joined(separator: ", "))")
             }
         }
     }
@@ -80,23 +78,21 @@ struct Keys: ParsableCommand {
         }
 
         func run() throws {
-            do {
-                let key = try DeviceKey.random(device: device)
-                let path: String
-                if let out {
-                    path = out
-                } else {
-                    let folder = try KeyFolder(path: keys ?? KeyFile.defaultFolder)
-                    path = folder.file(of: device)
-                }
-                try KeyFile.write(key, to: path)
-                if json {
-                    print(try CommandDocuments.text([CommandDocuments.Key(device: device, publicKey: hex(key.publicKey), verifierKey: key.verifierKey)]))
-                } else {
-                    print("wrote \(path) (mode 0600): the private key of device \(SafeText.line(device)); keep it off the log's media")
-                    print("public key: \(hex(key.publicKey))")
-                    print("verifier key: \(key.verifierKey)")
-                }
+            let key = try DeviceKey.random(device: device)
+            let path: String
+            if let out {
+                path = out
+            } else {
+                let folder = try KeyFolder(path: keys ?? KeyFile.defaultFolder)
+                path = folder.file(of: device)
+            }
+            try KeyFile.write(key, to: path)
+            if json {
+                print(try CommandDocuments.text([CommandDocuments.Key(device: device, publicKey: hex(key.publicKey), verifierKey: key.verifierKey)]))
+            } else {
+                print("wrote \(path) (mode 0600): the private key of device \(SafeText.line(device)); keep it off the log's media")
+                print("public key: \(hex(key.publicKey))")
+                print("verifier key: \(key.verifierKey)")
             }
         }
     }
@@ -125,18 +121,16 @@ extension Keys {
         }
 
         func run() throws {
-            do {
-                let base = try HTTPClient.baseURL(to, option: "--to")
-                let key = try readPublicKey(publicKey, device: device)
-                let token = try readAdminToken()
-                let body = Data(try CommandDocuments.text(CommandDocuments.Enrollment(device: device, publicKey: hex(key))).utf8)
-                let reply = try HTTPClient.request("POST", base.appending(path: "v1/devices"), body: body, token: token)
-                switch reply.status {
-                case 201: print("enrolled device \(SafeText.line(device)) (key \(hex(key).prefix(16))...) at \(to)")
-                case 200: print("device \(SafeText.line(device)) was enrolled already with this key at \(to)")
-                case 401: throw CommandFailure("the collector refused the administrator's token: \(reply.message)")
-                default: throw CommandFailure("the collector refused the enrollment (HTTP \(reply.status)): \(reply.message)")
-                }
+            let base = try HTTPClient.baseURL(to, option: "--to")
+            let key = try readPublicKey(publicKey, device: device)
+            let token = try readAdminToken()
+            let body = Data(try CommandDocuments.text(CommandDocuments.Enrollment(device: device, publicKey: hex(key))).utf8)
+            let reply = try HTTPClient.request("POST", base.appending(path: "v1/devices"), body: body, token: token)
+            switch reply.status {
+            case 201: print("enrolled device \(SafeText.line(device)) (key \(hex(key).prefix(16))...) at \(to)")
+            case 200: print("device \(SafeText.line(device)) was enrolled already with this key at \(to)")
+            case 401: throw CommandFailure("the collector refused the administrator's token: \(reply.message)")
+            default: throw CommandFailure("the collector refused the enrollment (HTTP \(reply.status)): \(reply.message)")
             }
         }
 

@@ -29,103 +29,101 @@ struct Log: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let store = try options.openForReading()
-            var streams: Set<UUID>? = nil
-            var positions: Set<Int64>? = nil
-            var devices: [DeviceID]
-            if let game {
-                let opened = try OpenedGame(store: store, id: game)
-                streams = Set(opened.replayer.events.map(\.stream))
-                // A game's own events: those of its session, not another game's played beside it.
-                if let session = opened.session { positions = opened.replayer.positions(ofGame: session) }
-                devices = opened.replayer.devices
+        let store = try options.openForReading()
+        var streams: Set<UUID>? = nil
+        var positions: Set<Int64>? = nil
+        var devices: [DeviceID]
+        if let game {
+            let opened = try OpenedGame(store: store, id: game)
+            streams = Set(opened.replayer.events.map(\.stream))
+            // A game's own events: those of its session, not another game's played beside it.
+            if let session = opened.session { positions = opened.replayer.positions(ofGame: session) }
+            devices = opened.replayer.devices
+        } else {
+            devices = try recordedDevices(store)
+        }
+        let only = try device.map { name in
+            guard let match = devices.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                throw ValidationError("--device '\(name)' recorded nothing here; the devices are \(devices.map(\.name).joined(separator: ", ")).")
+            }
+            return match
+        }
+        let seenAs = try perspective.map { try parsePerspective($0, devices: devices) } ?? .auditor
+        if let kind {
+            // A kind that no event type has is a typo, not an empty answer.
+            let types = try store.eventTypes()
+            guard types.contains(where: { $0 == kind || $0.hasPrefix(kind + ".") }) else {
+                let families = Set(types.map { String($0.prefix { $0 != "." }) }).sorted()
+                let near = Spelling.nearest(kind, in: families + types)
+                throw ValidationError("--kind '\(kind)' matches no event type in this log; the kinds are \(families.joined(separator: ", "))"
+                                      + (near.isEmpty ? "" : " (did you mean \(near.joined(separator: " or "))?)") + ".")
+            }
+        }
+        let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
+        // Each recording's names, so captions read "Alice placed...", as `state` shows them.
+        let namesOf = try recordings(store, streams: streams).mapValues(\.names)
+        var shown = 0, damaged = 0
+        // Under a device's view: each conversation as that device has seen it so far.
+        var views = DeviceViews(seenAs)
+        var decoder = StreamDecoder(store: store)
+        try store.scan(query, skippingDamaged: { problem in
+            damaged += 1
+            if json {
+                print(#"{"damaged":true,"position":\#(problem.position ?? 0)}"#)
             } else {
-                devices = try recordedDevices(store)
+                print("\(String(problem.position ?? 0).leftPad(7))  damaged: \(problem)")
             }
-            let only = try device.map { name in
-                guard let match = devices.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-                    throw ValidationError("--device '\(name)' recorded nothing here; the devices are \(devices.map(\.name).joined(separator: ", ")).")
-                }
-                return match
+        }) { event in
+            if let limit, shown >= limit { return }
+            let wanted = (positions?.contains(event.position) ?? true) && (kind.map { event.type == $0 || event.type.hasPrefix($0 + ".") } ?? true)
+            // A device's view folds all of that device's events, listed or not, to know what its owner may see.
+            if !wanted, case .auditor = seenAs { return }
+            // Under --json the payload is printed whole too: a compact one is expanded once for both.
+            var full = event.payload
+            var decoded: RecordedEvent?
+            if json, let both = try? decoder.decodeKeepingFullPayload(stream: event.stream, type: event.type,
+                                                                     typeVersion: event.typeVersion, payload: event.payload) {
+                (decoded, full) = (both.event, both.full)
+            } else {
+                decoded = try? decoder.decode(stream: event.stream, type: event.type, typeVersion: event.typeVersion, payload: event.payload)
             }
-            let seenAs = try perspective.map { try parsePerspective($0, devices: devices) } ?? .auditor
-            if let kind {
-                // A kind that no event type has is a typo, not an empty answer.
-                let types = try store.eventTypes()
-                guard types.contains(where: { $0 == kind || $0.hasPrefix(kind + ".") }) else {
-                    let families = Set(types.map { String($0.prefix { $0 != "." }) }).sorted()
-                    let near = Spelling.nearest(kind, in: families + types)
-                    throw ValidationError("--kind '\(kind)' matches no event type in this log; the kinds are \(families.joined(separator: ", "))"
-                                          + (near.isEmpty ? "" : " (did you mean \(near.joined(separator: " or "))?)") + ".")
-                }
+            let context = decoded?.context
+            let deviceName: String?
+            if case .recordingStarted(let info)? = decoded {
+                deviceName = info.device.name
+            } else {
+                deviceName = context?.device.name
             }
-            let query = EventQuery(streams: streams, since: try since.map(parseTime), until: try until.map(parseTime))
-            // Each recording's names, so captions read "Alice placed...", as `state` shows them.
-            let namesOf = try recordings(store, streams: streams).mapValues(\.names)
-            var shown = 0, damaged = 0
-            // Under a device's view: each conversation as that device has seen it so far.
-            var views = DeviceViews(seenAs)
-            var decoder = StreamDecoder(store: store)
-            try store.scan(query, skippingDamaged: { problem in
-                damaged += 1
-                if json {
-                    print(#"{"damaged":true,"position":\#(problem.position ?? 0)}"#)
-                } else {
-                    print("\(String(problem.position ?? 0).leftPad(7))  damaged: \(problem)")
-                }
-            }) { event in
-                if let limit, shown >= limit { return }
-                let wanted = (positions?.contains(event.position) ?? true) && (kind.map { event.type == $0 || event.type.hasPrefix($0 + ".") } ?? true)
-                // A device's view folds all of that device's events, listed or not, to know what its owner may see.
-                if !wanted, case .auditor = seenAs { return }
-                // Under --json the payload is printed whole too: a compact one is expanded once for both.
-                var full = event.payload
-                var decoded: RecordedEvent?
-                if json, let both = try? decoder.decodeKeepingFullPayload(stream: event.stream, type: event.type,
-                                                                         typeVersion: event.typeVersion, payload: event.payload) {
-                    (decoded, full) = (both.event, both.full)
-                } else {
-                    decoded = try? decoder.decode(stream: event.stream, type: event.type, typeVersion: event.typeVersion, payload: event.payload)
-                }
-                let context = decoded?.context
-                let deviceName: String?
-                if case .recordingStarted(let info)? = decoded {
-                    deviceName = info.device.name
-                } else {
-                    deviceName = context?.device.name
-                }
-                if let only, deviceName != only.name { return }
-                if case .device(let viewer) = seenAs {
-                    // Another device's events are not there for this device: neither their content nor how many.
-                    guard deviceName == viewer.name else { return }
-                    // Every message the event carries, as the game's player view shows it to this device's owner.
-                    if let recorded = decoded {
-                        let seen = views.view(recorded, stored: event)
-                        guard wanted else { return }
-                        if seen != recorded {
-                            decoded = seen
-                            full = seen.payload()
-                        }
+            if let only, deviceName != only.name { return }
+            if case .device(let viewer) = seenAs {
+                // Another device's events are not there for this device: neither their content nor how many.
+                guard deviceName == viewer.name else { return }
+                // Every message the event carries, as the game's player view shows it to this device's owner.
+                if let recorded = decoded {
+                    let seen = views.view(recorded, stored: event)
+                    guard wanted else { return }
+                    if seen != recorded {
+                        decoded = seen
+                        full = seen.payload()
                     }
                 }
-                guard wanted else { return }
-                shown += 1
-                if json {
-                    // Written by hand in the one JSON style (keys sorted): a payload is
-                    // rewritten in one pass, with the reference for anything unusual.
-                    let payload = JSONStyleRewriter.rewrite(full).map { String(decoding: $0, as: UTF8.self) }
-                        ?? ((try? JSONStyle.normalize(json: Data(full))).map { JSONStyle.text($0) } ?? "null")
-                    print(#"{"id":"\#(event.id.uuidString.lowercased())","payload":\#(payload),"position":\#(event.position),"recordedAt":"\#(event.recordedAt)","stream":"\#(event.stream.uuidString.lowercased())","streamVersion":\#(event.streamVersion),"type":"\#(event.type)","typeVersion":\#(event.typeVersion)}"#)
-                } else {
-                    let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
-                    print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.rightPad(31)) \(style.rightPad(20)) \(decoded.map { ParticipantNames.resolve(summary($0), names: namesOf[event.stream] ?? [:]) } ?? "(undecodable payload)")")
-                }
             }
-            if damaged > 0 {
-                Terminal.standardError("\(damaged) damaged events were listed in place. `gamelog verify` says what is wrong; `gamelog export --skip-damaged` salvages the rest.")
-                throw ExitCode.failure
+            guard wanted else { return }
+            shown += 1
+            if json {
+                // Written by hand in the one JSON style (keys sorted): a payload is
+                // rewritten in one pass, with the reference for anything unusual.
+                let payload = JSONStyleRewriter.rewrite(full).map { String(decoding: $0, as: UTF8.self) }
+                    ?? ((try? JSONStyle.normalize(json: Data(full))).map { JSONStyle.text($0) } ?? "null")
+                print(#"{"id":"\#(event.id.uuidString.lowercased())","payload":\#(payload),"position":\#(event.position),"recordedAt":"\#(event.recordedAt)","stream":"\#(event.stream.uuidString.lowercased())","streamVersion":\#(event.streamVersion),"type":"\#(event.type)","typeVersion":\#(event.typeVersion)}"#)
+            } else {
+                let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
+                print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.rightPad(31)) \(style.rightPad(20)) \(decoded.map { ParticipantNames.resolve(summary($0), names: namesOf[event.stream] ?? [:]) } ?? "(undecodable payload)")")
             }
+        }
+        if damaged > 0 {
+            Terminal.standardError("\(damaged) damaged events were listed in place. `gamelog verify` says what is wrong; `gamelog export --skip-damaged` salvages the rest.")
+            throw ExitCode.failure
         }
     }
 

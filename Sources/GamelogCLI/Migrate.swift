@@ -12,26 +12,24 @@ struct Migrate: ParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
-        do {
-            if let shared = try options.sharedStore() {
-                let (from, to) = try SharedStore.wait { try await shared.migrate() }
-                print(from == to ? "\(shared.location) is at schema version \(to), the newest this gamelog knows."
-                                 : "\(shared.location): schema version \(from) -> \(to), the newest this gamelog knows.")
-                return
-            }
-            guard FileManager.default.fileExists(atPath: options.db) else {
-                throw EventStoreError.databaseNotFound(path: options.db)
-            }
-            // Opening for writing applies the missing migrations, each in one transaction.
-            let store = try options.openForWriting()
-            // The catalog is derived from the events: a log from before it existed gets it filled now.
-            if !(try store.catalogIsComplete()) {
-                let progress = ProgressBar(total: Int(try store.count().lastPosition), label: "events catalogued")
-                try GameIndex.fillCatalog(store) { done, _ in progress.update(Int(done)) }
-                progress.finish()
-                print("filled the game catalog")
-            }
-            print("\(store.path) is at schema version \(try store.schemaVersion()), the newest this gamelog knows.")
+        if let shared = try options.sharedStore() {
+            let (from, to) = try SharedStore.wait { try await shared.migrate() }
+            print(from == to ? "\(shared.location) is at schema version \(to), the newest this gamelog knows."
+                             : "\(shared.location): schema version \(from) -> \(to), the newest this gamelog knows.")
+            return
         }
+        guard FileManager.default.fileExists(atPath: options.db) else {
+            throw EventStoreError.databaseNotFound(path: options.db)
+        }
+        // Opening for writing applies the missing migrations, each in one transaction.
+        let store = try options.openForWriting()
+        // The catalog is derived from the events: a log from before it existed gets it filled now.
+        if !(try store.catalogIsComplete()) {
+            let progress = ProgressBar(total: Int(try store.count().lastPosition), label: "events catalogued")
+            try GameIndex.fillCatalog(store) { done, _ in progress.update(Int(done)) }
+            progress.finish()
+            print("filled the game catalog")
+        }
+        print("\(store.path) is at schema version \(try store.schemaVersion()), the newest this gamelog knows.")
     }
 }

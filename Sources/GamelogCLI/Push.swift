@@ -28,11 +28,9 @@ struct Push: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            do { try push() } catch let failure as HTTPClient.Failure {
-                let text = "\(failure)"
-                throw CommandFailure(text + (text.hasSuffix("?") ? " " : ". ") + "What the collector acknowledged is kept; push again when it answers: it sends only the rest.")
-            }
+        do { try push() } catch let failure as HTTPClient.Failure {
+            let text = "\(failure)"
+            throw CommandFailure(text + (text.hasSuffix("?") ? " " : ". ") + "What the collector acknowledged is kept; push again when it answers: it sends only the rest.")
         }
     }
 

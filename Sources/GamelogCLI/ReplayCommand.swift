@@ -27,16 +27,14 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Print JSON and exit.") var json = false
 
     func run() throws {
-        do {
-            let (whole, seenAs) = try view.openWhole(game, options)
-            let opened = whole.seen(by: seenAs)
-            if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {
-                try opened.printState(at: step, as: seenAs, json: json)
-                return
-            }
-            // The interactive replayer switches views itself: it keeps the whole game.
-            try InteractiveReplay(opened: whole, game: game, perspective: seenAs).run()
+        let (whole, seenAs) = try view.openWhole(game, options)
+        let opened = whole.seen(by: seenAs)
+        if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {
+            try opened.printState(at: step, as: seenAs, json: json)
+            return
         }
+        // The interactive replayer switches views itself: it keeps the whole game.
+        try InteractiveReplay(opened: whole, game: game, perspective: seenAs).run()
     }
 }
 

@@ -31,46 +31,44 @@ struct RerunCommand: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            if try sharing.joinIfAsked(.rerun, options: options) { return }
-            let started = Date()
-            var results: [RerunResult]
-            if let shared = try sharing.sharedStore(options), let workers = sharing.workers {
-                let copy = try options.localCopy(of: shared)
-                let stored = try SharedAudit.coordinate(.rerun, reruns: true, workers: workers, options: options, shared: shared, copy: copy) {}
-                // One order, whichever process re-ran what (as one process orders them).
-                results = try SharedAudit.decode(stored, as: RerunResult.self)
-                    .sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }
-            } else {
-                let store = try options.openForReading()
-                var only: Set<ConversationID>?
-                if let game { only = [try GameIndex(store: store).resolve(game).conversation] }
-                let progress = ProgressBar(total: Int(try store.lastPosition()), label: "events")
-                results = try Rerunner(games: GamelogCLI.games).rerun(store: store, conversations: only) { done, _ in progress.update(done) }
-                progress.finish()
-            }
-            if let device { results = results.filter { $0.device.lowercased() == device.lowercased() } }
-            let seconds = Date().timeIntervalSince(started)
-            let diverged = results.filter { $0.outcome == .diverged }
-            let skipped = results.filter { $0.outcome == .skipped }
-            let events = results.reduce(0) { $0 + $1.events }
-            if json {
-                print(try JSONStyle.text(encoding: results))
-            } else {
-                for result in diverged {
-                    let d = result.divergence!
-                    print("diverged: device \(result.device)'s \(result.kind) recording \(result.stream.uuidString.prefix(8).lowercased()) at position \(d.position)")
-                    print("  recorded: \(d.recorded ?? "nothing")")
-                    print("  now:      \(d.now ?? "nothing")")
-                    for line in d.diff.prefix(12) { print("    \(line)") }
-                }
-                for result in skipped {
-                    print("skipped: device \(result.device)'s \(result.kind) recording \(result.stream.uuidString.prefix(8).lowercased()): no extension of that kind here")
-                }
-                let rate = Int(Double(events) / max(seconds, 0.001))
-                print("\(results.count - diverged.count - skipped.count) recordings matched, \(diverged.count) diverged, \(skipped.count) skipped (\(events) events, \(rate) events/s)")
-            }
-            if !diverged.isEmpty { throw ExitCode(1) }
+        if try sharing.joinIfAsked(.rerun, options: options) { return }
+        let started = Date()
+        var results: [RerunResult]
+        if let shared = try sharing.sharedStore(options), let workers = sharing.workers {
+            let copy = try options.localCopy(of: shared)
+            let stored = try SharedAudit.coordinate(.rerun, reruns: true, workers: workers, options: options, shared: shared, copy: copy) {}
+            // One order, whichever process re-ran what (as one process orders them).
+            results = try SharedAudit.decode(stored, as: RerunResult.self)
+                .sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }
+        } else {
+            let store = try options.openForReading()
+            var only: Set<ConversationID>?
+            if let game { only = [try GameIndex(store: store).resolve(game).conversation] }
+            let progress = ProgressBar(total: Int(try store.lastPosition()), label: "events")
+            results = try Rerunner(games: GamelogCLI.games).rerun(store: store, conversations: only) { done, _ in progress.update(done) }
+            progress.finish()
         }
+        if let device { results = results.filter { $0.device.lowercased() == device.lowercased() } }
+        let seconds = Date().timeIntervalSince(started)
+        let diverged = results.filter { $0.outcome == .diverged }
+        let skipped = results.filter { $0.outcome == .skipped }
+        let events = results.reduce(0) { $0 + $1.events }
+        if json {
+            print(try JSONStyle.text(encoding: results))
+        } else {
+            for result in diverged {
+                let d = result.divergence!
+                print("diverged: device \(result.device)'s \(result.kind) recording \(result.stream.uuidString.prefix(8).lowercased()) at position \(d.position)")
+                print("  recorded: \(d.recorded ?? "nothing")")
+                print("  now:      \(d.now ?? "nothing")")
+                for line in d.diff.prefix(12) { print("    \(line)") }
+            }
+            for result in skipped {
+                print("skipped: device \(result.device)'s \(result.kind) recording \(result.stream.uuidString.prefix(8).lowercased()): no extension of that kind here")
+            }
+            let rate = Int(Double(events) / max(seconds, 0.001))
+            print("\(results.count - diverged.count - skipped.count) recordings matched, \(diverged.count) diverged, \(skipped.count) skipped (\(events) events, \(rate) events/s)")
+        }
+        if !diverged.isEmpty { throw ExitCode(1) }
     }
 }

@@ -40,38 +40,36 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let shared = try options.sharedStore()
-            let copy = try shared.map { try options.localCopy(of: $0) }
-            let model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games,
-                                        keepingResultsIn: fresh ? nil : SharedStore.defaultCacheFolder.appending(path: "viewer"),
-                                        build: Self.buildIdentity)
-            var reader: (@Sendable (String) async throws -> Bool)?
-            if let shared {
-                // The audits `verify --workers` stored are shown, not computed again; the
-                // background audit checks the other games and the whole log's signatures.
-                let audits = try storedAudits(shared)
-                try model.useStoredAudits(audits)
-                if !audits.isEmpty {
-                    Terminal.standardError("showing the audits `verify --workers` stored for \(audits.count) games")
-                }
-                // A shared store's games are the studio's: beyond loopback, only its readers see them.
-                if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
-                    reader = { token in try await shared.role(ofToken: token) != nil }
-                }
+        let shared = try options.sharedStore()
+        let copy = try shared.map { try options.localCopy(of: $0) }
+        let model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games,
+                                    keepingResultsIn: fresh ? nil : SharedStore.defaultCacheFolder.appending(path: "viewer"),
+                                    build: Self.buildIdentity)
+        var reader: (@Sendable (String) async throws -> Bool)?
+        if let shared {
+            // The audits `verify --workers` stored are shown, not computed again; the
+            // background audit checks the other games and the whole log's signatures.
+            let audits = try storedAudits(shared)
+            try model.useStoredAudits(audits)
+            if !audits.isEmpty {
+                Terminal.standardError("showing the audits `verify --workers` stored for \(audits.count) games")
             }
-            // The list and the verdicts fill in while the pages already answer.
-            model.listInBackground()
-            model.auditInBackground()
-            let path = shared.map { "\($0.location) as copied now" } ?? options.db
-            let host = self.host
-            let app = WebViewer.application(model, host: host, port: port, reader: reader) { port in
-                // Written at once (not buffered), so a script waiting for this line sees it.
-                FileHandle.standardOutput.write(Data("gamelog serve: http://\(host):\(port)/games (a read-only view of \(path)); Ctrl-C stops it\n".utf8))
+            // A shared store's games are the studio's: beyond loopback, only its readers see them.
+            if !["127.0.0.1", "localhost", "::1"].contains(host.lowercased()) {
+                reader = { token in try await shared.role(ofToken: token) != nil }
             }
-            // The server is asynchronous; this command waits for it, as `swift run` users expect.
-            try runServer(app, host: host, port: port)
         }
+        // The list and the verdicts fill in while the pages already answer.
+        model.listInBackground()
+        model.auditInBackground()
+        let path = shared.map { "\($0.location) as copied now" } ?? options.db
+        let host = self.host
+        let app = WebViewer.application(model, host: host, port: port, reader: reader) { port in
+            // Written at once (not buffered), so a script waiting for this line sees it.
+            FileHandle.standardOutput.write(Data("gamelog serve: http://\(host):\(port)/games (a read-only view of \(path)); Ctrl-C stops it\n".utf8))
+        }
+        // The server is asynchronous; this command waits for it, as `swift run` users expect.
+        try runServer(app, host: host, port: port)
     }
 
     /// The audits the store keeps, by conversation; one that does not read is left out

@@ -99,83 +99,81 @@ struct Simulate: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let recordingClock: any RecordingClock = clock == .fixed ? FixedClock() : SystemClock()
-            let recorder: Recorder
-            let signer: SigningOptions.Signer
-            let destination: String
-            if let perDevice {
-                var isFolder: ObjCBool = false
-                if FileManager.default.fileExists(atPath: perDevice, isDirectory: &isFolder), !isFolder.boolValue {
-                    throw ValidationError("--per-device \(perDevice) is a file; give a folder (it is created if missing).")
-                }
-                try FileManager.default.createDirectory(atPath: perDevice, withIntermediateDirectories: true)
-                // Open every device's database up front, so a bad folder fails before any game.
-                var stores: [DeviceID: EventStore] = [:]
-                for name in deviceNames.prefix(2) + (playsGroupGames ? groupNames : []) {
-                    stores[DeviceID(name)] = try EventStore(path: URL(fileURLWithPath: perDevice).appending(path: "\(name).sqlite").path)
-                }
-                signer = try signing.signer(seed: seed, logPath: stores[DeviceID(deviceNames[0])]!.path)
-                recorder = Recorder(storeOf: { stores[$0]! }, clock: recordingClock, seed: seed, keys: signer.key)
-                destination = stores.keys.map { "\(perDevice)/\($0).sqlite" }.sorted().joined(separator: ", ")
-            } else {
-                let store = try options.openForWriting()
-                signer = try signing.signer(seed: seed, logPath: store.path)
-                recorder = Recorder(store: store, clock: recordingClock, seed: seed, keys: signer.key)
-                destination = store.path
+        let recordingClock: any RecordingClock = clock == .fixed ? FixedClock() : SystemClock()
+        let recorder: Recorder
+        let signer: SigningOptions.Signer
+        let destination: String
+        if let perDevice {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: perDevice, isDirectory: &isFolder), !isFolder.boolValue {
+                throw ValidationError("--per-device \(perDevice) is a file; give a folder (it is created if missing).")
             }
-            let standardNames = (deviceNames + groupNames).allSatisfy { Self.ownerNames[$0] != nil }
-            func owner(_ name: String) -> String { standardNames ? Self.ownerNames[name]! : "Owner of \(name)" }
-            let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed, noise: noise,
-                                      devices: deviceNames.prefix(2).map { (DeviceID($0), owner($0)) })
-            simulator.groupDevices = groupNames.map { (DeviceID($0), owner($0)) }
-            simulator.network = NetworkProfile.named(network.rawValue) ?? .phone
-            let progress = ProgressBar(total: games, label: "games")
-            let started = Date()
-            var finished = 0, skipped = 0
-            var outcomes: [String: Int] = [:]
-            for number in 0..<games {
-                let report = try simulator.play(game == "mixed" ? simulator.mixedKind(number) : game)
-                try signer.check()
-                if report.finished && !report.alreadyRecorded { finished += 1 }
-                if report.alreadyRecorded { skipped += 1 }
-                // Counted as the log shows them: every game of the conversation, strays and strandings included.
-                for game in report.games { outcomes[outcomeClass(report.kind, game), default: 0] += 1 }
-                if report.games.isEmpty { outcomes["\(report.kind): no game message", default: 0] += 1 }
-                progress.update(number + 1, detail: "· \(recorder.writtenEvents) events")
+            try FileManager.default.createDirectory(atPath: perDevice, withIntermediateDirectories: true)
+            // Open every device's database up front, so a bad folder fails before any game.
+            var stores: [DeviceID: EventStore] = [:]
+            for name in deviceNames.prefix(2) + (playsGroupGames ? groupNames : []) {
+                stores[DeviceID(name)] = try EventStore(path: URL(fileURLWithPath: perDevice).appending(path: "\(name).sqlite").path)
             }
-            progress.finish()
-            let seconds = Date().timeIntervalSince(started)
-            let written = recorder.writtenEvents
-            if json {
-                print(try CommandDocuments.text(CommandDocuments.Simulation(
-                    games: games, finished: finished, alreadyRecorded: skipped, eventsWritten: written, seconds: seconds, seed: seed,
-                    database: destination, outcomes: outcomes, network: network.rawValue,
-                    coverage: coverage ? Dictionary(uniqueKeysWithValues: simulator.coverage.table.map { ($0.row, $0.count) }) : nil)))
-            } else {
-                if skipped == games {
-                    print("All \(games) games of seed \(seed) were already recorded in \(destination): nothing was played or written.")
-                    return
-                }
-                print(signer.summary)
-                print("Played \(games - skipped) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
-                let logged = outcomes.values.reduce(0, +)
-                if logged != games {
-                    print("The log shows \(logged) games: besides the games played, stray taps started some and others were left unsent (each below, as `gamelog games` lists them).")
-                }
-                print("Wrote \(written) events to \(destination) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
-                if skipped > 0 {
-                    print("\(skipped) of the \(games) games were already recorded with this seed and were skipped.")
-                }
-                for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) { print("  \(outcome): \(count)") }
-                if coverage {
-                    let table = simulator.coverage.table
-                    let never = table.filter { $0.count == 0 }.count
-                    print("\nCoverage (network \(network.rawValue)): how often each behaviour occurred; \(never) of \(table.count) rows never did.")
-                    let width = table.map(\.row.count).max() ?? 0
-                    for (row, count) in table {
-                        print("  \(row.padding(toLength: width, withPad: " ", startingAt: 0))  \(String(repeating: " ", count: max(0, 8 - String(count).count)))\(count)")
-                    }
+            signer = try signing.signer(seed: seed, logPath: stores[DeviceID(deviceNames[0])]!.path)
+            recorder = Recorder(storeOf: { stores[$0]! }, clock: recordingClock, seed: seed, keys: signer.key)
+            destination = stores.keys.map { "\(perDevice)/\($0).sqlite" }.sorted().joined(separator: ", ")
+        } else {
+            let store = try options.openForWriting()
+            signer = try signing.signer(seed: seed, logPath: store.path)
+            recorder = Recorder(store: store, clock: recordingClock, seed: seed, keys: signer.key)
+            destination = store.path
+        }
+        let standardNames = (deviceNames + groupNames).allSatisfy { Self.ownerNames[$0] != nil }
+        func owner(_ name: String) -> String { standardNames ? Self.ownerNames[name]! : "Owner of \(name)" }
+        let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed, noise: noise,
+                                  devices: deviceNames.prefix(2).map { (DeviceID($0), owner($0)) })
+        simulator.groupDevices = groupNames.map { (DeviceID($0), owner($0)) }
+        simulator.network = NetworkProfile.named(network.rawValue) ?? .phone
+        let progress = ProgressBar(total: games, label: "games")
+        let started = Date()
+        var finished = 0, skipped = 0
+        var outcomes: [String: Int] = [:]
+        for number in 0..<games {
+            let report = try simulator.play(game == "mixed" ? simulator.mixedKind(number) : game)
+            try signer.check()
+            if report.finished && !report.alreadyRecorded { finished += 1 }
+            if report.alreadyRecorded { skipped += 1 }
+            // Counted as the log shows them: every game of the conversation, strays and strandings included.
+            for game in report.games { outcomes[outcomeClass(report.kind, game), default: 0] += 1 }
+            if report.games.isEmpty { outcomes["\(report.kind): no game message", default: 0] += 1 }
+            progress.update(number + 1, detail: "· \(recorder.writtenEvents) events")
+        }
+        progress.finish()
+        let seconds = Date().timeIntervalSince(started)
+        let written = recorder.writtenEvents
+        if json {
+            print(try CommandDocuments.text(CommandDocuments.Simulation(
+                games: games, finished: finished, alreadyRecorded: skipped, eventsWritten: written, seconds: seconds, seed: seed,
+                database: destination, outcomes: outcomes, network: network.rawValue,
+                coverage: coverage ? Dictionary(uniqueKeysWithValues: simulator.coverage.table.map { ($0.row, $0.count) }) : nil)))
+        } else {
+            if skipped == games {
+                print("All \(games) games of seed \(seed) were already recorded in \(destination): nothing was played or written.")
+                return
+            }
+            print(signer.summary)
+            print("Played \(games - skipped) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
+            let logged = outcomes.values.reduce(0, +)
+            if logged != games {
+                print("The log shows \(logged) games: besides the games played, stray taps started some and others were left unsent (each below, as `gamelog games` lists them).")
+            }
+            print("Wrote \(written) events to \(destination) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
+            if skipped > 0 {
+                print("\(skipped) of the \(games) games were already recorded with this seed and were skipped.")
+            }
+            for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) { print("  \(outcome): \(count)") }
+            if coverage {
+                let table = simulator.coverage.table
+                let never = table.filter { $0.count == 0 }.count
+                print("\nCoverage (network \(network.rawValue)): how often each behaviour occurred; \(never) of \(table.count) rows never did.")
+                let width = table.map(\.row.count).max() ?? 0
+                for (row, count) in table {
+                    print("  \(row.padding(toLength: width, withPad: " ", startingAt: 0))  \(String(repeating: " ", count: max(0, 8 - String(count).count)))\(count)")
                 }
             }
         }

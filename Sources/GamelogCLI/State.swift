@@ -16,10 +16,8 @@ struct State: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        do {
-            let (opened, seenAs) = try view.open(game, options)
-            try opened.printState(at: at, as: seenAs, json: json)
-        }
+        let (opened, seenAs) = try view.open(game, options)
+        try opened.printState(at: at, as: seenAs, json: json)
     }
 }
 
@@ -34,21 +32,19 @@ struct Diff: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        do {
-            let (opened, seenAs) = try view.open(game, options)
-            try opened.checkStep(from)
-            try opened.checkStep(to)
-            let changes = try opened.replayer.diff(from: from, to: to, as: seenAs)
-            if json {
-                print(JSONStyle.text(.array(changes.map(\.jsonValue))))
-            } else if changes.filter({ !$0.isBookkeeping }).isEmpty {
-                print("no changes between steps \(from) and \(to)" + (changes.isEmpty ? "" : " but where the game's events end (--json lists it)"))
-            } else {
-                // Ids short, times readable, long values folded; --json has every change in full.
-                changes.filter { !$0.isBookkeeping }.forEach { print($0.readable) }
-            }
-            if opened.reportDamage(through: to) { throw ExitCode.failure }
+        let (opened, seenAs) = try view.open(game, options)
+        try opened.checkStep(from)
+        try opened.checkStep(to)
+        let changes = try opened.replayer.diff(from: from, to: to, as: seenAs)
+        if json {
+            print(JSONStyle.text(.array(changes.map(\.jsonValue))))
+        } else if changes.filter({ !$0.isBookkeeping }).isEmpty {
+            print("no changes between steps \(from) and \(to)" + (changes.isEmpty ? "" : " but where the game's events end (--json lists it)"))
+        } else {
+            // Ids short, times readable, long values folded; --json has every change in full.
+            changes.filter { !$0.isBookkeeping }.forEach { print($0.readable) }
         }
+        if opened.reportDamage(through: to) { throw ExitCode.failure }
     }
 }
 

@@ -104,7 +104,7 @@ public enum StateText {
         object["step"] = .integer(Int64(step))
         object["stepCount"] = .integer(Int64(replayer.stepCount))
         object["perspective"] = .string(perspective.description)
-        object["missingRecordings"] = JSONStyle.normalize(try JSONValue(encoding: state.missingRecordings))
+        object["missingRecordings"] = .array(state.missingRecordings.map { .string($0) })
         if let event = replayer.event(at: step) {
             let device = JSONValue.string(event.device?.name ?? "")
             if perspective.sees(event) {

@@ -123,14 +123,14 @@ public struct Rerunner: Sendable {
                 if let extra = host.produced.first { return diverge(lastInput, recorded: nil, now: json(extra)) }
                 lastInput = e.position
                 host.sync(context, record)
-                if record.callback == .contentSizeThatFits, let offered = record.availableSize {
+                if record.callback == .contentSizeThatFits {
                     // A question with an answer: today's code must answer as recorded.
-                    let answer = ext.contentSizeThatFits(offered)
+                    let answer = record.availableSize.map(ext.contentSizeThatFits)
                     if answer != record.contentSize {
                         func sized(_ size: ContentSize) -> String {
                             String(decoding: (try? encoder.encode(["contentSize": size])) ?? Data(), as: UTF8.self)
                         }
-                        return diverge(e.position, recorded: record.contentSize.map(sized), now: sized(answer))
+                        return diverge(e.position, recorded: record.contentSize.map(sized), now: answer.map(sized))
                     }
                 } else {
                     deliver(record, to: ext)
@@ -199,7 +199,7 @@ public struct Rerunner: Sendable {
         case .didCancelSending: if let m = record.message { ext.didCancelSending(m, conversation: conversation) }
         case .willTransition: if let s = record.style { ext.willTransition(to: s) }
         case .didTransition: if let s = record.style { ext.didTransition(to: s) }
-        case .contentSizeThatFits: if let s = record.availableSize { _ = ext.contentSizeThatFits(s) }
+        case .contentSizeThatFits: break // a question with an answer: `rerun(_:)` asks it and compares
         }
     }
 }

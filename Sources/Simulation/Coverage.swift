@@ -79,8 +79,6 @@ public struct Coverage: Sendable, Equatable {
             // GAMES.md's screens and alerts, by the names the games give them.
             add("screen \(kind)/\(screen.name)")
             if let alert = screen.alert { add("alert \(alert.title)") }
-        case .recordingStarted(let info) where info.liveMessage == nil:
-            add("conversation of \(info.remoteParticipants.count + 1) participants")
         case .callback(let record, let context):
             add("callback \(record.callback.rawValue) in \(context.style.description)")
             if record.callback == .willTransition, let to = record.style {
@@ -156,6 +154,11 @@ public struct Coverage: Sendable, Equatable {
         if message.summaryText != nil { add("message with summaryText") }
         if message.shouldExpire { add("message with shouldExpire") }
         if message.accessibilityLabel != nil { add("message with accessibilityLabel") }
+    }
+
+    /// Counts a conversation as its first recording starts.
+    mutating func count(conversationOf participants: Int) {
+        add("conversation of \(participants) participants")
     }
 
     /// Counts what the network did in a game.

@@ -132,6 +132,9 @@ public final class Simulator {
     private func fold(_ event: RecordedEvent, stream: UUID) {
         guard let conversation = event.conversation else { return }
         recordedSteps += 1
+        if folded[conversation] == nil, case .recordingStarted(let info) = event {
+            coverage.count(conversationOf: info.remoteParticipants.count + 1)
+        }
         var state = folded[conversation] ?? ConversationState(conversation: conversation, games: games)
         coverage.count(event, before: event.context.flatMap { state.devices[$0.device] }, kind: state.kind)
         state.apply(ReplayEvent(position: recordedSteps, recordedAt: recordedSteps, stream: stream, event: event))
