@@ -116,21 +116,42 @@ public enum JSONValue: Hashable, Sendable {
             }
         }
 
+        /// RFC 8259's number grammar, `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`, exactly:
+        /// `1.`, `01`, `+1` and `.5` are refused, because text that another reader would refuse
+        /// must not read as a value here. A number with a fraction or exponent whose value is a
+        /// whole number that fits in 64 bits reads as an integer (`1.0` and `1e2` are the integers
+        /// 1 and 100), so a value written by ``JSONStyle`` reads back as itself.
         mutating func number() throws(ParseError) -> JSONValue {
             let start = index
-            var isInteger = true
+            func isDigit(_ at: Int) -> Bool { at < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[at]) }
+            func digits() throws(ParseError) {
+                guard isDigit(index) else { throw ParseError(offset: index, reason: "a number needs a digit here") }
+                while isDigit(index) { index += 1 }
+            }
             if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-            let digitsStart = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-            guard index > digitsStart else { throw fail("expected a value") }
-            while index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-")].contains(bytes[index])
-                    || (!isInteger && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])) {
-                isInteger = false
+            guard isDigit(index) else { throw fail("expected a value") }
+            if bytes[index] == UInt8(ascii: "0") {
                 index += 1
+                if isDigit(index) { throw ParseError(offset: start, reason: "a number may not start with 0") }
+            } else {
+                try digits()
+            }
+            var isInteger = true
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                isInteger = false
+                try digits()
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                isInteger = false
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                try digits()
             }
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
             if isInteger, let integer = Int64(text) { return .integer(integer) }
             guard let double = Double(text), double.isFinite else { throw ParseError(offset: start, reason: "'\(text)' is not a number") }
+            if double == double.rounded(), let integer = Int64(exactly: double) { return .integer(integer) }
             return .double(double)
         }
 

@@ -43,17 +43,31 @@ import Testing
     @Test func readsEveryKindOfValue() throws {
         let text = #"{"a":[1,-2,3.5,1e3,true,false,null],"b":"\u00e9\ud83d\ude00\n\"q\"","c":{}," d":[]}"#
         let value = try JSONValue(parsing: Array(text.utf8))
-        #expect(value == .object(["a": .array([.integer(1), .integer(-2), .double(3.5), .double(1000), .bool(true), .bool(false), .null]),
+        #expect(value == .object(["a": .array([.integer(1), .integer(-2), .double(3.5), .integer(1000), .bool(true), .bool(false), .null]),
                                   "b": .string("é😀\n\"q\""), "c": .object([:]), " d": .array([])]))
         #expect(JSONStyle.text(value) == #"{" d":[],"a":[1,-2,3.5,1000,true,false,null],"b":"é😀\n\"q\"","c":{}}"#)
         #expect(try JSONValue(parsing: Array(" 42 ".utf8)) == .integer(42))
     }
 
     @Test func refusesWhatIsNotJSON() {
-        for bad in ["", "{", "[1,]", #"{"a" 1}"#, "tru", #""open"#, "1 2", #"{"a":1,}"#, #""\u12""#, "-", "\"a\u{0001}\""] {
+        for bad in ["", "{", "[1,]", #"{"a" 1}"#, "tru", #""open"#, "1 2", #"{"a":1,}"#, #""\u12""#, "-", "\"a\u{0001}\"",
+                    "1.", "01", "+1", ".5", "1e", "1e+", "-a", "1.e3", "--1", "0x10"] {
             #expect(throws: JSONValue.ParseError.self, "\(bad)") { try JSONValue(parsing: Array(bad.utf8)) }
         }
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONValue.ParseError.self) { try JSONValue(parsing: Array(deep.utf8)) }
+    }
+
+    /// Found by the fuzzer: `1.` read as 1.0 and was written back as `1`, another value.
+    @Test func readsWhatItWritesAsTheSameValue() throws {
+        var checked = 0
+        for text in ["1.0", "1e2", "-0.0", "2.5e-3", "1e19", "9007199254740993", "0", "-7", "1E+2", "123.456"] {
+            let value = try JSONValue(parsing: Array(text.utf8))
+            #expect(try JSONValue(parsing: Array(JSONStyle.text(value).utf8)) == value, "\(text)")
+            checked += 1
+        }
+        #expect(checked == 10)
+        #expect(try JSONValue(parsing: Array("1.0".utf8)) == .integer(1))
+        #expect(try JSONValue(parsing: Array("1e19".utf8)) == .double(1e19))
     }
 }

@@ -197,5 +197,5 @@ for (name, t) in results {
     print("\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(t.accepted + t.refused) inputs: \(t.accepted) accepted, \(t.refused) refused with typed errors, slowest \(String(format: "%.2f", t.slowest)) ms")
     if t.slowest > 1_000 { slow = true }
 }
-if disagreements > 0 { print("\(disagreements) payloads decoded differently by the fast path and the reference") }
+if disagreements > 0 { print("\(disagreements) inputs read differently by two readers that must agree (listed above)") }
 exit(slow || disagreements > 0 || forgedNotes > 0 ? 1 : 0)
