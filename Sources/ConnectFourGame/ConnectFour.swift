@@ -54,18 +54,19 @@ public enum ConnectFour {
             return next
         }
 
-        /// The player with four in a row, if any.
+        /// The player with four in a row, if any. Asked before every drop while a URL is
+        /// decoded, so it allocates nothing (it was a tenth of the viewer's time).
         public var winner: Disc? {
-            let directions = [(0, 1), (1, 0), (1, 1), (1, -1)]
-            for row in 0..<ConnectFour.rows {
-                for column in 0..<ConnectFour.columns {
-                    guard let disc = cells[row * ConnectFour.columns + column] else { continue }
-                    for (dr, dc) in directions {
-                        let line = (0..<4).map { (row + dr * $0, column + dc * $0) }
-                        if line.allSatisfy({ r, c in
-                            (0..<ConnectFour.rows).contains(r) && (0..<ConnectFour.columns).contains(c)
-                                && cells[r * ConnectFour.columns + c] == disc
-                        }) { return disc }
+            let (rows, columns) = (ConnectFour.rows, ConnectFour.columns)
+            for row in 0..<rows {
+                for column in 0..<columns {
+                    guard let disc = cells[row * columns + column] else { continue }
+                    for (dr, dc) in [(0, 1), (1, 0), (1, 1), (1, -1)] {
+                        let (endRow, endColumn) = (row + 3 * dr, column + 3 * dc)
+                        guard endRow < rows, endColumn >= 0, endColumn < columns else { continue }
+                        var count = 1
+                        while count < 4, cells[(row + count * dr) * columns + column + count * dc] == disc { count += 1 }
+                        if count == 4 { return disc }
                     }
                 }
             }

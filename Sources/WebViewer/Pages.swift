@@ -59,14 +59,16 @@ enum Pages {
             // A filter reads every game's status and result: the list the background pass
             // has read so far, never a wait for the whole log.
             let listing = model.list()
-            let matching = listing.games.filter { game in
-                (query.kind.map { $0 == game.kind } ?? true) && (query.status.map { $0 == game.status } ?? true)
+            // Indices, not copies: copying every matching summary was most of a filter's time.
+            let matching = listing.games.indices.filter { index in
+                let game = listing.games[index]
+                return (query.kind.map { $0 == game.kind } ?? true) && (query.status.map { $0 == game.status } ?? true)
                     && (query.result.map { game.result.localizedCaseInsensitiveContains($0) } ?? true)
                     && (query.audit.map { $0 == verdictWord(model.verdict(of: game)) } ?? true)
             }
             pages = max(1, (matching.count + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
             pageNumber = min(max(1, query.page), pages)
-            shown = matching.dropFirst((pageNumber - 1) * GamesQuery.pageSize).prefix(GamesQuery.pageSize)
+            shown = ArraySlice(matching.dropFirst((pageNumber - 1) * GamesQuery.pageSize).prefix(GamesQuery.pageSize).map { listing.games[$0] })
             (matchCount, gameCount) = (matching.count, listing.games.count)
             if let failure = listing.failure {
                 partial = "<p class=bad id=partial>The game list could not be read whole (\(failure)); these filters cover the \(listing.games.count) games read before that.</p>"
@@ -372,17 +374,15 @@ enum Pages {
             : max(1, current - stepListLimit / 2)...min(count, max(1, current - stepListLimit / 2) + stepListLimit - 1)
         let devices = Dictionary(uniqueKeysWithValues: model.devicesOf(conversation).enumerated().map { ($1, $0) })
         var rows: HTML = ""
-        // Each step's event comes as the view shows it: its messages through the game's view.
-        try model.forEachStep(conversation, in: window, as: perspective) { n, before, after, seen in
-            guard let event = replayer.event(at: n) else { return }
-            var classes = "step d\((event.device.flatMap { devices[$0] } ?? 0) % 4)"
-            let label = shortLabel(seen, state: after)
-            if label.isMove { classes += " move" }
+        for row in try model.stepRows(conversation, in: window, as: perspective) {
+            let n = row.step
+            var classes = "step d\((row.device.flatMap { devices[$0] } ?? 0) % 4)"
+            if row.isMove { classes += " move" }
             if let severity = findingSteps[n] { classes += " finding \(severity.rawValue)" }
-            if after.devices == before.devices && after.games == before.games { classes += " same" }
+            if row.changesNothing { classes += " same" }
             if n == current { classes += " current" }
             let id: HTML = n == current ? " id=currentStep" : ""
-            rows += "<li class=\"\(classes)\" data-step=\(n)\(id)><a href=\"\(link(n))\">\(n) · \(event.device?.name ?? "-") · \(label.text)</a></li>"
+            rows += "<li class=\"\(classes)\" data-step=\(n)\(id)><a href=\"\(link(n))\">\(n) · \(row.device?.name ?? "-") · \(row.label)</a></li>"
         }
         let more: HTML = window == 1...count ? "" : "<p class=muted>steps \(window.lowerBound)-\(window.upperBound) of \(count)</p>"
         return """

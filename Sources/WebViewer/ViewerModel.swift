@@ -28,12 +28,17 @@ public final class ViewerModel: @unchecked Sendable {
     private let lock = NSLock()
     private var open: [ConversationID: OpenGame] = [:]
     private var recent: [ConversationID] = []
-    private var checks: [ConversationID: [Finding]] = [:]
-    private var signatures: [ConversationID: [Finding]] = [:]
+    private var checks: [ConversationID: [Finding]] = [:] { didSet { findingsChanged += 1 } }
+    private var signatures: [ConversationID: [Finding]] = [:] { didSet { findingsChanged += 1 } }
     /// The whole log's own checks (structure, chain, signatures, catalog) once done.
-    private var logWide: [Finding]?
+    private var logWide: [Finding]? { didSet { findingsChanged += 1 } }
     /// Audits a shared store keeps (`verify --workers`), by conversation.
-    private var stored: [ConversationID: StoredAudit] = [:]
+    private var stored: [ConversationID: StoredAudit] = [:] { didSet { findingsChanged += 1 } }
+    /// Counts changes to the four tables above: a kept verdict is good while it is unchanged.
+    private var findingsChanged = 0
+    /// Verdicts by game id, with the count they were computed at: the audit filter asks
+    /// for every game's on each request (parsing an id and filtering the log-wide findings).
+    private var verdicts: [String: (at: Int, verdict: Verdict?)] = [:]
     /// The game list as the background pass has read it so far.
     private var listed: [GameSummary] = []
     private var listIsComplete = false
@@ -46,10 +51,15 @@ public final class ViewerModel: @unchecked Sendable {
     /// How many open games keep their replayer (each holds its events and some states).
     static let openGames = 64
 
-    /// One open game: its replayer and the lock its folds take.
+    /// One open game: its replayer, what its pages computed from it, and the lock its folds take.
     final class OpenGame: @unchecked Sendable {
         let lock = NSLock()
         let replayer: Replayer
+        /// Each view's step list (a fold over every step): the same for every page of that
+        /// view, and most of a page's work before it was kept (session 13's profile).
+        var stepRows: [Perspective: [StepRow]] = [:]
+        /// The conversation's games as its last step shows them.
+        var summaries: [GameSummary]?
 
         init(_ replayer: Replayer) { self.replayer = replayer }
 
@@ -217,8 +227,13 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// The games of one conversation, as its replayer folds them.
     public func summaries(of conversation: ConversationID) throws -> [GameSummary] {
-        let state = try withReplayer(conversation) { try $0.state(at: $0.stepCount) }
-        return GameCatalog.summaries(of: state, origin: origins[conversation.uuid])
+        let game = try openGame(conversation)
+        return try game.locked { replayer in
+            if let known = game.summaries { return known }
+            let made = GameCatalog.summaries(of: try replayer.state(at: replayer.stepCount), origin: origins[conversation.uuid])
+            game.summaries = made
+            return made
+        }
     }
 
     /// The kinds of game this viewer knows.
@@ -279,6 +294,38 @@ public final class ViewerModel: @unchecked Sendable {
     public func forEachStep(_ conversation: ConversationID, in range: ClosedRange<Int>, as perspective: Perspective,
                             _ body: (Int, ConversationState, ConversationState, RecordedEvent) throws -> Void) throws {
         try withReplayer(conversation) { try $0.seen(by: perspective).forEachStep(in: range, as: perspective, body) }
+    }
+
+    /// One step of a view as its step list shows it; what marks the current step and the
+    /// findings is added per page (findings arrive as the audit goes on).
+    struct StepRow: Sendable {
+        let step: Int
+        let device: DeviceID?
+        let label: String
+        let isMove: Bool
+        /// Nothing this view shows changed.
+        let changesNothing: Bool
+    }
+
+    /// The rows of `range` of a view's steps: computed once per view when the range is the
+    /// whole view, else each time (a long conversation's window moves with the page).
+    func stepRows(_ conversation: ConversationID, in range: ClosedRange<Int>, as perspective: Perspective) throws -> [StepRow] {
+        let game = try openGame(conversation)
+        return try game.locked { replayer in
+            let view = replayer.seen(by: perspective)
+            let whole = range == 1...view.stepCount
+            if whole, let known = game.stepRows[perspective] { return known }
+            var rows: [StepRow] = []
+            rows.reserveCapacity(range.count)
+            try view.forEachStep(in: range, as: perspective) { n, before, after, seen in
+                guard let event = view.event(at: n) else { return }
+                let label = Pages.shortLabel(seen, state: after)
+                rows.append(StepRow(step: n, device: event.device, label: label.text, isMove: label.isMove,
+                                    changesNothing: after.devices == before.devices && after.games == before.games))
+            }
+            if whole { game.stepRows[perspective] = rows }
+            return rows
+        }
     }
 
     /// The state at a step (of the perspective's own steps) as a perspective sees it.
@@ -372,20 +419,28 @@ public final class ViewerModel: @unchecked Sendable {
     /// The verdict of each listed game known so far.
     public func verdict(of game: GameSummary) -> Verdict? {
         locked {
-            guard let conversation = UUID(uuidString: game.conversation).map(ConversationID.init) else { return nil }
-            guard let own = checked(conversation) else { return nil }
-            let names: Set<String> = [game.id, game.conversation]
-            let about = { (finding: Finding) in names.contains((finding.game ?? game.conversation).lowercased()) }
-            let errors = { (findings: [Finding]) in findings.filter { $0.severity == .error && about($0) }.count }
-            let damaged = own.filter { $0.rule == "readable-event" }.compactMap(\.position)
-            if let signed = signatures[conversation] {
-                return Verdict(errors: errors(own) + errors(signed), isWhole: true, damaged: damaged)
-            }
-            guard let logWide else { return Verdict(errors: errors(own), isWhole: false, damaged: damaged) }
-            // Findings of the whole log that name no game count against none.
-            return Verdict(errors: errors(own) + logWide.filter { $0.severity == .error && $0.game.map { names.contains($0.lowercased()) } == true }.count,
-                           isWhole: true, damaged: damaged)
+            if let kept = verdicts[game.id], kept.at == findingsChanged { return kept.verdict }
+            let verdict = computedVerdict(of: game)
+            verdicts[game.id] = (findingsChanged, verdict)
+            return verdict
         }
+    }
+
+    /// Under the lock.
+    private func computedVerdict(of game: GameSummary) -> Verdict? {
+        guard let conversation = UUID(uuidString: game.conversation).map(ConversationID.init) else { return nil }
+        guard let own = checked(conversation) else { return nil }
+        let names: Set<String> = [game.id, game.conversation]
+        let about = { (finding: Finding) in names.contains((finding.game ?? game.conversation).lowercased()) }
+        let errors = { (findings: [Finding]) in findings.filter { $0.severity == .error && about($0) }.count }
+        let damaged = own.filter { $0.rule == "readable-event" }.compactMap(\.position)
+        if let signed = signatures[conversation] {
+            return Verdict(errors: errors(own) + errors(signed), isWhole: true, damaged: damaged)
+        }
+        guard let logWide else { return Verdict(errors: errors(own), isWhole: false, damaged: damaged) }
+        // Findings of the whole log that name no game count against none.
+        return Verdict(errors: errors(own) + logWide.filter { $0.severity == .error && $0.game.map { names.contains($0.lowercased()) } == true }.count,
+                       isWhole: true, damaged: damaged)
     }
 
     /// How far the background audit has come: conversations checked, of how many, and

@@ -25,6 +25,37 @@ import Testing
         #expect(state.dropping(in: 0) == nil) // nothing after a win
     }
 
+    /// `winner` scans without allocating (the viewer asks it before every drop): it must
+    /// find every line a plain reading of the rules finds, in each direction and at the edges.
+    @Test func theWinnerIsFoundAsAPlainReadingOfTheRulesFindsIt() throws {
+        func reference(_ cells: [ConnectFour.Disc?]) -> ConnectFour.Disc? {
+            for row in 0..<6 {
+                for column in 0..<7 {
+                    for (dr, dc) in [(0, 1), (1, 0), (1, 1), (1, -1)] {
+                        let line = (0..<4).map { (row + dr * $0, column + dc * $0) }
+                        guard line.allSatisfy({ (0..<6).contains($0.0) && (0..<7).contains($0.1) }) else { continue }
+                        let discs = line.map { cells[$0.0 * 7 + $0.1] }
+                        if let first = discs[0], discs.allSatisfy({ $0 == first }) { return first }
+                    }
+                }
+            }
+            return nil
+        }
+        var generator = SystemRandomNumberGenerator()
+        var (states, wins) = (0, Set<String>())
+        for _ in 0..<400 {
+            var state = ConnectFour.GameState()
+            while let column = (0..<7).filter({ state.isOpen($0) }).randomElement(using: &generator),
+                  let next = state.dropping(in: column) {
+                state = next
+                states += 1
+                #expect(state.winner == reference(state.cells), "\(state.moves)")
+                if state.winner != nil { wins.insert(state.moves.count.isMultiple(of: 2) ? "yellow" : "red") }
+            }
+        }
+        #expect(states > 1_000 && wins.count == 2)
+    }
+
     @Test func aFullColumnTakesNoDisc() throws {
         var state = ConnectFour.GameState()
         for _ in 0..<6 { state = try #require(state.dropping(in: 0)) }

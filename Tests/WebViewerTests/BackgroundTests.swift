@@ -211,3 +211,16 @@ import Testing
         }
     }
 }
+
+/// Every page is built from `HTML`: the escape works on UTF-8 bytes, so it must leave
+/// every other scalar as it is, whatever its length in bytes.
+@Suite struct HTMLEscapeTests {
+    @Test func escapesTheFiveAndKeepsEveryOtherScalar() {
+        #expect(HTML.escape(#"<a href="x">Tom & Jerry's</a>"#) == "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;")
+        #expect(HTML.escape("é😀\u{0301}<ü>") == "é😀\u{0301}&lt;ü&gt;")
+        #expect(HTML.escape("plain") == "plain")
+        #expect(HTML.escape("") == "")
+        let html: HTML = "<b>\("<script>")</b>"
+        #expect(html.description == "<b>&lt;script&gt;</b>")
+    }
+}
