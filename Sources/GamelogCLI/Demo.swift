@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import BattleshipGame
 import Foundation
+import Projections
 import GameKit
 import Games
 import MessagesHost
@@ -94,6 +95,12 @@ struct Demo: ParsableCommand {
             print("  Transcript on \(device):")
             lines.forEach { print("    \($0)") }
         }
-        print("  \(report.steps.count) player actions, \(report.eventsWritten) events recorded (each event is a step of `gamelog state`).")
+        // One number per thing counted: the conversation's events are `state`'s steps; a
+        // game's are what `games` counts and `log --game` lists (the conversation's other
+        // events are another game's, or no game's, such as opening the conversation).
+        let games = report.games.filter { $0.status != .abandoned }
+        let ofGames = games.map { "\($0.events) of them game \($0.session.uuid.uuidString.prefix(8).lowercased())'s" }
+        print("  \(report.steps.count) player actions; \(report.eventsWritten) events recorded in the conversation (the steps of `gamelog state`)"
+              + (ofGames.isEmpty ? "." : ", \(ofGames.joined(separator: ", ")) (`gamelog log --game`)."))
     }
 }

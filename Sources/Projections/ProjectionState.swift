@@ -89,6 +89,9 @@ public struct GameView: Hashable, Codable, Sendable {
     public var endedAt: Int64
     /// How an abandoned game's only message left the input field.
     public var abandonment: Abandonment?
+    /// The game's events so far, as ``GameMembership`` counts them (an activation's
+    /// events join when it ends): what `games` lists and `log --game` shows.
+    public var events = 0
 
     public enum Abandonment: String, Hashable, Codable, Sendable {
         /// The user deleted it.
@@ -102,7 +105,7 @@ public struct GameView: Hashable, Codable, Sendable {
 public struct ConversationState: Hashable, Codable, Sendable {
     /// The version of the projection code. Bump it whenever `apply` changes, so stored
     /// snapshots of the old code are ignored and rebuilt.
-    public static let projectionVersion = 3
+    public static let projectionVersion = 4
 
     public var conversation: ConversationID
     /// The games whose boards this state folds.
@@ -125,6 +128,8 @@ public struct ConversationState: Hashable, Codable, Sendable {
     public var knownRecordedPlayers: Set<String>?
     /// Messages seen sent or arrived on any device so far.
     public var seenMessages: Set<MessageID> = []
+    /// Which events belong to which game, and the activations still under way.
+    public var membership = GameMembership()
     /// Events applied so far.
     public var step = 0
     public var position: Int64 = 0

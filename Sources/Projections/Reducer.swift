@@ -121,7 +121,16 @@ extension ConversationState {
                 update(session, e) { plugin, board in plugin.reduce(&board, .screen(sighting)) }
             }
         }
+        countForGames(e)
         return told
+    }
+
+    /// Counts the event for the games it belongs to (once the fold above knows its messages).
+    private mutating func countForGames(_ e: ReplayEvent) {
+        var added: [(SessionID, Int)] = []
+        let sessions = sessionOfMessage
+        membership.note(e, sessionOf: { sessions[$0] }) { game, positions in added.append((game, positions.count)) }
+        for (game, count) in added { games[game]?.events += count }
     }
 
     /// Whether `sent` is the staged item leaving the input field (a message keeps its

@@ -27,10 +27,10 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
         return .object(["path": .string(path), "before": value(beforeJSON), "after": value(afterJSON)])
     }
 
-    /// Whether the change is the game's bookkeeping (where its events start and end), which
+    /// Whether the change is the game's bookkeeping (where its events start and end, how many), which
     /// every step of a game moves: left out of the diffs people read, kept in `--json`.
     public var isBookkeeping: Bool {
-        ["lastPosition", "lastStep", "firstPosition", "firstStep", "startedAt", "endedAt"].contains { path.hasSuffix("." + $0) }
+        ["lastPosition", "lastStep", "firstPosition", "firstStep", "startedAt", "endedAt", "events"].contains { path.hasSuffix("." + $0) }
     }
 
     /// The change as people read it: identifiers cut to their first 8 characters, times

@@ -20,11 +20,27 @@ extension RecordedEvent {
     /// Every message the event carries, with where.
     public var carriedMessages: [(message: Message, place: MessagePlace)] {
         var out: [(Message, MessagePlace)] = []
-        _ = mappingMessages { message, place in
-            out.append((message, place))
-            return message
-        }
+        forEachCarriedMessage { out.append(($0, $1)) }
         return out
+    }
+
+    /// Calls `body` with every message the event carries, with where, building nothing:
+    /// the projections ask it of every event they fold.
+    public func forEachCarriedMessage(_ body: (Message, MessagePlace) -> Void) {
+        switch self {
+        case .callback(let record, _):
+            if let message = record.message { body(message, .callbackArgument(record.callback)) }
+            if let selected = record.conversation?.selectedMessage { body(selected, .selection) }
+        case .action(let record, _):
+            switch record.action {
+            case .insert(let message): body(message, .inserted)
+            case .send(let message): body(message, .sentByExtension)
+            default: break
+            }
+        case .transcript(.sent(.message(let message)), _): body(message, .transcriptSent)
+        case .transcript(.arrived(.message(let message), _), _): body(message, .transcriptArrived)
+        case .recordingStarted, .recordingEnded, .input, .transcript, .screen: break
+        }
     }
 
     /// The event with every message it carries replaced by `transform`'s answer (a

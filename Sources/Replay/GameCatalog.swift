@@ -100,7 +100,7 @@ public struct GameCatalog {
                 devices: state.orderedDevices.map(\.device.name), players: players,
                 missingRecordings: state.missingRecordings,
                 status: game.status.rawValue, winner: game.winner, result: result(game, in: state),
-                events: game.lastStep - game.firstStep + 1, firstPosition: game.firstPosition, lastPosition: game.lastPosition,
+                events: game.events + state.membership.pending(for: game.session), firstPosition: game.firstPosition, lastPosition: game.lastPosition,
                 startedAt: Timestamp(microsecondsSince1970: game.startedAt).description,
                 endedAt: Timestamp(microsecondsSince1970: game.endedAt).description, forkedFrom: origin)
         }

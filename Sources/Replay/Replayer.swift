@@ -239,48 +239,26 @@ public final class Replayer {
         }
     }
 
-    /// The positions of the events that belong to one game (session) of the conversation:
-    /// those that carry one of its messages or have one selected, and every event of an
-    /// extension's activation (from willBecomeActive to didResignActive) that touched it,
-    /// such as the taps that made its first move. Another game played beside it in the
-    /// same conversation keeps its own events.
+    /// The positions of the events that belong to one game (session) of the conversation,
+    /// as ``GameMembership`` decides (the same fold that counts a game's events for `games`):
+    /// those that carry one of its messages or have one selected, and every other event of
+    /// an activation that touched it, such as the taps that made its first move. Another
+    /// game played beside it in the same conversation keeps its own events.
     public func positions(ofGame session: SessionID) -> Set<Int64> {
-        let final = (try? state(at: stepCount)) ?? ConversationState(conversation: conversation, games: games)
-        let messages = Set(final.sessionOfMessage.filter { $0.value == session }.keys)
-        /// True if the event is of this game, false if of another, nil if it names none.
-        func belongs(_ event: RecordedEvent) -> Bool? {
-            let carried = event.carriedMessages.map(\.message)
-            if carried.contains(where: { $0.session == session || messages.contains($0.id) }) { return true }
-            if let selected = event.context?.selectedMessage { return messages.contains(selected) }
-            return carried.isEmpty ? nil : false
-        }
+        // The fold's own membership counts; this one, fed the same events and sessions, lists.
+        var state = ConversationState(conversation: conversation, games: games)
+        var membership = GameMembership()
         var out: Set<Int64> = []
-        // Each recording's activations, in its own order.
-        var activation: [UUID: [Int64]] = [:]
-        var touched: [UUID: Bool] = [:]
         for e in events {
-            let verdict = belongs(e.event)
-            let mine = verdict == true
-            if mine { out.insert(e.position) }
-            // An event of another game stays that game's, whatever activation it falls in.
-            if verdict == false { continue }
-            switch e.event {
-            case .callback(let record, _) where record.callback == .willBecomeActive:
-                activation[e.stream] = [e.position]
-                touched[e.stream] = mine
-            case .callback(let record, _) where record.callback == .didResignActive:
-                activation[e.stream, default: []].append(e.position)
-                if touched[e.stream] == true || mine { out.formUnion(activation[e.stream] ?? []) }
-                activation[e.stream] = nil
-                touched[e.stream] = nil
-            default:
-                if activation[e.stream] != nil {
-                    activation[e.stream]!.append(e.position)
-                    if mine { touched[e.stream] = true }
-                }
+            state.apply(e)
+            let sessions = state.sessionOfMessage
+            membership.note(e, sessionOf: { sessions[$0] }) { game, positions in
+                if game == session { out.formUnion(positions) }
             }
         }
-        for (stream, positions) in activation where touched[stream] == true { out.formUnion(positions) }
+        membership.pending { game, positions in
+            if game == session { out.formUnion(positions) }
+        }
         return out
     }
 

@@ -45,6 +45,8 @@ public struct GameOutcomeReport: Hashable, Sendable {
     public var winner: String?
     /// The game's result sentence, players named.
     public var result: String
+    /// The game's events, as `games` counts them and `log --game` lists them.
+    public var events: Int
 }
 
 /// Plays games between simulated devices and records them.
@@ -313,7 +315,8 @@ public final class Simulator {
         for view in sessions { coverage.count(game: plugin.kind, status: view.status, won: view.winner != nil) }
         let outcomes = sessions.map { view in
             GameOutcomeReport(session: view.session, status: view.status, winner: view.winner,
-                              result: plugin.result(of: view.board))
+                              result: plugin.result(of: view.board),
+                              events: view.events + (state?.membership.pending(for: view.session) ?? 0))
         }
         // The game the players played on to the end: the latest one under way (the players
         // follow the newest message, so one a stray tap started may take over).

@@ -57,6 +57,28 @@ final class Folder {
         #expect(try store.verifyIntegrity().isSound)
     }
 
+    /// Issue 24, item 6: the demo said 54 events, `games` 35, and `log --game` listed
+    /// another number; now the demo, `games` and `log --game` give each game one number,
+    /// and the conversation's (the steps of `state`) is called the conversation's.
+    @Test func aGamesEventsAreOneNumberInTheDemoGamesAndLog() throws {
+        let folder = try Folder()
+        let demo = try gamelog(["demo", "--fixed-clock"], in: folder.url)
+        #expect(demo.status == 0, "\(demo.stderr)")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(try gamelog(["games", "--json"], in: folder.url).stdout.utf8)) as? [[String: Any]])
+        #expect(list.count == 2)
+        for game in list {
+            let id = try #require(game["id"] as? String), events = try #require(game["events"] as? Int)
+            let log = try gamelog(["log", "--game", String(id.prefix(8)), "--json"], in: folder.url)
+            #expect(log.status == 0, "\(log.stderr)")
+            #expect(log.stdout.split(separator: "\n").count == events, "\(id): games says \(events)")
+            #expect(demo.stdout.contains("\(events) of them game \(id.prefix(8))'s (`gamelog log --game`)"), "\(demo.stdout)")
+            let state = try gamelog(["state", String(id.prefix(8))], in: folder.url)
+            let steps = try #require(state.stdout.firstMatch(of: /step (\d+)\/(\d+)/).map { Int($0.output.2)! })
+            #expect(demo.stdout.contains("\(steps) events recorded in the conversation"), "\(demo.stdout)")
+            #expect(steps > events)
+        }
+    }
+
     @Test func simulateIsReproducibleWithAFixedClock() throws {
         let folder = try Folder()
         for name in ["a.sqlite", "b.sqlite"] {

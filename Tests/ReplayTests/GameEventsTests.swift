@@ -53,6 +53,36 @@ import TestSupport
         #expect(!window.isDisjoint(with: inserts(of: sessions[1])))
     }
 
+    /// "A game's events" is one number: what `games` counts (the fold's count, activations
+    /// that never ended included) is what `log --game` lists (``Replayer/positions(ofGame:)``),
+    /// for every kind, with players who stray, on the phone network.
+    @Test func aGamesEventsAreOneNumberEverywhere() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("many.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 8), games: .standard, seed: 8, noise: 0.3)
+        var played = 0
+        for kind in GameRegistry.standard.kinds {
+            for _ in 0..<6 { _ = try simulator.play(kind); played += 1 }
+        }
+        let catalog = try GameCatalog(store: store, games: .standard)
+        var checked = 0, beyondTheMessages = 0
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
+            let final = try replayer.state(at: replayer.stepCount)
+            for summary in catalog.games where summary.conversation == conversation.uuid.uuidString.lowercased() {
+                let session = try #require(final.gameOrder.first { $0.uuid.uuidString.lowercased() == summary.id })
+                let listed = replayer.positions(ofGame: session)
+                #expect(summary.events == listed.count, "\(summary.kind) \(summary.id): games says \(summary.events), log --game lists \(listed.count)")
+                #expect(listed.count <= replayer.stepCount)
+                // The placement taps and the opening callbacks are the game's too, not only its messages.
+                if listed.count > Set(final.games[session]?.messages ?? []).count { beyondTheMessages += 1 }
+                checked += 1
+            }
+        }
+        #expect(played == GameRegistry.standard.kinds.count * 6)
+        #expect(checked >= played / 2 && beyondTheMessages > 0, "\(checked) games checked")
+    }
+
     /// A first move replaced in the input field by a second insert is "replaced", not "deleted".
     @Test func aReplacedFirstMessageIsCalledReplaced() throws {
         let folder = try TemporaryFolder()

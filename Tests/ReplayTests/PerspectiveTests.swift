@@ -21,6 +21,8 @@ import Testing
     func shown(_ state: ConversationState) -> ConversationState {
         var out = state
         out.position = 0
+        // Which activation events wait for a game, by position (positions are the log's own).
+        out.membership = GameMembership()
         for session in out.gameOrder {
             out.games[session]?.firstPosition = 0
             out.games[session]?.lastPosition = 0

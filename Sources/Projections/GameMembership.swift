@@ -1,0 +1,84 @@
+import Foundation
+import MessagesModel
+import RecordedEvents
+
+/// Which events of a conversation belong to which of its games, the one way `games`,
+/// `log --game`, `state`, the viewer and `verify GAME` count them: an event that carries
+/// one of a game's messages or has one selected is that game's; so is every other event of
+/// an extension's activation (from willBecomeActive to didResignActive, on one recording)
+/// in which one of the game's events happened, such as the taps that made its first move.
+/// An event of another game stays that game's, whatever activation it falls in.
+///
+/// Events named for a game are its own at once; an activation's other events join the
+/// games it touched when it ends (or, for a recording that stops inside one, at the end of
+/// the log: ``pending(for:)``).
+public struct GameMembership: Hashable, Codable, Sendable {
+    /// One recording's activation under way.
+    struct Activation: Hashable, Codable, Sendable {
+        /// Its events that name no game.
+        var unnamed: [Int64] = []
+        /// The games its events named.
+        var touched: Set<SessionID> = []
+    }
+
+    /// By recording (stream id).
+    private var open: [UUID: Activation] = [:]
+
+    public init() {}
+
+    /// The games `event` names: those of the messages it carries and of the message
+    /// selected when it happened; nil when it names none.
+    public static func games(namedBy event: RecordedEvent, sessionOf: (MessageID) -> SessionID?) -> Set<SessionID>? {
+        var named: Set<SessionID>?
+        event.forEachCarriedMessage { message, _ in
+            if named == nil { named = [] }
+            if let session = message.session { named!.insert(session) }
+            if let session = sessionOf(message.id) { named!.insert(session) }
+        }
+        if let selected = event.context?.selectedMessage {
+            if named == nil { named = [] }
+            if let session = sessionOf(selected) { named!.insert(session) }
+        }
+        return named
+    }
+
+    /// Notes the next event of the conversation, once the fold knows its messages'
+    /// sessions; `add` is called with each game and the positions the event gives it.
+    public mutating func note(_ e: ReplayEvent, sessionOf: (MessageID) -> SessionID?, adding add: (SessionID, [Int64]) -> Void) {
+        let named = Self.games(namedBy: e.event, sessionOf: sessionOf)
+        for game in named ?? [] { add(game, [e.position]) }
+        let callback: Callback?
+        if case .callback(let record, _) = e.event { callback = record.callback } else { callback = nil }
+        switch callback {
+        case .willBecomeActive?:
+            // An activation that never ended (the app was killed) still belongs to its games.
+            close(e.stream, add)
+            open[e.stream] = Activation(unnamed: named == nil ? [e.position] : [], touched: named ?? [])
+        case .didResignActive?:
+            guard open[e.stream] != nil else { return }
+            if let named { open[e.stream]!.touched.formUnion(named) } else { open[e.stream]!.unnamed.append(e.position) }
+            close(e.stream, add)
+        default:
+            guard open[e.stream] != nil else { return }
+            if let named { open[e.stream]!.touched.formUnion(named) } else { open[e.stream]!.unnamed.append(e.position) }
+        }
+    }
+
+    private mutating func close(_ stream: UUID, _ add: (SessionID, [Int64]) -> Void) {
+        guard let activation = open.removeValue(forKey: stream), !activation.unnamed.isEmpty else { return }
+        for game in activation.touched { add(game, activation.unnamed) }
+    }
+
+    /// The positions activations still open give each game they touched: what a
+    /// recording that stops inside an activation adds at the end of the log.
+    public func pending(_ add: (SessionID, [Int64]) -> Void) {
+        for activation in open.values where !activation.unnamed.isEmpty {
+            for game in activation.touched { add(game, activation.unnamed) }
+        }
+    }
+
+    /// How many events open activations will give `game`.
+    public func pending(for game: SessionID) -> Int {
+        open.values.reduce(0) { $0 + ($1.touched.contains(game) ? $1.unnamed.count : 0) }
+    }
+}
