@@ -26,22 +26,24 @@ struct ViewerGuard<Context: RequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let hosts, !Self.accepts(request.head.authority, hosts: hosts, port: port) {
-            var response = WebViewer.errorResponse(HTTPResponse.Status(code: 421, reasonPhrase: "Misdirected Request"),
-                                                   "this viewer answers only requests addressed to it by its own address", html: false)
-            response.headers.append(contentsOf: Self.securityHeaders)
-            return response
-        }
-        if let reader {
-            let token = Self.token(request.headers[.authorization])
-            guard let token, try await reader(token) else {
-                var response = WebViewer.errorResponse(.unauthorized, "reading this viewer needs the shared store's reader token (as the password, any user name)", html: false)
-                response.headers[.wwwAuthenticate] = "Basic realm=\"gamelog\", charset=\"UTF-8\""
-                response.headers.append(contentsOf: Self.securityHeaders)
-                return response
+        var response: Response
+        do {
+            if let hosts, !Self.accepts(request.head.authority, hosts: hosts, port: port) {
+                throw ViewerFailure(HTTPResponse.Status(code: 421, reasonPhrase: "Misdirected Request"),
+                                    "this viewer answers only requests addressed to it by its own address", html: false)
             }
+            if let reader {
+                let token = Self.token(request.headers[.authorization])
+                guard let token, try await reader(token) else {
+                    throw ViewerFailure(.unauthorized, "reading this viewer needs the shared store's reader token (as the password, any user name)",
+                                        html: false, headers: [.wwwAuthenticate: "Basic realm=\"gamelog\", charset=\"UTF-8\""])
+                }
+            }
+            response = try await next(request, context)
+        } catch let failure as ViewerFailure {
+            // Answered here, not by the router, so that error answers carry the headers too.
+            response = failure.response
         }
-        var response = try await next(request, context)
         response.headers.append(contentsOf: Self.securityHeaders)
         return response
     }

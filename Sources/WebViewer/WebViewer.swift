@@ -35,11 +35,12 @@ public enum WebViewer {
         PagesController(model: model).addRoutes(to: router)
         AssetsController().addRoutes(to: router)
         APIController(model: model).addRoutes(to: router)
-        router.get("/**") { _, _ in
-            errorResponse(.notFound, "no such page: the pages are /games (every game) and /games/ID (one game, step by step)", html: true)
+        router.get("/**") { _, _ -> Response in
+            throw ViewerFailure(.notFound, "no such page: the pages are /games (every game) and /games/ID (one game, step by step)", html: true)
         }
-        router.get("/api/**") { _, _ in
-            errorResponse(.notFound, "no such API route; the routes are /api/games, /api/games/ID, /api/games/ID/steps/N?as=D and /api/verify/ID", html: false)
+        router.get("/api/**") { _, _ -> Response in
+            throw ViewerFailure(.notFound, "no such API route; the routes are /api/games, /api/games/ID, /api/games/ID/steps/N?as=D and /api/verify/ID",
+                                html: false)
         }
         return router
     }
@@ -116,39 +117,17 @@ public enum WebViewer {
     /// Runs a page or API body on the viewer's own threads (see ``WorkQueue``), answering
     /// errors with their status: unknown ids 404, bad parameters 400, anything else 500;
     /// JSON errors under /api.
-    static func respond(_ model: ViewerModel, html: Bool, _ body: @escaping @Sendable () throws -> String) async -> Response {
+    static func respond(_ model: ViewerModel, html: Bool, _ body: @escaping @Sendable () throws -> String) async throws(ViewerFailure) -> Response {
         do {
             let text = try await model.work(body)
             return Response(status: .ok, headers: [.contentType: html ? "text/html; charset=utf-8" : "application/json"],
                             body: .init(byteBuffer: ByteBuffer(string: text)))
         } catch {
-            return errorResponse(for: error, html: html)
+            throw ViewerFailure(error, html: html)
         }
     }
 
-    /// The answer to a failed page or API body.
-    static func errorResponse(for error: Error, html: Bool) -> Response {
-        do {
-            throw error
-        } catch let error as ReplayError {
-            switch error {
-            case .noSuchGame: return errorResponse(.notFound, error.description, html: html)
-            case .ambiguousGame, .stepOutOfRange: return errorResponse(.badRequest, error.description, html: html)
-            case .undecodableEvent: return errorResponse(.unprocessableContent, error.description, html: html)
-            case .catalogContradictsEvents: return errorResponse(.conflict, error.description, html: html)
-            }
-        } catch let error as ViewerError {
-            return errorResponse(.badRequest, error.description, html: html)
-        } catch let error as EventStoreError where error.position != nil {
-            // A damaged event: this answer cannot be given, the others still can.
-            return errorResponse(.unprocessableContent, "\(error.description) `gamelog verify` names every damaged event; `gamelog export --skip-damaged` salvages the rest.", html: html)
-        } catch let error as HTTPError {
-            return errorResponse(error.status, error.body ?? "\(error.status)", html: html)
-        } catch {
-            return errorResponse(.internalServerError, String(describing: error), html: html)
-        }
-    }
-
+    /// An error page (`html`) or JSON error document with its status.
     static func errorResponse(_ status: HTTPResponse.Status, _ message: String, html: Bool,
                               headers extra: HTTPFields = [:]) -> Response {
         var headers = extra
@@ -201,7 +180,7 @@ struct PagesController {
             let q = request.uri.queryParameters
             let (kind, status, result, audit, pageText) = (WebViewer.nonEmpty(q["kind"]), WebViewer.nonEmpty(q["status"]), WebViewer.nonEmpty(q["result"]),
                                                            WebViewer.nonEmpty(q["audit"]), WebViewer.nonEmpty(q["page"]))
-            return await WebViewer.respond(model, html: true) {
+            return try await WebViewer.respond(model, html: true) {
                 let page = try pageText.map { text -> Int in
                     guard let n = Int(text), n >= 1 else { throw ViewerError.badParameter("page '\(text)' is not a page number") }
                     // Past the last page shows the last; a huge number must not overflow the offset.
@@ -216,7 +195,7 @@ struct PagesController {
         router.get("/games/:id") { request, context in
             let id = try gameID(context)
             let (stepText, view) = (request.uri.queryParameters["step"].map(String.init), WebViewer.nonEmpty(request.uri.queryParameters["as"]))
-            return await WebViewer.respond(model, html: true) {
+            return try await WebViewer.respond(model, html: true) {
                 try Pages.game(model, id: id, step: try WebViewer.step(stepText), perspective: view)
             }
         }
@@ -248,7 +227,7 @@ struct APIController {
         router.get("/api/games") { request, _ in
             let query = request.uri.queryParameters
             let (pageText, perPageText) = (query["page"].map(String.init), query["per_page"].map(String.init))
-            return await WebViewer.respond(model, html: false) {
+            return try await WebViewer.respond(model, html: false) {
                 let page = try WebViewer.count(pageText, name: "page", default: 1, range: 1...Int(Int32.max))
                 let perPage = try WebViewer.count(perPageText, name: "per_page", default: 100, range: 1...1_000)
                 return try WebViewer.json(try model.page(offset: (page - 1) * perPage, limit: perPage).games)
@@ -256,7 +235,7 @@ struct APIController {
         }
         router.get("/api/games/:id") { _, context in
             let id = try gameID(context)
-            return await WebViewer.respond(model, html: false) {
+            return try await WebViewer.respond(model, html: false) {
                 let (conversation, session) = try model.resolve(id)
                 let replayer = try model.replayer(conversation)
                 let summaries = try model.summaries(of: conversation).filter {
@@ -269,7 +248,7 @@ struct APIController {
         router.get("/api/games/:id/steps/:step") { request, context in
             let (id, stepText, view) = (try gameID(context), context.parameters.get("step").map { String($0) },
                                         WebViewer.nonEmpty(request.uri.queryParameters["as"]))
-            return await WebViewer.respond(model, html: false) {
+            return try await WebViewer.respond(model, html: false) {
                 let (conversation, _) = try model.resolve(id)
                 let perspective: Perspective
                 do {
@@ -288,7 +267,7 @@ struct APIController {
         }
         router.get("/api/verify/:id") { _, context in
             let id = try gameID(context)
-            return await WebViewer.respond(model, html: false) {
+            return try await WebViewer.respond(model, html: false) {
                 let (conversation, _) = try model.resolve(id)
                 let findings = try model.findings(conversation)
                 let document = WebViewer.VerifyDocument(ok: !findings.contains { $0.severity == .error },
@@ -304,8 +283,8 @@ struct APIController {
 struct ReadOnlyMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method == .get || request.method == .head else {
-            return WebViewer.errorResponse(.methodNotAllowed, "gamelog serve is read-only: \(request.method) is not allowed", html: false,
-                                           headers: [.allow: "GET, HEAD"])
+            throw ViewerFailure(.methodNotAllowed, "gamelog serve is read-only: \(request.method) is not allowed", html: false,
+                                headers: [.allow: "GET, HEAD"])
         }
         return try await next(request, context)
     }
