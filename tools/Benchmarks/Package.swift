@@ -1,7 +1,8 @@
 // swift-tools-version:6.1
 // gamelog's development tools, apart from the product: one benchmark executable with
-// subcommands (`gamelog-bench`) and the seeded fuzzer (`gamelog-fuzz`), both over
-// gamelog's own library products. Build from here or with `--package-path tools/Benchmarks`.
+// subcommands (`gamelog-bench`), the seeded fuzzer (`gamelog-fuzz`), both over gamelog's own
+// library products, and a measurement of templates for the viewer (`gamelog-templates`).
+// Build from here or with `--package-path tools/Benchmarks`.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("MemberImportVisibility")]
@@ -14,6 +15,8 @@ let package = Package(
         .package(name: "gamelog", path: "../.."),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // Only for gamelog-templates: measures templates against the viewer's HTML builder.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
     ],
     targets: [
         .target(name: "Measure", swiftSettings: strict),
@@ -48,6 +51,10 @@ let package = Package(
                 .product(name: "ZlibCodec", package: "gamelog"),
                 .product(name: "Projections", package: "gamelog"),
             ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "gamelog-templates",
+            dependencies: [.product(name: "Mustache", package: "swift-mustache")],
             swiftSettings: strict),
     ]
 )
