@@ -17,8 +17,12 @@ public struct GameMembership: Hashable, Codable, Sendable {
     struct Activation: Hashable, Codable, Sendable {
         /// Its events that name no game.
         var unnamed: [Int64] = []
-        /// The games its events named.
-        var touched: Set<SessionID> = []
+        /// The games its events named (one or two: a list beats a set).
+        var touched: [SessionID] = []
+
+        mutating func touch(_ games: [SessionID]) {
+            for game in games where !touched.contains(game) { touched.append(game) }
+        }
     }
 
     /// By recording (stream id).
@@ -26,27 +30,28 @@ public struct GameMembership: Hashable, Codable, Sendable {
 
     public init() {}
 
-    /// The games `event` names: those of the messages it carries and of the message
-    /// selected when it happened; nil when it names none.
-    public static func games(namedBy event: RecordedEvent, sessionOf: (MessageID) -> SessionID?) -> Set<SessionID>? {
-        var named: Set<SessionID>?
+    /// The games `event` names, each once: those of the messages it carries and of the
+    /// message selected when it happened; nil when it names none. Asked of every event a
+    /// fold applies, so it builds no set.
+    public static func games(namedBy event: RecordedEvent, sessionOf: (MessageID) -> SessionID?) -> [SessionID]? {
+        var named: [SessionID]?
+        func name(_ session: SessionID?) {
+            if named == nil { named = [] }
+            if let session, !named!.contains(session) { named!.append(session) }
+        }
         event.forEachCarriedMessage { message, _ in
-            if named == nil { named = [] }
-            if let session = message.session { named!.insert(session) }
-            if let session = sessionOf(message.id) { named!.insert(session) }
+            name(message.session)
+            if let session = sessionOf(message.id) { name(session) }
         }
-        if let selected = event.context?.selectedMessage {
-            if named == nil { named = [] }
-            if let session = sessionOf(selected) { named!.insert(session) }
-        }
+        if let selected = event.context?.selectedMessage { name(sessionOf(selected)) }
         return named
     }
 
     /// Notes the next event of the conversation, once the fold knows its messages'
-    /// sessions; `add` is called with each game and the positions the event gives it.
-    public mutating func note(_ e: ReplayEvent, sessionOf: (MessageID) -> SessionID?, adding add: (SessionID, [Int64]) -> Void) {
+    /// sessions; `add` is called with each game and each position the event gives it.
+    public mutating func note(_ e: ReplayEvent, sessionOf: (MessageID) -> SessionID?, adding add: (SessionID, Int64) -> Void) {
         let named = Self.games(namedBy: e.event, sessionOf: sessionOf)
-        for game in named ?? [] { add(game, [e.position]) }
+        for game in named ?? [] { add(game, e.position) }
         let callback: Callback?
         if case .callback(let record, _) = e.event { callback = record.callback } else { callback = nil }
         switch callback {
@@ -56,24 +61,28 @@ public struct GameMembership: Hashable, Codable, Sendable {
             open[e.stream] = Activation(unnamed: named == nil ? [e.position] : [], touched: named ?? [])
         case .didResignActive?:
             guard open[e.stream] != nil else { return }
-            if let named { open[e.stream]!.touched.formUnion(named) } else { open[e.stream]!.unnamed.append(e.position) }
+            if let named { open[e.stream]!.touch(named) } else { open[e.stream]!.unnamed.append(e.position) }
             close(e.stream, add)
         default:
             guard open[e.stream] != nil else { return }
-            if let named { open[e.stream]!.touched.formUnion(named) } else { open[e.stream]!.unnamed.append(e.position) }
+            if let named { open[e.stream]!.touch(named) } else { open[e.stream]!.unnamed.append(e.position) }
         }
     }
 
-    private mutating func close(_ stream: UUID, _ add: (SessionID, [Int64]) -> Void) {
-        guard let activation = open.removeValue(forKey: stream), !activation.unnamed.isEmpty else { return }
-        for game in activation.touched { add(game, activation.unnamed) }
+    private mutating func close(_ stream: UUID, _ add: (SessionID, Int64) -> Void) {
+        guard let activation = open.removeValue(forKey: stream) else { return }
+        for game in activation.touched {
+            for position in activation.unnamed { add(game, position) }
+        }
     }
 
     /// The positions activations still open give each game they touched: what a
     /// recording that stops inside an activation adds at the end of the log.
-    public func pending(_ add: (SessionID, [Int64]) -> Void) {
-        for activation in open.values where !activation.unnamed.isEmpty {
-            for game in activation.touched { add(game, activation.unnamed) }
+    public func pending(_ add: (SessionID, Int64) -> Void) {
+        for activation in open.values {
+            for game in activation.touched {
+                for position in activation.unnamed { add(game, position) }
+            }
         }
     }
 

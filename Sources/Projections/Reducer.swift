@@ -127,10 +127,12 @@ extension ConversationState {
 
     /// Counts the event for the games it belongs to (once the fold above knows its messages).
     private mutating func countForGames(_ e: ReplayEvent) {
-        var added: [(SessionID, Int)] = []
+        // Taken out while it notes the event, so the count below may change the games.
+        var noted = membership
+        membership = GameMembership()
         let sessions = sessionOfMessage
-        membership.note(e, sessionOf: { sessions[$0] }) { game, positions in added.append((game, positions.count)) }
-        for (game, count) in added { games[game]?.events += count }
+        noted.note(e, sessionOf: { sessions[$0] }) { game, _ in games[game]?.events += 1 }
+        membership = noted
     }
 
     /// Whether `sent` is the staged item leaving the input field (a message keeps its

@@ -252,12 +252,12 @@ public final class Replayer {
         for e in events {
             state.apply(e)
             let sessions = state.sessionOfMessage
-            membership.note(e, sessionOf: { sessions[$0] }) { game, positions in
-                if game == session { out.formUnion(positions) }
+            membership.note(e, sessionOf: { sessions[$0] }) { game, position in
+                if game == session { out.insert(position) }
             }
         }
-        membership.pending { game, positions in
-            if game == session { out.formUnion(positions) }
+        membership.pending { game, position in
+            if game == session { out.insert(position) }
         }
         return out
     }
