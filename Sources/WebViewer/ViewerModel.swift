@@ -486,6 +486,7 @@ public final class ViewerModel: @unchecked Sendable {
             if let index = try? GameIndex(store: reader), let conversations = try? index.conversations() {
                 self?.locked { self?.conversationCount = conversations.count }
                 for conversation in conversations {
+                    WorkQueue.shared.yieldToRequests()
                     guard let self else { return }
                     let known = self.locked { self.checked(conversation) != nil }
                     if !known, let streams = try? index.streams(of: conversation) {

@@ -66,6 +66,7 @@ final class WorkQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [() -> Void] = []
     private var head = 0
+    private var running = 0
 
     /// The viewers of a process share one queue: its threads live as long as the process.
     static let shared = WorkQueue(threads: max(2, min(8, ProcessInfo.processInfo.activeProcessorCount * 2)), name: "gamelog viewer")
@@ -89,9 +90,30 @@ final class WorkQueue: @unchecked Sendable {
                 jobs.removeFirst(head)
                 head = 0
             }
+            running += 1
             condition.unlock()
             job()
+            condition.lock()
+            running -= 1
+            condition.unlock()
         }
+    }
+
+    /// Requests waiting or being answered.
+    var busy: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return running > 0 || head < jobs.count
+    }
+
+    /// Waits while requests are waiting or being answered, at most `limit` seconds, in
+    /// short naps: the background list and audit call it between conversations, so pages
+    /// get the cores first (a lower thread priority does not do it: a background thread
+    /// preempted while it holds the model's lock would hold up every request). The limit
+    /// keeps them going, slowly, under a load that never stops.
+    func yieldToRequests(atMost limit: TimeInterval = 0.05) {
+        let deadline = Date().addingTimeInterval(limit)
+        while busy && Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
     }
 
     /// Runs `body` on one of the queue's threads and hands back what it returned or threw.
