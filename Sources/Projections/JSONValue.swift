@@ -22,8 +22,15 @@ public enum JSONValue: Hashable, Sendable {
         guard parser.index == parser.bytes.count else { throw ParseError(offset: parser.index, reason: "text after the value") }
     }
 
-    /// An `Encodable` value as JSON (keys as its `CodingKeys` name them).
+    /// An `Encodable` value as JSON (keys as its `CodingKeys` name them): the value
+    /// `JSONEncoder`'s text reads as (``init(encodingThroughText:)``), made directly.
     public init(encoding value: some Encodable) throws {
+        self = try JSONValueEncoder.encode(value)
+    }
+
+    /// The same value through `JSONEncoder`'s text and this reader: the reference the
+    /// direct encoder is tested against.
+    public init(encodingThroughText value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         self = try JSONValue(parsing: try encoder.encode(value))

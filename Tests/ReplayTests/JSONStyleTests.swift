@@ -4,6 +4,7 @@ import GameKit
 import Games
 import Projections
 import Recorder
+import Replay
 import Simulation
 import TestSupport
 import Testing
@@ -69,5 +70,52 @@ import Testing
         #expect(checked == 10)
         #expect(try JSONValue(parsing: Array("1.0".utf8)) == .integer(1))
         #expect(try JSONValue(parsing: Array("1e19".utf8)) == .double(1e19))
+    }
+}
+
+/// The direct encoder behind every state's JSON, held to `JSONEncoder`'s text read back
+/// (what it replaced) on every state of simulated games of every kind and on the values
+/// where `JSONEncoder`'s defaults differ from a type's own encoding.
+@Suite struct JSONValueEncoderTests {
+    struct Edges: Encodable {
+        var data = Data([0, 1, 2, 250])
+        var url = URL(string: "https://example.com/a?b=1")!
+        var float: Float = 0.1
+        var whole = 3.0
+        var big = UInt64.max
+        var small: Int8 = -3
+        var none: Int? = nil
+        var nested: [[String: [Int]]] = [["a": [1, 2]], [:]]
+        var byUUID = [UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!: "x"]
+        var byInt = [3: "three", 1: "one"]
+        var date = Date(timeIntervalSinceReferenceDate: 12.5)
+        var text = "é \"q\" \u{1}"
+    }
+
+    @Test func matchesJSONEncoderOnItsEdges() throws {
+        #expect(try JSONValue(encoding: Edges()) == JSONValue(encodingThroughText: Edges()))
+        #expect(try JSONValue(encoding: [1.5, 2, -0.0]) == JSONValue(encodingThroughText: [1.5, 2, -0.0]))
+        #expect(throws: EncodingError.self) { try JSONValue(encoding: [Double.nan]) }
+    }
+
+    @Test func matchesJSONEncoderOnEveryStateOfSimulatedGames() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("states.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 13), games: .standard, seed: 13, noise: 0.3)
+        for kind in GameRegistry.standard.kinds { _ = try simulator.play(kind) }
+        let catalog = try GameCatalog(store: store, games: .standard)
+        var compared = 0
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
+            for step in 0...replayer.stepCount {
+                for perspective in [Perspective.auditor] + replayer.devices.map(Perspective.device) {
+                    let state = try replayer.state(at: step, as: perspective)
+                    #expect(try JSONValue(encoding: state) == JSONValue(encodingThroughText: state), "step \(step) as \(perspective)")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 500)
+        #expect(try JSONValue(encoding: catalog.games) == JSONValue(encodingThroughText: catalog.games))
     }
 }
