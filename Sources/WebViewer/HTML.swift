@@ -1,40 +1,41 @@
 /// HTML text in which anything interpolated is escaped unless it is HTML already:
 /// every page is built from these, so text from a log (a device name, a caption, a
 /// URL) can only ever appear as text. `HTML.trusted` is for the viewer's own constants.
-struct HTML: ExpressibleByStringInterpolation, CustomStringConvertible, Sendable {
-    private(set) var text: String
+/// Public so that the tools that measure it (`gamelog-templates`) measure this very type.
+public struct HTML: ExpressibleByStringInterpolation, CustomStringConvertible, Sendable {
+    public private(set) var text: String
 
-    init(stringLiteral value: String) { text = value }
+    public init(stringLiteral value: String) { text = value }
 
-    init(stringInterpolation: StringInterpolation) { text = stringInterpolation.text }
+    public init(stringInterpolation: StringInterpolation) { text = stringInterpolation.text }
 
     /// Markup written by the viewer itself, never by a log.
-    static func trusted(_ markup: String) -> HTML { HTML(stringLiteral: markup) }
+    public static func trusted(_ markup: String) -> HTML { HTML(stringLiteral: markup) }
 
-    var description: String { text }
+    public var description: String { text }
 
-    static func + (a: HTML, b: HTML) -> HTML { .trusted(a.text + b.text) }
-    static func += (a: inout HTML, b: HTML) { a.text += b.text }
+    public static func + (a: HTML, b: HTML) -> HTML { .trusted(a.text + b.text) }
+    public static func += (a: inout HTML, b: HTML) { a.text += b.text }
 
-    struct StringInterpolation: StringInterpolationProtocol {
+    public struct StringInterpolation: StringInterpolationProtocol {
         var text = ""
 
-        init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + interpolationCount * 16) }
+        public init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + interpolationCount * 16) }
 
-        mutating func appendLiteral(_ literal: String) { text += literal }
+        public mutating func appendLiteral(_ literal: String) { text += literal }
         /// Text: escaped.
-        mutating func appendInterpolation(_ value: some StringProtocol) { text += HTML.escape(String(value)) }
+        public mutating func appendInterpolation(_ value: some StringProtocol) { text += HTML.escape(String(value)) }
         /// Numbers and other values: their description, escaped.
-        mutating func appendInterpolation(_ value: some CustomStringConvertible) { text += HTML.escape(value.description) }
+        public mutating func appendInterpolation(_ value: some CustomStringConvertible) { text += HTML.escape(value.description) }
         /// HTML: as it is.
-        mutating func appendInterpolation(_ html: HTML) { text += html.text }
-        mutating func appendInterpolation(_ list: [HTML]) { for item in list { text += item.text } }
+        public mutating func appendInterpolation(_ html: HTML) { text += html.text }
+        public mutating func appendInterpolation(_ list: [HTML]) { for item in list { text += item.text } }
     }
 
     /// `&`, `<`, `>`, `"` and `'` as character references: safe in text and in quoted attributes.
     /// Works on UTF-8 bytes: the five are ASCII, never part of a longer scalar, and walking
     /// Characters (grapheme breaking) was a tenth of a busy viewer's time.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         func special(_ byte: UInt8) -> Bool { byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x22 || byte == 0x27 }
         guard text.utf8.contains(where: special) else { return text }
         var out: [UInt8] = []

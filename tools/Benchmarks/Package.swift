@@ -54,7 +54,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "gamelog-templates",
-            dependencies: [.product(name: "Mustache", package: "swift-mustache")],
+            dependencies: [.product(name: "Mustache", package: "swift-mustache"), .product(name: "WebViewer", package: "gamelog")],
             swiftSettings: strict),
     ]
 )

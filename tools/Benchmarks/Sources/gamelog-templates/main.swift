@@ -8,6 +8,7 @@
 //   swift run -c release --package-path tools/Benchmarks gamelog-templates [ROUNDS=2000]
 import Foundation
 import Mustache
+import WebViewer
 
 struct Row {
     let step: Int
@@ -24,32 +25,14 @@ let rows = (1...150).map { n in
 }
 let rounds = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 2_000 : 2_000
 
-/// The viewer's escape (Sources/WebViewer/HTML.swift), on UTF-8 bytes.
-func escape(_ text: String) -> String {
-    func special(_ byte: UInt8) -> Bool { byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x22 || byte == 0x27 }
-    guard text.utf8.contains(where: special) else { return text }
-    var out: [UInt8] = []
-    out.reserveCapacity(text.utf8.count + 32)
-    for byte in text.utf8 {
-        switch byte {
-        case 0x26: out.append(contentsOf: "&amp;".utf8)
-        case 0x3C: out.append(contentsOf: "&lt;".utf8)
-        case 0x3E: out.append(contentsOf: "&gt;".utf8)
-        case 0x22: out.append(contentsOf: "&quot;".utf8)
-        case 0x27: out.append(contentsOf: "&#39;".utf8)
-        default: out.append(byte)
-        }
-    }
-    return String(decoding: out, as: UTF8.self)
-}
-
+/// The list as the viewer writes it: its `HTML` type escapes everything interpolated.
 func interpolated() -> String {
-    var out = "<ol id=stepList>"
+    var out: HTML = "<ol id=stepList>"
     for row in rows {
-        let id = row.current ? " id=currentStep" : ""
-        out += "<li class=\"\(escape(row.classes + (row.current ? " current" : "")))\" data-step=\(row.step)\(id)><a href=\"\(escape(row.link))\">\(row.step) · \(escape(row.device)) · \(escape(row.label))</a></li>"
+        let id: HTML = row.current ? " id=currentStep" : ""
+        out += "<li class=\"\(row.classes + (row.current ? " current" : ""))\" data-step=\(row.step)\(id)><a href=\"\(row.link)\">\(row.step) · \(row.device) · \(row.label)</a></li>"
     }
-    return out + "</ol>"
+    return (out + "</ol>").description
 }
 
 let template = try MustacheTemplate(string: """
