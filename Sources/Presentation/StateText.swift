@@ -38,7 +38,7 @@ public enum StateText {
         for game in state.orderedGames where focus == nil || game.session == focus {
             lines.append("")
             let title = state.plugin?.title ?? game.kind
-            lines.append("game \(game.session.uuid.uuidString.prefix(8).lowercased()) · \(title) · \(game.status.rawValue)")
+            lines.append("game \(game.session.uuid.uuidString.prefix(8).lowercased()) · \(title) · \(game.status.words)")
             if let plugin = state.plugin {
                 let picture = plugin.picture(of: game.board)
                 lines += BoardPicture.grid(picture.cells, columns: picture.columns)

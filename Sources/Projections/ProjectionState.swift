@@ -67,6 +67,9 @@ public enum GameStatus: String, Hashable, Codable, Sendable, CaseIterable {
     case finished
     /// Its only message was deleted from the input field, or replaced there, unsent.
     case abandoned
+
+    /// The status as people read it ("in progress"); the raw value is for scripts (`--json`).
+    public var words: String { self == .inProgress ? "in progress" : rawValue }
 }
 
 /// One game: the messages of one session, and the board its plug-in folds them into.

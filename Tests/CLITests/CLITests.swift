@@ -76,6 +76,9 @@ final class Folder {
             let steps = try #require(state.stdout.firstMatch(of: /step (\d+)\/(\d+)/).map { Int($0.output.2)! })
             #expect(demo.stdout.contains("\(steps) events recorded in the conversation"), "\(demo.stdout)")
             #expect(steps > events)
+            // Statuses in words for people (issue 22's "statuses show as inProgress").
+            let middle = try gamelog(["state", String(id.prefix(8)), "--at", "30"], in: folder.url)
+            #expect(middle.stdout.contains("· in progress") && !middle.stdout.contains("inProgress"), "\(middle.stdout.prefix(300))")
         }
     }
 
