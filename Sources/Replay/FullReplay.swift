@@ -120,6 +120,9 @@ public enum FullReplay {
         /// Messages sent so far, and whether one arrived before a send was seen.
         var sent = Set<MessageID>()
         var early = false
+        /// Its events so far, to fold again in causal order if it turns out to need it
+        /// without reading them again; nil once the pass's budget for them ran out.
+        var kept: [ReplayEvent]? = []
         init(_ conversation: ConversationID, games: GameRegistry, at time: Int64) {
             state = ConversationState(conversation: conversation, games: games)
             first = time
@@ -136,8 +139,11 @@ public enum FullReplay {
     ///     1 reads on the calling thread.
     ///   - chunkSize: events per unit of work handed from a decoding thread.
     ///   - progress: called now and then with the events read so far.
+    ///   - keepingAtMost: how many events the open conversations may keep in all, to fold
+    ///     one again in causal order without reading it again (past it, it is read again).
     @discardableResult
     public static func run(store: EventStore, verify: Bool = true, lanes: Int? = nil, chunkSize: Int = 4_096,
+                           keepingAtMost keptBudget: Int = 50_000,
                            games: GameRegistry, progress: ((Int) -> Void)? = nil,
                            skippingDamaged damaged: ((Error) -> Void)? = nil,
                            as perspective: Perspective = .auditor,
@@ -167,6 +173,21 @@ public enum FullReplay {
         }
         var open: [ConversationID: Open] = [:]
         var later: [ConversationID] = []
+        // Events kept by open conversations, at most this many in all: a log merged from
+        // phones one after another has every conversation open at once, and memory must
+        // stay that of the conversations' states, not of the log.
+        var keptEvents = 0
+        /// Folds a conversation again from its kept events in the replayer's causal order,
+        /// as the pass's end does from the store (``Replayer/load(from:streams:verify:skippingDamaged:)``).
+        func refold(_ entry: Open, _ events: [ReplayEvent]) throws {
+            let ordered = Replayer.causallyOrdered(events.sorted { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) })
+            let again = Open(entry.state.conversation, games: games, at: ordered.first?.recordedAt ?? 0)
+            for event in ordered where perspective.sees(event) { again.state.apply(event) }
+            again.count = ordered.count
+            again.last = ordered.last?.recordedAt ?? 0
+            try hand(again)
+            statistics.refoldedConversations += 1
+        }
         func fold(_ conversation: ConversationID, _ event: ReplayEvent) throws {
             let entry: Open
             if let existing = open[conversation] {
@@ -190,9 +211,25 @@ public enum FullReplay {
             entry.count += 1
             entry.first = min(entry.first, event.recordedAt)
             entry.last = max(entry.last, event.recordedAt)
+            if entry.kept != nil {
+                if keptEvents < keptBudget {
+                    entry.kept!.append(event)
+                    keptEvents += 1
+                } else {
+                    keptEvents -= entry.kept!.count
+                    entry.kept = nil
+                }
+            }
             if event.position >= lastPosition[conversation] ?? .max {
                 open[conversation] = nil
-                if entry.inTimeOrder && !entry.early { try hand(entry) } else { later.append(conversation) }
+                keptEvents -= entry.kept?.count ?? 0
+                if entry.inTimeOrder && !entry.early {
+                    try hand(entry)
+                } else if let kept = entry.kept {
+                    try refold(entry, kept)
+                } else {
+                    later.append(conversation)
+                }
             }
         }
         let decoders = lanes ?? min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
@@ -273,7 +310,13 @@ public enum FullReplay {
         progress?(statistics.events)
         // Conversations whose last event never came by (a cut-off log) end here.
         for (_, entry) in open.sorted(by: { $0.value.state.position < $1.value.state.position }) {
-            if entry.inTimeOrder && !entry.early { try hand(entry) } else { later.append(entry.state.conversation) }
+            if entry.inTimeOrder && !entry.early {
+                try hand(entry)
+            } else if let kept = entry.kept {
+                try refold(entry, kept)
+            } else {
+                later.append(entry.state.conversation)
+            }
         }
         for conversation in later {
             let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])

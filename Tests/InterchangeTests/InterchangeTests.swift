@@ -80,6 +80,24 @@ import Testing
         let mergedGames: [[String]] = mergedCatalog.games.map(outcome).sorted { $0[0] < $1[0] }
         let originalGames: [[String]] = originalCatalog.games.map(outcome).sorted { $0[0] < $1[0] }
         #expect(mergedGames == originalGames)
+        // Folded again from the events the pass kept, or read again from the store once its
+        // budget for them ran out: the same conversations either way.
+        struct Done: Equatable {
+            let state: ConversationState
+            let counts: [Int64]
+            let streams: Set<UUID>
+        }
+        func finished(keepingAtMost budget: Int) throws -> ([ConversationID: Done], FullReplay.Statistics) {
+            var out: [ConversationID: Done] = [:]
+            let statistics = try FullReplay.run(store: merged, keepingAtMost: budget, games: .standard) { done in
+                out[done.state.conversation] = Done(state: done.state, counts: [Int64(done.events), done.span.first, done.span.last],
+                                                    streams: done.streams)
+            }
+            return (out, statistics)
+        }
+        let (fromKept, keptRun) = try finished(keepingAtMost: 50_000), (reread, rereadRun) = try finished(keepingAtMost: 0)
+        #expect(keptRun.refoldedConversations > 0 && keptRun.refoldedConversations == rereadRun.refoldedConversations)
+        #expect(!fromKept.isEmpty && fromKept == reread)
         // Both logs in one import interleave by time: the very same log.
         let together = try EventStore(path: folder.path("together.sqlite"))
         try Interchange.import(a + b, into: together)
