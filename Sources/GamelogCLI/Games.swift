@@ -73,7 +73,7 @@ struct GamesCommand: ParsableCommand {
             var missing = game.missingRecordings.isEmpty || seenAs != .auditor ? ""
                 : "  (no recording from \(game.missingRecordings.joined(separator: ", ")))"
             if let origin = game.forkedFrom { missing += "  (fork of \(origin.sourceGame) at step \(origin.sourceStep))" }
-            print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \((GameStatus(rawValue: game.status)?.words ?? game.status).rightPad(11)) \(String(game.events).leftPad(6))  \(Self.span(game.startedAt, game.endedAt).rightPad(30))  \(game.result)\(missing)")
+            print("\(game.id.prefix(8))  \(game.kind.rightPad(11)) \(players.rightPad(18)) \(GameStatus.words(game.status).rightPad(11)) \(String(game.events).leftPad(6))  \(Self.span(game.startedAt, game.endedAt).rightPad(30))  \(game.result)\(missing)")
         }
         if let more { print(more) }
         if more == nil, seenAs == .auditor { try listConversationsWithoutGames(store) }

@@ -33,7 +33,7 @@ public struct GameMembership: Hashable, Codable, Sendable {
     /// The games `event` names, each once: those of the messages it carries and of the
     /// message selected when it happened; nil when it names none. Asked of every event a
     /// fold applies, so it builds no set.
-    public static func games(namedBy event: RecordedEvent, sessionOf: (MessageID) -> SessionID?) -> [SessionID]? {
+    static func games(namedBy event: RecordedEvent, sessionOf: (MessageID) -> SessionID?) -> [SessionID]? {
         var named: [SessionID]?
         func name(_ session: SessionID?) {
             if named == nil { named = [] }
@@ -87,7 +87,15 @@ public struct GameMembership: Hashable, Codable, Sendable {
     }
 
     /// How many events open activations will give `game`.
-    public func pending(for game: SessionID) -> Int {
+    func pending(for game: SessionID) -> Int {
         open.values.reduce(0) { $0 + ($1.touched.contains(game) ? $1.unnamed.count : 0) }
+    }
+}
+
+extension ConversationState {
+    /// A game's events as `games` counts them and `log --game` lists them, the log ending
+    /// here: those counted so far and those of its activations still open.
+    public func eventCount(ofGame session: SessionID) -> Int {
+        (games[session]?.events ?? 0) + membership.pending(for: session)
     }
 }

@@ -23,17 +23,24 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     /// An `Encodable` value as JSON (keys as its `CodingKeys` name them): the value
-    /// `JSONEncoder`'s text reads as (``init(encodingThroughText:)``), made directly.
+    /// `JSONEncoder`'s text reads as, made directly (tests hold the two equal).
     public init(encoding value: some Encodable) throws {
         self = try JSONValueEncoder.encode(value)
     }
 
     /// The same value through `JSONEncoder`'s text and this reader: the reference the
     /// direct encoder is tested against.
-    public init(encodingThroughText value: some Encodable) throws {
+    init(encodingThroughText value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         self = try JSONValue(parsing: try encoder.encode(value))
+    }
+
+    /// A finite number as the reader reads it: a whole one that fits in 64 bits is an
+    /// integer (`1.0` and `1e2` read as 1 and 100), so values written and read back, or
+    /// encoded directly, are the same value.
+    init(number: Double) {
+        if number == number.rounded(), let integer = Int64(exactly: number) { self = .integer(integer) } else { self = .double(number) }
     }
 
     /// Why a text is not JSON.
@@ -158,8 +165,7 @@ public enum JSONValue: Hashable, Sendable {
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
             if isInteger, let integer = Int64(text) { return .integer(integer) }
             guard let double = Double(text), double.isFinite else { throw ParseError(offset: start, reason: "'\(text)' is not a number") }
-            if double == double.rounded(), let integer = Int64(exactly: double) { return .integer(integer) }
-            return .double(double)
+            return JSONValue(number: double)
         }
 
         mutating func hex4() throws(ParseError) -> UInt32 {

@@ -56,8 +56,7 @@ enum JSONValueEncoder {
         guard value.isFinite else {
             throw EncodingError.invalidValue(value, .init(codingPath: path, debugDescription: "\(value) is not a JSON number"))
         }
-        if value == value.rounded(), let integer = Int64(exactly: value) { return .integer(integer) }
-        return .double(value)
+        return JSONValue(number: value)
     }
 
     static func integer<T: BinaryInteger>(_ value: T) -> JSONValue {

@@ -70,6 +70,10 @@ public enum GameStatus: String, Hashable, Codable, Sendable, CaseIterable {
 
     /// The status as people read it ("in progress"); the raw value is for scripts (`--json`).
     public var words: String { self == .inProgress ? "in progress" : rawValue }
+
+    /// The words for a status as `--json` and game summaries write it; text that names
+    /// no status stays as it is.
+    public static func words(_ raw: String) -> String { GameStatus(rawValue: raw)?.words ?? raw }
 }
 
 /// One game: the messages of one session, and the board its plug-in folds them into.

@@ -17,15 +17,9 @@ public enum MessagePlace: Hashable, Sendable {
 }
 
 extension RecordedEvent {
-    /// Every message the event carries, with where.
-    public var carriedMessages: [(message: Message, place: MessagePlace)] {
-        var out: [(Message, MessagePlace)] = []
-        forEachCarriedMessage { out.append(($0, $1)) }
-        return out
-    }
-
     /// Calls `body` with every message the event carries, with where, building nothing:
-    /// the projections ask it of every event they fold.
+    /// the projections ask it of every event they fold. It names the places
+    /// ``mappingMessages(_:)`` maps, in the same order (a test holds the two together).
     public func forEachCarriedMessage(_ body: (Message, MessagePlace) -> Void) {
         switch self {
         case .callback(let record, _):

@@ -177,15 +177,14 @@ public enum FullReplay {
         // phones one after another has every conversation open at once, and memory must
         // stay that of the conversations' states, not of the log.
         var keptEvents = 0
-        /// Folds a conversation again from its kept events in the replayer's causal order,
-        /// as the pass's end does from the store (``Replayer/load(from:streams:verify:skippingDamaged:)``).
-        func refold(_ entry: Open, _ events: [ReplayEvent]) throws {
-            let ordered = Replayer.causallyOrdered(events.sorted { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) })
-            let again = Open(entry.state.conversation, games: games, at: ordered.first?.recordedAt ?? 0)
-            for event in ordered where perspective.sees(event) { again.state.apply(event) }
-            again.count = ordered.count
-            again.last = ordered.last?.recordedAt ?? 0
-            try hand(again)
+        /// Folds a conversation again from its events in the replayer's order, from those the
+        /// pass kept or, once their budget ran out, read again from the store.
+        func refold(_ conversation: ConversationID, _ events: [ReplayEvent]) throws {
+            let entry = Open(conversation, games: games, at: events.first?.recordedAt ?? 0)
+            for event in events where perspective.sees(event) { entry.state.apply(event) }
+            entry.count = events.count
+            entry.last = events.last?.recordedAt ?? 0
+            try hand(entry)
             statistics.refoldedConversations += 1
         }
         func fold(_ conversation: ConversationID, _ event: ReplayEvent) throws {
@@ -226,7 +225,7 @@ public enum FullReplay {
                 if entry.inTimeOrder && !entry.early {
                     try hand(entry)
                 } else if let kept = entry.kept {
-                    try refold(entry, kept)
+                    try refold(conversation, Replayer.inReplayOrder(kept))
                 } else {
                     later.append(conversation)
                 }
@@ -313,19 +312,13 @@ public enum FullReplay {
             if entry.inTimeOrder && !entry.early {
                 try hand(entry)
             } else if let kept = entry.kept {
-                try refold(entry, kept)
+                try refold(entry.state.conversation, Replayer.inReplayOrder(kept))
             } else {
                 later.append(entry.state.conversation)
             }
         }
         for conversation in later {
-            let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])
-            let entry = Open(conversation, games: games, at: events.first?.recordedAt ?? 0)
-            for event in events where perspective.sees(event) { entry.state.apply(event) }
-            entry.count = events.count
-            entry.last = events.last?.recordedAt ?? 0
-            try hand(entry)
-            statistics.refoldedConversations += 1
+            try refold(conversation, try Replayer.load(from: store, streams: streamsOf[conversation] ?? []))
         }
         return statistics
     }

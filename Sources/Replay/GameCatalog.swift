@@ -100,7 +100,7 @@ public struct GameCatalog {
                 devices: state.orderedDevices.map(\.device.name), players: players,
                 missingRecordings: state.missingRecordings,
                 status: game.status.rawValue, winner: game.winner, result: result(game, in: state),
-                events: game.events + state.membership.pending(for: game.session), firstPosition: game.firstPosition, lastPosition: game.lastPosition,
+                events: state.eventCount(ofGame: game.session), firstPosition: game.firstPosition, lastPosition: game.lastPosition,
                 startedAt: Timestamp(microsecondsSince1970: game.startedAt).description,
                 endedAt: Timestamp(microsecondsSince1970: game.endedAt).description, forkedFrom: origin)
         }

@@ -136,8 +136,13 @@ public final class Replayer {
                 }
             }
         }
-        loaded.sort { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) }
-        return causallyOrdered(loaded)
+        return inReplayOrder(loaded)
+    }
+
+    /// A conversation's events in the order the replayer folds them: by time (then
+    /// position), arrivals after their sends (``causallyOrdered(_:)``).
+    public static func inReplayOrder(_ events: [ReplayEvent]) -> [ReplayEvent] {
+        causallyOrdered(events.sorted { ($0.recordedAt, $0.position) < ($1.recordedAt, $1.position) })
     }
 
     /// Events in time order, except that no message arrives before it was sent: phones'

@@ -316,7 +316,7 @@ public final class Simulator {
         let outcomes = sessions.map { view in
             GameOutcomeReport(session: view.session, status: view.status, winner: view.winner,
                               result: plugin.result(of: view.board),
-                              events: view.events + (state?.membership.pending(for: view.session) ?? 0))
+                              events: state?.eventCount(ofGame: view.session) ?? view.events)
         }
         // The game the players played on to the end: the latest one under way (the players
         // follow the newest message, so one a stray tap started may take over).

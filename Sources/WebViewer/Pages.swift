@@ -96,7 +96,7 @@ enum Pages {
             let fork: HTML = game.forkedFrom.map { " <span class=fork>fork of \($0.sourceGame.prefix(8).lowercased()) at step \($0.sourceStep)</span>" } ?? ""
             rows += """
                 <tr data-game="\(game.id)"><td><a href="/games/\(game.id)">\(game.id.prefix(8))</a></td><td>\(game.title)</td>
-                <td>\(players)</td><td>\(words(game.status))</td><td>\(game.result)\(fork)</td>
+                <td>\(players)</td><td>\(GameStatus.words(game.status))</td><td>\(game.result)\(fork)</td>
                 <td class=num>\(game.events)</td><td>\(game.startedAt) … \(game.endedAt)</td><td>\(status)</td></tr>
                 """
         }
@@ -116,7 +116,7 @@ enum Pages {
             <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) games</p>\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged events were left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)\(auditLine(model))</header>
             <form class=filters method=get action="/games">
             <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) })</select></label>
-            <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status, label: words($0)) })</select></label>
+            <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status, label: GameStatus.words($0)) })</select></label>
             <label>result <input name=result value="\(query.result ?? "")" placeholder="e.g. Alice"></label>
             <label>audit <select name=audit><option value="">all</option>\(GamesQuery.verdicts.map { option($0, query.audit) })</select></label>
             <button>filter</button></form>\(partial)
@@ -160,15 +160,6 @@ enum Pages {
             parts.append("<span class=pending>the whole log's chain and signatures: checking…</span>")
         }
         return parts.isEmpty ? "" : "<p id=auditProgress>\(parts.map { $0 }.joined(separator: " · "))</p>"
-    }
-
-    /// A status as a person reads it: `inProgress` is "in progress".
-    static func words(_ status: String) -> String {
-        var out = ""
-        for character in status {
-            if character.isUppercase { out += " " + character.lowercased() } else { out.append(character) }
-        }
-        return out
     }
 
     /// `text` for a URL's path or query: everything but RFC 3986's unreserved characters
@@ -274,7 +265,7 @@ enum Pages {
             let before = previous.games[game.session].map { plugin.picture(of: $0.board).cells } ?? []
             let changed = Set(picture.cells.indices.filter { before.indices.contains($0) && before[$0] != picture.cells[$0] })
             boardHTML += """
-                <section class=game><h2>\(plugin.title) · \(words(game.status.rawValue))</h2>
+                <section class=game><h2>\(plugin.title) · \(game.status.words)</h2>
                 \(grid(picture.cells, columns: picture.columns, id: "board", changed: changed))\(legend(picture.cells))
                 \(picture.lines.map { "<p>\($0)</p>" as HTML })<p class=result>\(GameCatalog.result(game, in: state))</p></section>
                 """

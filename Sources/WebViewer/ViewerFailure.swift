@@ -49,8 +49,17 @@ struct ViewerFailure: HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response { response }
 
-    /// The answer: the error page or document, with the failure's headers.
+    /// The answer: an error page or a JSON error document, with the failure's headers.
     var response: Response {
-        WebViewer.errorResponse(status, message, html: html, headers: headers)
+        var headers = self.headers
+        let body: String
+        if html {
+            headers[.contentType] = "text/html; charset=utf-8"
+            body = Pages.page(title: "\(status.code)", body: "<h1>\(status.code) \(status.reasonPhrase)</h1><p id=error>\(message)</p><p><a href=\"/games\">← games</a></p>")
+        } else {
+            headers[.contentType] = "application/json"
+            body = (try? WebViewer.json(WebViewer.ErrorDocument(error: message, status: "\(status.code)"))) ?? "{}"
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 }

@@ -126,21 +126,6 @@ public enum WebViewer {
             throw ViewerFailure(error, html: html)
         }
     }
-
-    /// An error page (`html`) or JSON error document with its status.
-    static func errorResponse(_ status: HTTPResponse.Status, _ message: String, html: Bool,
-                              headers extra: HTTPFields = [:]) -> Response {
-        var headers = extra
-        let body: String
-        if html {
-            headers[.contentType] = "text/html; charset=utf-8"
-            body = Pages.page(title: "\(status.code)", body: "<h1>\(status.code) \(status.reasonPhrase)</h1><p id=error>\(message)</p><p><a href=\"/games\">← games</a></p>")
-        } else {
-            headers[.contentType] = "application/json"
-            body = (try? json(ErrorDocument(error: message, status: "\(status.code)"))) ?? "{}"
-        }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
-    }
 }
 
 /// The `:id` path parameter, percent-decoded: a link may encode any character of an id.

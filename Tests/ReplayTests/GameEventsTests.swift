@@ -83,6 +83,27 @@ import TestSupport
         #expect(checked >= played / 2 && beyondTheMessages > 0, "\(checked) games checked")
     }
 
+    /// The fold's walk over an event's messages names what `mappingMessages` maps, for
+    /// every event of games of every kind.
+    @Test func walkingAnEventsMessagesNamesWhatMappingThemMaps() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("walk.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 21), games: .standard, seed: 21, noise: 0.3)
+        for kind in GameRegistry.standard.kinds { _ = try simulator.play(kind) }
+        var messages = 0
+        for e in try Replayer.load(from: store, streams: Set(try GameCatalog(store: store, games: .standard).streams.values.flatMap { $0 })) {
+            var walked: [String] = [], mapped: [String] = []
+            e.event.forEachCarriedMessage { message, place in walked.append("\(message.id) \(place)") }
+            _ = e.event.mappingMessages { message, place in
+                mapped.append("\(message.id) \(place)")
+                return message
+            }
+            #expect(walked == mapped, "\(e.position)")
+            messages += walked.count
+        }
+        #expect(messages > 100)
+    }
+
     /// A first move replaced in the input field by a second insert is "replaced", not "deleted".
     @Test func aReplacedFirstMessageIsCalledReplaced() throws {
         let folder = try TemporaryFolder()

@@ -2,7 +2,7 @@ import EventStore
 import Foundation
 import GameKit
 import Games
-import Projections
+@testable import Projections
 import Recorder
 import Replay
 import Simulation
