@@ -144,7 +144,7 @@ let package = Package(
         .target(
             name: "Collector",
             dependencies: [
-                "EventStore", "Interchange", "SharedStore",
+                "EventStore", "Interchange", "Presentation", "SharedStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Presentation
 import SharedStore
 
 /// The collector's HTTP API (all JSON):
@@ -74,12 +75,7 @@ public enum CollectorServer {
         router.get("/v1/heads") { request, _ -> Response in
             if requireReaderToken, try await role(request, collector) == nil { return problem(.unauthorized, "reading needs a reader token") }
             let heads = try await collector.store.latestHeads()
-            return try json(.ok, heads.map { cosigned in
-                HeadEntry(device: cosigned.head.device, publicKey: Hex.string(cosigned.head.publicKey), size: cosigned.head.size,
-                          root: Hex.string(cosigned.head.root), signedAt: cosigned.head.signedAt.microsecondsSince1970,
-                          note: cosigned.head.note, cosignedNote: cosigned.note,
-                          cosignatures: cosigned.cosignatures.map { Witnessed(witness: $0.witness, publicKey: Hex.string($0.witnessKey), line: $0.line) })
-            })
+            return try json(.ok, heads.map(CommandDocuments.Head.init))
         }
         return router
     }
@@ -105,34 +101,14 @@ public enum CollectorServer {
         var note: String?
     }
 
-    struct Witnessed: Encodable {
-        var witness: String
-        var publicKey: String
-        var line: String
-    }
-
-    /// One entry of `GET /v1/heads`: `gamelog heads --json`'s fields and the cosignatures.
-    struct HeadEntry: Encodable {
-        var device: String
-        var publicKey: String
-        var size: Int64
-        var root: String
-        var signedAt: Int64
-        var note: String
-        var cosignedNote: String
-        var cosignatures: [Witnessed]
-    }
-
     static func role(_ request: Request, _ collector: Collector) async throws -> SharedStore.TokenRole? {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
         return try await collector.store.role(ofToken: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
     }
 
     static func json(_ status: HTTPResponse.Status, _ value: some Encodable) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(status: status, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value) + [0x0A])))
+        Response(status: status, headers: [.contentType: "application/json"],
+                 body: .init(byteBuffer: ByteBuffer(string: try CommandDocuments.text(value) + "\n")))
     }
 
     static func problem(_ status: HTTPResponse.Status, _ message: String) -> Response {

@@ -27,14 +27,7 @@ struct Heads: ParsableCommand {
         var cosigned: [TreeHead: [Cosignature]] = [:]
         for entry in try store.cosignedHeads() { cosigned[entry.head] = entry.cosignatures }
         if json {
-            let document = latest.map { head in
-                let witnesses = cosigned[head] ?? []
-                return CommandDocuments.Head(
-                    device: head.device, publicKey: hex(head.publicKey), size: head.size, root: hex(head.root),
-                    signedAt: head.signedAt.microsecondsSince1970, note: head.note,
-                    cosignedNote: CosignedHead(head: head, cosignatures: witnesses).note,
-                    cosignatures: witnesses.map { .init(witness: $0.witness, publicKey: hex($0.witnessKey), line: $0.line) })
-            }
+            let document = latest.map { CommandDocuments.Head(CosignedHead(head: $0, cosignatures: cosigned[$0] ?? [])) }
             print(try CommandDocuments.text(document))
             return
         }

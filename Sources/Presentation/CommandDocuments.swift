@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import Projections
 
@@ -65,24 +66,22 @@ public enum CommandDocuments {
             public var witness: String
             public var publicKey: String
             public var line: String
-
-            public init(witness: String, publicKey: String, line: String) {
-                self.witness = witness
-                self.publicKey = publicKey
-                self.line = line
-            }
         }
 
-        public init(device: String, publicKey: String, size: Int64, root: String, signedAt: Int64, note: String,
-                    cosignedNote: String, cosignatures: [Cosignature]) {
-            self.device = device
-            self.publicKey = publicKey
-            self.size = size
-            self.root = root
-            self.signedAt = signedAt
-            self.note = note
-            self.cosignedNote = cosignedNote
-            self.cosignatures = cosignatures
+        /// The document of a head and the cosignatures this log or collector holds for it:
+        /// one place for `heads --json` and a collector's `GET /v1/heads`, which must agree.
+        public init(_ cosigned: CosignedHead) {
+            let head = cosigned.head
+            device = head.device
+            publicKey = Hex.string(head.publicKey)
+            size = head.size
+            root = Hex.string(head.root)
+            signedAt = head.signedAt.microsecondsSince1970
+            note = head.note
+            cosignedNote = cosigned.note
+            cosignatures = cosigned.cosignatures.map {
+                Cosignature(witness: $0.witness, publicKey: Hex.string($0.witnessKey), line: $0.line)
+            }
         }
     }
 

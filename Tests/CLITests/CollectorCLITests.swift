@@ -190,6 +190,11 @@ import Testing
         #expect(try ask("/v1/heads", ["-H", "Authorization: Bearer \(readerToken)x"]).status == "401")
         let openHeads = try ask("/v1/heads", ["-H", "Authorization: Bearer \(readerToken)"])
         #expect(openHeads.status == "200" && openHeads.body.contains("cosignedNote"), "\(openHeads.body.prefix(300))")
+        // The same document as `heads --json` (one type serves both), field for field.
+        let listed = try JSONSerialization.jsonObject(with: Data(openHeads.body.utf8)) as? [[String: Any]] ?? []
+        #expect(!listed.isEmpty && listed.allSatisfy {
+            Set($0.keys) == ["device", "publicKey", "size", "root", "signedAt", "note", "cosignedNote", "cosignatures"]
+        }, "\(openHeads.body.prefix(300))")
         // Enrolling needs the administrator's token; the reader's is not it.
         let enroll = try ask("/v1/devices", ["-H", "Authorization: Bearer \(readerToken)", "-H", "Content-Type: application/json",
                                              "--data", #"{"device":"Eve","publicKey":"\#(String(repeating: "ab", count: 32))"}"#])
