@@ -6,18 +6,21 @@ import Projections
 import RecordedEvents
 
 /// One pass over the whole log in position order that folds every conversation
-/// while its events go by and hands each one over as soon as it is finished: memory
-/// holds the conversations in progress at one point of the log (and a few bytes per
-/// recording), not the log.
+/// once its last event has gone by and hands each one over then: memory holds the
+/// events of the conversations in progress at one point of the log (a budget of
+/// them) and a few bytes per recording, not the log.
 ///
 /// A conversation is finished at its last event, known up front from each stream's
-/// last position (``EventStore/scanStreamHeads(_:)``). A conversation whose events
-/// are not in time order in the log (logs merged from devices one after the other)
-/// is folded again afterwards in time order, as ``Replayer`` does, so the two always
-/// agree.
+/// last position (``EventStore/scanStreamHeads(_:)``). Its events are folded in the
+/// replayer's order (time, then arrivals after their sends: ``Replayer/inReplayOrder(_:)``),
+/// so the two always agree, also for logs merged from phones whose clocks differ.
+///
+/// Both cores work: threads read, check and decode chunks of the log, the calling
+/// thread sorts events to their conversations, and finished conversations are folded
+/// on other threads and handed back in the order they finished in the log.
 public enum FullReplay {
     /// A conversation folded to its last event.
-    public struct Finished {
+    public struct Finished: Sendable {
         public let state: ConversationState
         public let events: Int
         /// Microseconds since 1970 of its first and last events.
@@ -31,8 +34,12 @@ public enum FullReplay {
         public var events = 0
         /// The most conversations held in memory at once.
         public var mostOpenConversations = 0
-        /// Conversations folded a second time, in time order, after the pass.
-        public var refoldedConversations = 0
+        /// Conversations whose events the log holds out of the replayer's order (clocks of
+        /// different phones, logs merged one after another): folded in its order instead.
+        public var reorderedConversations = 0
+        /// Conversations read again from the store after the pass because they had more
+        /// events than the pass could keep (`keepingAtMost`) and turned out out of order.
+        public var rereadConversations = 0
     }
 
     typealias Decoded = (ConversationID, ReplayEvent)
@@ -109,9 +116,9 @@ public enum FullReplay {
         }
     }
 
-    /// A conversation being folded.
+    /// A conversation in progress, seen by the calling thread only.
     private final class Open {
-        var state: ConversationState
+        let conversation: ConversationID
         var count = 0
         var first: Int64
         var last: Int64
@@ -120,13 +127,78 @@ public enum FullReplay {
         /// Messages sent so far, and whether one arrived before a send was seen.
         var sent = Set<MessageID>()
         var early = false
-        /// Its events so far, to fold again in causal order if it turns out to need it
-        /// without reading them again; nil once the pass's budget for them ran out.
+        /// Its events so far, folded when it ends; nil once the pass's budget for kept
+        /// events ran out, and then ``state`` folds as the events come.
         var kept: [ReplayEvent]? = []
-        init(_ conversation: ConversationID, games: GameRegistry, at time: Int64) {
-            state = ConversationState(conversation: conversation, games: games)
+        var state: ConversationState?
+        init(_ conversation: ConversationID, at time: Int64) {
+            self.conversation = conversation
             first = time
             last = time
+        }
+        var inReplayOrder: Bool { inTimeOrder && !early }
+    }
+
+    /// Finished conversations folded on other threads, handed back in the order they
+    /// were submitted, so the caller sees the same sequence as with one thread.
+    private final class Folds: @unchecked Sendable {
+        // Guarded by `condition`.
+        private let condition = NSCondition()
+        private var done: [Int: Finished] = [:]
+        private var submitted = 0
+        private var handed = 0
+        private let parallel: Bool
+        /// Conversations submitted and not handed yet, at most: the events they hold are
+        /// what the pass's memory grows with.
+        private let inFlight: Int
+
+        init(parallel: Bool, inFlight: Int = 64) {
+            self.parallel = parallel
+            self.inFlight = inFlight
+        }
+
+        /// Folds `work` on another thread (or this one, without parallelism).
+        func submit(_ work: @escaping @Sendable () -> Finished) {
+            condition.lock()
+            let ticket = submitted
+            submitted += 1
+            condition.unlock()
+            guard parallel else { return put(ticket, work()) }
+            DispatchQueue.global().async { self.put(ticket, work()) }
+        }
+
+        /// A conversation folded on this thread, handed in its turn.
+        func submit(folded: Finished) {
+            condition.lock()
+            let ticket = submitted
+            submitted += 1
+            condition.unlock()
+            put(ticket, folded)
+        }
+
+        private func put(_ ticket: Int, _ finished: Finished) {
+            condition.lock()
+            done[ticket] = finished
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// Hands over the folds ready in order; waits while too many are in flight, or
+        /// for every one with `all`.
+        func hand(all: Bool = false, _ body: (Finished) throws -> Void) throws {
+            while true {
+                condition.lock()
+                while done[handed] == nil && (all ? handed < submitted : submitted - handed > inFlight) {
+                    condition.wait()
+                }
+                guard let next = done.removeValue(forKey: handed) else {
+                    condition.unlock()
+                    return
+                }
+                handed += 1
+                condition.unlock()
+                try body(next)
+            }
         }
     }
 
@@ -136,11 +208,13 @@ public enum FullReplay {
     ///   - games: the games whose boards are folded.
     ///   - verify: check the hash chain while reading (as `scan` does).
     ///   - lanes: threads that read and decode (default: up to two, one per core);
-    ///     1 reads on the calling thread.
+    ///     1 reads and folds on the calling thread.
     ///   - chunkSize: events per unit of work handed from a decoding thread.
     ///   - progress: called now and then with the events read so far.
-    ///   - keepingAtMost: how many events the open conversations may keep in all, to fold
-    ///     one again in causal order without reading it again (past it, it is read again).
+    ///   - keepingAtMost: how many events the open conversations may keep in all until
+    ///     they end (past it, a conversation folds as its events come, and one that turns
+    ///     out out of order is read again after the pass).
+    ///   - finished: called on the calling thread, in the order conversations end in the log.
     @discardableResult
     public static func run(store: EventStore, verify: Bool = true, lanes: Int? = nil, chunkSize: Int = 4_096,
                            keepingAtMost keptBudget: Int = 50_000,
@@ -166,47 +240,59 @@ public enum FullReplay {
             lastPosition[info.conversation] = max(lastPosition[info.conversation] ?? 0, head.lastPosition)
         }
 
-        func hand(_ entry: Open) throws {
-            let conversation = entry.state.conversation
-            try finished(Finished(state: entry.state.playerView(for: perspective), events: entry.count,
-                                  span: (entry.first, entry.last), streams: streamsOf[conversation] ?? []))
-        }
+        let decoders = lanes ?? min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        let last = try store.lastPosition()
+        let parallel = decoders >= 2 && last >= 4 * Int64(chunkSize)
+        let folds = Folds(parallel: parallel)
         var open: [ConversationID: Open] = [:]
         var later: [ConversationID] = []
         // Events kept by open conversations, at most this many in all: a log merged from
         // phones one after another has every conversation open at once, and memory must
         // stay that of the conversations' states, not of the log.
         var keptEvents = 0
-        /// Folds a conversation again from its events in the replayer's order, from those the
-        /// pass kept or, once their budget ran out, read again from the store.
-        func refold(_ conversation: ConversationID, _ events: [ReplayEvent]) throws {
-            let entry = Open(conversation, games: games, at: events.first?.recordedAt ?? 0)
-            for event in events where perspective.sees(event) { entry.state.apply(event) }
-            entry.count = events.count
-            entry.last = events.last?.recordedAt ?? 0
-            try hand(entry)
-            statistics.refoldedConversations += 1
+
+        func finishing(_ entry: Open, _ state: ConversationState) -> Finished {
+            Finished(state: state, events: entry.count, span: (entry.first, entry.last),
+                     streams: streamsOf[entry.conversation] ?? [])
         }
-        func fold(_ conversation: ConversationID, _ event: ReplayEvent) throws {
+        /// A conversation at its end (or the log's): folded from the events it kept, handed
+        /// as folded while they came, or left to read again.
+        func end(_ entry: Open) {
+            if !entry.inReplayOrder { statistics.reorderedConversations += 1 }
+            if let kept = entry.kept {
+                keptEvents -= kept.count
+                entry.kept = nil
+                let inOrder = entry.inReplayOrder, conversation = entry.conversation
+                let count = entry.count, span = (entry.first, entry.last), streams = streamsOf[conversation] ?? []
+                folds.submit {
+                    let events = inOrder ? kept : Replayer.inReplayOrder(kept)
+                    return Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
+                                    events: count, span: span, streams: streams)
+                }
+            } else if let state = entry.state, entry.inReplayOrder {
+                folds.submit(folded: finishing(entry, state.playerView(for: perspective)))
+            } else {
+                later.append(entry.conversation)
+            }
+        }
+        func route(_ conversation: ConversationID, _ event: ReplayEvent) {
             let entry: Open
             if let existing = open[conversation] {
                 entry = existing
             } else {
-                entry = Open(conversation, games: games, at: event.recordedAt)
+                entry = Open(conversation, at: event.recordedAt)
                 open[conversation] = entry
                 statistics.mostOpenConversations = max(statistics.mostOpenConversations, open.count)
             }
             if (event.recordedAt, event.position) < entry.lastKey { entry.inTimeOrder = false }
-            // An arrival before its send (clocks of different phones): the fold is redone
-            // in causal order, as the replayer reads it.
+            // An arrival before its send (clocks of different phones): the replayer reads
+            // it in causal order, and so is it folded.
             switch event.event {
             case .transcript(.sent(let item), _): if let id = item.message?.id { entry.sent.insert(id) }
             case .transcript(.arrived(let item, _), _): if let id = item.message?.id, !entry.sent.contains(id) { entry.early = true }
             default: break
             }
             entry.lastKey = (event.recordedAt, event.position)
-            // A device's view folds its own events only.
-            if perspective.sees(event) { entry.state.apply(event) }
             entry.count += 1
             entry.first = min(entry.first, event.recordedAt)
             entry.last = max(entry.last, event.recordedAt)
@@ -215,25 +301,24 @@ public enum FullReplay {
                     entry.kept!.append(event)
                     keptEvents += 1
                 } else {
+                    // Out of budget: fold what it kept in log order and go on as events come;
+                    // if that order turns out wrong, it is read again after the pass.
                     keptEvents -= entry.kept!.count
+                    var state = ConversationState(conversation: conversation, games: games)
+                    for kept in entry.kept! where perspective.sees(kept) { state.apply(kept) }
                     entry.kept = nil
+                    entry.state = state
                 }
+            }
+            if entry.kept == nil, entry.inReplayOrder, perspective.sees(event), entry.state != nil {
+                entry.state!.apply(event)
             }
             if event.position >= lastPosition[conversation] ?? .max {
                 open[conversation] = nil
-                keptEvents -= entry.kept?.count ?? 0
-                if entry.inTimeOrder && !entry.early {
-                    try hand(entry)
-                } else if let kept = entry.kept {
-                    try refold(conversation, Replayer.inReplayOrder(kept))
-                } else {
-                    later.append(conversation)
-                }
+                end(entry)
             }
         }
-        let decoders = lanes ?? min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
-        let last = try store.lastPosition()
-        if decoders < 2 || last < 4 * chunkSize {
+        if !parallel {
             var constants: [UUID: StreamConstants] = [:]
             try store.scan(verify: verify, skippingDamaged: damaged) { stored in
                 statistics.events += 1
@@ -248,13 +333,16 @@ public enum FullReplay {
                     damaged?(error)
                     return
                 }
-                if let decoded { try fold(decoded.0, decoded.1) }
+                if let decoded { route(decoded.0, decoded.1) }
+                try folds.hand(finished)
             }
         } else {
             // Reading, checking and decoding take most of the time and need no order,
             // so threads do them chunk by chunk, each on its own connection, while this
-            // thread folds the chunks in log order. Each decoder runs at most two
-            // chunks ahead, so memory stays bounded however long the log.
+            // thread sorts the chunks' events to their conversations in log order. Each
+            // decoder runs at most two chunks ahead, so memory stays bounded however long
+            // the log. (Threads, not tasks: the pass is synchronous for its callers, and
+            // a decoder blocks while it is ahead, which tasks must not do.)
             let chunks = Int((last + Int64(chunkSize) - 1) / Int64(chunkSize))
             let mailbox = Mailbox(lanes: decoders)
             let path = store.path, streams = conversationOfStream, size = chunkSize, skipping = damaged != nil
@@ -300,7 +388,8 @@ public enum FullReplay {
             for chunk in 0..<chunks {
                 let (read, items, skipped) = try mailbox.take(chunk, lane: chunk % decoders).get()
                 skipped.forEach { damaged?($0) }
-                for (conversation, event) in items { try fold(conversation, event) }
+                for (conversation, event) in items { route(conversation, event) }
+                try folds.hand(finished)
                 let before = statistics.events
                 statistics.events += read
                 if before / 16_384 != statistics.events / 16_384 { progress?(statistics.events) }
@@ -308,17 +397,15 @@ public enum FullReplay {
         }
         progress?(statistics.events)
         // Conversations whose last event never came by (a cut-off log) end here.
-        for (_, entry) in open.sorted(by: { $0.value.state.position < $1.value.state.position }) {
-            if entry.inTimeOrder && !entry.early {
-                try hand(entry)
-            } else if let kept = entry.kept {
-                try refold(entry.state.conversation, Replayer.inReplayOrder(kept))
-            } else {
-                later.append(entry.state.conversation)
-            }
-        }
+        for (_, entry) in open.sorted(by: { $0.value.lastKey.position < $1.value.lastKey.position }) { end(entry) }
+        try folds.hand(all: true, finished)
         for conversation in later {
-            try refold(conversation, try Replayer.load(from: store, streams: streamsOf[conversation] ?? []))
+            let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])
+            let entry = Open(conversation, at: events.lazy.map(\.recordedAt).min() ?? 0)
+            entry.count = events.count
+            entry.last = events.lazy.map(\.recordedAt).max() ?? 0
+            try finished(finishing(entry, ConversationState.folding(conversation, events, games: games, as: perspective)))
+            statistics.rereadConversations += 1
         }
         return statistics
     }

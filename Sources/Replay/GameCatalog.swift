@@ -48,7 +48,7 @@ public struct GameCatalog {
     /// What the pass did.
     public private(set) var statistics = FullReplay.Statistics()
     public var mostOpenConversations: Int { statistics.mostOpenConversations }
-    public var refoldedConversations: Int { statistics.refoldedConversations }
+    public var reorderedConversations: Int { statistics.reorderedConversations }
 
     /// Folds the whole log once.
     /// - Parameters:

@@ -158,40 +158,49 @@ public final class Replayer {
             default: return nil
             }
         }
-        let sent = Set(events.compactMap { e in message(e).flatMap { $0.arrival ? nil : $0.id } })
+        let messages = events.map(message)
+        var sent = Set<MessageID>()
+        for case let (id, false)? in messages { sent.insert(id) }
         // Nothing to fix unless some arrival comes before its send.
         var seen = Set<MessageID>(), inOrder = true
-        for e in events {
-            guard let (id, arrival) = message(e) else { continue }
+        for case let (id, arrival)? in messages {
             if !arrival { seen.insert(id) } else if sent.contains(id) && !seen.contains(id) { inOrder = false; break }
         }
         if inOrder { return events }
-        var lanes: [DeviceID?: [ReplayEvent]] = [:]
-        var laneOrder: [DeviceID?] = []
-        for e in events {
-            if lanes[e.device] == nil { laneOrder.append(e.device) }
-            lanes[e.device, default: []].append(e)
+        // Each device's events as a lane of indices (events are large values: they are
+        // moved once, at the end), lanes in order of their first event.
+        var laneOfDevice: [DeviceID?: Int] = [:]
+        var lanes: [[Int]] = []
+        for index in events.indices {
+            if let lane = laneOfDevice[events[index].device] {
+                lanes[lane].append(index)
+            } else {
+                laneOfDevice[events[index].device] = lanes.count
+                lanes.append([index])
+            }
         }
-        var heads = Dictionary(uniqueKeysWithValues: laneOrder.map { ($0, 0) })
+        func comesBefore(_ a: Int, _ b: Int) -> Bool {
+            (events[a].recordedAt, events[a].position) < (events[b].recordedAt, events[b].position)
+        }
+        var heads = Array(repeating: 0, count: lanes.count)
         var emitted = Set<MessageID>()
-        var out: [ReplayEvent] = []
-        out.reserveCapacity(events.count)
-        while out.count < events.count {
-            var best: (lane: DeviceID?, event: ReplayEvent)?, fallback: (lane: DeviceID?, event: ReplayEvent)?
-            for lane in laneOrder {
-                guard let index = heads[lane], index < lanes[lane]!.count else { continue }
-                let e = lanes[lane]![index]
-                if fallback == nil || (e.recordedAt, e.position) < (fallback!.event.recordedAt, fallback!.event.position) { fallback = (lane, e) }
-                if let (id, arrival) = message(e), arrival, sent.contains(id), !emitted.contains(id) { continue }
-                if best == nil || (e.recordedAt, e.position) < (best!.event.recordedAt, best!.event.position) { best = (lane, e) }
+        var order: [Int] = []
+        order.reserveCapacity(events.count)
+        while order.count < events.count {
+            var best: (lane: Int, index: Int)?, fallback: (lane: Int, index: Int)?
+            for lane in lanes.indices where heads[lane] < lanes[lane].count {
+                let index = lanes[lane][heads[lane]]
+                if fallback == nil || comesBefore(index, fallback!.index) { fallback = (lane, index) }
+                if case let (id, true)? = messages[index], sent.contains(id), !emitted.contains(id) { continue }
+                if best == nil || comesBefore(index, best!.index) { best = (lane, index) }
             }
             // Every head waits on a send: the log contradicts itself; time decides.
-            guard let (lane, e) = best ?? fallback else { break }
-            heads[lane]! += 1
-            if let (id, arrival) = message(e), !arrival { emitted.insert(id) }
-            out.append(e)
+            guard let (lane, index) = best ?? fallback else { break }
+            heads[lane] += 1
+            if case let (id, false)? = messages[index] { emitted.insert(id) }
+            order.append(index)
         }
-        return out
+        return order.map { events[$0] }
     }
 
     public var stepCount: Int { events.count }

@@ -74,8 +74,8 @@ import Testing
         // The one-pass catalog folds the merged log's out-of-order conversations again
         // in time order: the same games as the original's, positions aside.
         let mergedCatalog = try GameCatalog(store: merged, games: .standard), originalCatalog = try GameCatalog(store: original, games: .standard)
-        #expect(mergedCatalog.refoldedConversations > 0)
-        #expect(originalCatalog.refoldedConversations == 0)
+        #expect(mergedCatalog.reorderedConversations > 0)
+        #expect(originalCatalog.reorderedConversations == 0)
         func outcome(_ g: GameSummary) -> [String] { [g.id, g.kind, g.status, g.result, String(g.events), g.startedAt, g.endedAt] }
         let mergedGames: [[String]] = mergedCatalog.games.map(outcome).sorted { $0[0] < $1[0] }
         let originalGames: [[String]] = originalCatalog.games.map(outcome).sorted { $0[0] < $1[0] }
@@ -96,7 +96,8 @@ import Testing
             return (out, statistics)
         }
         let (fromKept, keptRun) = try finished(keepingAtMost: 50_000), (reread, rereadRun) = try finished(keepingAtMost: 0)
-        #expect(keptRun.refoldedConversations > 0 && keptRun.refoldedConversations == rereadRun.refoldedConversations)
+        #expect(keptRun.reorderedConversations > 0 && keptRun.reorderedConversations == rereadRun.reorderedConversations)
+        #expect(keptRun.rereadConversations == 0 && rereadRun.rereadConversations == rereadRun.reorderedConversations)
         #expect(!fromKept.isEmpty && fromKept == reread)
         // Both logs in one import interleave by time: the very same log.
         let together = try EventStore(path: folder.path("together.sqlite"))

@@ -75,7 +75,7 @@ import Testing
         }
         #expect(catalog.games.count >= 24)
         #expect(catalog.games == expected.sorted { $0.firstPosition < $1.firstPosition })
-        #expect(catalog.refoldedConversations == 0)
+        #expect(catalog.reorderedConversations == 0)
         #expect(catalog.mostOpenConversations <= 2)
     }
 
