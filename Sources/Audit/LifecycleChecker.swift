@@ -80,28 +80,10 @@ public struct LifecycleChecker {
             fail(e, device, "only-in-transcript-style", expected: "\(name.rawValue) in transcript style only",
                  found: "\(name.rawValue) in \(context.style.description) style")
         }
-        switch name {
-        case .willBecomeActive:
-            if instance.phase != .inactive {
-                fail(e, device, "willBecomeActive-when-inactive", expected: "an inactive extension", found: instance.phase.rawValue)
-            }
-            instance.phase = .becoming
-        case .didBecomeActive:
-            if instance.phase != .becoming {
-                fail(e, device, "didBecomeActive-after-willBecomeActive", expected: "willBecomeActive just before", found: instance.phase.rawValue)
-            }
-            instance.phase = .active
-        case .willResignActive:
-            if instance.phase != .active {
-                fail(e, device, "willResignActive-when-active", expected: "an active extension", found: instance.phase.rawValue)
-            }
-            instance.phase = .resigning
-        case .didResignActive:
-            if instance.phase != .resigning {
-                fail(e, device, "didResignActive-after-willResignActive", expected: "willResignActive just before", found: instance.phase.rawValue)
-            }
-            instance.phase = .inactive
-        default:
+        if let step = Self.activationCycle[name] {
+            if instance.phase != step.from { fail(e, device, step.rule, expected: step.expected, found: instance.phase.rawValue) }
+            instance.phase = step.to
+        } else {
             // Everything else only while active: nothing but a new activation after didResignActive.
             if instance.phase != .active {
                 fail(e, device, "\(name.rawValue)-only-while-active", expected: "an active extension", found: instance.phase.rawValue)
@@ -126,6 +108,14 @@ public struct LifecycleChecker {
             }
         }
     }
+
+    /// The activation cycle: each of its callbacks comes in one phase and leads to the next.
+    static let activationCycle: [Callback: (from: Phase, to: Phase, rule: String, expected: String)] = [
+        .willBecomeActive: (.inactive, .becoming, "willBecomeActive-when-inactive", "an inactive extension"),
+        .didBecomeActive: (.becoming, .active, "didBecomeActive-after-willBecomeActive", "willBecomeActive just before"),
+        .willResignActive: (.active, .resigning, "willResignActive-when-active", "an active extension"),
+        .didResignActive: (.resigning, .inactive, "didResignActive-after-willResignActive", "willResignActive just before"),
+    ]
 
     /// Call after the last event: a started select or transition must finish.
     public mutating func finish() {

@@ -24,12 +24,6 @@ public struct CatalogEntry: Hashable, Sendable {
     public var tag: EventTag
     public var stream: UUID
     public var position: Int64
-
-    public init(tag: EventTag, stream: UUID, position: Int64) {
-        self.tag = tag
-        self.stream = stream
-        self.position = position
-    }
 }
 
 extension EventStore {

@@ -71,14 +71,24 @@ public struct Signer: Hashable, Sendable {
     public var heads: Int
     public var treeSize: Int64
     public var isTestKey: Bool
+}
 
-    public init(device: String, publicKey: [UInt8], checkpoints: Int, heads: Int, treeSize: Int64, isTestKey: Bool) {
-        self.device = device
-        self.publicKey = publicKey
-        self.checkpoints = checkpoints
-        self.heads = heads
-        self.treeSize = treeSize
-        self.isTestKey = isTestKey
+extension EventStore {
+    /// Every key that signed this log (device trees, and checkpoints of the older kind),
+    /// with what it signed, by device name and then key. The keys prove only that the log
+    /// is consistent with itself: trust comes from the device, not from the log.
+    public func signers() throws -> [Signer] {
+        var signers: [[UInt8]: Signer] = [:]
+        for tree in try deviceTrees() {
+            signers[tree.owner.publicKey] = Signer(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0,
+                                                   heads: tree.heads.count, treeSize: tree.heads.last?.size ?? 0,
+                                                   isTestKey: tree.heads.contains(where: \.isTestKey))
+        }
+        for checkpoint in try checkpoints() {
+            signers[checkpoint.publicKey, default: Signer(device: checkpoint.device, publicKey: checkpoint.publicKey, checkpoints: 0,
+                                                          heads: 0, treeSize: 0, isTestKey: false)].checkpoints += 1
+        }
+        return signers.values.sorted { ($0.device, Hex.string($0.publicKey)) < ($1.device, Hex.string($1.publicKey)) }
     }
 }
 

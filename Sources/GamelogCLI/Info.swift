@@ -15,33 +15,25 @@ struct Info: ParsableCommand {
 
     func run() throws {
         let store = try options.openForReading()
-        let (count, last) = try store.count()
-        let head = Hex.string(try store.headHash())
-        let dictionaries = try store.dictionaries()
-        let streams = try store.streams().count
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0
-        let coverage = try store.catalogCoverage()
-        let complete = coverage.map { $0.through == $0.last } ?? false
-        let catalog: String
-        switch coverage {
-        case nil: catalog = "none (a log from before the catalog: commands scan; `gamelog migrate` adds and fills it)"
-        case let (through, last)? where through < last:
-            catalog = "covers positions 1-\(through) of \(last) (commands scan; `gamelog index` fills the rest)"
-        default: catalog = "complete, \(try store.catalogCount(.game)) games"
-        }
+        let info = try CommandDocuments.Info(describing: store)
         if json {
-            print(try CommandDocuments.text(CommandDocuments.Info(
-                database: store.path, schemaVersion: try store.schemaVersion(), events: count, lastPosition: last, streams: streams,
-                headHash: head, bytes: bytes, dictionaries: dictionaries.map { .init(id: $0.id, name: $0.name, bytes: $0.size) },
-                catalogComplete: complete, catalogThrough: coverage?.through ?? 0)))
-        } else {
-            print("database:       \(store.path)")
-            print("schema version: \(try store.schemaVersion())")
-            print("size:           \(bytes) bytes\(count > 0 ? String(format: " (%.1f per event)", Double(bytes) / Double(count)) : "")")
-            print("events:         \(count) (last position \(last)) in \(streams) recordings")
-            print("head hash:      \(head)")
-            print("game catalog:   \(catalog)")
-            for d in dictionaries { print("dictionary \(d.id):   \(d.name), \(d.size) bytes") }
+            print(try CommandDocuments.text(info))
+            return
         }
+        let catalog: String
+        if !info.hasCatalog {
+            catalog = "none (a log from before the catalog: commands scan; `gamelog migrate` adds and fills it)"
+        } else if !info.catalogComplete {
+            catalog = "covers positions 1-\(info.catalogThrough) of \(info.lastPosition) (commands scan; `gamelog index` fills the rest)"
+        } else {
+            catalog = "complete, \(try store.catalogCount(.game)) games"
+        }
+        print("database:       \(info.database)")
+        print("schema version: \(info.schemaVersion)")
+        print("size:           \(info.bytes) bytes\(info.events > 0 ? String(format: " (%.1f per event)", Double(info.bytes) / Double(info.events)) : "")")
+        print("events:         \(info.events) (last position \(info.lastPosition)) in \(info.streams) recordings")
+        print("head hash:      \(info.headHash)")
+        print("game catalog:   \(catalog)")
+        for d in info.dictionaries { print("dictionary \(d.id):   \(d.name), \(d.bytes) bytes") }
     }
 }

@@ -26,23 +26,9 @@ struct Keys: ParsableCommand {
 
         func run() throws {
             let store = try options.openForReading()
-            var signers: [String: Signer] = [:]
-            for tree in try store.deviceTrees() {
-                signers[hex(tree.owner.publicKey)] = Signer(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0,
-                                                            heads: tree.heads.count, treeSize: tree.heads.last?.size ?? 0,
-                                                            isTestKey: tree.heads.contains(where: \.isTestKey))
-            }
-            for checkpoint in try store.checkpoints() {
-                signers[hex(checkpoint.publicKey), default: Signer(device: checkpoint.device, publicKey: checkpoint.publicKey, checkpoints: 0,
-                                                                   heads: 0, treeSize: 0, isTestKey: false)].checkpoints += 1
-            }
-            let keys = signers.values.sorted { ($0.device, hex($0.publicKey)) < ($1.device, hex($1.publicKey)) }
+            let keys = try store.signers()
             if json {
-                print(try CommandDocuments.text(keys.map { key in
-                    CommandDocuments.Key(device: key.device, publicKey: hex(key.publicKey),
-                                         verifierKey: TreeHead.verifierKey(device: key.device, publicKey: key.publicKey),
-                                         checkpoints: key.checkpoints, heads: key.heads, treeSize: Int(key.treeSize), testKey: key.isTestKey)
-                }))
+                print(try CommandDocuments.text(keys.map(CommandDocuments.Key.init)))
                 return
             }
             if keys.isEmpty { print("No signatures in \(store.path): its events are unsigned.") }
@@ -88,7 +74,7 @@ struct Keys: ParsableCommand {
             }
             try KeyFile.write(key, to: path)
             if json {
-                print(try CommandDocuments.text([CommandDocuments.Key(device: device, publicKey: hex(key.publicKey), verifierKey: key.verifierKey)]))
+                print(try CommandDocuments.text([CommandDocuments.Key(new: key)]))
             } else {
                 print("wrote \(path) (mode 0600): the private key of device \(SafeText.line(device)); keep it off the log's media")
                 print("public key: \(hex(key.publicKey))")

@@ -100,10 +100,7 @@ struct Verify: ParsableCommand {
             let warnings = findings.count - errors.count - unchecked.count - design.count
             let devices = try opened.map { $0.replayer.devices.map(\.name) } ?? recordedDevices(store).map(\.name)
             if json {
-                let keys = report.proofs?.keys.map {
-                    Report.Key(device: $0.device, publicKey: hex($0.publicKey), checkpoints: $0.checkpoints, heads: $0.heads,
-                               treeSize: $0.treeSize, testKey: $0.isTestKey)
-                }
+                let keys = report.proofs?.keys.map(CommandDocuments.Key.init)
                 let document = Report(events: total, ok: errors.isEmpty, seconds: seconds, recordedDevices: devices,
                                       notCheckable: unchecked.count, keys: keys ?? [], keysTrusted: trusted != nil,
                                       findings: findings)
@@ -152,17 +149,9 @@ struct Verify: ParsableCommand {
         var seconds: Double
         var recordedDevices: [String]
         var notCheckable: Int
-        var keys: [Key]
+        var keys: [CommandDocuments.Key]
         var keysTrusted: Bool
         var findings: [Finding]
 
-        struct Key: Encodable {
-            var device: String
-            var publicKey: String
-            var checkpoints: Int
-            var heads: Int
-            var treeSize: Int64
-            var testKey: Bool
-        }
     }
 }

@@ -53,12 +53,6 @@ public struct ImportSummary: Hashable, Sendable {
     public var stored: Int
     /// Events read that no signed head in the files covers.
     public var unsigned: Int
-
-    public init(read: Int, stored: Int, unsigned: Int = 0) {
-        self.read = read
-        self.stored = stored
-        self.unsigned = unsigned
-    }
 }
 
 /// The stage an import is in, for progress reports.

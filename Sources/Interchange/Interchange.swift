@@ -23,20 +23,6 @@ public struct ExportedEvent: Codable, Hashable, Sendable {
     /// The event's index among the leaves of its device's tree (absent for an unsigned
     /// recording, and in exports made before device trees).
     public var leaf: Int64?
-
-    public init(id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int, recordedAt: Int64,
-                payload: String, position: Int64, streamHash: String? = nil, leaf: Int64? = nil) {
-        self.leaf = leaf
-        self.id = id
-        self.stream = stream
-        self.streamVersion = streamVersion
-        self.type = type
-        self.typeVersion = typeVersion
-        self.recordedAt = recordedAt
-        self.payload = payload
-        self.position = position
-        self.streamHash = streamHash
-    }
 }
 
 /// A checkpoint line: `{"checkpoint":{...}}`, byte fields in hex.

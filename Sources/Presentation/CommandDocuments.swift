@@ -22,15 +22,22 @@ public enum CommandDocuments {
         public var treeSize: Int?
         public var testKey: Bool?
 
-        public init(device: String, publicKey: String, verifierKey: String, checkpoints: Int? = nil, heads: Int? = nil,
-                    treeSize: Int? = nil, testKey: Bool? = nil) {
-            self.device = device
-            self.publicKey = publicKey
-            self.verifierKey = verifierKey
-            self.checkpoints = checkpoints
-            self.heads = heads
-            self.treeSize = treeSize
-            self.testKey = testKey
+        /// A key as a log shows it: what it signed there (`keys --json`, `verify --json`).
+        public init(_ signer: Signer) {
+            device = signer.device
+            publicKey = Hex.string(signer.publicKey)
+            verifierKey = TreeHead.verifierKey(device: signer.device, publicKey: signer.publicKey)
+            checkpoints = signer.checkpoints
+            heads = signer.heads
+            treeSize = Int(signer.treeSize)
+            testKey = signer.isTestKey
+        }
+
+        /// A key just made (`keys new --json`): it has signed nothing yet.
+        public init(new key: DeviceKey) {
+            device = key.device
+            publicKey = Hex.string(key.publicKey)
+            verifierKey = key.verifierKey
         }
     }
 
@@ -133,26 +140,29 @@ public enum CommandDocuments {
             public var id: Int64
             public var name: String
             public var bytes: Int
-
-            public init(id: Int64, name: String, bytes: Int) {
-                self.id = id
-                self.name = name
-                self.bytes = bytes
-            }
         }
 
-        public init(database: String, schemaVersion: Int, events: Int64, lastPosition: Int64, streams: Int, headHash: String,
-                    bytes: Int, dictionaries: [Dictionary], catalogComplete: Bool, catalogThrough: Int64) {
-            self.database = database
-            self.schemaVersion = schemaVersion
-            self.events = events
-            self.lastPosition = lastPosition
-            self.streams = streams
-            self.headHash = headHash
-            self.bytes = bytes
-            self.dictionaries = dictionaries
-            self.catalogComplete = catalogComplete
-            self.catalogThrough = catalogThrough
+        /// What `info` says of the log at `store`.
+        public init(describing store: EventStore) throws {
+            database = store.path
+            schemaVersion = try store.schemaVersion()
+            (events, lastPosition) = try store.count()
+            streams = try store.streams().count
+            headHash = Hex.string(try store.headHash())
+            bytes = (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0
+            dictionaries = try store.dictionaries().map { Dictionary(id: $0.id, name: $0.name, bytes: $0.size) }
+            let coverage = try store.catalogCoverage()
+            catalogComplete = coverage.map { $0.through == $0.last } ?? false
+            catalogThrough = coverage?.through ?? 0
+            hasCatalog = coverage != nil
+        }
+
+        /// False for a log from before the catalog (schema 6); not printed.
+        public var hasCatalog = true
+
+        enum CodingKeys: String, CodingKey {
+            case database, schemaVersion, events, lastPosition, streams, headHash, bytes, dictionaries, catalogComplete,
+                 catalogThrough
         }
     }
 

@@ -11,14 +11,6 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
     public var beforeJSON: String?
     public var afterJSON: String?
 
-    public init(path: String, before: String?, after: String?, beforeJSON: String? = nil, afterJSON: String? = nil) {
-        self.path = path
-        self.before = before
-        self.after = after
-        self.beforeJSON = beforeJSON
-        self.afterJSON = afterJSON
-    }
-
     /// The change as a JSON object in gamelog's style: `{path, before, after}` with JSON values.
     public var jsonValue: JSONValue {
         func value(_ text: String?) -> JSONValue {

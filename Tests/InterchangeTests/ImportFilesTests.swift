@@ -112,11 +112,11 @@ import Testing
             if stages.last != stage { stages.append(stage) }
         }
         let total = Int(try original.count().events)
-        #expect(first == ImportSummary(read: total, stored: total))
+        #expect(first == ImportSummary(read: total, stored: total, unsigned: 0))
         #expect(stages == [.checking, .storing])
         #expect(try merged.headHash() == (try original.headHash()))
         // Twice adds nothing.
-        #expect(try Interchange.import(files: files, into: merged) == ImportSummary(read: total, stored: 0))
+        #expect(try Interchange.import(files: files, into: merged) == ImportSummary(read: total, stored: 0, unsigned: 0))
         #expect(try merged.count().events == Int64(total))
     }
 
