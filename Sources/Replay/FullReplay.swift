@@ -124,9 +124,9 @@ public enum FullReplay {
         var last: Int64
         var lastKey: (recordedAt: Int64, position: Int64) = (.min, 0)
         var inTimeOrder = true
-        /// Messages sent so far, and whether one arrived before a send was seen.
+        /// Messages sent so far, and those that arrived before any send of them was seen.
         var sent = Set<MessageID>()
-        var early = false
+        var arrivedFirst = Set<MessageID>()
         /// Its events so far, folded when it ends; nil once the pass's budget for kept
         /// events ran out, and then ``state`` folds as the events come.
         var kept: [ReplayEvent]? = []
@@ -136,7 +136,9 @@ public enum FullReplay {
             first = time
             last = time
         }
-        var inReplayOrder: Bool { inTimeOrder && !early }
+        /// Whether the log's order is the replayer's: in time order, and no message arrives
+        /// before its send (one the log does not hold, as in one phone's log, may).
+        var inReplayOrder: Bool { inTimeOrder && arrivedFirst.isDisjoint(with: sent) }
     }
 
     /// Finished conversations folded on other threads, handed back in the order they
@@ -144,7 +146,7 @@ public enum FullReplay {
     private final class Folds: @unchecked Sendable {
         // Guarded by `condition`.
         private let condition = NSCondition()
-        private var done: [Int: Finished] = [:]
+        private var done: [Int: (Finished, held: Int)] = [:]
         private var submitted = 0
         private var handed = 0
         private let parallel: Bool
@@ -157,14 +159,15 @@ public enum FullReplay {
             self.inFlight = inFlight
         }
 
-        /// Folds `work` on another thread (or this one, without parallelism).
-        func submit(_ work: @escaping @Sendable () -> Finished) {
+        /// Folds `work` on another thread (or this one, without parallelism); `held` is how
+        /// many events it holds until it is handed over.
+        func submit(holding held: Int, _ work: @escaping @Sendable () -> Finished) {
             condition.lock()
             let ticket = submitted
             submitted += 1
             condition.unlock()
-            guard parallel else { return put(ticket, work()) }
-            DispatchQueue.global().async { self.put(ticket, work()) }
+            guard parallel else { return put(ticket, (work(), held)) }
+            DispatchQueue.global().async { self.put(ticket, (work(), held)) }
         }
 
         /// A conversation folded on this thread, handed in its turn.
@@ -173,19 +176,19 @@ public enum FullReplay {
             let ticket = submitted
             submitted += 1
             condition.unlock()
-            put(ticket, folded)
+            put(ticket, (folded, 0))
         }
 
-        private func put(_ ticket: Int, _ finished: Finished) {
+        private func put(_ ticket: Int, _ finished: (Finished, held: Int)) {
             condition.lock()
             done[ticket] = finished
             condition.broadcast()
             condition.unlock()
         }
 
-        /// Hands over the folds ready in order; waits while too many are in flight, or
-        /// for every one with `all`.
-        func hand(all: Bool = false, _ body: (Finished) throws -> Void) throws {
+        /// Hands over the folds ready in order, with the events each held; waits while too
+        /// many are in flight, or for every one with `all`.
+        func hand(all: Bool = false, _ body: (Finished, _ held: Int) throws -> Void) throws {
             while true {
                 condition.lock()
                 while done[handed] == nil && (all ? handed < submitted : submitted - handed > inFlight) {
@@ -197,7 +200,7 @@ public enum FullReplay {
                 }
                 handed += 1
                 condition.unlock()
-                try body(next)
+                try body(next.0, next.held)
             }
         }
     }
@@ -246,10 +249,17 @@ public enum FullReplay {
         let folds = Folds(parallel: parallel)
         var open: [ConversationID: Open] = [:]
         var later: [ConversationID] = []
-        // Events kept by open conversations, at most this many in all: a log merged from
-        // phones one after another has every conversation open at once, and memory must
-        // stay that of the conversations' states, not of the log.
+        // Events kept by open conversations and by finished ones not handed over yet, at
+        // most this many in all: a log merged from phones one after another has every
+        // conversation open at once, and memory must stay that of the conversations'
+        // states, not of the log.
         var keptEvents = 0
+        func handReady(all: Bool = false) throws {
+            try folds.hand(all: all) { done, held in
+                keptEvents -= held
+                try finished(done)
+            }
+        }
 
         func finishing(_ entry: Open, _ state: ConversationState) -> Finished {
             Finished(state: state, events: entry.count, span: (entry.first, entry.last),
@@ -260,11 +270,10 @@ public enum FullReplay {
         func end(_ entry: Open) {
             if !entry.inReplayOrder { statistics.reorderedConversations += 1 }
             if let kept = entry.kept {
-                keptEvents -= kept.count
                 entry.kept = nil
                 let inOrder = entry.inReplayOrder, conversation = entry.conversation
                 let count = entry.count, span = (entry.first, entry.last), streams = streamsOf[conversation] ?? []
-                folds.submit {
+                folds.submit(holding: kept.count) {
                     let events = inOrder ? kept : Replayer.inReplayOrder(kept)
                     return Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
                                     events: count, span: span, streams: streams)
@@ -286,10 +295,11 @@ public enum FullReplay {
             }
             if (event.recordedAt, event.position) < entry.lastKey { entry.inTimeOrder = false }
             // An arrival before its send (clocks of different phones): the replayer reads
-            // it in causal order, and so is it folded.
+            // it in causal order, and so is it folded (known only at the end: the send
+            // may come later in the log, or not at all).
             switch event.event {
             case .transcript(.sent(let item), _): if let id = item.message?.id { entry.sent.insert(id) }
-            case .transcript(.arrived(let item, _), _): if let id = item.message?.id, !entry.sent.contains(id) { entry.early = true }
+            case .transcript(.arrived(let item, _), _): if let id = item.message?.id, !entry.sent.contains(id) { entry.arrivedFirst.insert(id) }
             default: break
             }
             entry.lastKey = (event.recordedAt, event.position)
@@ -302,7 +312,8 @@ public enum FullReplay {
                     keptEvents += 1
                 } else {
                     // Out of budget: fold what it kept in log order and go on as events come;
-                    // if that order turns out wrong, it is read again after the pass.
+                    // if that order turns out not to be the replayer's, it is read again
+                    // after the pass.
                     keptEvents -= entry.kept!.count
                     var state = ConversationState(conversation: conversation, games: games)
                     for kept in entry.kept! where perspective.sees(kept) { state.apply(kept) }
@@ -310,7 +321,9 @@ public enum FullReplay {
                     entry.state = state
                 }
             }
-            if entry.kept == nil, entry.inReplayOrder, perspective.sees(event), entry.state != nil {
+            // Folding as events come is right only in log order: once out of time order, the
+            // conversation is read again after the pass (an early arrival is judged at its end).
+            if entry.kept == nil, entry.inTimeOrder, perspective.sees(event), entry.state != nil {
                 entry.state!.apply(event)
             }
             if event.position >= lastPosition[conversation] ?? .max {
@@ -334,7 +347,7 @@ public enum FullReplay {
                     return
                 }
                 if let decoded { route(decoded.0, decoded.1) }
-                try folds.hand(finished)
+                try handReady()
             }
         } else {
             // Reading, checking and decoding take most of the time and need no order,
@@ -389,7 +402,7 @@ public enum FullReplay {
                 let (read, items, skipped) = try mailbox.take(chunk, lane: chunk % decoders).get()
                 skipped.forEach { damaged?($0) }
                 for (conversation, event) in items { route(conversation, event) }
-                try folds.hand(finished)
+                try handReady()
                 let before = statistics.events
                 statistics.events += read
                 if before / 16_384 != statistics.events / 16_384 { progress?(statistics.events) }
@@ -398,7 +411,7 @@ public enum FullReplay {
         progress?(statistics.events)
         // Conversations whose last event never came by (a cut-off log) end here.
         for (_, entry) in open.sorted(by: { $0.value.lastKey.position < $1.value.lastKey.position }) { end(entry) }
-        try folds.hand(all: true, finished)
+        try handReady(all: true)
         for conversation in later {
             let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])
             let entry = Open(conversation, at: events.lazy.map(\.recordedAt).min() ?? 0)

@@ -43,6 +43,32 @@ import Testing
         #expect(try finalStates(copy) == (try finalStates(original)))
     }
 
+    /// One phone's log holds the arrivals of the other phone's messages but not their
+    /// sends: that is the replayer's order already, so the pass folds it as it reads it,
+    /// and each conversation equals what the replayer rebuilds.
+    @Test func onePhonesLogIsFoldedInItsOwnOrder() throws {
+        let folder = try TemporaryFolder()
+        let original = try EventStore(path: folder.path("original.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: original, clock: FixedClock(), seed: 19), games: .standard, seed: 19, noise: 0.2)
+        for n in 0..<6 { try simulator.play(n.isMultiple(of: 2) ? "tictactoe" : "battleship") }
+        var streamsOfA = Set<UUID>()
+        for event in try original.events(EventQuery(types: ["recording.started"]))
+        where String(decoding: event.payload, as: UTF8.self).contains(#""device":"A""#) {
+            streamsOfA.insert(event.stream)
+        }
+        let phone = try EventStore(path: folder.path("a.sqlite"))
+        try Interchange.import(try Interchange.read(try export(original, streams: streamsOfA), file: "a.jsonl"), into: phone)
+        var arrivals = 0, compared = 0
+        for event in try phone.events(EventQuery(types: ["transcript.arrived"])) where !event.payload.isEmpty { arrivals += 1 }
+        let replayed = try finalStates(phone)
+        let statistics = try FullReplay.run(store: phone, lanes: 2, chunkSize: 64, games: .standard) { done in
+            #expect(done.state == replayed[done.state.conversation.uuid.uuidString])
+            compared += 1
+        }
+        #expect(arrivals > 0 && compared == replayed.count && compared > 0)
+        #expect(statistics.reorderedConversations == 0 && statistics.rereadConversations == 0)
+    }
+
     @Test func devicesLogsMergeIntoOneDatabase() throws {
         let folder = try TemporaryFolder()
         let original = try EventStore(path: folder.path("original.sqlite"))
