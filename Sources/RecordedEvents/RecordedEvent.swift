@@ -106,7 +106,7 @@ public struct ChangeDescription: Hashable, Codable, Sendable {
 /// Everything gamelog records: one case per kind of event. Each is stored with
 /// type `<category>.<name>` (e.g. `callback.didReceive`) and a JSON payload with
 /// sorted keys (see docs/FORMAT.md).
-public enum RecordedEvent: Hashable, Sendable {
+public indirect enum RecordedEvent: Hashable, Sendable {
     /// A recording (one extension instance) begins. Always version 1 of its stream.
     case recordingStarted(InstanceInfo)
     /// The instance ended (Messages quit on its device).
