@@ -141,15 +141,21 @@ public struct Bubble: Hashable, Codable, Sendable {
 /// its place, by a summary line, and adds the new one at the bottom.
 public func applyingSessionRule(_ transcript: [Bubble], adding bubble: Bubble) -> [Bubble] {
     var out = transcript
-    if let message = bubble.message, let session = message.session {
-        for index in out.indices {
-            guard let earlier = out[index].message, earlier.session == session else { continue }
-            let text = earlier.summaryText ?? defaultDescription(of: earlier)
-            out[index].content = .summary(text: text, replaced: earlier.id)
-        }
+    for index in out.indices {
+        if let replaced = sessionRuleReplacement(of: out[index], adding: bubble) { out[index] = replaced }
     }
     out.append(bubble)
     return out
+}
+
+/// What the session rule makes of `earlier` when `newer` is added below it: its
+/// summary line when both are messages of one session, else nil (it stays). For a
+/// transcript kept in place (``applyingSessionRule(_:adding:)`` is the whole rule).
+public func sessionRuleReplacement(of earlier: Bubble, adding newer: Bubble) -> Bubble? {
+    guard let session = newer.message?.session, let message = earlier.message, message.session == session else { return nil }
+    var replaced = earlier
+    replaced.content = .summary(text: message.summaryText ?? defaultDescription(of: message), replaced: message.id)
+    return replaced
 }
 
 /// The line Messages leaves for a replaced message that had no `summaryText`.

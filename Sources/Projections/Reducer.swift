@@ -97,12 +97,14 @@ extension ConversationState {
                 case .arrived(let item, let sender):
                     bubble = Bubble(content: .item(item), sender: sender, isOutgoing: false)
                 }
-                let bubbles = applyingSessionRule(view.transcript.map(\.bubble), adding: bubble)
-                // Only new lines and lines the session rule replaced need their text worked out again.
-                let old = view.transcript
-                view.transcript = bubbles.indices.map { index in
-                    index < old.count && old[index].bubble == bubbles[index] ? old[index] : Self.line(bubbles[index], view)
+                // The session rule in place: only the lines it replaces and the new one need
+                // their text worked out.
+                for index in view.transcript.indices {
+                    if let replaced = sessionRuleReplacement(of: view.transcript[index].bubble, adding: bubble) {
+                        view.transcript[index] = Self.line(replaced, view)
+                    }
                 }
+                view.transcript.append(Self.line(bubble, view))
                 added = bubble
             }
             if let bubble = added, let message = bubble.message {
