@@ -40,6 +40,10 @@ public enum FullReplay {
         /// Conversations read again from the store after the pass because they had more
         /// events than the pass could keep (`keepingAtMost`) and turned out out of order.
         public var rereadConversations = 0
+
+        @available(*, deprecated, renamed: "reorderedConversations",
+                   message: "conversations are folded once now; those out of the log's order are counted as reordered")
+        public var refoldedConversations: Int { reorderedConversations }
     }
 
     typealias Decoded = (ConversationID, ReplayEvent)
@@ -210,7 +214,7 @@ public enum FullReplay {
     /// - Parameters:
     ///   - games: the games whose boards are folded.
     ///   - verify: check the hash chain while reading (as `scan` does).
-    ///   - lanes: threads that read and decode (default: up to two, one per core);
+    ///   - lanes: threads that read and decode (default: one per core, at most eight);
     ///     1 reads and folds on the calling thread.
     ///   - chunkSize: events per unit of work handed from a decoding thread.
     ///   - progress: called now and then with the events read so far.
@@ -243,7 +247,9 @@ public enum FullReplay {
             lastPosition[info.conversation] = max(lastPosition[info.conversation] ?? 0, head.lastPosition)
         }
 
-        let decoders = lanes ?? min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        // One decoder per core (the folds share the cores through Dispatch), at most eight:
+        // each holds its own connection and up to two chunks of decoded events.
+        let decoders = lanes ?? min(8, max(1, ProcessInfo.processInfo.activeProcessorCount))
         let last = try store.lastPosition()
         let parallel = decoders >= 2 && last >= 4 * Int64(chunkSize)
         let folds = Folds(parallel: parallel)

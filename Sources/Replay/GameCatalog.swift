@@ -49,6 +49,8 @@ public struct GameCatalog {
     public private(set) var statistics = FullReplay.Statistics()
     public var mostOpenConversations: Int { statistics.mostOpenConversations }
     public var reorderedConversations: Int { statistics.reorderedConversations }
+    @available(*, deprecated, renamed: "reorderedConversations")
+    public var refoldedConversations: Int { statistics.reorderedConversations }
 
     /// Folds the whole log once.
     /// - Parameters:
