@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark table: on one workload of simulated games (10,000 games, about
+# The benchmark table: on one workload of simulated games (4,000 games, about
 # 1,000,000 events), gamelog's append, bytes per event, replay, seek and replay
 # memory, next to the limit (raw SQLite through the C API) and the peer (Python
 # eventsourcing 9.5.6), all measured in the same run; then the payload layouts on the
@@ -8,7 +8,7 @@
 # Usage: tools/bench.sh [GAMES] [SMALL-EVENTS]     (about 10 minutes at the default; rates are medians of 3 runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-games=${1:-10000}
+games=${1:-4000}
 small=${2:-100000}
 folder=.build/bench
 mkdir -p "$folder"

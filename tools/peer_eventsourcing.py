@@ -51,7 +51,8 @@ def main() -> int:
     with open(workload, encoding="utf-8") as lines:
         for line in lines:
             row = json.loads(line)
-            if "checkpoint" in row:
+            # Only event lines: signed logs also export checkpoint, tree and head lines.
+            if "payload" not in row:
                 continue
             payload = json.loads(row["payload"])
             if row["type"] == "recording.started":
