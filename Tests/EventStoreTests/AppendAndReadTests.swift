@@ -201,3 +201,28 @@ import Testing
         }
     }
 }
+
+@Suite struct TimestampTextTests {
+    /// The digit-by-digit text equals `String(format:)`'s over random times from 1000 to
+    /// 9999 (and the fallback outside it), microseconds included.
+    @Test func writesWhatStringFormatWrites() {
+        var generator = SystemRandomNumberGenerator()
+        var compared = 0
+        let bounds: ClosedRange<Int64> = -30_610_224_000_000_000...253_402_300_799_999_999 // 1000-01-01 ... 9999-12-31
+        let edges: [Int64] = [0, -1, 1, 999_999, -999_999, 1_000_000, -1_000_000, bounds.lowerBound, bounds.upperBound,
+                              bounds.lowerBound - 86_400_000_000 * 400, bounds.upperBound + 1]
+        for micros in edges + (0..<5_000).map({ _ in Int64.random(in: bounds, using: &generator) }) {
+            let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+            var time = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&time, &parts)
+            let reference = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                                   Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec),
+                                   Int(micros - seconds * 1_000_000))
+            #expect(Timestamp(microsecondsSince1970: micros).description == reference, "\(micros)")
+            compared += 1
+        }
+        #expect(compared == 5_011)
+        #expect(Timestamp(microsecondsSince1970: 1_764_151_445_123_456).description == "2025-11-26T10:04:05.123456Z")
+    }
+}
