@@ -97,6 +97,24 @@ import Testing
         #expect(one.events == two.events && one.events == stored)
     }
 
+    /// A caller that throws from `finished` stops the pass with its error, on one thread
+    /// and with folds on others (nothing waits for a fold nobody will take).
+    @Test func aThrowingCallerStopsThePass() throws {
+        let (folder, store, _) = try recorded(8, seed: 41)
+        defer { withExtendedLifetime(folder) {} }
+        struct Enough: Error, Equatable {}
+        for lanes in [1, 2] {
+            var handed = 0
+            #expect(throws: Enough()) {
+                try FullReplay.run(store: store, lanes: lanes, chunkSize: 16, games: .standard) { _ in
+                    handed += 1
+                    if handed == 3 { throw Enough() }
+                }
+            }
+            #expect(handed == 3)
+        }
+    }
+
     /// A changed byte in a chunk a decoding thread reads stops the pass with the
     /// error at that event, as one thread would.
     @Test func aDamagedEventStopsTheParallelPassAtItsPosition() throws {
