@@ -7,6 +7,14 @@ public protocol GameStrategy {
     mutating func next(_ host: any MessagesWorld, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)?
 }
 
+/// What ``GameStrategy/roundTurn(_:players:conversation:turns:rounds:)`` found.
+public enum RoundTurn {
+    /// Take this step first (nil: the game is over and every device has left it).
+    case step((DeviceID, PlayerStep)?)
+    /// It is this device's turn.
+    case turn(DeviceID)
+}
+
 /// Moves every strategy needs: getting a device into the conversation with its
 /// extension showing, sending what is staged, delivering what is on its way.
 extension GameStrategy {
@@ -18,6 +26,21 @@ extension GameStrategy {
     /// Deliver the next message due, if any: players wait for their messages.
     public func pendingDelivery(_ host: any MessagesWorld) -> (DeviceID, PlayerStep)? {
         host.devicesAwaitingDelivery.first.map { ($0, .deliver) }
+    }
+
+    /// Where a game played in rounds (each player in turn, `rounds` times) stands: a step
+    /// that comes before any turn (a delivery due, the player switching to the game's
+    /// conversation; after the last round, a device leaving the extension, nil once every
+    /// one has), or the device whose turn it is, in the game's conversation.
+    public func roundTurn(_ host: any MessagesWorld, players: [DeviceID], conversation: ConversationID,
+                          turns: Int, rounds: Int) -> RoundTurn {
+        if let step = pendingDelivery(host) { return .step(step) }
+        guard turns < rounds * players.count else {
+            return .step(players.first { host.shownExtension(on: $0) != nil }.map { ($0, .act(.dismissExtension)) })
+        }
+        let device = players[turns % players.count]
+        if let step = openConversation(host, device, conversation) { return .step(step) }
+        return .turn(device)
     }
 
     /// Send what a device's extension staged in the game's conversation, if any.

@@ -41,13 +41,11 @@ struct StickerStrategy: GameStrategy {
     }
 
     mutating func next(_ host: any MessagesWorld, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
-        if let step = pendingDelivery(host) { return step }
-        guard turns < rounds * players.count else {
-            // Done: every device leaves the extension.
-            return players.first { host.shownExtension(on: $0) != nil }.map { ($0, .act(.dismissExtension)) }
+        let device: DeviceID
+        switch roundTurn(host, players: players, conversation: conversation, turns: turns, rounds: rounds) {
+        case .step(let step): return step
+        case .turn(let player): device = player
         }
-        let device = players[turns % players.count]
-        if let step = openConversation(host, device, conversation) { return step }
         if host.staged(on: device, in: conversation) != nil {
             turns += 1
             // Most things are sent; some are deleted while the extension still shows.
