@@ -73,6 +73,14 @@ public struct Signer: Hashable, Sendable {
     public var isTestKey: Bool
 }
 
+extension Signer {
+    /// A device tree's key, with the heads it signed (no checkpoints of the older kind).
+    init(_ tree: DeviceTree) {
+        self.init(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0, heads: tree.heads.count,
+                  treeSize: tree.heads.map(\.size).max() ?? 0, isTestKey: tree.heads.contains(where: \.isTestKey))
+    }
+}
+
 extension EventStore {
     /// Every key that signed this log (device trees, and checkpoints of the older kind),
     /// with what it signed, by device name and then key. The keys prove only that the log
@@ -80,9 +88,7 @@ extension EventStore {
     public func signers() throws -> [Signer] {
         var signers: [[UInt8]: Signer] = [:]
         for tree in try deviceTrees() {
-            signers[tree.owner.publicKey] = Signer(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0,
-                                                   heads: tree.heads.count, treeSize: tree.heads.last?.size ?? 0,
-                                                   isTestKey: tree.heads.contains(where: \.isTestKey))
+            signers[tree.owner.publicKey] = Signer(tree)
         }
         for checkpoint in try checkpoints() {
             signers[checkpoint.publicKey, default: Signer(device: checkpoint.device, publicKey: checkpoint.publicKey, checkpoints: 0,
@@ -278,9 +284,7 @@ extension EventStore {
         var check = TreeCheck(tree: tree)
         var problems: [ProofProblem] = []
         let strict = trusted != nil
-        let testKey = tree.heads.contains(where: \.isTestKey)
-        let signer = Signer(device: tree.owner.device, publicKey: tree.owner.publicKey, checkpoints: 0, heads: tree.heads.count,
-                            treeSize: tree.heads.map(\.size).max() ?? 0, isTestKey: testKey)
+        let signer = Signer(tree)
         let name = SafeText.line(tree.owner.device)
         var trustedKey = true
         if let trusted, trusted[tree.owner.device] != tree.owner.publicKey {
@@ -289,7 +293,7 @@ extension EventStore {
                 ? "\(tree.heads.count) heads are signed as device \(name), which the trusted keys do not name"
                 : "\(tree.heads.count) heads of device \(name) are signed with key \(Hex.string(tree.owner.publicKey).prefix(16))…, not the trusted one"))
         }
-        if testKey {
+        if signer.isTestKey {
             problems.append(ProofProblem(kind: .testKey, device: tree.owner.device, detail:
                 "device \(name) signs with a test key, which anyone can compute from its name and a seed: its signatures prove nothing",
                 isError: strict))

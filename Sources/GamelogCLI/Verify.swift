@@ -152,6 +152,5 @@ struct Verify: ParsableCommand {
         var keys: [CommandDocuments.Key]
         var keysTrusted: Bool
         var findings: [Finding]
-
     }
 }

@@ -23,6 +23,13 @@ public struct GameMembership: Hashable, Codable, Sendable {
         mutating func touch(_ games: [SessionID]) {
             for game in games where !touched.contains(game) { touched.append(game) }
         }
+
+        /// Its unnamed events, to each game it touched.
+        func give(_ add: (SessionID, Int64) -> Void) {
+            for game in touched {
+                for position in unnamed { add(game, position) }
+            }
+        }
     }
 
     /// By recording (stream id).
@@ -54,36 +61,24 @@ public struct GameMembership: Hashable, Codable, Sendable {
         for game in named ?? [] { add(game, e.position) }
         let callback: Callback?
         if case .callback(let record, _) = e.event { callback = record.callback } else { callback = nil }
-        switch callback {
-        case .willBecomeActive?:
+        if callback == .willBecomeActive {
             // An activation that never ended (the app was killed) still belongs to its games.
             close(e.stream, add)
-            open[e.stream] = Activation(unnamed: named == nil ? [e.position] : [], touched: named ?? [])
-        case .didResignActive?:
-            guard open[e.stream] != nil else { return }
-            if let named { open[e.stream]!.touch(named) } else { open[e.stream]!.unnamed.append(e.position) }
-            close(e.stream, add)
-        default:
-            guard open[e.stream] != nil else { return }
-            if let named { open[e.stream]!.touch(named) } else { open[e.stream]!.unnamed.append(e.position) }
+            open[e.stream] = Activation()
         }
+        guard open[e.stream] != nil else { return }
+        if let named { open[e.stream]!.touch(named) } else { open[e.stream]!.unnamed.append(e.position) }
+        if callback == .didResignActive { close(e.stream, add) }
     }
 
     private mutating func close(_ stream: UUID, _ add: (SessionID, Int64) -> Void) {
-        guard let activation = open.removeValue(forKey: stream) else { return }
-        for game in activation.touched {
-            for position in activation.unnamed { add(game, position) }
-        }
+        open.removeValue(forKey: stream)?.give(add)
     }
 
     /// The positions activations still open give each game they touched: what a
     /// recording that stops inside an activation adds at the end of the log.
     public func pending(_ add: (SessionID, Int64) -> Void) {
-        for activation in open.values {
-            for game in activation.touched {
-                for position in activation.unnamed { add(game, position) }
-            }
-        }
+        for activation in open.values { activation.give(add) }
     }
 
     /// How many events open activations will give `game`.

@@ -166,21 +166,21 @@ public enum FullReplay {
         /// Folds `work` on another thread (or this one, without parallelism); `held` is how
         /// many events it holds until it is handed over.
         func submit(holding held: Int, _ work: @escaping @Sendable () -> Finished) {
-            condition.lock()
-            let ticket = submitted
-            submitted += 1
-            condition.unlock()
+            let ticket = nextTicket()
             guard parallel else { return put(ticket, (work(), held)) }
             DispatchQueue.global().async { self.put(ticket, (work(), held)) }
         }
 
         /// A conversation folded on this thread, handed in its turn.
         func submit(folded: Finished) {
+            put(nextTicket(), (folded, 0))
+        }
+
+        private func nextTicket() -> Int {
             condition.lock()
-            let ticket = submitted
+            defer { condition.unlock() }
             submitted += 1
-            condition.unlock()
-            put(ticket, (folded, 0))
+            return submitted - 1
         }
 
         private func put(_ ticket: Int, _ finished: (Finished, held: Int)) {
@@ -260,20 +260,21 @@ public enum FullReplay {
         // conversation open at once, and memory must stay that of the conversations'
         // states, not of the log.
         var keptEvents = 0
+        // Whether a conversation ended since the last hand-over: the one-thread pass asks
+        // after every event, and most events end nothing.
+        var ended = false
         func handReady(all: Bool = false) throws {
+            ended = false
             try folds.hand(all: all) { done, held in
                 keptEvents -= held
                 try finished(done)
             }
         }
 
-        func finishing(_ entry: Open, _ state: ConversationState) -> Finished {
-            Finished(state: state, events: entry.count, span: (entry.first, entry.last),
-                     streams: streamsOf[entry.conversation] ?? [])
-        }
         /// A conversation at its end (or the log's): folded from the events it kept, handed
         /// as folded while they came, or left to read again.
         func end(_ entry: Open) {
+            ended = true
             if !entry.inReplayOrder { statistics.reorderedConversations += 1 }
             if let kept = entry.kept {
                 entry.kept = nil
@@ -285,7 +286,8 @@ public enum FullReplay {
                                     events: count, span: span, streams: streams)
                 }
             } else if let state = entry.state, entry.inReplayOrder {
-                folds.submit(folded: finishing(entry, state.playerView(for: perspective)))
+                folds.submit(folded: Finished(state: state.playerView(for: perspective), events: entry.count,
+                                              span: (entry.first, entry.last), streams: streamsOf[entry.conversation] ?? []))
             } else {
                 later.append(entry.conversation)
             }
@@ -321,10 +323,8 @@ public enum FullReplay {
                     // if that order turns out not to be the replayer's, it is read again
                     // after the pass.
                     keptEvents -= entry.kept!.count
-                    var state = ConversationState(conversation: conversation, games: games)
-                    for kept in entry.kept! where perspective.sees(kept) { state.apply(kept) }
+                    entry.state = ConversationState.folding(conversation, entry.kept!.lazy.filter(perspective.sees), games: games)
                     entry.kept = nil
-                    entry.state = state
                 }
             }
             // Folding as events come is right only in log order: once out of time order, the
@@ -353,7 +353,7 @@ public enum FullReplay {
                     return
                 }
                 if let decoded { route(decoded.0, decoded.1) }
-                try handReady()
+                if ended { try handReady() }
             }
         } else {
             // Reading, checking and decoding take most of the time and need no order,
@@ -420,10 +420,10 @@ public enum FullReplay {
         try handReady(all: true)
         for conversation in later {
             let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])
-            let entry = Open(conversation, at: events.lazy.map(\.recordedAt).min() ?? 0)
-            entry.count = events.count
-            entry.last = events.lazy.map(\.recordedAt).max() ?? 0
-            try finished(finishing(entry, ConversationState.folding(conversation, events, games: games, as: perspective)))
+            let times = events.lazy.map(\.recordedAt)
+            try finished(Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
+                                  events: events.count, span: (times.min() ?? 0, times.max() ?? 0),
+                                  streams: streamsOf[conversation] ?? []))
             statistics.rereadConversations += 1
         }
         return statistics
