@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import MessagesModel
+import RecordedEvents
 
 /// A fast reader for the lines `gamelog export` writes: one JSON object with sorted
 /// keys, no whitespace, the payload as an escaped string.
@@ -99,60 +100,11 @@ enum ExportLine {
         }
 
         /// A JSON string's bytes, unescaped. Nil for anything `JSONDecoder` might read
-        /// differently (surrogate pairs, control characters, invalid UTF-8).
+        /// differently (lone surrogates, control characters, invalid UTF-8).
         private mutating func string() -> [UInt8]? {
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-            index += 1
-            var out: [UInt8] = []
-            out.reserveCapacity(64)
-            while index < bytes.count {
-                let byte = bytes[index]
-                switch byte {
-                case UInt8(ascii: "\""):
-                    index += 1
-                    return String(validating: out, as: UTF8.self) == nil ? nil : out
-                case UInt8(ascii: "\\"):
-                    guard index + 1 < bytes.count else { return nil }
-                    let escaped = bytes[index + 1]
-                    index += 2
-                    switch escaped {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
-                    case UInt8(ascii: "n"): out.append(0x0A)
-                    case UInt8(ascii: "r"): out.append(0x0D)
-                    case UInt8(ascii: "t"): out.append(0x09)
-                    case UInt8(ascii: "b"): out.append(0x08)
-                    case UInt8(ascii: "f"): out.append(0x0C)
-                    case UInt8(ascii: "u"):
-                        guard index + 4 <= bytes.count else { return nil }
-                        var scalar: UInt32 = 0
-                        for offset in 0..<4 {
-                            guard let digit = hexDigit(bytes[index + offset]) else { return nil }
-                            scalar = scalar << 4 | UInt32(digit)
-                        }
-                        index += 4
-                        // Only single scalars below the surrogates; pairs go to the reference.
-                        guard scalar < 0xD800, let unicode = Unicode.Scalar(scalar) else { return nil }
-                        out.append(contentsOf: Array(String(Character(unicode)).utf8))
-                    default:
-                        return nil
-                    }
-                case 0..<0x20:
-                    return nil
-                default:
-                    out.append(byte)
-                    index += 1
-                }
-            }
-            return nil
-        }
-
-        private func hexDigit(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case 48...57: byte - 48
-            case 65...70: byte - 55
-            case 97...102: byte - 87
-            default: nil
-            }
+            guard let out = try? JSONStringReading.read(bytes, at: &index, loneSurrogates: .fail),
+                  String(validating: out, as: UTF8.self) != nil else { return nil }
+            return out
         }
     }
 }

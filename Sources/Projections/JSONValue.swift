@@ -1,4 +1,5 @@
 import Foundation
+import RecordedEvents
 
 /// A JSON value as a Swift value: what gamelog's outward JSON (``JSONStyle``) and the
 /// diffs of states are made of, so nothing passes through `Any`.
@@ -168,52 +169,11 @@ public enum JSONValue: Hashable, Sendable {
             return JSONValue(number: double)
         }
 
-        mutating func hex4() throws(ParseError) -> UInt32 {
-            guard bytes.count - index >= 4, let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
-                throw fail("a \\u escape needs four hex digits")
-            }
-            index += 4
-            return value
-        }
-
         mutating func string() throws(ParseError) -> String {
-            index += 1 // the opening quote
-            var out = [UInt8]()
-            while true {
-                guard index < bytes.count else { throw fail("a string is not closed") }
-                let byte = bytes[index]
-                index += 1
-                switch byte {
-                case UInt8(ascii: "\""):
-                    return String(decoding: out, as: UTF8.self)
-                case UInt8(ascii: "\\"):
-                    guard index < bytes.count else { throw fail("a string ends in an escape") }
-                    let escaped = bytes[index]
-                    index += 1
-                    switch escaped {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
-                    case UInt8(ascii: "b"): out.append(0x08)
-                    case UInt8(ascii: "f"): out.append(0x0C)
-                    case UInt8(ascii: "n"): out.append(0x0A)
-                    case UInt8(ascii: "r"): out.append(0x0D)
-                    case UInt8(ascii: "t"): out.append(0x09)
-                    case UInt8(ascii: "u"):
-                        var scalar = try hex4()
-                        if (0xD800...0xDBFF).contains(scalar), bytes.count - index >= 6,
-                           bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
-                            index += 2
-                            let low = try hex4()
-                            scalar = (0xDC00...0xDFFF).contains(low) ? 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00) : 0xFFFD
-                        }
-                        out += Array(String(Unicode.Scalar(scalar).map(Character.init) ?? "\u{FFFD}").utf8)
-                    default:
-                        throw fail("unknown escape")
-                    }
-                case 0..<0x20:
-                    throw fail("a control character inside a string")
-                default:
-                    out.append(byte)
-                }
+            do {
+                return String(decoding: try JSONStringReading.read(bytes, at: &index, loneSurrogates: .replace), as: UTF8.self)
+            } catch {
+                throw ParseError(offset: error.offset, reason: error.reason)
             }
         }
     }

@@ -1,0 +1,56 @@
+import Foundation
+import RecordedEvents
+import Testing
+
+@Suite struct JSONStringReadingTests {
+    func read(_ text: String, _ policy: JSONStringReading.LoneSurrogates = .fail) throws -> (String, Int) {
+        var index = 0
+        let bytes = try JSONStringReading.read(Array(text.utf8), at: &index, loneSurrogates: policy)
+        return (String(decoding: bytes, as: UTF8.self), index)
+    }
+
+    @Test func readsWhatJSONDecoderReads() throws {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "é", "\\n", "\\t", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\u00e9", "\\u0000", "\\u20AC",
+                      "\\ud83d\\ude00", "😀", "\\uD834\\uDD1E", " ", "~"]
+        var checked = 0
+        for _ in 0..<2_000 {
+            let body = (0..<Int.random(in: 0...12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let text = "\"\(body)\""
+            let expected = try JSONDecoder().decode(String.self, from: Data(text.utf8))
+            let (read, end) = try read(text + ",")
+            #expect(read == expected, "\(text)")
+            #expect(end == text.utf8.count)
+            checked += 1
+        }
+        #expect(checked == 2_000)
+    }
+
+    @Test func loneSurrogatesFailOrAreReplaced() throws {
+        for text in [#""\ud83d""#, #""\ude00x""#, #""\ud83d\u0041""#] {
+            #expect(throws: JSONStringReading.Failure.self) { try read(text, .fail) }
+            #expect(throws: (any Error).self) { try JSONDecoder().decode(String.self, from: Data(text.utf8)) }
+        }
+        #expect(try read(#""\ud83d""#, .replace).0 == "\u{FFFD}")
+        // The escape after a lone high half is its own character, not swallowed.
+        #expect(try read(#""\ud83d\u0041""#, .replace).0 == "\u{FFFD}A")
+    }
+
+    @Test func malformedStringsNameTheirOffset() {
+        let cases: [(String, Int, String)] = [
+            (#""abc"#, 4, "not closed"), (#""a\q""#, 3, "unknown escape"), ("\"a\u{01}\"", 2, "control character"),
+            (#""\u12""#, 3, "four hex digits"), ("abc", 0, "start with a quote"), (#""\"#, 2, "ends in an escape"),
+        ]
+        for (text, offset, reason) in cases {
+            var index = 0
+            do {
+                _ = try JSONStringReading.read(Array(text.utf8), at: &index, loneSurrogates: .replace)
+                Issue.record("\(text) was read")
+            } catch {
+                #expect(error.offset == offset, "\(text)")
+                #expect(error.reason.contains(reason), "\(text): \(error.reason)")
+            }
+        }
+        #expect(cases.count == 6)
+    }
+}
