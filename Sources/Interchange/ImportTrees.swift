@@ -28,15 +28,19 @@ public struct ImportTrees: Sendable {
         trees.values.flatMap { tree in tree.nodes.map { (tree.owner, $0.key.lowerBound, $0.key.upperBound, $0.value) } }
     }
 
+    private static func decode<Line: Decodable>(_ type: Line.Type, _ line: UnsafeRawBufferPointer, kind: String,
+                                                file: String, line number: Int) throws -> Line {
+        do {
+            return try JSONDecoder().decode(Line.self, from: Data(line))
+        } catch {
+            throw InterchangeError.malformedLine(file: file, line: number, detail: "a \(kind) line lacks a field or has one of the wrong kind")
+        }
+    }
+
     /// Reads a tree or head line; false for any other line.
     mutating func read(_ line: UnsafeRawBufferPointer, file: String, line number: Int) throws -> Bool {
         if line.starts(with: Array(#"{"head":"#.utf8)) {
-            let exported: ExportedHead
-            do {
-                exported = try JSONDecoder().decode(ExportedHead.Line.self, from: Data(line)).head
-            } catch {
-                throw InterchangeError.malformedLine(file: file, line: number, detail: "a head line lacks a field or has one of the wrong kind")
-            }
+            let exported = try Self.decode(ExportedHead.Line.self, line, kind: "head", file: file, line: number).head
             let head: TreeHead
             do { head = try exported.head() } catch {
                 throw InterchangeError.badHead(file: file, line: number, detail: "its signed head cannot be read (\(error))")
@@ -50,12 +54,7 @@ public struct ImportTrees: Sendable {
             return true
         }
         if line.starts(with: Array(#"{"tree":"#.utf8)) {
-            let exported: ExportedTree
-            do {
-                exported = try JSONDecoder().decode(ExportedTree.Line.self, from: Data(line)).tree
-            } catch {
-                throw InterchangeError.malformedLine(file: file, line: number, detail: "a tree line lacks a field or has one of the wrong kind")
-            }
+            let exported = try Self.decode(ExportedTree.Line.self, line, kind: "tree", file: file, line: number).tree
             guard let key = Hex.bytes(exported.publicKey, count: 32), PublicKeyCheck.isAcceptable(key) else {
                 throw InterchangeError.badHead(file: file, line: number, detail: "its public key is not a usable Ed25519 key")
             }
