@@ -10,6 +10,7 @@ Usage: tools/decode_log.py DATABASE [--events] [--trust KEYS.json]
 """
 import base64
 import hashlib
+import heapq
 import json
 import sqlite3
 import struct
@@ -112,6 +113,115 @@ def expand(document, start):
     return expanded
 
 
+def inflate(codec, dictionary_id, stored, dictionaries):
+    """A payload or a block body as stored, decompressed (docs/FORMAT.md, "Payloads")."""
+    if codec == 0:
+        return stored
+    if codec == 1:
+        return zlib.decompressobj(wbits=-15, zdict=dictionaries[dictionary_id]).decompress(stored)
+    if codec == 2:
+        return zlib.decompressobj(wbits=-15).decompress(stored)
+    raise ValueError(f"unknown codec {codec}")
+
+
+def read_block(body):
+    """A block's events (docs/FORMAT.md, "Event blocks"): its columns read back into
+    one tuple per event (id, hash, stream row, version, type row, type version, time,
+    leaf, payload)."""
+    at = 0
+
+    def byte():
+        nonlocal at
+        at += 1
+        return body[at - 1]
+
+    def varint():
+        value, shift = 0, 0
+        while True:
+            b = byte()
+            value |= (b & 0x7F) << shift
+            if b < 0x80:
+                return value
+            shift += 7
+
+    def take(n):
+        nonlocal at
+        if at + n > len(body):
+            raise ValueError("the body ends early")
+        at += n
+        return body[at - n:at]
+
+    if byte() != 1:
+        raise ValueError("an unknown block format")
+    n = varint()
+    ids = [take(16) for _ in range(n)]
+    hashes = [take(32) for _ in range(n)]
+    streams, versions, types, type_versions = ([varint() for _ in range(n)] for _ in range(4))
+    times, time = [], 0
+    for _ in range(n):
+        z = varint()
+        time += (z >> 1) ^ -(z & 1)
+        times.append(time)
+    leaves = [(lambda v: None if v == 0 else v - 1)(varint()) for _ in range(n)]
+    lengths = [varint() for _ in range(n)]
+    payloads = [take(length) for length in lengths]
+    if at != len(body):
+        raise ValueError("bytes after the last payload")
+    return list(zip(ids, hashes, streams, versions, types, type_versions, times, leaves, payloads))
+
+
+def stored_events(db, dictionaries):
+    """Every stored event, rows of `events` and events of `event_blocks` merged in
+    position order, as (position, id, stream, version, type, type version, time,
+    payload, problem, stored hash, leaf, tree): payload None where problem says why."""
+    has_trees = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'trees'").fetchone()[0] == 1
+    has_blocks = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'event_blocks'").fetchone()[0] == 1
+    streams = {row[0]: (row[1], row[2] if has_trees else None)
+               for row in db.execute(f"SELECT id, uuid, {'tree_id' if has_trees else 'NULL'} FROM streams")}
+    types = dict(db.execute("SELECT id, name FROM event_types"))
+    tree_columns = "e.leaf" if has_trees else "NULL"
+    rows = db.execute(
+        f"""SELECT e.position, e.event_id, e.stream_id, e.stream_version, e.type_id, e.type_version,
+                  e.recorded_at, e.codec, e.dictionary_id, e.raw_size, e.payload, e.hash, {tree_columns}
+           FROM events e ORDER BY e.position""").fetchall()
+
+    def from_rows():
+        for (position, event_id, stream, version, type_id, type_version,
+             recorded_at, codec, dictionary_id, raw_size, stored, stored_hash, leaf) in rows:
+            payload, problem = None, None
+            try:
+                payload = inflate(codec, dictionary_id, stored, dictionaries)
+                if len(payload) != raw_size:
+                    payload, problem = None, "payload size mismatch"
+            except (ValueError, KeyError, zlib.error) as error:
+                problem = str(error)
+            uuid_bytes, tree = streams[stream]
+            yield (position, event_id, uuid_bytes, version, types[type_id], type_version, recorded_at,
+                   payload, problem, stored_hash, leaf, tree)
+
+    def from_blocks():
+        if not has_blocks:
+            return
+        for first, count, codec, dictionary_id, raw_size, body, last_hash in db.execute(
+                "SELECT first_position, count, codec, dictionary_id, raw_size, body, last_hash FROM event_blocks "
+                "ORDER BY first_position"):
+            try:
+                events = read_block(inflate(codec, dictionary_id, body, dictionaries))
+                if len(events) != count or events[-1][1] != last_hash:
+                    raise ValueError("the block does not match its row")
+            except (ValueError, KeyError, IndexError, zlib.error) as error:
+                for position in range(first, first + count):
+                    yield (position, None, None, None, None, None, None, None, f"an unreadable block ({error})",
+                           last_hash if position == first + count - 1 else None, None, None)
+                continue
+            for offset, (event_id, stored_hash, stream, version, type_id, type_version, time, leaf, payload) in enumerate(events):
+                uuid_bytes, tree = streams[stream]
+                yield (first + offset, event_id, uuid_bytes, version, types[type_id], type_version, time,
+                       payload, None, stored_hash, leaf, tree)
+
+    return heapq.merge(from_rows(), from_blocks(), key=lambda event: event[0])
+
+
 def main() -> int:
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -128,13 +238,6 @@ def main() -> int:
         print(f"{path} is not a gamelog database", file=sys.stderr)
         return 2
     dictionaries = dict(db.execute("SELECT id, bytes FROM dictionaries"))
-    has_trees = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'trees'").fetchone()[0] == 1
-    tree_columns = "e.leaf, s.tree_id" if has_trees else "NULL, NULL"
-    rows = db.execute(
-        f"""SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version,
-                  e.recorded_at, e.codec, e.dictionary_id, e.raw_size, e.payload, e.hash, {tree_columns}
-           FROM events e JOIN streams s ON s.id = e.stream_id JOIN event_types t ON t.id = e.type_id
-           ORDER BY e.position""")
     tree_leaves = {}    # tree id -> {leaf index: leaf hash}
     stream_tree = {}    # stream -> the tree its events are leaves of
     previous, expected, count, problems = bytes(32), 1, 0, []
@@ -142,23 +245,15 @@ def main() -> int:
     running = {}
     starts = {}         # stream -> its recording.started payload: what compact payloads leave out
     for (position, event_id, stream, version, type_name, type_version,
-         recorded_at, codec, dictionary_id, raw_size, stored, stored_hash, leaf, tree) in rows:
+         recorded_at, payload, problem, stored_hash, leaf, tree) in stored_events(db, dictionaries):
         count += 1
         if position != expected:
             problems.append(f"missing event at position {expected}")
         expected = position + 1
-        if codec == 0:
-            payload = stored
-        elif codec == 1:
-            payload = zlib.decompressobj(wbits=-15, zdict=dictionaries[dictionary_id]).decompress(stored)
-        elif codec == 2:
-            payload = zlib.decompressobj(wbits=-15).decompress(stored)
-        else:
-            problems.append(f"unknown codec {codec} at position {position}")
-            previous = stored_hash
+        if problem is not None:
+            problems.append(f"{problem} at position {position}")
+            previous = stored_hash if stored_hash is not None else previous
             continue
-        if len(payload) != raw_size:
-            problems.append(f"payload size mismatch at position {position}")
         name = type_name.encode()
         envelope = (struct.pack(">Q", position) + event_id + stream + struct.pack(">Q", version)
                     + struct.pack(">H", len(name)) + name + struct.pack(">I", type_version)
@@ -218,7 +313,7 @@ def main() -> int:
                 problems.append(f"device {device}: stream {uuid.UUID(bytes=stream)} version {version} "
                                 f"is not what checkpoint {sequence} signed")
     heads_checked = 0
-    if has_trees:
+    if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'trees'").fetchone()[0] == 1:
         nodes = {}
         for tree, lo, hi, node in db.execute("SELECT tree_id, lo, hi, hash FROM tree_nodes"):
             nodes.setdefault(tree, {})[(lo, hi)] = node

@@ -138,9 +138,10 @@ extension EventStore {
                              newTypes: inout [String: Int64], trees: inout TreeStates,
                              owner: (UUID) -> TreeOwner?) throws -> [AppendedEvent] {
         let compressor = try currentCompressor(db)
-        let tail = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
-        var position: Int64 = tail?[0] ?? 0
-        var previousHash: [UInt8] = tail.map { Array($0[1] as Data) } ?? ChainHash.genesis
+        var position = try lastPosition(db)
+        var previousHash: [UInt8] = position == 0 ? ChainHash.genesis : try hash(db, at: position) ?? ChainHash.genesis
+        let blocks = layout == .blocks && hasBlocks ? try blockWriter(db, lastPosition: position) : nil
+        var reader = BlockReader(store: self, db: db)
 
         // The per-event statements run through SQLite's C API: GRDB's argument and
         // row values cost more per event than SQLite's own work (tools/bench.sh,
@@ -160,8 +161,8 @@ extension EventStore {
         var seenInBatch: [UUID: AppendedEvent] = [:]
         var results: [AppendedEvent] = []
         results.reserveCapacity(events.count)
-        let pipeline = CompressionPipeline(events: events, compressor: compressor)
-        defer { pipeline.finish() }
+        let pipeline = blocks == nil ? CompressionPipeline(events: events, compressor: compressor) : nil
+        defer { pipeline?.finish() }
         var envelope: [UInt8] = []
         let firstPosition = position
         // The catalog rows of this batch, each (id, stream) once; and whether every new
@@ -179,6 +180,12 @@ extension EventStore {
             }
             if let (storedPosition, storedVersion) = stored {
                 results.append(AppendedEvent(position: storedPosition, streamVersion: storedVersion, isNew: false))
+                continue
+            }
+            if hasBlocks, let storedPosition = try Int64.fetchOne(db.cachedStatement(sql: "SELECT position FROM block_ids WHERE event_id = ?"),
+                                                                  arguments: [Data(event.id.bytes)]) {
+                let version = try reader.event(at: storedPosition, RowNames())?.streamVersion ?? 0
+                results.append(AppendedEvent(position: storedPosition, streamVersion: version, isNew: false))
                 continue
             }
             var stream: StreamState
@@ -212,28 +219,14 @@ extension EventStore {
             stream.head = ChainHash.streamHash(previous: stream.head, envelope: envelope)
             streams[event.stream] = stream
             let leaf = try stream.tree.map { try trees.take(db, $0, leaf: event.leaf, envelope: envelope) }
-            let encoded = try pipeline.encoded(index)
-            let (row, version) = (position, stream.version)
-            try withUnsafeBytes(of: event.id.uuid) { id in
-                try encoded.bytes.withUnsafeBytes { payload in
-                    try hash.withUnsafeBytes { hashBytes in
-                        _ = try insertEvent.run(binding: { statement in
-                            statement.int64(1, row)
-                            statement.blob(2, id)
-                            statement.int64(3, stream.rowID)
-                            statement.int64(4, version)
-                            statement.int64(5, typeID)
-                            statement.int64(6, Int64(event.typeVersion))
-                            statement.int64(7, event.recordedAt.microsecondsSince1970)
-                            statement.int64(8, encoded.codec.rawValue)
-                            if let dictionaryID = encoded.dictionaryID { statement.int64(9, dictionaryID) } else { statement.null(9) }
-                            statement.int64(10, Int64(event.payload.count))
-                            statement.blob(11, payload)
-                            statement.blob(12, hashBytes)
-                            if let leaf { statement.int64(13, leaf) } else { statement.null(13) }
-                        }, row: { _ in () })
-                    }
-                }
+            if let blocks {
+                blocks.add(EventBlock.Event(id: event.id, hash: hash, streamRowID: stream.rowID, streamVersion: stream.version,
+                                            typeRowID: typeID, typeVersion: Int64(event.typeVersion),
+                                            recordedAt: event.recordedAt.microsecondsSince1970, leaf: leaf, payload: event.payload),
+                           at: position, tree: stream.tree)
+            } else if let pipeline {
+                try insertRow(insertEvent, pipeline.encoded(index), event: event, position: position, stream: stream,
+                              typeID: typeID, hash: hash, leaf: leaf)
             }
             previousHash = hash
             if let tags = event.tags {
@@ -247,12 +240,54 @@ extension EventStore {
             seenInBatch[event.id] = appended
             results.append(appended)
         }
+        try blocks?.store(db, compressor: compressor)
         let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?")
         for (_, stream) in streams where stream.version != stream.startVersion {
             try updateStream.execute(arguments: [stream.version, Data(stream.head), stream.rowID])
         }
         if position > firstPosition { try updateCatalog(db, catalogRows, from: firstPosition, to: position, covering: everyEventTagged) }
         return results
+    }
+
+    private func insertRow(_ insertEvent: SQLiteCall, _ encoded: CompressionPipeline.Encoded, event: NewEvent, position row: Int64,
+                           stream: StreamState, typeID: Int64, hash: [UInt8], leaf: Int64?) throws {
+        let version = stream.version
+        try withUnsafeBytes(of: event.id.uuid) { id in
+            try encoded.bytes.withUnsafeBytes { payload in
+                try hash.withUnsafeBytes { hashBytes in
+                    _ = try insertEvent.run(binding: { statement in
+                        statement.int64(1, row)
+                        statement.blob(2, id)
+                        statement.int64(3, stream.rowID)
+                        statement.int64(4, version)
+                        statement.int64(5, typeID)
+                        statement.int64(6, Int64(event.typeVersion))
+                        statement.int64(7, event.recordedAt.microsecondsSince1970)
+                        statement.int64(8, encoded.codec.rawValue)
+                        if let dictionaryID = encoded.dictionaryID { statement.int64(9, dictionaryID) } else { statement.null(9) }
+                        statement.int64(10, Int64(event.payload.count))
+                        statement.blob(11, payload)
+                        statement.blob(12, hashBytes)
+                        if let leaf { statement.int64(13, leaf) } else { statement.null(13) }
+                    }, row: { _ in () })
+                }
+            }
+        }
+    }
+
+    /// The writer of an append's blocks, continuing the log's last block if it is the
+    /// log's end and not full.
+    private func blockWriter(_ db: Database, lastPosition: Int64) throws -> BlockWriter {
+        var continuing: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?
+        if lastPosition > 0, let row = try Self.blockRow(db, holding: lastPosition), (row[1] as Int64) < Int64(blockCapacity) {
+            let block = try decodeBlock(db, row)
+            var trees: [Int64: Int64?] = [:]
+            for event in block.events where trees[event.streamRowID] == nil {
+                trees[event.streamRowID] = try Int64.fetchOne(db, sql: "SELECT tree_id FROM streams WHERE id = ?", arguments: [event.streamRowID])
+            }
+            continuing = (row[0], block.events, block.events.map { trees[$0.streamRowID] ?? nil })
+        }
+        return BlockWriter(capacity: blockCapacity, continuing: continuing)
     }
 
     private struct CatalogRow: Hashable {
@@ -278,12 +313,13 @@ extension EventStore {
 
     /// The head of a stream written before streams kept one: its chain from its events.
     private func legacyHead(_ db: Database, stream: UUID) throws -> [UInt8] {
-        let (sql, arguments) = Self.selectSQL(for: EventQuery(stream: stream), withPredecessorHash: false)
-        let names = RowNames()
         var head = ChainHash.genesis, scratch: [UInt8] = []
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        while let row = try cursor.next() {
-            head = ChainHash.streamHash(previous: head, event: try decodeRow(db, row, names), scratch: &scratch)
+        try forEachFound(db, EventQuery(stream: stream), predecessors: false) { found in
+            switch found {
+            case .event(let event, _, _): head = ChainHash.streamHash(previous: head, event: event, scratch: &scratch)
+            case .damaged(let error, _, _): throw error
+            }
+            return true
         }
         return head
     }

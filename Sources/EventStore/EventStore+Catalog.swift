@@ -41,7 +41,7 @@ extension EventStore {
         try read { db in
             guard try db.tableExists("catalog_coverage") else { return nil }
             let through = try Int64.fetchOne(db, sql: "SELECT through FROM catalog_coverage") ?? -1
-            let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0
+            let last = try lastPosition(db)
             return (through, last)
         }
     }
@@ -121,7 +121,7 @@ extension EventStore {
         guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
         let (through, last) = try read { db in
             (try Int64.fetchOne(db, sql: "SELECT through FROM catalog_coverage") ?? 0,
-             try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0)
+             try lastPosition(db))
         }
         guard through < last else { return 0 }
         var read = 0

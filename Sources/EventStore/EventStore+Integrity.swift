@@ -22,18 +22,16 @@ extension EventStore {
     /// - Parameter progress: called now and then with (events read, total).
     public func verifyIntegrity(progress: ((Int64, Int64) -> Void)? = nil) throws -> IntegrityReport {
         var report = IntegrityReport()
-        let (sql, _) = Self.selectSQL(for: .all, withPredecessorHash: false)
         try Self.translating(path) {
             try queue.read { db in
-                let total = try Int64.fetchOne(db, sql: "SELECT count(*) FROM events") ?? 0
+                let total = try eventCount(db)
                 var previousHash = ChainHash.genesis
                 var expectedPosition: Int64 = 1
                 var lastVersion: [UUID: Int64] = [:]
                 var envelope: [UInt8] = []
-                let names = RowNames()
-                let cursor = try Row.fetchCursor(db, sql: sql)
-                while let row = try cursor.next() {
-                    let position: Int64 = row[0]
+                var indexes = BlockIndexCheck(store: self, db: db)
+                try forEachFound(db, .all, predecessors: false) { found in
+                    let position = found.position
                     report.eventCount += 1
                     if report.eventCount % 10_000 == 0 { progress?(report.eventCount, total) }
                     if position != expectedPosition {
@@ -46,15 +44,17 @@ extension EventStore {
                         }
                     }
                     expectedPosition = position + 1
-                    let storedHash = try row.bytes(at: 11) ?? []
-                    defer { previousHash = storedHash }
                     let event: StoredEvent
-                    do {
-                        event = try decodeRow(db, row, names)
-                    } catch let error as EventStoreError {
+                    switch found {
+                    case .damaged(let error, _, let storedHash):
                         report.problems.append(error)
-                        continue
+                        if let storedHash { previousHash = storedHash }
+                        return true
+                    case .event(let found, _, let block):
+                        event = found
+                        try indexes.note(event, block: block, into: &report.problems)
                     }
+                    defer { previousHash = event.hash }
                     if ChainHash.hash(previous: previousHash, event: event, scratch: &envelope) != event.hash {
                         report.problems.append(.hashMismatch(position: position))
                     }
@@ -64,7 +64,9 @@ extension EventStore {
                                                                  expected: expectedVersion, found: event.streamVersion))
                     }
                     lastVersion[event.stream] = event.streamVersion
+                    return true
                 }
+                try indexes.finish(into: &report.problems)
                 report.headHash = previousHash
                 // A cut-off tail leaves the chain intact, but streams remember their versions.
                 let streams = try Row.fetchAll(db, sql: "SELECT uuid, version FROM streams")
@@ -123,5 +125,84 @@ extension EventStore {
         }
         report.problems.sort { ($0.position ?? 0) < ($1.position ?? 0) }
         return report
+    }
+}
+
+/// Re-derives the block index rows (`block_ids`, `block_streams`, `block_leaves`) from
+/// the blocks' events as a full check reads them, and compares them with the stored
+/// ones: a changed index row would make a reader of one game or one recording skip
+/// events that a full scan still finds sound.
+struct BlockIndexCheck {
+    let store: EventStore
+    let db: Database
+    private var block: Int64?
+    private var streams: [Int64: (version: Int64, position: Int64)] = [:]
+    private var leaves: [Int64: (first: Int64, last: Int64)] = [:]
+    private var treeOfStream: [UUID: (row: Int64, tree: Int64?)] = [:]
+    private var counts = (ids: 0, streams: 0, leaves: 0)
+
+    init(store: EventStore, db: Database) {
+        self.store = store
+        self.db = db
+    }
+
+    mutating func note(_ event: StoredEvent, block: Int64?, into problems: inout [EventStoreError]) throws {
+        guard store.hasBlocks else { return }
+        if block != self.block { try close(into: &problems) }
+        self.block = block
+        guard block != nil else { return }
+        counts.ids += 1
+        let stored = try Int64.fetchOne(db.cachedStatement(sql: "SELECT position FROM block_ids WHERE event_id = ?"),
+                                        arguments: [Data(event.id.bytes)])
+        if stored != event.position {
+            problems.append(.blockIndexMismatch(position: event.position, detail: stored.map { "block_ids puts its id at \($0)" }
+                                                    ?? "block_ids lacks its id"))
+        }
+        let stream = try streamRow(event.stream)
+        streams[stream.row] = (event.streamVersion, event.position)
+        if let leaf = event.leaf, let tree = stream.tree {
+            let known = leaves[tree]
+            leaves[tree] = (min(known?.first ?? leaf, leaf), max(known?.last ?? leaf, leaf))
+        }
+    }
+
+    mutating func finish(into problems: inout [EventStoreError]) throws {
+        guard store.hasBlocks else { return }
+        try close(into: &problems)
+        for (table, derived) in [("block_ids", counts.ids), ("block_streams", counts.streams), ("block_leaves", counts.leaves)] {
+            let stored = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+            if stored != derived {
+                problems.append(.blockIndexMismatch(position: 0, detail: "\(table) holds \(stored) rows, the blocks make \(derived)"))
+            }
+        }
+    }
+
+    private mutating func streamRow(_ stream: UUID) throws -> (row: Int64, tree: Int64?) {
+        if let known = treeOfStream[stream] { return known }
+        let row = try Row.fetchOne(db, sql: "SELECT id, tree_id FROM streams WHERE uuid = ?", arguments: [Data(stream.bytes)])
+        let found = (row: row.map { $0[0] as Int64 } ?? -1, tree: row.flatMap { $0[1] as Int64? })
+        treeOfStream[stream] = found
+        return found
+    }
+
+    private mutating func close(into problems: inout [EventStoreError]) throws {
+        defer { streams = [:]; leaves = [:] }
+        guard let block else { return }
+        for (stream, last) in streams {
+            counts.streams += 1
+            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT last_version, last_position FROM block_streams WHERE stream_id = ? AND block = ?"),
+                                       arguments: [stream, block])
+            if row.map({ ($0[0] as Int64, $0[1] as Int64) }).map({ $0 != last.version || $1 != last.position }) ?? true {
+                problems.append(.blockIndexMismatch(position: last.position, detail: "block_streams does not say where recording row \(stream) ends in the block at \(block)"))
+            }
+        }
+        for (tree, range) in leaves {
+            counts.leaves += 1
+            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT first_leaf, last_leaf FROM block_leaves WHERE tree_id = ? AND block = ?"),
+                                       arguments: [tree, block])
+            if row.map({ ($0[0] as Int64, $0[1] as Int64) }).map({ $0 != range.first || $1 != range.last }) ?? true {
+                problems.append(.blockIndexMismatch(position: block, detail: "block_leaves does not say which leaves of tree \(tree) the block at \(block) holds"))
+            }
+        }
     }
 }

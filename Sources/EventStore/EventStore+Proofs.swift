@@ -196,19 +196,6 @@ extension EventStore {
                                       isTestKey: false))
         }
 
-        // The leaves, in the order stored.
-        let leaves = try read { db in
-            var positions: [Int64] = [], indexes: [Int64] = []
-            guard hasTrees else { return (positions, indexes) }
-            let cursor = try Row.fetchCursor(db, sql: "SELECT position, leaf FROM events WHERE leaf IS NOT NULL ORDER BY position")
-            while let row = try cursor.next() {
-                guard let position = Int64.fromDatabaseValue(row[0]), let leaf = Int64.fromDatabaseValue(row[1]) else { continue }
-                positions.append(position)
-                indexes.append(leaf)
-            }
-            return (positions, indexes)
-        }
-        var nextLeaf = 0
         var running: [UUID: (version: Int64, hash: [UInt8], firstUnsigned: Int64?)] = [:]
         var outside: [UUID: (count: Int, first: Int64)] = [:]
         var chains = StreamChains()
@@ -218,8 +205,7 @@ extension EventStore {
             var state = running[event.stream] ?? (0, ChainHash.genesis, nil)
             state.version = event.streamVersion
             state.hash = chains.advance(event)
-            while nextLeaf < leaves.0.count && leaves.0[nextLeaf] < event.position { nextLeaf += 1 }
-            let leaf = nextLeaf < leaves.0.count && leaves.0[nextLeaf] == event.position ? leaves.1[nextLeaf] : nil
+            let leaf = event.leaf
             if let tree = treeOfStream[event.stream] {
                 if let leaf {
                     ChainHash.envelope(position: 0, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
@@ -418,17 +404,16 @@ extension EventStore {
         let sizes = Set([latest] + check.known.map(\.size))
         var problems: [ProofProblem] = []
         // The game's leaves.
-        let (positions, indexes) = try leafIndexes(streams: streams)
         var game: [Int64: [UInt8]] = [:], scratch: [UInt8] = []
-        var next = 0, unleaved = 0
+        var unleaved = 0, firstPosition: Int64?
         try scan(EventQuery(streams: streams), verify: false) { event in
-            while next < positions.count && positions[next] < event.position { next += 1 }
-            guard next < positions.count, positions[next] == event.position else { unleaved += 1; return }
-            if game[indexes[next]] != nil {
+            guard let leaf = event.leaf else { unleaved += 1; return }
+            if firstPosition == nil { firstPosition = event.position }
+            if game[leaf] != nil {
                 problems.append(ProofProblem(kind: .duplicateLeaf, device: device, position: event.position, detail:
-                    "the event at position \(event.position) claims leaf \(indexes[next]) of device \(name)'s tree, which another event holds"))
+                    "the event at position \(event.position) claims leaf \(leaf) of device \(name)'s tree, which another event holds"))
             }
-            game[indexes[next]] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
+            game[leaf] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
         }
         if unleaved > 0 {
             problems.append(ProofProblem(kind: .outsideTree, device: device, detail:
@@ -468,7 +453,7 @@ extension EventStore {
             if let lookupFailure { throw lookupFailure }
             guard let signedRoot = signedRootOrNil else { return nil }
             if signedRoot != check.signed[latest] {
-                problems.append(ProofProblem(kind: .changedEvent, device: device, position: positions.first, detail:
+                problems.append(ProofProblem(kind: .changedEvent, device: device, position: firstPosition, detail:
                     "device \(name)'s tree of \(latest) events, recomputed from this game's events and the log's other leaves, is not the one it signed: an event of the game (or the log around it) was changed"))
             }
             for head in check.known {
@@ -514,30 +499,39 @@ extension EventStore {
     /// The leaf hashes of tree `id`'s leaves in `range`, read through the leaf index (the
     /// CROSS JOIN keeps SQLite from walking every recording of the tree instead).
     func leafHashes(tree id: Int64, range: Range<Int64>) throws -> [Int64: [UInt8]] {
-        let rows = try read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT e.position, e.leaf FROM events e CROSS JOIN streams s ON s.id = e.stream_id
-                WHERE e.leaf >= ? AND e.leaf < ? AND s.tree_id = ?
-                """, arguments: [range.lowerBound, range.upperBound, id]).compactMap { row -> (Int64, Int64)? in
-                guard let position = Int64.fromDatabaseValue(row[0]), let leaf = Int64.fromDatabaseValue(row[1]) else { return nil }
-                return (position, leaf)
-            }
-        }
-        let wanted = Dictionary(rows, uniquingKeysWith: { a, _ in a })
-        // The positions in runs: a tile's events mostly lie close together, so a few
-        // range reads fetch them without reading far past them.
         var runs: [ClosedRange<Int64>] = []
-        for position in wanted.keys.sorted() {
-            if let last = runs.last, position - last.upperBound <= 64 {
-                runs[runs.count - 1] = last.lowerBound...position
-            } else {
-                runs.append(position...position)
+        try read { db in
+            var positions: [Int64] = []
+            if hasLeafColumn {
+                positions = try Int64.fetchAll(db, sql: """
+                    SELECT e.position FROM events e CROSS JOIN streams s ON s.id = e.stream_id
+                    WHERE e.leaf >= ? AND e.leaf < ? AND s.tree_id = ?
+                    """, arguments: [range.lowerBound, range.upperBound, id])
+            }
+            // A tile's events mostly lie close together, so a few range reads fetch them
+            // without reading far past them.
+            for position in positions.sorted() {
+                if let last = runs.last, position - last.upperBound <= 64 {
+                    runs[runs.count - 1] = last.lowerBound...position
+                } else {
+                    runs.append(position...position)
+                }
+            }
+            if hasBlocks {
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT l.block, b.count FROM block_leaves l JOIN event_blocks b ON b.first_position = l.block
+                    WHERE l.tree_id = ? AND l.last_leaf >= ? AND l.first_leaf < ?
+                    """, arguments: [id, range.lowerBound, range.upperBound]) {
+                    let first: Int64 = row[0], count: Int64 = row[1]
+                    runs.append(first...(first + max(count, 1) - 1))
+                }
             }
         }
+        let inTree = try streams(inTree: id)
         var out: [Int64: [UInt8]] = [:], scratch: [UInt8] = []
         for run in runs {
             try scan(EventQuery(positions: run), verify: false) { event in
-                guard let leaf = wanted[event.position] else { return }
+                guard let leaf = event.leaf, range.contains(leaf), inTree.contains(event.stream) else { return }
                 out[leaf] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
             }
         }
@@ -582,10 +576,12 @@ extension EventStore {
     /// The stored event with this id, if any.
     public func event(id: UUID) throws -> StoredEvent? {
         try read { db in
-            guard let position = try Int64.fetchOne(db, sql: "SELECT position FROM events WHERE event_id = ?",
-                                                    arguments: [Data(id.bytes)]) else { return nil }
-            let (sql, arguments) = Self.selectSQL(for: EventQuery(positions: position...position), withPredecessorHash: false)
-            return try Row.fetchOne(db, sql: sql, arguments: arguments).map { try decodeRow(db, $0, RowNames()) }
+            guard let position = try Int64.fetchOne(db, sql: "SELECT position FROM events WHERE event_id = ?", arguments: [Data(id.bytes)])
+                    ?? (hasBlocks ? try Int64.fetchOne(db, sql: "SELECT position FROM block_ids WHERE event_id = ?", arguments: [Data(id.bytes)]) : nil)
+            else { return nil }
+            var reader = BlockReader(store: self, db: db)
+            guard let event = try reader.event(at: position, RowNames()), event.id == id else { return nil }
+            return event
         }
     }
 

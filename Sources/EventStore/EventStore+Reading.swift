@@ -16,8 +16,6 @@ extension EventStore {
     public func scan(_ query: EventQuery = .all, verify: Bool = true,
                      skippingDamaged damaged: ((EventStoreError) -> Void)? = nil,
                      _ body: (StoredEvent) throws -> Void) throws {
-        var (sql, arguments) = Self.selectSQL(for: query, withPredecessorHash: verify && !query.isContiguous)
-        if let limit = query.limit { sql += " LIMIT \(limit)" }
         try Self.translating(path) {
             try queue.read { db in
                 // A contiguous range is checked as a chain: each hash from the one before.
@@ -27,32 +25,27 @@ extension EventStore {
                     let first = query.positions?.lowerBound ?? 1
                     expectedPosition = max(first, 1)
                     if first > 1 {
-                        previousHash = try Data.fetchOne(db.cachedStatement(sql: "SELECT hash FROM events WHERE position = ?"),
-                                                         arguments: [first - 1]).map(Array.init)
-                        if previousHash == nil, try Int64.fetchOne(db, sql: "SELECT max(position) FROM events") ?? 0 >= first {
+                        previousHash = try hash(db, at: first - 1)
+                        if previousHash == nil, try lastPosition(db) >= first {
                             throw EventStoreError.missingEvent(position: first - 1)
                         }
                     } else {
                         previousHash = ChainHash.genesis
                     }
                 }
-                let names = RowNames()
                 var envelope: [UInt8] = []
-                // A query of a usual shape keeps its prepared statement: preparing (parsing and
-                // GRDB's authorizer) was a twentieth of a busy viewer's time, one game at a time.
-                let usual = query.limit == nil && (query.streams?.count ?? 0) <= 8 && (query.types?.count ?? 0) <= 8
-                let cursor = usual ? try Row.fetchCursor(try db.cachedStatement(sql: sql), arguments: arguments)
-                                   : try Row.fetchCursor(db, sql: sql, arguments: arguments)
-                while let row = try cursor.next() {
-                    let event: StoredEvent
-                    do {
-                        event = try decodeRow(db, row, names)
-                    } catch let error as EventStoreError where damaged != nil {
-                        damaged?(error)
-                        let position: Int64 = row[0]
-                        if verify && query.isContiguous { previousHash = try row.bytes(at: 11) }
+                var emitted = 0
+                try forEachFound(db, query, predecessors: verify && !query.isContiguous) { found in
+                    let event: StoredEvent, storedPredecessor: [UInt8]?
+                    switch found {
+                    case .damaged(let error, let position, let storedHash):
+                        guard let damaged else { throw error }
+                        damaged(error)
+                        if verify && query.isContiguous, let storedHash { previousHash = storedHash }
                         if expectedPosition != nil { expectedPosition = position + 1 }
-                        continue
+                        return true
+                    case .event(let found, let predecessor, _):
+                        (event, storedPredecessor) = (found, predecessor)
                     }
                     if verify {
                         if let expected = expectedPosition {
@@ -67,8 +60,8 @@ extension EventStore {
                             predecessor = previousHash
                         } else if event.position == 1 {
                             predecessor = ChainHash.genesis
-                        } else if let stored = try row.bytes(at: 12) {
-                            predecessor = stored
+                        } else if let storedPredecessor {
+                            predecessor = storedPredecessor
                         } else {
                             throw EventStoreError.missingEvent(position: event.position - 1)
                         }
@@ -76,11 +69,13 @@ extension EventStore {
                             guard let damaged else { throw EventStoreError.hashMismatch(position: event.position) }
                             damaged(.hashMismatch(position: event.position))
                             if query.isContiguous { previousHash = event.hash }
-                            continue
+                            return true
                         }
                         if query.isContiguous { previousHash = event.hash }
                     }
                     try body(event)
+                    emitted += 1
+                    return query.limit.map { emitted < $0 } ?? true
                 }
             }
         }
@@ -99,12 +94,17 @@ extension EventStore {
     /// payloads need when they meet a recording in the middle. Its hash is not checked
     /// here: scans and `verify` check it where it stands.
     public func firstEvent(ofStream stream: UUID) throws -> StoredEvent? {
-        var (sql, arguments) = Self.selectSQL(for: EventQuery(stream: stream), withPredecessorHash: false)
-        sql += " LIMIT 1"
-        return try Self.translating(path) {
+        try Self.translating(path) {
             try queue.unsafeReentrantRead { db in
-                guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments) else { return nil }
-                return try decodeRow(db, row, RowNames())
+                var first: StoredEvent?
+                try forEachFound(db, EventQuery(stream: stream), predecessors: false) { found in
+                    switch found {
+                    case .event(let event, _, _): first = event
+                    case .damaged(let error, _, _): throw error
+                    }
+                    return false
+                }
+                return first
             }
         }
     }
@@ -120,20 +120,37 @@ extension EventStore {
     /// however long the log; hashes are not checked here (``scan(_:verify:_:)`` and
     /// ``verifyIntegrity(progress:)`` do).
     public func scanStreamHeads(_ body: (StreamHead) throws -> Void) throws {
-        let (select, _) = Self.selectSQL(for: .all, withPredecessorHash: false)
-        let columns = select[..<select.range(of: "\nFROM")!.lowerBound]
-        let sql = String(columns) + """
-            , coalesce((SELECT l.position FROM events l WHERE l.stream_id = s.id AND l.stream_version = s.version),
-                       (SELECT max(l.position) FROM events l WHERE l.stream_id = s.id))
-            FROM streams s JOIN events e ON e.stream_id = s.id AND e.stream_version = 1
-            ORDER BY e.position
-            """
         try Self.translating(path) {
             try queue.read { db in
+                // Where each stream begins and ends, in rows and in blocks (a recording open
+                // when its log was migrated has both), then its first event, in order.
+                var spans: [Int64: (first: Int64, last: Int64)] = [:]
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT s.id, (SELECT l.position FROM events l WHERE l.stream_id = s.id AND l.stream_version = 1),
+                           coalesce((SELECT l.position FROM events l WHERE l.stream_id = s.id AND l.stream_version = s.version),
+                                    (SELECT max(l.position) FROM events l WHERE l.stream_id = s.id))
+                    FROM streams s
+                    """) {
+                    guard let first = Int64.fromDatabaseValue(row[1]) else { continue }
+                    spans[row[0]] = (first, Int64.fromDatabaseValue(row[2]) ?? first)
+                }
                 let names = RowNames()
-                let cursor = try Row.fetchCursor(db, sql: sql)
-                while let row = try cursor.next() {
-                    try body(StreamHead(first: try decodeRow(db, row, names), lastPosition: row[12]))
+                var blocks = BlockReader(store: self, db: db)
+                if hasBlocks {
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT stream_id, min(block), max(last_position) FROM block_streams GROUP BY stream_id ORDER BY 2
+                        """) {
+                        let stream: Int64 = row[0], block: Int64 = row[1], last: Int64 = row[2]
+                        if let known = spans[stream] {
+                            spans[stream] = (known.first, max(known.last, last))
+                        } else if let index = try blocks.block(at: block)?.events.firstIndex(where: { $0.streamRowID == stream }) {
+                            spans[stream] = (block + Int64(index), last)
+                        }
+                    }
+                }
+                for (_, span) in spans.sorted(by: { ($0.value.first, $0.key) < ($1.value.first, $1.key) }) {
+                    guard let first = try blocks.event(at: span.first, names), first.streamVersion == 1 else { continue }
+                    try body(StreamHead(first: first, lastPosition: span.last))
                 }
             }
         }
@@ -149,13 +166,13 @@ extension EventStore {
         }
     }
 
-    /// The columns every reader selects, in the order ``decodeRow(_:_:_:)`` reads them.
-    /// Streams and types are read as ids and named through ``RowNames``: joining
-    /// them row by row cost two B-tree lookups per event.
-    static func selectSQL(for query: EventQuery, withPredecessorHash: Bool) -> (String, StatementArguments) {
+    /// The columns every reader of `events` rows selects, in the order
+    /// ``decodeRow(_:_:_:)`` reads them. Streams and types are read as ids and named
+    /// through ``RowNames``: joining them row by row cost two B-tree lookups per event.
+    func selectSQL(for query: EventQuery, withPredecessorHash: Bool) -> (String, StatementArguments) {
         var sql = """
             SELECT e.position, e.event_id, e.stream_id, e.stream_version, e.type_id, e.type_version,
-                   e.recorded_at, e.codec, e.dictionary_id, e.raw_size, e.payload, e.hash
+                   e.recorded_at, e.codec, e.dictionary_id, e.raw_size, e.payload, e.hash, \(hasLeafColumn ? "e.leaf" : "NULL")
             """
         if withPredecessorHash {
             sql += ", (SELECT p.hash FROM events p WHERE p.position = e.position - 1)"
@@ -211,7 +228,7 @@ extension EventStore {
                                         rawSize: row[9], stored: stored)
         return StoredEvent(position: position, id: id, stream: stream, streamVersion: row[3], type: type,
                            typeVersion: row[5], recordedAt: Timestamp(microsecondsSince1970: row[6]),
-                           payload: payload, hash: hash)
+                           payload: payload, hash: hash, leaf: row[12])
     }
 }
 

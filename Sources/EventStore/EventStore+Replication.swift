@@ -124,7 +124,7 @@ extension EventStore {
                 highest[table] = try Int64.fetchOne(db, sql: "SELECT coalesce(max(\(column)), 0) FROM \(table)") ?? 0
             }
             return ReplicaMark(
-                lastPosition: try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0,
+                lastPosition: try lastPosition(db),
                 highestIDs: highest, trees: try treeMarks(db),
                 checkpoints: try Int.fetchOne(db, sql: "SELECT count(*) FROM checkpoints") ?? 0,
                 forks: try Int.fetchOne(db, sql: "SELECT count(*) FROM forks") ?? 0)
@@ -157,6 +157,12 @@ extension EventStore {
                 if !rows.isEmpty { out.append(ReplicatedRows(table: table, rows: rows)) }
             }
             let last = mark.lastPosition
+            // A copy of a shared store writes rows (``EventStore/Layout/rows``): blocks
+            // would not be sent back, and the shared store would miss their events.
+            if hasBlocks, try lastPosition(db) > (try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0),
+               try lastPosition(db) > last {
+                throw EventStoreError.blocksInCopy(path: path)
+            }
             try add("dictionaries", "id > ?", [mark.highestIDs["dictionaries"] ?? 0])
             try add("event_types", "id > ?", [mark.highestIDs["event_types"] ?? 0])
             let changedTrees = now.filter { mark.trees[$0.key] != $0.value }.keys.sorted()

@@ -238,36 +238,23 @@ extension EventStore {
 
     /// The leaf index of each event of `streams` (all if nil) that has one, in position order.
     public func leafIndexes(streams: Set<UUID>? = nil) throws -> (positions: [Int64], leaves: [Int64]) {
-        try read { db in
-            guard try db.columns(in: "events").contains(where: { $0.name == "leaf" }) else { return ([], []) }
-            var sql = "SELECT e.position, e.leaf FROM events e WHERE e.leaf IS NOT NULL"
-            var arguments: StatementArguments = []
-            if let streams {
-                sql += " AND e.stream_id IN (SELECT id FROM streams WHERE uuid IN (\(streams.map { _ in "?" }.joined(separator: ","))))"
-                for stream in streams { arguments += [Data(stream.bytes)] }
-            }
-            sql += " ORDER BY e.position"
-            var positions: [Int64] = [], leaves: [Int64] = []
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-            while let row = try cursor.next() {
-                guard let position = Int64.fromDatabaseValue(row[0]), let leaf = Int64.fromDatabaseValue(row[1]) else { continue }
-                positions.append(position)
-                leaves.append(leaf)
-            }
-            return (positions, leaves)
+        var positions: [Int64] = [], leaves: [Int64] = []
+        try scan(EventQuery(streams: streams), verify: false) { event in
+            guard let leaf = event.leaf else { return }
+            positions.append(event.position)
+            leaves.append(leaf)
         }
+        return (positions, leaves)
     }
 
     /// The leaf hash of every stored event of the recordings `streams` (one tree's), by leaf index.
     public func leafHashes(streams: Set<UUID>) throws -> [Int64: [UInt8]] {
         guard !streams.isEmpty else { return [:] }
-        let (positions, leaves) = try leafIndexes(streams: streams)
         var out: [Int64: [UInt8]] = [:]
-        var next = 0, scratch: [UInt8] = []
+        var scratch: [UInt8] = []
         try scan(EventQuery(streams: streams), verify: false) { event in
-            while next < positions.count && positions[next] < event.position { next += 1 }
-            guard next < positions.count, positions[next] == event.position else { return }
-            out[leaves[next]] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
+            guard let leaf = event.leaf else { return }
+            out[leaf] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
         }
         return out
     }

@@ -26,6 +26,24 @@ public final class EventStore {
     let queue: DatabaseQueue
     let clock: @Sendable () -> Timestamp
 
+    /// How new events are stored: see ``Layout``.
+    public let layout: Layout
+    /// Events per block for new blocks (``Layout/blocks``); a benchmark may change it.
+    public var blockCapacity = EventBlock.defaultCapacity
+    /// Whether the file has blocks (schema 9 and later): older files are read as rows only.
+    private(set) var hasBlocks = false
+    /// Whether `events` has its `leaf` column (schema 7 and later).
+    private(set) var hasLeafColumn = false
+
+    /// How a store writes new events. Reads take both forms, whichever the file holds.
+    public enum Layout: Sendable {
+        /// Runs of consecutive events, compressed together (docs/FORMAT.md, "Event blocks").
+        case blocks
+        /// One row of `events` per event, as before blocks: for a copy of a shared store,
+        /// which sends back the rows it wrote.
+        case rows
+    }
+
     private var compressor: Compressor?
     private var inflaters: [Int64: RawInflater] = [:]
     private var plainInflater: RawInflater?
@@ -37,10 +55,13 @@ public final class EventStore {
     /// - Parameter maximumSize: a cap on the file's size in bytes (SQLite's
     ///   `max_page_count`); an append that would pass it fails with
     ///   ``EventStoreError/storageFull(path:detail:)`` and stores nothing.
-    public init(path: String, access: Access = .readWrite, maximumSize: Int? = nil,
+    /// - Parameter layout: how new events are stored; blocks unless the file is a copy
+    ///   of a shared store's rows.
+    public init(path: String, access: Access = .readWrite, maximumSize: Int? = nil, layout: Layout = .blocks,
                 clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) throws {
         self.path = path
         self.access = access
+        self.layout = layout
         self.clock = clock
         var isFolder: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
@@ -102,6 +123,11 @@ public final class EventStore {
                 }
             }
         }
+        (hasBlocks, hasLeafColumn) = try Self.translating(path) {
+            try queue.read { db in
+                (try db.tableExists("event_blocks"), try db.columns(in: "events").contains { $0.name == "leaf" })
+            }
+        }
     }
 
     /// The schema version of the open database.
@@ -112,21 +138,19 @@ public final class EventStore {
     /// The number of events and the last position (equal in an untampered log).
     public func count() throws -> (events: Int64, lastPosition: Int64) {
         try read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(max(position), 0) FROM events")!
-            return (row[0], row[1])
+            (try eventCount(db), try lastPosition(db))
         }
     }
 
     /// The position of the last event (0 for an empty log), from the primary key alone.
     public func lastPosition() throws -> Int64 {
-        try read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0 }
+        try read { db in try lastPosition(db) }
     }
 
     /// The hash of the last event: publish it to anchor the whole log.
     public func headHash() throws -> [UInt8] {
         try read { db in
-            try Data.fetchOne(db, sql: "SELECT hash FROM events ORDER BY position DESC LIMIT 1").map(Array.init)
-                ?? ChainHash.genesis
+            try hash(db, at: try lastPosition(db)) ?? ChainHash.genesis
         }
     }
 
@@ -209,12 +233,24 @@ public final class EventStore {
     final class Compressor {
         let dictionaryID: Int64?
         let deflaters: [RawDeflater]
+        private let dictionary: [UInt8]
+        private var blockLanes: [RawDeflater]?
         init(dictionaryID: Int64?, dictionary: [UInt8]) throws {
             self.dictionaryID = dictionaryID
+            self.dictionary = dictionary
             // Level 6: within 1% of level 9's size on recorded events, and faster
             // (tools/bench-store.sh prints the sweep).
             let lanes = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 4)
             self.deflaters = try (0..<lanes).map { _ in try RawDeflater(level: 6, dictionary: dictionary) }
+        }
+
+        /// Deflaters for blocks, one per lane: with zlib's largest window, since a
+        /// block's events repeat each other further back than a dictionary-sized one.
+        func blockDeflaters() throws -> [RawDeflater] {
+            if let blockLanes { return blockLanes }
+            let made = try deflaters.indices.map { _ in try RawDeflater(level: 6, dictionary: dictionary, largestWindow: true) }
+            blockLanes = made
+            return made
         }
     }
 
@@ -239,8 +275,9 @@ public final class EventStore {
         return (.deflate, nil, compressed)
     }
 
+    /// A payload (or a block's body, up to its larger `limit`) as stored, decompressed.
     func decodePayload(_ db: Database, position: Int64, codec: Int64, dictionaryID: Int64?,
-                       rawSize: Int, stored: [UInt8]) throws -> [UInt8] {
+                       rawSize: Int, stored: [UInt8], limit: Int = EventStore.maximumPayloadSize) throws -> [UInt8] {
         do {
             switch PayloadCodec(rawValue: codec) {
             case .raw?:
@@ -250,13 +287,13 @@ public final class EventStore {
                 return stored
             case .deflate?:
                 if plainInflater == nil { plainInflater = try RawInflater() }
-                return try plainInflater!.decompress(stored, expectedSize: rawSize, limit: Self.maximumPayloadSize)
+                return try plainInflater!.decompress(stored, expectedSize: rawSize, limit: limit)
             case .deflateWithDictionary?:
                 guard let dictionaryID else {
                     throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
                 }
                 return try inflater(db, dictionaryID: dictionaryID, position: position)
-                    .decompress(stored, expectedSize: rawSize, limit: Self.maximumPayloadSize)
+                    .decompress(stored, expectedSize: rawSize, limit: limit)
             case nil:
                 throw EventStoreError.unknownCodec(position: position, codec: codec)
             }

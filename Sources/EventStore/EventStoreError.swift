@@ -35,6 +35,9 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
     /// The file's schema holds objects no migration made (a trigger, a view, an index,
     /// a changed table): it was made or changed by something other than gamelog.
     case foreignSchema(path: String, detail: String)
+    /// A copy of a shared store holds events in blocks, which it cannot send back (it
+    /// sends rows): something other than the shared store appended to it.
+    case blocksInCopy(path: String)
 
     // Reading and verifying: each names the global position
     case missingEvent(position: Int64)
@@ -44,13 +47,16 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
     case unknownCodec(position: Int64, codec: Int64)
     case unknownDictionary(position: Int64, dictionaryID: Int64)
     case streamVersionGap(position: Int64, stream: UUID, expected: Int64, found: Int64)
+    /// A row of the block index tables (`block_ids`, `block_streams`, `block_leaves`)
+    /// disagrees with the blocks' events: readers of one recording would miss events.
+    case blockIndexMismatch(position: Int64, detail: String)
 
     /// The position the problem was found at, for errors found while reading.
     public var position: Int64? {
         switch self {
         case .missingEvent(let p), .hashMismatch(let p): return p
         case .outOfOrder(let p, _), .corruptPayload(let p, _), .unknownCodec(let p, _),
-             .unknownDictionary(let p, _), .streamVersionGap(let p, _, _, _): return p
+             .unknownDictionary(let p, _), .streamVersionGap(let p, _, _, _), .blockIndexMismatch(let p, _): return p
         default: return nil
         }
     }
@@ -95,6 +101,8 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
             return "witness \(SafeText.line(witness))'s cosignature of device \(SafeText.line(device))'s head at \(size) events does not verify for a head this log holds; nothing was stored."
         case .foreignSchema(let path, let detail):
             return "\(path) holds schema objects gamelog did not make (\(detail)): it was changed by another program, and gamelog will not run SQL it was given. Re-import the devices' exported logs into a new file; this one was not changed."
+        case .blocksInCopy(let path):
+            return "\(path), a copy of a shared store, holds events in blocks, which cannot be sent back to the store: something other than gamelog's shared store appended to it. Delete the copy (it is made again from the store); the store was not changed."
         case .missingEvent(let position):
             return "event at position \(position) is missing: a row was deleted."
         case .outOfOrder(let position, let detail):
@@ -107,6 +115,8 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
             return "event at position \(position) uses unknown codec \(codec); it was written by a newer gamelog."
         case .unknownDictionary(let position, let dictionaryID):
             return "event at position \(position) names dictionary \(dictionaryID), which is not stored."
+        case .blockIndexMismatch(let position, let detail):
+            return "the block index disagrees with the events\(position > 0 ? " at position \(position)" : ""): \(detail); it was changed outside gamelog. Export the log and import it into a new file to rebuild it."
         case .streamVersionGap(let position, let stream, let expected, let found):
             return "event at position \(position) has version \(found) in stream \(stream.uuidString.lowercased()), expected \(expected)."
         }

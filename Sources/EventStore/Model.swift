@@ -136,6 +136,9 @@ public struct StoredEvent: Hashable, Sendable {
     public var payload: [UInt8]
     /// SHA-256 chain hash (see docs/FORMAT.md).
     public var hash: [UInt8]
+    /// The event's index among the leaves of its device's tree; nil for an event of a
+    /// recording no device signs (or of a log older than device trees).
+    public var leaf: Int64?
 }
 
 /// How payload bytes are stored.

@@ -146,7 +146,7 @@ extension SharedStore {
                 removeCopy(files)
                 held = 0
             }
-            let store = try EventStore(path: files.database.path, access: .readWrite)
+            let store = try EventStore(path: files.database.path, access: .readWrite, layout: .rows)
             try await pull(connection, into: store, after: held ?? 0, progress: progress)
             if try await tailMatches(connection, store) {
                 try String(state.revision).write(to: files.revision, atomically: true, encoding: .utf8)
@@ -270,7 +270,7 @@ extension SharedStore {
                     if let folderToRemove { try? FileManager.default.removeItem(at: folderToRemove) }
                 }
                 try await update(connection, files, to: state, progress: nil)
-                let store = try EventStore(path: files.database.path, access: .readWrite)
+                let store = try EventStore(path: files.database.path, access: .readWrite, layout: .rows)
                 let mark = try store.replicaMark()
                 let value: T
                 do {

@@ -22,13 +22,15 @@ public final class RawDeflater {
     ///   - level: zlib compression level, 0...9.
     ///   - memoryLevel: zlib's memLevel, 1...9: the size of its hash table.
     ///   - dictionary: preset dictionary; empty for none. zlib uses at most its last 32 KiB.
-    public init(level: Int32 = 6, memoryLevel: Int32 = 4, dictionary: [UInt8] = []) throws {
+    ///   - largestWindow: use zlib's largest window (32 KiB) whatever the dictionary's
+    ///     size, for inputs long enough to repeat themselves further back than it.
+    public init(level: Int32 = 6, memoryLevel: Int32 = 4, dictionary: [UInt8] = [], largestWindow: Bool = false) throws {
         template = .allocate(capacity: 1)
         template.initialize(to: z_stream())
         work = .allocate(capacity: 1)
         work.initialize(to: z_stream())
         // The smallest window that holds the whole dictionary (zlib allows 2^9...2^15).
-        var windowBits: Int32 = 9
+        var windowBits: Int32 = largestWindow ? 15 : 9
         while windowBits < 15 && (1 << windowBits) < dictionary.count { windowBits += 1 }
         let status = deflateInit2_(template, level, Z_DEFLATED, -windowBits, memoryLevel, Z_DEFAULT_STRATEGY,
                                    zlibVersion(), Int32(MemoryLayout<z_stream>.size))

@@ -239,6 +239,8 @@ import Testing
             try db.execute(sql: "INSERT INTO trees (public_key, device, size, frontier) VALUES (?, 'A', 0, x'')", arguments: [Data(mallory.publicKey)])
             let id = db.lastInsertedRowID
             try db.execute(sql: "UPDATE streams SET tree_id = ? WHERE uuid = ?", arguments: [id, withUnsafeBytes(of: stream.uuid) { Data($0) }])
+            // The derived leaf index follows, as docs/FORMAT.md says how.
+            try BlockSurgery.reindexAll(db)
         }
         let found = try errors(path)
         #expect(found.contains { $0.rule == "twoKeysForDevice" }, "\(found.map(\.rule))")

@@ -73,16 +73,16 @@ import Testing
 
     @Test func aCutTailWithTheStreamVersionLoweredIsCaught() throws {
         let path = try copy("cut.sqlite")
-        let queue = try DatabaseQueue(path: path)
-        try queue.writeWithoutTransaction { db in
-            // The log's last three events, and their stream told it is shorter.
-            let last = try Int64.fetchOne(db, sql: "SELECT max(position) FROM events")!
-            let stream = try Int64.fetchOne(db, sql: "SELECT stream_id FROM events WHERE position = ?", arguments: [last])!
-            let cut = try Int64.fetchOne(db, sql: "SELECT count(*) FROM events WHERE stream_id = ? AND position > ?",
-                                         arguments: [stream, last - 3])!
-            try db.execute(sql: "DELETE FROM events WHERE stream_id = ? AND position > ?", arguments: [stream, last - 3])
-            try db.execute(sql: "UPDATE streams SET version = version - ? WHERE id = ?", arguments: [cut, stream])
-            try LogForger(path: path).rechain(db, from: last - 2)
+        // The log's last three events of one recording removed (their blocks split around
+        // them), and their stream told it is shorter.
+        let stored = try BlockSurgery.events(path)
+        let last = try #require(stored.last)
+        let cut = stored.filter { $0.position > last.position - 3 && $0.event.streamRowID == last.event.streamRowID }
+        #expect(!cut.isEmpty)
+        for (position, _) in cut { try BlockSurgery.delete(path, position: position) }
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE streams SET version = version - ? WHERE id = ?", arguments: [cut.count, last.event.streamRowID])
+            try LogForger(path: path).rechain(db, from: last.position - 2)
         }
         let found = try errors(path)
         #expect(found.contains { $0.rule == "missingEvent" }, "\(found.map(\.rule))")
@@ -137,18 +137,18 @@ import Testing
         let path = try copy("index.sqlite")
         // The index is rebuilt over another column, then its definition put back: its
         // schema is gamelog's, its content is not the table's.
-        let original = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT sql FROM sqlite_master WHERE name = 'events_by_time'")! }
+        let original = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT sql FROM sqlite_master WHERE name = 'block_leaves_by_leaf'")! }
         try DatabaseQueue(path: path).writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA writable_schema = ON")
-            try db.execute(sql: "UPDATE sqlite_master SET sql = 'CREATE INDEX events_by_time ON events(raw_size)' WHERE name = 'events_by_time'")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = 'CREATE INDEX block_leaves_by_leaf ON block_leaves(tree_id, first_leaf)' WHERE name = 'block_leaves_by_leaf'")
         }
         try DatabaseQueue(path: path).writeWithoutTransaction { db in
-            try db.execute(sql: "REINDEX events_by_time")
+            try db.execute(sql: "REINDEX block_leaves_by_leaf")
             try db.execute(sql: "PRAGMA writable_schema = ON")
-            try db.execute(sql: "UPDATE sqlite_master SET sql = ? WHERE name = 'events_by_time'", arguments: [original])
+            try db.execute(sql: "UPDATE sqlite_master SET sql = ? WHERE name = 'block_leaves_by_leaf'", arguments: [original])
         }
         let found = try errors(path)
-        #expect(found.contains { $0.rule == "sqlite-integrity-check" && $0.found.contains("events_by_time") })
+        #expect(found.contains { $0.rule == "sqlite-integrity-check" && $0.found.contains("block_leaves_by_leaf") })
     }
 
     @Test func anEditedExportLineIsRefusedWithItsLineAndStoresNothing() throws {

@@ -192,11 +192,7 @@ final class Folder {
     @Test func verifyNamesTheTamperedPositionAndFails() throws {
         let folder = try Folder()
         _ = try gamelog(["simulate", "--games", "2", "--db", "x.sqlite"], in: folder.url)
-        try DatabaseQueue(path: folder.path("x.sqlite")).write { db in
-            var payload = try Data.fetchOne(db, sql: "SELECT payload FROM events WHERE position = 30")!
-            payload[payload.count / 2] ^= 0x01
-            try db.execute(sql: "UPDATE events SET payload = ? WHERE position = 30", arguments: [payload])
-        }
+        try BlockSurgery.flipPayloadByte(folder.path("x.sqlite"), position: 30)
         let run = try gamelog(["verify", "--db", "x.sqlite"], in: folder.url)
         #expect(run.status == 1)
         #expect(run.stdout.contains("position 30"))
@@ -474,16 +470,10 @@ extension InteractiveReplayTests {
 @Suite struct MigrateTests {
     @Test func anOlderSchemaIsReadAfterTheMigrateTheErrorNames() throws {
         let folder = try Folder()
-        _ = try gamelog(["simulate", "--games", "1", "--db", "old.sqlite"], in: folder.url)
-        // Roll the file back to schema 2, as a database from before snapshots.
-        try DatabaseQueue(path: folder.path("old.sqlite")).writeWithoutTransaction {
-            try $0.execute(sql: """
-                DROP INDEX events_by_leaf; DROP INDEX streams_by_tree; DROP TABLE cosignatures; DROP TABLE tree_nodes; DROP TABLE tree_heads; ALTER TABLE events DROP COLUMN leaf; ALTER TABLE streams DROP COLUMN tree_id; DROP TABLE trees;
-                DROP TABLE snapshots; DROP TABLE checkpoints; DROP TABLE forks; DROP TABLE catalog; DROP TABLE catalog_coverage;
-                ALTER TABLE streams DROP COLUMN head;
-                DELETE FROM schema_migrations WHERE version >= 3; PRAGMA user_version = 2
-                """)
-        }
+        _ = try gamelog(["simulate", "--games", "1", "--db", "new.sqlite"], in: folder.url)
+        // Its events as rows, rolled back to schema 2, as a database from before snapshots.
+        _ = try OlderSchema.rowsCopy(of: try EventStore(path: folder.path("new.sqlite"), access: .readOnly), to: folder.path("old.sqlite"))
+        try OlderSchema.rollBack(folder.path("old.sqlite"), to: 2)
         let refused = try gamelog(["log", "--db", "old.sqlite"], in: folder.url)
         #expect(refused.status != 0 && refused.stderr.contains("gamelog migrate"))
         let migrated = try gamelog(["migrate", "--db", "old.sqlite"], in: folder.url)

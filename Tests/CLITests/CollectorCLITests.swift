@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import GRDB
 import TestSupport
@@ -51,7 +52,7 @@ import Testing
         }
 
         func events(in path: String) throws -> Int {
-            try DatabaseQueue(path: folder.path(path)).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM events") ?? 0 }
+            Int(try EventStore(path: folder.path(path), access: .readOnly).count().events)
         }
     }
 

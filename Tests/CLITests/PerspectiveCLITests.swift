@@ -159,9 +159,7 @@ import TestSupport
         let folder = try Folder()
         #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
         let total = try EventStore(path: folder.path("gamelog.sqlite"), access: .readOnly).count().events
-        try DatabaseQueue(path: folder.path("gamelog.sqlite")).writeWithoutTransaction {
-            try $0.execute(sql: "UPDATE events SET payload = zeroblob(length(payload)) WHERE position = 50")
-        }
+        try BlockSurgery.alter(folder.path("gamelog.sqlite"), position: 50) { $0.payload = [UInt8](repeating: 0, count: $0.payload.count) }
         let games = try gamelog(["games"], in: folder.url)
         #expect(games.status == 1)
         #expect(games.stdout.split(separator: "\n").count == 3, "a header, and both games are still listed: \(games.stdout)")

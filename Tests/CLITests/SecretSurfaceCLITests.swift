@@ -107,10 +107,7 @@ import TestSupport
         let id = String(try #require(game["id"] as? String).prefix(8))
         let first = try #require(game["firstPosition"] as? Int)
         let damagedAt = first + 20
-        try DatabaseQueue(path: folder.path("gamelog.sqlite")).writeWithoutTransaction { db in
-            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = ?",
-                           arguments: [damagedAt])
-        }
+        try BlockSurgery.garble(folder.path("gamelog.sqlite"), position: Int64(damagedAt))
         let log = try gamelog(["log", "--game", id], in: folder.url)
         #expect(log.status == 1 && log.stdout.contains("damaged") && log.stdout.split(separator: "\n").count > 40, "\(log.stdout.suffix(500))\(log.stderr)")
         let before = try gamelog(["state", id, "--at", "2"], in: folder.url)

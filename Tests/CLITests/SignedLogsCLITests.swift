@@ -187,9 +187,9 @@ import TestSupport
         #expect(try gamelog(["info", "--db", "short.sqlite"], in: folder.url).stdout.contains("complete, 4 games"))
         let more = try gamelog(["simulate", "--games", "3", "--seed", "9", "--clock", "fixed", "--db", "old.sqlite"], in: folder.url)
         #expect(more.status == 0, "\(more.stderr)")
-        let versions = try DatabaseQueue(path: folder.path("old.sqlite")).read {
-            try Row.fetchAll($0, sql: "SELECT type_version, count(*) FROM events GROUP BY 1").map { ($0[0] as Int, $0[1] as Int) }
-        }
+        var counts: [Int: Int] = [:]
+        try EventStore(path: folder.path("old.sqlite"), access: .readOnly).scan { counts[$0.typeVersion, default: 0] += 1 }
+        let versions = counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         #expect(versions.count == 2 && versions.allSatisfy { $0.1 > 100 }, "\(versions)")
         #expect(try gamelog(["verify", "--db", "old.sqlite"], in: folder.url).status == 0)
         let mixed = try gamelog(["games", "--all", "--json", "--db", "old.sqlite"], in: folder.url)

@@ -4,23 +4,33 @@ import GRDB
 import TestSupport
 import Testing
 
+/// On both storage forms: a block's body is compressed as one, a row's payload alone.
 @Suite struct CompressionTests {
-    @Test func incompressiblePayloadIsStoredRaw() throws {
+    static let layouts: [EventStore.Layout] = [.blocks, .rows]
+
+    /// The table and the compressed column of a storage form.
+    func stored(_ layout: EventStore.Layout) -> (table: String, column: String) {
+        layout == .rows ? ("events", "payload") : ("event_blocks", "body")
+    }
+
+    @Test(arguments: layouts) func incompressiblePayloadIsStoredRaw(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
         let path = folder.path("log.sqlite")
-        let store = try EventStore(path: path)
+        let store = try EventStore(path: path, layout: layout)
         var generator = SystemRandomNumberGenerator()
         let noise = (0..<64).map { _ in UInt8.random(in: 0...255, using: &generator) }
         try store.append([NewEvent(id: UUID(), stream: UUID(), type: "noise", recordedAt: Timestamp(microsecondsSince1970: 1), payload: noise)])
-        let codec = try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT codec FROM events") }
+        let codec = try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT codec FROM \(stored(layout).table)") }
         #expect(codec == 0)
         #expect(try store.events().first?.payload == noise)
     }
 
-    @Test func aSecondDictionaryLeavesOlderEventsReadable() throws {
+    @Test(arguments: layouts) func aSecondDictionaryLeavesOlderEventsReadable(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
         let path = folder.path("log.sqlite")
-        let store = try EventStore(path: path)
+        let store = try EventStore(path: path, layout: layout)
+        // Full blocks, so that the second append does not continue (and recompress) the first's.
+        store.blockCapacity = 20
         let firstDictionary = Array(#"{"callback":"didReceive","device":"A","n":"#.utf8)
         let secondDictionary = Array(#"style":"expanded","url":"?0=0&0=0&0=0&0=0&1=1&0=0&0=0&0=0&0=0&1=0"}"#.utf8)
         try store.addDictionary(name: "first", bytes: firstDictionary)
@@ -31,7 +41,7 @@ import Testing
         try store.append(late)
 
         let used = try DatabaseQueue(path: path).read {
-            try Row.fetchAll($0, sql: "SELECT DISTINCT dictionary_id FROM events ORDER BY 1").map { $0[0] as Int64? }
+            try Row.fetchAll($0, sql: "SELECT DISTINCT dictionary_id FROM \(stored(layout).table) ORDER BY 1").map { $0[0] as Int64? }
         }
         let ids = try store.dictionaries().map(\.id)
         #expect(used.count == 2)
@@ -43,15 +53,16 @@ import Testing
         #expect(try reader.verifyIntegrity().isSound)
     }
 
-    @Test func shippedDictionaryCompressesTypicalEvents() throws {
+    @Test(arguments: layouts) func shippedDictionaryCompressesTypicalEvents(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
         let path = folder.path("log.sqlite")
-        let store = try EventStore(path: path)
+        let store = try EventStore(path: path, layout: layout)
         try store.append(sampleEvents(100))
-        let (raw, stored) = try DatabaseQueue(path: path).read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT sum(raw_size), sum(length(payload)) FROM events")!
+        let (table, column) = stored(layout)
+        let (raw, compressed) = try DatabaseQueue(path: path).read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT sum(raw_size), sum(length(\(column))) FROM \(table)")!
             return (row[0] as Int, row[1] as Int)
         }
-        #expect(stored * 2 < raw)
+        #expect(compressed * 2 < raw)
     }
 }

@@ -21,8 +21,8 @@ func fileBytes(_ path: String) throws -> Data {
     try Data(contentsOf: URL(fileURLWithPath: path))
 }
 
-/// Flips one bit of the stored payload of the event at `position`, with raw SQL.
-func flipByte(_ path: String, position: Int64, offset: Int? = nil) throws {
+/// Flips one bit of the stored (compressed) payload of the row at `position`, with raw SQL.
+func flipStoredRowByte(_ path: String, position: Int64, offset: Int? = nil) throws {
     let queue = try DatabaseQueue(path: path)
     try queue.write { db in
         var payload = try Data.fetchOne(db, sql: "SELECT payload FROM events WHERE position = ?", arguments: [position])!
@@ -30,4 +30,9 @@ func flipByte(_ path: String, position: Int64, offset: Int? = nil) throws {
         payload[index] ^= 0x10
         try db.execute(sql: "UPDATE events SET payload = ? WHERE position = ?", arguments: [payload, position])
     }
+}
+
+/// Flips one bit of the payload of the event at `position`, in its stored block.
+func flipByte(_ path: String, position: Int64, offset: Int? = nil) throws {
+    try BlockSurgery.flipPayloadByte(path, position: position, offset: offset)
 }

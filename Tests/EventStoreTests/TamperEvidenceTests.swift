@@ -4,10 +4,14 @@ import GRDB
 import TestSupport
 import Testing
 
+/// Each forgery on both storage forms: events stored in blocks (what gamelog writes),
+/// and rows (logs written before blocks, copies of a shared store).
 @Suite struct TamperEvidenceTests {
-    func makeLog(_ folder: TemporaryFolder, events: Int = 40) throws -> String {
+    static let layouts: [EventStore.Layout] = [.blocks, .rows]
+
+    func makeLog(_ folder: TemporaryFolder, events: Int = 40, layout: EventStore.Layout = .blocks) throws -> String {
         let path = folder.path("log.sqlite")
-        let store = try EventStore(path: path)
+        let store = try EventStore(path: path, layout: layout)
         let a = UUID(), b = UUID()
         for n in 0..<(events / 10) { try store.append(sampleEvents(10, stream: n.isMultiple(of: 2) ? a : b)) }
         return path
@@ -22,10 +26,10 @@ import Testing
         #expect(report.headHash == (try EventStore(path: path).headHash()))
     }
 
-    @Test func flippedPayloadByteIsFoundAtItsPosition() throws {
+    @Test(arguments: layouts) func flippedPayloadByteIsFoundAtItsPosition(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
-        let path = try makeLog(folder)
-        try flipByte(path, position: 17)
+        let path = try makeLog(folder, layout: layout)
+        if layout == .rows { try flipStoredRowByte(path, position: 17) } else { try flipByte(path, position: 17) }
         let store = try EventStore(path: path, access: .readOnly)
         do {
             _ = try store.events()
@@ -39,18 +43,22 @@ import Testing
         #expect(try store.events(EventQuery(positions: 1...16)).count == 16)
     }
 
-    @Test func flippedByteInRawPayloadIsAHashMismatch() throws {
+    @Test(arguments: layouts) func flippedByteInRawPayloadIsAHashMismatch(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
-        let path = try makeLog(folder)
-        try tamper(path, "UPDATE events SET codec = 0, payload = zeroblob(raw_size) WHERE position = 9")
+        let path = try makeLog(folder, layout: layout)
+        if layout == .rows {
+            try tamper(path, "UPDATE events SET codec = 0, payload = zeroblob(raw_size) WHERE position = 9")
+        } else {
+            try BlockSurgery.alter(path, position: 9) { $0.payload = [UInt8](repeating: 0, count: $0.payload.count) }
+        }
         let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
         #expect(report.problems == [.hashMismatch(position: 9)])
     }
 
-    @Test func deletedRowIsFoundAtItsPosition() throws {
+    @Test(arguments: layouts) func deletedRowIsFoundAtItsPosition(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
-        let path = try makeLog(folder)
-        try tamper(path, "DELETE FROM events WHERE position = 23")
+        let path = try makeLog(folder, layout: layout)
+        if layout == .rows { try tamper(path, "DELETE FROM events WHERE position = 23") } else { try BlockSurgery.delete(path, position: 23) }
         let store = try EventStore(path: path, access: .readOnly)
         #expect(throws: EventStoreError.missingEvent(position: 23)) { _ = try store.events() }
         // Filtered reads see the hole too.
@@ -60,18 +68,18 @@ import Testing
         #expect(report.problems.first == .missingEvent(position: 23))
     }
 
-    @Test func deletedTailIsFound() throws {
+    @Test(arguments: layouts) func deletedTailIsFound(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
-        let path = try makeLog(folder)
-        try tamper(path, "DELETE FROM events WHERE position = 40")
+        let path = try makeLog(folder, layout: layout)
+        if layout == .rows { try tamper(path, "DELETE FROM events WHERE position = 40") } else { try BlockSurgery.delete(path, position: 40) }
         let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
         #expect(!report.isSound)
         #expect(report.problems.first?.position == 40)
     }
 
-    @Test func rehashedRowBreaksItsSuccessor() throws {
+    @Test(arguments: layouts) func rehashedRowBreaksItsSuccessor(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
-        let path = try makeLog(folder)
+        let path = try makeLog(folder, layout: layout)
         // Rewrite event 12 with a new payload and a correct hash for it, leaving 13 alone.
         let store = try EventStore(path: path)
         let old = try store.event(at: 12)!
@@ -80,32 +88,49 @@ import Testing
         let envelope = ChainHash.envelope(position: 12, id: old.id, stream: old.stream, streamVersion: old.streamVersion,
                                           type: old.type, typeVersion: old.typeVersion, recordedAt: old.recordedAt, payload: forged)
         let hash = ChainHash.hash(previous: previous, envelope: envelope)
-        let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
-            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = ?, payload = ?, hash = ? WHERE position = 12",
-                           arguments: [forged.count, Data(forged), Data(hash)])
+        if layout == .rows {
+            try DatabaseQueue(path: path).write { db in
+                try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = ?, payload = ?, hash = ? WHERE position = 12",
+                               arguments: [forged.count, Data(forged), Data(hash)])
+            }
+        } else {
+            try BlockSurgery.alter(path, position: 12) { event in
+                event.payload = forged
+                event.hash = hash
+            }
         }
         let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
         #expect(report.problems == [.hashMismatch(position: 13)])
     }
 
-    @Test func swappedRowsAreFound() throws {
+    @Test(arguments: layouts) func swappedRowsAreFound(layout: EventStore.Layout) throws {
         let folder = try TemporaryFolder()
-        let path = try makeLog(folder)
-        try tamper(path, """
-            UPDATE events SET position = -1 WHERE position = 5;
-            UPDATE events SET position = 5 WHERE position = 6;
-            UPDATE events SET position = 6 WHERE position = -1;
-            """)
+        let path = try makeLog(folder, layout: layout)
+        if layout == .rows {
+            try tamper(path, """
+                UPDATE events SET position = -1 WHERE position = 5;
+                UPDATE events SET position = 5 WHERE position = 6;
+                UPDATE events SET position = 6 WHERE position = -1;
+                """)
+        } else {
+            try BlockSurgery.swap(path, 5, 6)
+        }
         let report = try EventStore(path: path, access: .readOnly).verifyIntegrity()
         #expect(report.problems.first?.position == 5)
     }
 
     @Test func unknownCodecAndDictionaryAreNamed() throws {
         let folder = try TemporaryFolder()
-        let path = try makeLog(folder)
+        let path = try makeLog(folder, layout: .rows)
         try tamper(path, "UPDATE events SET codec = 9 WHERE position = 3")
         let store = try EventStore(path: path, access: .readOnly)
         #expect(throws: EventStoreError.unknownCodec(position: 3, codec: 9)) { _ = try store.events() }
+        // A block's codec covers its events: the error names the block's first position.
+        let other = try TemporaryFolder()
+        let blocks = try makeLog(other)
+        try tamper(blocks, "UPDATE event_blocks SET codec = 9")
+        #expect(throws: EventStoreError.unknownCodec(position: 1, codec: 9)) { _ = try EventStore(path: blocks, access: .readOnly).events() }
+        try tamper(blocks, "PRAGMA foreign_keys = OFF; UPDATE event_blocks SET codec = 1, dictionary_id = 77")
+        #expect(throws: EventStoreError.unknownDictionary(position: 1, dictionaryID: 77)) { _ = try EventStore(path: blocks, access: .readOnly).events() }
     }
 }

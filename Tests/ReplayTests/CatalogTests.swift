@@ -84,16 +84,11 @@ import TestSupport
     @Test func aLogFromBeforeTheCatalogReadsWithoutAMigrationAndUnchanged() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("schema5.sqlite")
-        let store = try Self.recordedLog(path, games: 8)
+        // Its events as rows, rolled back to schema 5, as the previous version of gamelog wrote it.
+        let store = try EventStore(path: path, layout: .rows)
+        try playMixedGames(8, into: store, seed: 14, noise: 0.3)
         let games = try GameIndex(store: store).games()
-        // Roll the file back to schema 5, as the previous version of gamelog wrote it.
-        try DatabaseQueue(path: path).writeWithoutTransaction { db in
-            try db.execute(sql: """
-                DROP INDEX events_by_leaf; DROP INDEX streams_by_tree; DROP TABLE cosignatures; DROP TABLE tree_nodes; DROP TABLE tree_heads; ALTER TABLE events DROP COLUMN leaf; ALTER TABLE streams DROP COLUMN tree_id; DROP TABLE trees;
-                DROP TABLE catalog; DROP TABLE catalog_coverage; DELETE FROM schema_migrations WHERE version >= 6;
-                PRAGMA user_version = 5; PRAGMA wal_checkpoint(TRUNCATE)
-                """)
-        }
+        try OlderSchema.rollBack(path, to: 5)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let old = try EventStore(path: path, access: .readOnly)
         #expect(try old.schemaVersion() == 5 && !old.catalogIsComplete())

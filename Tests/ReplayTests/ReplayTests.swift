@@ -122,9 +122,7 @@ import Testing
         let (count, _) = try store.count()
         let victim = count * 2 / 3
         let path = folder.path("log.sqlite")
-        try DatabaseQueue(path: path).writeWithoutTransaction {
-            try $0.execute(sql: "UPDATE events SET recorded_at = recorded_at + 1 WHERE position = ?", arguments: [victim])
-        }
+        try BlockSurgery.alter(path, position: victim) { $0.recordedAt += 1 }
         let damaged = try EventStore(path: path, access: .readOnly)
         for lanes in [1, 2] {
             #expect(throws: EventStoreError.hashMismatch(position: victim)) {

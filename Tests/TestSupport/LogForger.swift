@@ -24,8 +24,12 @@ public struct LogForger {
             guard let event = try store.event(at: position, verify: false) else { throw ForgeryError.noEvent(position) }
             let payload = Array(change(String(decoding: event.payload, as: UTF8.self)).utf8)
             guard payload != event.payload else { throw ForgeryError.unchanged(position) }
-            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = ?, raw_size = ? WHERE position = ?",
-                           arguments: [Data(payload), payload.count, position])
+            if try BlockSurgery.storesRows(db) {
+                try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = ?, raw_size = ? WHERE position = ?",
+                               arguments: [Data(payload), payload.count, position])
+            } else {
+                try BlockSurgery.update(db, positions: [position]) { _, event in event.payload = payload }
+            }
             try rechain(db, from: position)
         }
     }
@@ -33,18 +37,24 @@ public struct LogForger {
     /// Recomputes the global chain from `position` on, and every stream's head.
     public func rechain(_ db: Database, from position: Int64) throws {
         let store = try EventStore(path: path, access: .readOnly)
-        var previous = position <= 1 ? ChainHash.genesis
-            : Array(try Data.fetchOne(db, sql: "SELECT hash FROM events WHERE position = ?", arguments: [position - 1])!)
+        let rows = try BlockSurgery.storesRows(db)
+        var previous = position <= 1 ? ChainHash.genesis : try store.event(at: position - 1, verify: false)!.hash
         var chains = StreamChains()
+        var hashes: [Int64: [UInt8]] = [:]
         for event in try store.events(verify: false) {
             chains.advance(event)
             guard event.position >= position else { continue }
             let hash = ChainHash.hash(previous: previous, envelope: ChainHash.envelope(
                 position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
                 typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload))
-            try db.execute(sql: "UPDATE events SET hash = ? WHERE position = ?", arguments: [Data(hash), event.position])
+            if rows {
+                try db.execute(sql: "UPDATE events SET hash = ? WHERE position = ?", arguments: [Data(hash), event.position])
+            } else {
+                hashes[event.position] = hash
+            }
             previous = hash
         }
+        try BlockSurgery.update(db, positions: Array(hashes.keys)) { position, event in event.hash = hashes[position]! }
         for (stream, head) in chains.heads {
             try db.execute(sql: "UPDATE streams SET head = ? WHERE uuid = ?", arguments: [Data(head), withUnsafeBytes(of: stream.uuid) { Data($0) }])
         }
@@ -90,7 +100,12 @@ public struct TreeForger {
             roots[frontier.size] = frontier.root
         }
         try queue.writeWithoutTransaction { db in
-            for (position, leaf) in leaves { try db.execute(sql: "UPDATE events SET leaf = ? WHERE position = ?", arguments: [leaf, position]) }
+            if try BlockSurgery.storesRows(db) {
+                for (position, leaf) in leaves { try db.execute(sql: "UPDATE events SET leaf = ? WHERE position = ?", arguments: [leaf, position]) }
+            } else {
+                let byPosition = Dictionary(leaves, uniquingKeysWith: { a, _ in a })
+                try BlockSurgery.update(db, positions: Array(byPosition.keys)) { position, event in event.leaf = byPosition[position]! }
+            }
             // The tiles too: they are derived, and FORMAT.md says how.
             try db.execute(sql: "DELETE FROM tree_nodes WHERE tree_id = ?", arguments: [id])
             for (lo, hi, hash) in tiles {
@@ -116,6 +131,7 @@ public struct TreeForger {
             for stream in streams {
                 try db.execute(sql: "UPDATE streams SET tree_id = ? WHERE uuid = ?", arguments: [id, withUnsafeBytes(of: stream.uuid) { Data($0) }])
             }
+            if !(try BlockSurgery.storesRows(db)) { try BlockSurgery.reindexAll(db) }
         }
     }
 
@@ -141,9 +157,27 @@ extension LogForger {
     public func delete(streams: Set<UUID>) throws {
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
+            var removed: Set<Int64> = []
             for stream in streams {
                 let uuid = withUnsafeBytes(of: stream.uuid) { Data($0) }
                 guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM streams WHERE uuid = ?", arguments: [uuid]) else { continue }
+                removed.insert(id)
+            }
+            if !(try BlockSurgery.storesRows(db)) {
+                // Blocks: the events kept, renumbered, stored again; the catalog follows.
+                let kept = try BlockSurgery.events(path).filter { !removed.contains($0.event.streamRowID) }
+                try db.execute(sql: "DELETE FROM catalog WHERE stream_id IN (\(removed.map(String.init).joined(separator: ",")))")
+                for (index, (position, _)) in kept.enumerated() where position != Int64(index + 1) {
+                    try db.execute(sql: "UPDATE catalog SET position = ? WHERE position = ?", arguments: [index + 1, position])
+                }
+                try BlockSurgery.replaceAll(db, with: kept.map(\.event))
+                for id in removed { try db.execute(sql: "DELETE FROM streams WHERE id = ?", arguments: [id]) }
+                try db.execute(sql: "DELETE FROM snapshots")
+                try db.execute(sql: "UPDATE catalog_coverage SET through = ?", arguments: [kept.count])
+                try rechain(db, from: 1)
+                return
+            }
+            for id in removed {
                 try db.execute(sql: "DELETE FROM events WHERE stream_id = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM catalog WHERE stream_id = ?", arguments: [id])
                 try db.execute(sql: "DELETE FROM streams WHERE id = ?", arguments: [id])

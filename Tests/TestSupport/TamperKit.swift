@@ -133,32 +133,25 @@ public enum TamperKit {
         case .flippedPayloadByte, .deletedRow, .swappedRows, .rehashedRow:
             try rebuild(events)
             let target: Int64 = Int64(events.count / 2)
-            let queue = try DatabaseQueue(path: path)
-            try queue.write { db in
-                switch fault {
-                case .flippedPayloadByte:
-                    var payload = try Data.fetchOne(db, sql: "SELECT payload FROM events WHERE position = ?", arguments: [target])!
-                    payload[payload.count / 2] ^= 0x20
-                    try db.execute(sql: "UPDATE events SET payload = ? WHERE position = ?", arguments: [payload, target])
-                case .deletedRow:
-                    try db.execute(sql: "DELETE FROM events WHERE position = ?", arguments: [target])
-                case .swappedRows:
-                    let columns = "event_id, stream_id, stream_version, type_id, type_version, recorded_at, codec, dictionary_id, raw_size, payload, hash"
-                    try db.execute(sql: "CREATE TEMP TABLE pair AS SELECT position, \(columns) FROM events WHERE position IN (?, ?)",
-                                   arguments: [target, target + 1])
-                    try db.execute(sql: "DELETE FROM events WHERE position IN (?, ?)", arguments: [target, target + 1])
-                    try db.execute(sql: "INSERT INTO events (position, \(columns)) SELECT \(2 * target + 1) - position, \(columns) FROM pair")
-                default: // rehashedRow
-                    let row = try Row.fetchOne(db, sql: "SELECT e.event_id, s.uuid, e.stream_version, t.name, e.type_version, e.recorded_at FROM events e JOIN streams s ON s.id = e.stream_id JOIN event_types t ON t.id = e.type_id WHERE position = ?", arguments: [target])!
-                    let previous = try Data.fetchOne(db, sql: "SELECT hash FROM events WHERE position = ?", arguments: [target - 1])!
-                    let forged = Array(#"{"forged":true}"#.utf8)
-                    let envelope = ChainHash.envelope(
-                        position: target, id: UUID(uuid: Self.uuidBytes(row[0])), stream: UUID(uuid: Self.uuidBytes(row[1])),
-                        streamVersion: row[2], type: row[3], typeVersion: row[4],
-                        recordedAt: Timestamp(microsecondsSince1970: row[5]), payload: forged)
-                    let hash = ChainHash.hash(previous: Array(previous), envelope: envelope)
-                    try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = ?, payload = ?, hash = ? WHERE position = ?",
-                                   arguments: [forged.count, Data(forged), Data(hash), target])
+            switch fault {
+            case .flippedPayloadByte:
+                try BlockSurgery.flipPayloadByte(path, position: target, offset: nil)
+            case .deletedRow:
+                try BlockSurgery.delete(path, position: target)
+            case .swappedRows:
+                try BlockSurgery.swap(path, target, target + 1)
+            default: // rehashedRow
+                let store = try EventStore(path: path, access: .readOnly)
+                let original = try store.event(at: target, verify: false)!
+                let previous = try store.event(at: target - 1, verify: false)!.hash
+                let forged = Array(#"{"forged":true}"#.utf8)
+                let envelope = ChainHash.envelope(
+                    position: target, id: original.id, stream: original.stream, streamVersion: original.streamVersion,
+                    type: original.type, typeVersion: original.typeVersion, recordedAt: original.recordedAt, payload: forged)
+                let hash = ChainHash.hash(previous: previous, envelope: envelope)
+                try BlockSurgery.alter(path, position: target) { event in
+                    event.payload = forged
+                    event.hash = hash
                 }
             }
             return Tampered(fault: fault, path: path, position: fault == .rehashedRow ? target + 1 : target, check: "integrity")
@@ -176,10 +169,5 @@ public enum TamperKit {
         }
         events.insert(forged, at: index + 1)
         return events[index].position + 1
-    }
-
-    private static func uuidBytes(_ data: Data) -> uuid_t {
-        let b = Array(data)
-        return (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
     }
 }

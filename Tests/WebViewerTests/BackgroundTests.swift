@@ -119,10 +119,7 @@ import Testing
         let tictactoe = try #require(games.first { $0.kind == "tictactoe" })
         let battleship = try #require(games.first { $0.kind == "battleship" })
         let damaged = tictactoe.firstPosition + 3
-        try await DatabaseQueue(path: path).writeWithoutTransaction { db in
-            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = ?",
-                           arguments: [damaged])
-        }
+        try BlockSurgery.garble(path, position: damaged)
         let model = try ViewerModel(path: path, games: .standard)
         model.listInBackground()
         model.auditInBackground()
@@ -171,9 +168,7 @@ import Testing
         // One event's content changed in place: its hash no longer matches, and the kept
         // "no errors" must not be shown for it.
         let game = try #require(games.first { $0.kind == "tictactoe" })
-        try await DatabaseQueue(path: path).writeWithoutTransaction { db in
-            try db.execute(sql: "UPDATE events SET recorded_at = recorded_at + 1 WHERE position = ?", arguments: [game.firstPosition + 2])
-        }
+        try BlockSurgery.alter(path, position: game.firstPosition + 2) { $0.recordedAt += 1 }
         let changed = try await audited()
         #expect(!changed.auditWasKept)
         #expect((changed.verdict(of: game)?.errors ?? 0) > 0 || (changed.logWideFindings ?? []).contains { $0.severity == .error },

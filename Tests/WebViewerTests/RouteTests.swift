@@ -267,10 +267,7 @@ import Audit
         let tictactoe = try #require(games.first { $0.kind == "tictactoe" })
         let battleship = try #require(games.first { $0.kind == "battleship" })
         // An event of the tic-tac-toe game whose payload is no longer JSON.
-        try await DatabaseQueue(path: path).writeWithoutTransaction { db in
-            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = ?",
-                           arguments: [tictactoe.firstPosition + 3])
-        }
+        try BlockSurgery.garble(path, position: tictactoe.firstPosition + 3)
         let model = try ViewerModel(path: path, games: .standard)
         let app = Application(router: WebViewer.router(model))
         try await app.test(.router) { client in

@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+import ZlibCodec
+
+/// Gathers an append's new events into blocks and stores them (docs/FORMAT.md, "Event
+/// blocks").
+///
+/// The log's last block, when it holds fewer than the capacity, is continued rather
+/// than followed by another small one: a device that appends a few events at a time
+/// still ends up with full blocks. Only that one block is ever rewritten, and only by
+/// the append that continues it, so nothing larger than a block is rewritten and no
+/// other row changes.
+final class BlockWriter {
+    struct Pending {
+        var first: Int64
+        var events: [EventBlock.Event] = []
+        /// The device tree of each event's recording, for `block_leaves`.
+        var trees: [Int64?] = []
+        var rawSize = 0
+        /// Events before this index were stored by an earlier append (a continued block).
+        var storedBefore = 0
+    }
+
+    private let capacity: Int
+    private(set) var blocks: [Pending] = []
+
+    /// - Parameters:
+    ///   - last: the log's last block, decoded, with the trees of its events'
+    ///     recordings, if it may be continued.
+    init(capacity: Int, continuing last: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?) {
+        self.capacity = max(1, min(capacity, EventBlock.maximumCount))
+        if let last, last.events.count < self.capacity {
+            var pending = Pending(first: last.first, events: last.events, trees: last.trees, storedBefore: last.events.count)
+            pending.rawSize = last.events.reduce(0) { $0 + 60 + $1.payload.count }
+            blocks.append(pending)
+        }
+    }
+
+    /// Adds the next event of the log, at `position`.
+    func add(_ event: EventBlock.Event, at position: Int64, tree: Int64?) {
+        if let open = blocks.last, open.first + Int64(open.events.count) == position,
+           open.events.count < capacity, open.rawSize < EventBlock.closingSize {
+            blocks[blocks.count - 1].events.append(event)
+            blocks[blocks.count - 1].trees.append(tree)
+            blocks[blocks.count - 1].rawSize += 60 + event.payload.count
+        } else {
+            blocks.append(Pending(first: position, events: [event], trees: [tree], rawSize: 60 + event.payload.count))
+        }
+    }
+
+    /// Compresses the blocks (on every lane the compressor has) and stores them with
+    /// their index rows.
+    func store(_ db: Database, compressor: EventStore.Compressor) throws {
+        let new = blocks.filter { $0.events.count > $0.storedBefore }
+        guard !new.isEmpty else { return }
+        let lanes = Lanes(deflaters: try compressor.blockDeflaters(), count: new.count)
+        let bodies = new.map { EventBlock(events: $0.events) }
+        let dictionaryID = compressor.dictionaryID
+        DispatchQueue.concurrentPerform(iterations: min(lanes.deflaters.count, new.count)) { lane in
+            let stride = min(lanes.deflaters.count, bodies.count)
+            for index in Swift.stride(from: lane, to: bodies.count, by: stride) {
+                lanes.encode(bodies[index], at: index, lane: lane, dictionaryID: dictionaryID)
+            }
+        }
+        if let failure = lanes.failure { throw failure }
+        let encoded = lanes.results
+
+        let insertBlock = try db.cachedStatement(sql: """
+            INSERT INTO event_blocks (first_position, count, codec, dictionary_id, raw_size, body, last_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (first_position) DO UPDATE SET count = excluded.count, codec = excluded.codec,
+                dictionary_id = excluded.dictionary_id, raw_size = excluded.raw_size, body = excluded.body,
+                last_hash = excluded.last_hash
+            """)
+        let insertID = try SQLiteCall(db, try db.cachedStatement(sql: "INSERT INTO block_ids (event_id, position) VALUES (?, ?)"))
+        let insertStream = try db.cachedStatement(sql: """
+            INSERT INTO block_streams (stream_id, block, last_version, last_position) VALUES (?, ?, ?, ?)
+            ON CONFLICT (stream_id, block) DO UPDATE SET last_version = excluded.last_version, last_position = excluded.last_position
+            """)
+        let insertLeaves = try db.cachedStatement(sql: """
+            INSERT INTO block_leaves (tree_id, block, first_leaf, last_leaf) VALUES (?, ?, ?, ?)
+            ON CONFLICT (tree_id, block) DO UPDATE SET first_leaf = excluded.first_leaf, last_leaf = excluded.last_leaf
+            """)
+        for (index, block) in new.enumerated() {
+            let stored = encoded[index]!
+            try insertBlock.execute(arguments: [block.first, block.events.count, stored.codec.rawValue, stored.dictionaryID,
+                                                stored.rawSize, Data(stored.bytes), Data(block.events.last!.hash)])
+            for offset in block.storedBefore..<block.events.count {
+                let position = block.first + Int64(offset)
+                try withUnsafeBytes(of: block.events[offset].id.uuid) { id in
+                    _ = try insertID.run(binding: { $0.blob(1, id); $0.int64(2, position) }, row: { _ in () })
+                }
+            }
+            var streams: [Int64: (version: Int64, position: Int64)] = [:]
+            var leaves: [Int64: (first: Int64, last: Int64)] = [:]
+            for (offset, event) in block.events.enumerated() {
+                streams[event.streamRowID] = (event.streamVersion, block.first + Int64(offset))
+                if let leaf = event.leaf, let tree = block.trees[offset] {
+                    let known = leaves[tree]
+                    leaves[tree] = (min(known?.first ?? leaf, leaf), max(known?.last ?? leaf, leaf))
+                }
+            }
+            for (stream, last) in streams.sorted(by: { $0.key < $1.key }) {
+                try insertStream.execute(arguments: [stream, block.first, last.version, last.position])
+            }
+            for (tree, range) in leaves.sorted(by: { $0.key < $1.key }) {
+                try insertLeaves.execute(arguments: [tree, block.first, range.first, range.last])
+            }
+        }
+    }
+}
+
+/// The deflaters and results of one `store`'s lanes: each lane uses its own deflater
+/// and writes its own indices, which `concurrentPerform` finishes before returning.
+private final class Lanes: @unchecked Sendable {
+    let deflaters: [RawDeflater]
+    var results: [(codec: PayloadCodec, dictionaryID: Int64?, rawSize: Int, bytes: [UInt8])?]
+    private let lock = NSLock()
+    private(set) var failure: Error?
+
+    init(deflaters: [RawDeflater], count: Int) {
+        self.deflaters = deflaters
+        results = Array(repeating: nil, count: count)
+    }
+
+    func encode(_ block: EventBlock, at index: Int, lane: Int, dictionaryID: Int64?) {
+        let body = block.body()
+        do {
+            let stored = try EventStore.encode(body, deflater: deflaters[lane], dictionaryID: dictionaryID)
+            let result = (stored.codec, stored.dictionaryID, body.count, stored.bytes)
+            lock.withLock { results[index] = result }
+        } catch {
+            lock.withLock { failure = failure ?? error }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+
+/// A run of consecutive events stored as one row of `event_blocks`, compressed together
+/// (docs/FORMAT.md, "Event blocks").
+///
+/// A block is a storage form only, like a payload's codec: every event in it keeps its
+/// own position, id, chain hash and leaf, and what is hashed, signed and exported is the
+/// same as for an event stored as a row. Storing events together is what saves: one row,
+/// one B-tree entry and one deflate stream for up to ``EventBlock/defaultCapacity``
+/// events instead of one each, and deflate sees neighbouring events, which repeat each
+/// other far more than the dictionary does.
+///
+/// The body (before compression) holds the events column by column, so that like fields
+/// sit together: a format byte (1), the event count as a varint, then for every event in
+/// order its 16-byte id; its 32-byte chain hash; then varints: its stream's row id, its
+/// stream version, its type's row id, its type version, its time (microseconds, zigzag,
+/// each a delta from the one before, the first from 0), its leaf plus one (0: none), its
+/// payload's length; then the payloads, one after another.
+public struct EventBlock: Hashable, Sendable {
+    /// One event of a block, with the row ids a block stores in place of names.
+    public struct Event: Hashable, Sendable {
+        public var id: UUID
+        public var hash: [UInt8]
+        public var streamRowID: Int64
+        public var streamVersion: Int64
+        public var typeRowID: Int64
+        public var typeVersion: Int64
+        public var recordedAt: Int64
+        public var leaf: Int64?
+        public var payload: [UInt8]
+
+        public init(id: UUID, hash: [UInt8], streamRowID: Int64, streamVersion: Int64, typeRowID: Int64, typeVersion: Int64,
+                    recordedAt: Int64, leaf: Int64?, payload: [UInt8]) {
+            self.id = id
+            self.hash = hash
+            self.streamRowID = streamRowID
+            self.streamVersion = streamVersion
+            self.typeRowID = typeRowID
+            self.typeVersion = typeVersion
+            self.recordedAt = recordedAt
+            self.leaf = leaf
+            self.payload = payload
+        }
+    }
+
+    /// The events, in position order: the first is at the block's first position.
+    public var events: [Event]
+
+    public init(events: [Event]) {
+        self.events = events
+    }
+
+    /// Events per block an append aims for: measured in docs/BENCHMARKS.md ("Block size").
+    public static let defaultCapacity = 64
+    /// The most events a block may hold (a cap on what a reader allocates).
+    public static let maximumCount = 4096
+    /// The largest body a reader inflates: a block of the most events at the largest
+    /// payload would be larger, so appends close a block at ``closingSize``.
+    public static let maximumBodySize = 64 << 20
+    /// An append closes a block once its body reaches this size, whatever its count.
+    public static let closingSize = 1 << 20
+
+    static let formatVersion: UInt8 = 1
+
+    /// Why a block's body could not be read.
+    public struct Malformed: Error, Hashable, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The body's bytes before compression.
+    public func body() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(events.reduce(64) { $0 + 60 + $1.payload.count })
+        out.append(Self.formatVersion)
+        Self.putVarint(UInt64(events.count), into: &out)
+        for event in events { withUnsafeBytes(of: event.id.uuid) { out.append(contentsOf: $0) } }
+        for event in events { out.append(contentsOf: event.hash) }
+        for event in events { Self.putVarint(UInt64(bitPattern: event.streamRowID), into: &out) }
+        for event in events { Self.putVarint(UInt64(bitPattern: event.streamVersion), into: &out) }
+        for event in events { Self.putVarint(UInt64(bitPattern: event.typeRowID), into: &out) }
+        for event in events { Self.putVarint(UInt64(bitPattern: event.typeVersion), into: &out) }
+        var previous: Int64 = 0
+        for event in events {
+            let delta = event.recordedAt &- previous
+            Self.putVarint(UInt64(bitPattern: (delta << 1) ^ (delta >> 63)), into: &out)
+            previous = event.recordedAt
+        }
+        for event in events { Self.putVarint(event.leaf.map { UInt64(bitPattern: $0) &+ 1 } ?? 0, into: &out) }
+        for event in events { Self.putVarint(UInt64(event.payload.count), into: &out) }
+        for event in events { out.append(contentsOf: event.payload) }
+        return out
+    }
+
+    /// Reads a body. Every count and length is checked against what is left, so a
+    /// damaged or hostile body throws ``Malformed`` and never reads out of bounds or
+    /// allocates more than the body's own size.
+    public init(body: [UInt8]) throws(Malformed) {
+        var reader = Reader(bytes: body)
+        guard try reader.byte() == Self.formatVersion else {
+            throw Malformed(description: "block format \(body.first ?? 0) is not one this build reads (1)")
+        }
+        let count = try reader.varint()
+        guard count >= 1, count <= UInt64(Self.maximumCount) else { throw Malformed(description: "a block of \(count) events") }
+        let n = Int(count)
+        // Each event takes at least 16 + 32 + 7 bytes: refuse a count the body cannot hold
+        // before reserving room for it.
+        guard n * 55 <= body.count else { throw Malformed(description: "\(n) events do not fit in \(body.count) bytes") }
+        var ids: [UUID] = [], hashes: [[UInt8]] = []
+        ids.reserveCapacity(n)
+        hashes.reserveCapacity(n)
+        for _ in 0..<n { ids.append(UUID(bytes: try reader.bytes(16))!) }
+        for _ in 0..<n { hashes.append(try reader.bytes(32)) }
+        func column(_ signed: Bool = false) throws(Malformed) -> [Int64] {
+            var out: [Int64] = []
+            out.reserveCapacity(n)
+            for _ in 0..<n {
+                let value = try reader.varint()
+                guard value <= UInt64(Int64.max) else { throw Malformed(description: "a value out of range") }
+                out.append(Int64(value))
+            }
+            return out
+        }
+        let streams = try column(), versions = try column(), types = try column(), typeVersions = try column()
+        var times: [Int64] = []
+        times.reserveCapacity(n)
+        var previous: Int64 = 0
+        for _ in 0..<n {
+            let zigzag = try reader.varint()
+            let delta = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+            previous = previous &+ delta
+            times.append(previous)
+        }
+        var leaves: [Int64?] = []
+        leaves.reserveCapacity(n)
+        for _ in 0..<n {
+            let value = try reader.varint()
+            guard value <= UInt64(Int64.max) else { throw Malformed(description: "a leaf out of range") }
+            leaves.append(value == 0 ? nil : Int64(value - 1))
+        }
+        var lengths: [Int] = []
+        lengths.reserveCapacity(n)
+        for _ in 0..<n {
+            let length = try reader.varint()
+            guard length <= UInt64(EventStore.maximumPayloadSize) else { throw Malformed(description: "a payload of \(length) bytes") }
+            lengths.append(Int(length))
+        }
+        var events: [Event] = []
+        events.reserveCapacity(n)
+        for index in 0..<n {
+            events.append(Event(id: ids[index], hash: hashes[index], streamRowID: streams[index], streamVersion: versions[index],
+                                typeRowID: types[index], typeVersion: typeVersions[index], recordedAt: times[index],
+                                leaf: leaves[index], payload: try reader.bytes(lengths[index])))
+        }
+        guard reader.index == body.count else {
+            throw Malformed(description: "\(body.count - reader.index) bytes after the last payload")
+        }
+        self.events = events
+    }
+
+    static func putVarint(_ value: UInt64, into out: inout [UInt8]) {
+        var rest = value
+        while rest >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        out.append(UInt8(rest))
+    }
+
+    struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        mutating func byte() throws(Malformed) -> UInt8 {
+            guard index < bytes.count else { throw Malformed(description: "the body ends early") }
+            index += 1
+            return bytes[index - 1]
+        }
+
+        mutating func bytes(_ count: Int) throws(Malformed) -> [UInt8] {
+            guard count <= bytes.count - index else { throw Malformed(description: "the body ends early") }
+            index += count
+            return Array(bytes[(index - count)..<index])
+        }
+
+        mutating func varint() throws(Malformed) -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let next = try byte()
+                guard shift < 64, shift < 63 || next <= 1 else { throw Malformed(description: "a varint longer than 64 bits") }
+                value |= UInt64(next & 0x7F) << shift
+                if next < 0x80 { return value }
+                shift += 7
+            }
+        }
+    }
+}

@@ -1,0 +1,310 @@
+import Foundation
+import GRDB
+
+/// What a read found at a position: an event, or the damage in its place.
+enum Found {
+    /// `predecessorHash`: the stored hash of the event before it, when the read was
+    /// asked for it (a read of scattered events checks each against it).
+    /// `block`: the first position of the block that holds it (nil for a row).
+    case event(StoredEvent, predecessorHash: [UInt8]?, block: Int64?)
+    /// `storedHash`: the hash stored for the damaged position, when it can be read, so
+    /// a scan that goes on chains the next event to it.
+    case damaged(EventStoreError, position: Int64, storedHash: [UInt8]?)
+
+    var position: Int64 {
+        switch self {
+        case .event(let event, _, _): return event.position
+        case .damaged(_, let position, _): return position
+        }
+    }
+}
+
+extension EventStore {
+    /// The columns of `event_blocks` every reader selects, in the order ``decodeBlock(_:_:)`` reads them.
+    static let blockColumns = "b.first_position, b.count, b.codec, b.dictionary_id, b.raw_size, b.body, b.last_hash"
+
+    /// Calls `body` with what every position matching `query` holds, rows and blocks
+    /// merged in position order, until it returns false. Damage is handed to `body`,
+    /// never thrown, so the caller decides whether to stop.
+    func forEachFound(_ db: Database, _ query: EventQuery, predecessors: Bool, _ body: (Found) throws -> Bool) throws {
+        let names = RowNames()
+        // Rows of `events`: the whole log of a file written before blocks, the first part
+        // of one migrated with a recording open, every event of a shared store's copy.
+        let (sql, arguments) = selectSQL(for: query, withPredecessorHash: predecessors)
+        // A query of a usual shape keeps its prepared statement: preparing (parsing and
+        // GRDB's authorizer) was a twentieth of a busy viewer's time, one game at a time.
+        let usual = (query.streams?.count ?? 0) <= 8 && (query.types?.count ?? 0) <= 8
+        let rows = usual ? try Row.fetchCursor(try db.cachedStatement(sql: sql), arguments: arguments)
+                         : try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        func nextRow() throws -> Found? {
+            guard let row = try rows.next() else { return nil }
+            let position: Int64 = row[0]
+            do {
+                let event = try decodeRow(db, row, names)
+                var predecessor: [UInt8]? = nil
+                if predecessors && position > 1 {
+                    predecessor = try row.bytes(at: 13)
+                    if predecessor == nil { predecessor = try hash(db, at: position - 1) }
+                }
+                return .event(event, predecessorHash: predecessor, block: nil)
+            } catch let error as EventStoreError {
+                return .damaged(error, position: position, storedHash: try row.bytes(at: 11))
+            }
+        }
+        var blocks = hasBlocks ? try BlockScan(store: self, db: db, query: query, names: names, predecessors: predecessors) : nil
+        var row = try nextRow()
+        var inBlock = try blocks?.next()
+        while row != nil || inBlock != nil {
+            let found: Found
+            if let candidate = row, inBlock == nil || candidate.position <= inBlock!.position {
+                found = candidate
+                row = try nextRow()
+            } else {
+                found = inBlock!
+                inBlock = try blocks?.next()
+            }
+            guard try body(found) else { return }
+        }
+    }
+
+    /// The stored hash of the event at `position`, from its row or its block; nil if no
+    /// event is stored there.
+    func hash(_ db: Database, at position: Int64) throws -> [UInt8]? {
+        if let stored = try Data.fetchOne(db.cachedStatement(sql: "SELECT hash FROM events WHERE position = ?"), arguments: [position]) {
+            return Array(stored)
+        }
+        guard hasBlocks, let row = try Self.blockRow(db, holding: position) else { return nil }
+        let first: Int64 = row[0], count: Int64 = row[1]
+        if position == first + count - 1 { return try row.bytes(at: 6) }
+        let block = try decodeBlock(db, row)
+        return block.events[Int(position - first)].hash
+    }
+
+    /// The position of the last event, rows and blocks (0 for an empty log).
+    func lastPosition(_ db: Database) throws -> Int64 {
+        let inRows = try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0
+        guard hasBlocks else { return inRows }
+        let inBlocks = try Int64.fetchOne(db, sql: """
+            SELECT first_position + count - 1 FROM event_blocks ORDER BY first_position DESC LIMIT 1
+            """) ?? 0
+        return max(inRows, inBlocks)
+    }
+
+    /// The number of events stored, rows and blocks.
+    func eventCount(_ db: Database) throws -> Int64 {
+        let inRows = try Int64.fetchOne(db, sql: "SELECT count(*) FROM events") ?? 0
+        guard hasBlocks else { return inRows }
+        return inRows + (try Int64.fetchOne(db, sql: "SELECT coalesce(sum(count), 0) FROM event_blocks") ?? 0)
+    }
+
+    /// The row of the block that holds `position`, if any.
+    static func blockRow(_ db: Database, holding position: Int64) throws -> Row? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT \(blockColumns) FROM event_blocks b WHERE b.first_position <= ? ORDER BY b.first_position DESC LIMIT 1
+            """), arguments: [position]) else { return nil }
+        let first: Int64 = row[0], count: Int64 = row[1]
+        return position < first + count ? row : nil
+    }
+
+    /// A block row's events: inflated, parsed and checked against the row (its count,
+    /// its last hash). A block that fails any of these damages every event in it.
+    func decodeBlock(_ db: Database, _ row: Row) throws -> EventBlock {
+        let first: Int64 = row[0]
+        guard let count = Int64.fromDatabaseValue(row[1]), let codec = Int64.fromDatabaseValue(row[2]),
+              let rawSize = Int.fromDatabaseValue(row[4]), rawSize >= 1, rawSize <= EventBlock.maximumBodySize else {
+            throw EventStoreError.corruptPayload(position: first, detail: "its block's row has a value of the wrong kind or size")
+        }
+        let body = try decodePayload(db, position: first, codec: codec, dictionaryID: Int64.fromDatabaseValue(row[3]),
+                                     rawSize: rawSize, stored: try row.bytes(at: 5) ?? [], limit: EventBlock.maximumBodySize)
+        let block: EventBlock
+        do {
+            block = try EventBlock(body: body)
+        } catch {
+            throw EventStoreError.corruptPayload(position: first, detail: "its block does not decode: \(error.description)")
+        }
+        guard Int64(block.events.count) == count else {
+            throw EventStoreError.corruptPayload(position: first, detail: "its block holds \(block.events.count) events, its row says \(count)")
+        }
+        guard block.events.last?.hash == (try row.bytes(at: 6)) else {
+            throw EventStoreError.hashMismatch(position: first + count - 1)
+        }
+        return block
+    }
+
+    /// An event of a block as readers see it, its stream and type named.
+    func storedEvent(_ db: Database, _ event: EventBlock.Event, position: Int64, _ names: RowNames) throws -> StoredEvent {
+        guard let stream = try names.stream(db, id: event.streamRowID) else {
+            throw EventStoreError.corruptPayload(position: position, detail: "its stream row is missing")
+        }
+        guard let type = try names.type(db, id: event.typeRowID) else {
+            throw EventStoreError.corruptPayload(position: position, detail: "its type row is missing")
+        }
+        guard event.streamVersion >= 1, event.typeVersion >= 1, event.typeVersion <= Int64(Int32.max) else {
+            throw EventStoreError.corruptPayload(position: position, detail: "a version below 1 or out of range")
+        }
+        return StoredEvent(position: position, id: event.id, stream: stream, streamVersion: event.streamVersion, type: type,
+                           typeVersion: Int(event.typeVersion), recordedAt: Timestamp(microsecondsSince1970: event.recordedAt),
+                           payload: event.payload, hash: event.hash, leaf: event.leaf)
+    }
+}
+
+/// Single events by position, rows or blocks, keeping the last block decoded: callers
+/// ask for positions in increasing order, often several in one block.
+struct BlockReader {
+    let store: EventStore
+    let db: Database
+    private var cached: (first: Int64, block: EventBlock)?
+
+    init(store: EventStore, db: Database) {
+        self.store = store
+        self.db = db
+    }
+
+    /// The block whose first position is `first`.
+    mutating func block(at first: Int64) throws -> EventBlock? {
+        if let cached, cached.first == first { return cached.block }
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(EventStore.blockColumns) FROM event_blocks b WHERE b.first_position = ?"),
+                                         arguments: [first]) else { return nil }
+        let block = try store.decodeBlock(db, row)
+        cached = (first, block)
+        return block
+    }
+
+    /// The event at `position`, unchecked (its hash is not recomputed), or nil.
+    mutating func event(at position: Int64, _ names: RowNames) throws -> StoredEvent? {
+        let (sql, arguments) = store.selectSQL(for: EventQuery(positions: position...position), withPredecessorHash: false)
+        if let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) {
+            return try store.decodeRow(db, row, names)
+        }
+        guard store.hasBlocks else { return nil }
+        if let cached, position >= cached.first, position < cached.first + Int64(cached.block.events.count) {
+            return try store.storedEvent(db, cached.block.events[Int(position - cached.first)], position: position, names)
+        }
+        guard let row = try EventStore.blockRow(db, holding: position) else { return nil }
+        let first: Int64 = row[0]
+        let block = try store.decodeBlock(db, row)
+        cached = (first, block)
+        return try store.storedEvent(db, block.events[Int(position - first)], position: position, names)
+    }
+}
+
+/// The events of the blocks a query may touch, in position order, filtered as the
+/// query says (the block rows are chosen by position and recording; the rest is
+/// checked event by event).
+struct BlockScan {
+    let store: EventStore
+    let db: Database
+    let query: EventQuery
+    let names: RowNames
+    let predecessors: Bool
+    private let cursor: RowCursor
+    private let streamRowIDs: Set<Int64>?
+    private let typeRowIDs: Set<Int64>?
+    private var pending: [Found] = []
+    private var pendingIndex = 0
+
+    init(store: EventStore, db: Database, query: EventQuery, names: RowNames, predecessors: Bool) throws {
+        self.store = store
+        self.db = db
+        self.query = query
+        self.names = names
+        self.predecessors = predecessors
+        var conditions: [String] = []
+        var arguments = StatementArguments()
+        if let range = query.positions {
+            // A block holds at most `maximumCount` events, so one that reaches `range`
+            // starts at most that far before it: a range of the primary key.
+            conditions.append("b.first_position BETWEEN ? AND ? AND b.first_position + b.count > ?")
+            arguments += [range.lowerBound - Int64(EventBlock.maximumCount) + 1, range.upperBound, range.lowerBound]
+        }
+        var wanted: [UUID] = []
+        if let stream = query.stream { wanted.append(stream) }
+        if let streams = query.streams { wanted += streams.sorted(by: { $0.uuidString < $1.uuidString }) }
+        if query.stream != nil || query.streams != nil {
+            var ids: Set<Int64> = []
+            for stream in wanted {
+                if let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM streams WHERE uuid = ?"), arguments: [Data(stream.bytes)]) {
+                    ids.insert(id)
+                }
+            }
+            // Both filters together select their common streams, as the rows' SQL does.
+            if let stream = query.stream, query.streams != nil, !(query.streams!.contains(stream)) { ids = [] }
+            streamRowIDs = ids
+            let list = ids.sorted().map(String.init).joined(separator: ",")
+            conditions.append("b.first_position IN (SELECT block FROM block_streams WHERE stream_id IN (\(list)) AND last_version >= ?)")
+            arguments += [query.stream != nil ? (query.fromStreamVersion ?? 1) : 1]
+        } else {
+            streamRowIDs = nil
+        }
+        if let types = query.types {
+            var ids: Set<Int64> = []
+            for type in types {
+                if let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM event_types WHERE name = ?"), arguments: [type]) {
+                    ids.insert(id)
+                }
+            }
+            typeRowIDs = ids
+        } else {
+            typeRowIDs = nil
+        }
+        var sql = "SELECT \(EventStore.blockColumns) FROM event_blocks b"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY b.first_position"
+        cursor = streamRowIDs.map { $0.count <= 8 } ?? true
+            ? try Row.fetchCursor(try db.cachedStatement(sql: sql), arguments: arguments)
+            : try Row.fetchCursor(db, sql: sql, arguments: arguments)
+    }
+
+    mutating func next() throws -> Found? {
+        while pendingIndex == pending.count {
+            guard let row = try cursor.next() else { return nil }
+            pending = []
+            pendingIndex = 0
+            try fill(row)
+        }
+        pendingIndex += 1
+        return pending[pendingIndex - 1]
+    }
+
+    private func selects(_ event: EventBlock.Event, at position: Int64) -> Bool {
+        if let range = query.positions, !range.contains(position) { return false }
+        if let ids = streamRowIDs, !ids.contains(event.streamRowID) { return false }
+        if query.stream != nil, let from = query.fromStreamVersion, event.streamVersion < from { return false }
+        if let ids = typeRowIDs, !ids.contains(event.typeRowID) { return false }
+        if let since = query.since, event.recordedAt < since.microsecondsSince1970 { return false }
+        if let until = query.until, event.recordedAt > until.microsecondsSince1970 { return false }
+        return true
+    }
+
+    private mutating func fill(_ row: Row) throws {
+        let first: Int64 = row[0]
+        let block: EventBlock
+        do {
+            block = try store.decodeBlock(db, row)
+        } catch let error as EventStoreError {
+            // Nothing of it can be trusted: every position it covers is damaged.
+            let count = max(1, min(Int64.fromDatabaseValue(row[1]) ?? 1, Int64(EventBlock.maximumCount)))
+            let last = first + count - 1
+            for position in first...last where query.positions?.contains(position) ?? true {
+                let detail = "its block (positions \(first)-\(last)) cannot be read: \(error)"
+                pending.append(.damaged(position == first ? error : .corruptPayload(position: position, detail: detail),
+                                        position: position, storedHash: position == last ? try row.bytes(at: 6) : nil))
+            }
+            return
+        }
+        for (index, event) in block.events.enumerated() {
+            let position = first + Int64(index)
+            guard selects(event, at: position) else { continue }
+            do {
+                let stored = try store.storedEvent(db, event, position: position, names)
+                var predecessor: [UInt8]? = nil
+                if predecessors && position > 1 {
+                    predecessor = index > 0 ? block.events[index - 1].hash : try store.hash(db, at: position - 1)
+                }
+                pending.append(.event(stored, predecessorHash: predecessor, block: first))
+            } catch let error as EventStoreError {
+                pending.append(.damaged(error, position: position, storedHash: event.hash))
+            }
+        }
+    }
+}
