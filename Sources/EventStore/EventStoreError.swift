@@ -38,6 +38,9 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
     /// A copy of a shared store holds events in blocks, which it cannot send back (it
     /// sends rows): something other than the shared store appended to it.
     case blocksInCopy(path: String)
+    /// The log does not verify, so an operation that rewrites how its events are stored
+    /// (``EventStore/packRowsIntoBlocks(progress:)``) left them as they are.
+    case damagedLog(path: String, detail: String)
 
     // Reading and verifying: each names the global position
     case missingEvent(position: Int64)
@@ -103,6 +106,8 @@ public enum EventStoreError: Error, Equatable, CustomStringConvertible {
             return "\(path) holds schema objects gamelog did not make (\(detail)): it was changed by another program, and gamelog will not run SQL it was given. Re-import the devices' exported logs into a new file; this one was not changed."
         case .blocksInCopy(let path):
             return "\(path), a copy of a shared store, holds events in blocks, which cannot be sent back to the store: something other than gamelog's shared store appended to it. Delete the copy (it is made again from the store); the store was not changed."
+        case .damagedLog(let path, let detail):
+            return "\(path) does not verify (\(detail)); its events were left as they are."
         case .missingEvent(let position):
             return "event at position \(position) is missing: a row was deleted."
         case .outOfOrder(let position, let detail):

@@ -145,6 +145,10 @@ func hint(for error: Error) -> String? {
     case EventStoreError.corruptPayload, EventStoreError.hashMismatch, EventStoreError.missingEvent,
          EventStoreError.unknownCodec, EventStoreError.unknownDictionary:
         return "`gamelog verify` names every damaged event; `gamelog export --skip-damaged` salvages the others."
+    case EventStoreError.damagedLog:
+        return "`gamelog verify` names every damaged event; `gamelog export --skip-damaged` then `gamelog import` into a new file keeps the others."
+    case EventStoreError.blockIndexMismatch:
+        return "`gamelog export` then `gamelog import` into a new file rebuilds the index from the events."
     default:
         return nil
     }

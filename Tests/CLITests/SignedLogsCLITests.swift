@@ -175,6 +175,17 @@ import TestSupport
         // Migrated, it takes new (compact) events beside its old ones.
         let migrate = try gamelog(["migrate", "--db", "old.sqlite"], in: folder.url)
         #expect(migrate.status == 0 && migrate.stdout.contains("filled the game catalog"), "\(migrate.stdout)")
+        // Its events moved into blocks: no row left, and the same log, byte for byte, to
+        // everything that reads it.
+        #expect(migrate.stdout.contains("moved 596 events into blocks"), "\(migrate.stdout)")
+        #expect(try EventStore(path: folder.path("old.sqlite"), access: .readOnly).storedAsRows() == 0)
+        let exportAfter = try gamelog(["export", "--db", "old.sqlite"], in: folder.url)
+        #expect(exportAfter.status == 0 && sha256(exportAfter.stdout) + "\n" == exportHash)
+        let logAfter = try gamelog(["log", "--json", "--db", "old.sqlite"], in: folder.url)
+        #expect(logAfter.status == 0 && sha256(logAfter.stdout) + "\n" == logHash)
+        let verifyAfter = try gamelog(["verify", "--db", "old.sqlite"], in: folder.url)
+        #expect(verifyAfter.status == 0 && verifyAfter.stdout.contains("ok: 596 events checked"), "\(verifyAfter.stdout)")
+        #expect(try gamelog(["migrate", "--db", "old.sqlite"], in: folder.url).stdout.contains("moved") == false)
         let filled = try gamelog(["info", "--db", "old.sqlite"], in: folder.url)
         #expect(filled.stdout.contains("game catalog:   complete, 4 games"), "\(filled.stdout)")
         // A catalog that stops short is named as such, with the way to fill it.

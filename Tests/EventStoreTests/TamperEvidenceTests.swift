@@ -134,3 +134,52 @@ import Testing
         #expect(throws: EventStoreError.unknownDictionary(position: 1, dictionaryID: 77)) { _ = try EventStore(path: blocks, access: .readOnly).events() }
     }
 }
+
+/// Moving a log's rows into blocks (`gamelog migrate`): the same events, and nothing
+/// moved from a log that does not verify.
+@Suite struct PackingTests {
+    @Test func rowsMoveIntoBlocksAndReadTheSame() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let rows = try EventStore(path: path, layout: .rows)
+        let a = UUID(), b = UUID()
+        for n in 0..<15 { try rows.append(sampleEvents(10, stream: n.isMultiple(of: 3) ? a : b, startingAt: Int64(n) * 100)) }
+        let before = try rows.events()
+        let head = try rows.headHash()
+        let packer = try EventStore(path: path)
+        packer.blockCapacity = 16
+        #expect(try packer.storedAsRows() == 150)
+        #expect(try packer.packRowsIntoBlocks() == 150)
+        #expect(try packer.storedAsRows() == 0)
+        let reader = try EventStore(path: path, access: .readOnly)
+        #expect(try reader.events() == before)
+        #expect(try reader.headHash() == head)
+        #expect(try reader.verifyIntegrity().isSound)
+        #expect(try reader.events(EventQuery(stream: a)) == before.filter { $0.stream == a })
+        let blocks = try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM event_blocks") }
+        #expect(blocks == 10) // 150 events, 16 a block
+        // New events follow in blocks, after the moved ones.
+        try packer.append(sampleEvents(5, stream: a, startingAt: 9_000))
+        #expect(try EventStore(path: path, access: .readOnly).verifyIntegrity().eventCount == 155)
+    }
+
+    @Test func aLogThatDoesNotVerifyIsLeftAsItIs() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        try EventStore(path: path, layout: .rows).append(sampleEvents(30))
+        try flipStoredRowByte(path, position: 12)
+        let packer = try EventStore(path: path)
+        #expect(throws: EventStoreError.self) { try packer.packRowsIntoBlocks() }
+        #expect(try packer.storedAsRows() == 30)
+        #expect(try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM event_blocks") } == 0)
+    }
+
+    @Test func aStoreThatWritesRowsLeavesThemAsRows() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let rows = try EventStore(path: path, layout: .rows)
+        try rows.append(sampleEvents(20))
+        #expect(try rows.packRowsIntoBlocks() == 0)
+        #expect(try rows.storedAsRows() == 20)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+
+extension EventStore {
+    /// How many events the log keeps as rows of `events` rather than in blocks.
+    public func storedAsRows() throws -> Int64 {
+        try read { try Int64.fetchOne($0, sql: "SELECT count(*) FROM events") ?? 0 }
+    }
+
+    /// Moves every event stored as a row of `events` into blocks, in one transaction: a
+    /// log written before blocks then reads as one written since. Nothing an event is
+    /// changes (its position, id, payload, chain hash and leaf stay as they were), so
+    /// `verify`, proofs and `export` give the same answers before and after.
+    ///
+    /// A log that does not verify is left as it is (a damaged event would have to be
+    /// dropped or changed to move), and so is a copy of a shared store, which keeps rows.
+    /// - Parameter progress: called now and then with (events moved, events to move).
+    /// - Returns: the number of events moved.
+    @discardableResult
+    public func packRowsIntoBlocks(progress: ((Int64, Int64) -> Void)? = nil) throws -> Int64 {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        guard layout == .blocks, hasBlocks else { return 0 }
+        let report = try verifyIntegrity()
+        if let problem = report.problems.first {
+            throw EventStoreError.damagedLog(path: path, detail: "\(report.problems.count) problems, the first: \(problem)")
+        }
+        var moved: Int64 = 0
+        try Self.translating(path) {
+            try queue.inTransaction(.immediate) { db in
+                let total = try Int64.fetchOne(db, sql: "SELECT count(*) FROM events") ?? 0
+                guard total > 0 else { return .commit }
+                if let firstBlock = try Int64.fetchOne(db, sql: "SELECT min(first_position) FROM event_blocks"),
+                   try Int64.fetchOne(db, sql: "SELECT max(position) FROM events") ?? 0 >= firstBlock {
+                    throw EventStoreError.damagedLog(path: path, detail: "rows lie after events stored in blocks, which gamelog never writes")
+                }
+                let compressor = try currentCompressor(db)
+                var trees: [Int64: Int64?] = [:]
+                var writer = BlockWriter(capacity: blockCapacity, continuing: nil)
+                var pending = 0
+                let cursor = try Row.fetchCursor(db, sql: """
+                    SELECT position, event_id, stream_id, stream_version, type_id, type_version, recorded_at,
+                           codec, dictionary_id, raw_size, payload, hash, \(hasLeafColumn ? "leaf" : "NULL") FROM events ORDER BY position
+                    """)
+                while let row = try cursor.next() {
+                    let position: Int64 = row[0], stream: Int64 = row[2]
+                    guard let id = try row.bytes(at: 1).flatMap(UUID.init(bytes:)), let hash = try row.bytes(at: 11) else {
+                        throw EventStoreError.corruptPayload(position: position, detail: "malformed event id or hash")
+                    }
+                    let payload = try decodePayload(db, position: position, codec: row[7], dictionaryID: row[8], rawSize: row[9],
+                                                    stored: try row.bytes(at: 10) ?? [])
+                    if trees[stream] == nil {
+                        trees[stream] = try Int64.fetchOne(db, sql: "SELECT tree_id FROM streams WHERE id = ?", arguments: [stream])
+                    }
+                    writer.add(EventBlock.Event(id: id, hash: hash, streamRowID: stream, streamVersion: row[3], typeRowID: row[4],
+                                                typeVersion: row[5], recordedAt: row[6], leaf: row[12], payload: payload),
+                               at: position, tree: trees[stream] ?? nil)
+                    moved += 1
+                    pending += 1
+                    // Whole blocks at a time, so memory holds a few thousand events, not the log.
+                    if pending >= 64 * blockCapacity {
+                        try writer.store(db, compressor: compressor)
+                        writer = BlockWriter(capacity: blockCapacity, continuing: nil)
+                        pending = 0
+                        progress?(moved, total)
+                    }
+                }
+                try writer.store(db, compressor: compressor)
+                try db.execute(sql: "DELETE FROM events")
+                progress?(moved, total)
+                return .commit
+            }
+        }
+        return moved
+    }
+}
