@@ -183,3 +183,88 @@ import Testing
         #expect(try rows.storedAsRows() == 20)
     }
 }
+
+/// What a forger who knows docs/FORMAT.md can change in a block's row or in the rows
+/// derived from blocks, each found by `verify` and named.
+@Suite struct BlockForgeryTests {
+    func makeLog(_ folder: TemporaryFolder) throws -> (path: String, a: UUID, b: UUID) {
+        let path = folder.path("log.sqlite")
+        let store = try EventStore(path: path)
+        store.blockCapacity = 16
+        let a = UUID(), b = UUID()
+        for n in 0..<6 { try store.append(sampleEvents(10, stream: n.isMultiple(of: 2) ? a : b, startingAt: Int64(n) * 100)) }
+        return (path, a, b)
+    }
+
+    func problems(_ path: String) throws -> [EventStoreError] {
+        try EventStore(path: path, access: .readOnly).verifyIntegrity().problems
+    }
+
+    @Test func aRecordingHiddenFromItsIndexIsFound() throws {
+        let folder = try TemporaryFolder()
+        let (path, a, _) = try makeLog(folder)
+        let before = try EventStore(path: path, access: .readOnly).events(EventQuery(stream: a)).count
+        // The recording's rows in one block dropped: a reader of that recording alone skips them.
+        try tamper(path, "DELETE FROM block_streams WHERE block = 17 AND stream_id = (SELECT min(stream_id) FROM block_streams WHERE block = 17)")
+        #expect(try EventStore(path: path, access: .readOnly).events(EventQuery(stream: a)).count < before)
+        let found = try problems(path)
+        #expect(found.contains { if case .blockIndexMismatch = $0 { return true } else { return false } }, "\(found)")
+    }
+
+    @Test func anIDIndexPointingElsewhereIsFound() throws {
+        let folder = try TemporaryFolder()
+        let (path, _, _) = try makeLog(folder)
+        try tamper(path, "UPDATE block_ids SET position = position + 1 WHERE position = 30")
+        #expect(try problems(path).contains(.blockIndexMismatch(position: 30, detail: "block_ids puts its id at 31")))
+        let extra = try TemporaryFolder()
+        let (other, _, _) = try makeLog(extra)
+        try tamper(other, "INSERT INTO block_ids (event_id, position) VALUES (randomblob(16), 5)")
+        #expect(try problems(other).contains { if case .blockIndexMismatch(0, let detail) = $0 { return detail.contains("block_ids") } else { return false } })
+    }
+
+    @Test func aLeafRangeMovedIsFound() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let store = try EventStore(path: path)
+        let key = try DeviceKey.random(device: "A")
+        try store.append(sampleEvents(40), signing: { _ in key })
+        #expect(try problems(path).isEmpty)
+        try tamper(path, "UPDATE block_leaves SET first_leaf = first_leaf + 1")
+        #expect(try problems(path).contains { if case .blockIndexMismatch = $0 { return true } else { return false } })
+    }
+
+    @Test func aBlocksRowThatDisagreesWithItsBodyDamagesItsEvents() throws {
+        for change in ["UPDATE event_blocks SET last_hash = zeroblob(32) WHERE first_position = 17",
+                       "UPDATE event_blocks SET count = count - 1 WHERE first_position = 17",
+                       "UPDATE event_blocks SET raw_size = raw_size + 1 WHERE first_position = 17",
+                       "UPDATE event_blocks SET body = substr(body, 1, length(body) - 3) WHERE first_position = 17"] {
+            let folder = try TemporaryFolder()
+            let (path, _, _) = try makeLog(folder)
+            try tamper(path, change)
+            let store = try EventStore(path: path, access: .readOnly)
+            #expect(throws: EventStoreError.self, "\(change)") { _ = try store.events() }
+            let found = try problems(path)
+            #expect(found.contains { ($0.position ?? 0) >= 17 && ($0.position ?? 0) <= 32 }, "\(change): \(found)")
+            // The events outside the block still read, and a salvage goes on past it.
+            #expect(try store.events(EventQuery(positions: 1...16)).count == 16)
+            var salvaged = 0
+            try store.scan(skippingDamaged: { _ in }) { _ in salvaged += 1 }
+            // A salvage chains the next event to the damaged block's stored last hash: a
+            // forged one breaks that event too.
+            #expect(salvaged == 60 - 16 - (change.contains("last_hash") ? 1 : 0), "\(change)")
+        }
+    }
+
+    @Test func aBodyWithBytesAfterItsPayloadsIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let (path, _, _) = try makeLog(folder)
+        try DatabaseQueue(path: path).write { db in
+            let block = try BlockSurgery.open(db, holding: 20)
+            var body = EventBlock(events: block.events).body()
+            body.append(0)
+            try db.execute(sql: "UPDATE event_blocks SET codec = 0, dictionary_id = NULL, raw_size = ?, body = ? WHERE first_position = ?",
+                           arguments: [body.count, Data(body), block.first])
+        }
+        #expect(try problems(path).contains { if case .corruptPayload(17, let detail) = $0 { return detail.contains("after the last payload") } else { return false } })
+    }
+}
