@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Feeds 1,000,000 generated hostile inputs to each decoder (both games' URL decoders,
-# the event payload decoder; 100,000 to the raw inflater). Exits non-zero on a crash
+# the event payload decoder, the event block decoder; 100,000 to the raw inflater; 500
+# changed block rows read through a log file). Exits non-zero on a crash
 # or an input that takes over a second. Usage: tools/fuzz.sh [INPUTS] [SEED]
 set -euo pipefail
 cd "$(dirname "$0")/.."
