@@ -23,18 +23,29 @@ final class BlockWriter {
 
     private let capacity: Int
     private(set) var blocks: [Pending] = []
+    /// Blocks before this index are closed and handed to a lane.
+    private var submitted = 0
+    private let lanes: Lanes
+    private let dictionaryID: Int64?
 
     /// - Parameters:
     ///   - last: the log's last block, decoded, with the trees of its events'
     ///     recordings, if it may be continued.
-    init(capacity: Int, continuing last: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?) {
+    ///   - compressor: its block deflaters compress closed blocks on background
+    ///     threads while the appender goes on.
+    init(capacity: Int, continuing last: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?,
+         compressor: EventStore.Compressor) throws {
         self.capacity = max(1, min(capacity, EventBlock.maximumCount))
+        lanes = Lanes(deflaters: try compressor.blockDeflaters())
+        dictionaryID = compressor.dictionaryID
         if let last, last.events.count < self.capacity {
             var pending = Pending(first: last.first, events: last.events, trees: last.trees, storedBefore: last.events.count)
             pending.rawSize = last.events.reduce(0) { $0 + 60 + $1.payload.count }
             blocks.append(pending)
         }
     }
+
+    deinit { lanes.wait() }
 
     /// Adds the next event of the log, at `position`.
     func add(_ event: EventBlock.Event, at position: Int64, tree: Int64?) {
@@ -45,24 +56,33 @@ final class BlockWriter {
             blocks[blocks.count - 1].rawSize += 60 + event.payload.count
         } else {
             blocks.append(Pending(first: position, events: [event], trees: [tree], rawSize: 60 + event.payload.count))
+            // The block before is closed: compress it while this thread goes on.
+            submit(upTo: blocks.count - 1)
         }
     }
 
-    /// Compresses the blocks (on every lane the compressor has) and stores them with
-    /// their index rows.
-    func store(_ db: Database, compressor: EventStore.Compressor) throws {
-        let new = blocks.filter { $0.events.count > $0.storedBefore }
-        guard !new.isEmpty else { return }
-        let lanes = Lanes(deflaters: try compressor.blockDeflaters(), count: new.count)
-        let bodies = new.map { EventBlock(events: $0.events) }
-        let dictionaryID = compressor.dictionaryID
-        DispatchQueue.concurrentPerform(iterations: min(lanes.deflaters.count, new.count)) { lane in
-            let stride = min(lanes.deflaters.count, bodies.count)
-            for index in Swift.stride(from: lane, to: bodies.count, by: stride) {
-                lanes.encode(bodies[index], at: index, lane: lane, dictionaryID: dictionaryID)
+    private func submit(upTo end: Int) {
+        while submitted < end {
+            let block = blocks[submitted]
+            if block.events.count > block.storedBefore {
+                lanes.compress(EventBlock(events: block.events), at: submitted, dictionaryID: dictionaryID)
             }
+            submitted += 1
         }
+    }
+
+    /// Waits for the lanes: call before a failed append returns, so that no lane still
+    /// uses a deflater the next append will use.
+    func finish() { lanes.wait() }
+
+    /// Compresses what is left, waits for the lanes, and stores the blocks with their
+    /// index rows.
+    func store(_ db: Database) throws {
+        submit(upTo: blocks.count)
+        lanes.wait()
         if let failure = lanes.failure { throw failure }
+        let new = blocks.indices.filter { blocks[$0].events.count > blocks[$0].storedBefore }
+        guard !new.isEmpty else { return }
         let encoded = lanes.results
 
         let insertBlock = try db.cachedStatement(sql: """
@@ -81,8 +101,9 @@ final class BlockWriter {
             INSERT INTO block_leaves (tree_id, block, first_leaf, last_leaf) VALUES (?, ?, ?, ?)
             ON CONFLICT (tree_id, block) DO UPDATE SET first_leaf = excluded.first_leaf, last_leaf = excluded.last_leaf
             """)
-        for (index, block) in new.enumerated() {
-            let stored = encoded[index]!
+        for index in new {
+            let block = blocks[index]
+            guard let stored = encoded[index] else { preconditionFailure("block \(index) was not compressed") }
             try insertBlock.execute(arguments: [block.first, block.events.count, stored.codec.rawValue, stored.dictionaryID,
                                                 stored.rawSize, Data(stored.bytes), Data(block.events.last!.hash)])
             for offset in block.storedBefore..<block.events.count {
@@ -110,27 +131,37 @@ final class BlockWriter {
     }
 }
 
-/// The deflaters and results of one `store`'s lanes: each lane uses its own deflater
-/// and writes its own indices, which `concurrentPerform` finishes before returning.
+/// Compresses closed blocks on background threads, block `i` on lane `i % lanes`: a
+/// serial queue with its own deflater, so no deflater runs on two threads at once.
 private final class Lanes: @unchecked Sendable {
-    let deflaters: [RawDeflater]
-    var results: [(codec: PayloadCodec, dictionaryID: Int64?, rawSize: Int, bytes: [UInt8])?]
+    private let deflaters: [RawDeflater]
+    private let queues: [DispatchQueue]
+    private let group = DispatchGroup()
     private let lock = NSLock()
-    private(set) var failure: Error?
+    // Guarded by `lock`.
+    private var encoded: [Int: (codec: PayloadCodec, dictionaryID: Int64?, rawSize: Int, bytes: [UInt8])] = [:]
+    private var error: Error?
 
-    init(deflaters: [RawDeflater], count: Int) {
+    init(deflaters: [RawDeflater]) {
         self.deflaters = deflaters
-        results = Array(repeating: nil, count: count)
+        queues = deflaters.indices.map { DispatchQueue(label: "gamelog.blocks.\($0)", qos: .userInitiated) }
     }
 
-    func encode(_ block: EventBlock, at index: Int, lane: Int, dictionaryID: Int64?) {
-        let body = block.body()
-        do {
-            let stored = try EventStore.encode(body, deflater: deflaters[lane], dictionaryID: dictionaryID)
-            let result = (stored.codec, stored.dictionaryID, body.count, stored.bytes)
-            lock.withLock { results[index] = result }
-        } catch {
-            lock.withLock { failure = failure ?? error }
+    func compress(_ block: EventBlock, at index: Int, dictionaryID: Int64?) {
+        let lane = index % deflaters.count
+        queues[lane].async(group: group) { [self] in
+            let body = block.body()
+            do {
+                let stored = try EventStore.encode(body, deflater: deflaters[lane], dictionaryID: dictionaryID)
+                lock.withLock { encoded[index] = (stored.codec, stored.dictionaryID, body.count, stored.bytes) }
+            } catch {
+                lock.withLock { self.error = self.error ?? error }
+            }
         }
     }
+
+    func wait() { group.wait() }
+
+    var results: [Int: (codec: PayloadCodec, dictionaryID: Int64?, rawSize: Int, bytes: [UInt8])] { lock.withLock { encoded } }
+    var failure: Error? { lock.withLock { error } }
 }

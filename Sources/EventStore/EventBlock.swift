@@ -59,6 +59,11 @@ public struct EventBlock: Hashable, Sendable {
     public static let maximumBodySize = 64 << 20
     /// An append closes a block once its body reaches this size, whatever its count.
     public static let closingSize = 1 << 20
+    /// zlib's level for block bodies. Deflate was most of an append's CPU at level 6; at
+    /// level 1 a 388,223-event log appended 35% faster for 8% more bytes (118 against
+    /// 109 an event, still a quarter of the peer's): docs/BENCHMARKS.md, "Block size
+    /// and level".
+    static let compressionLevel: Int32 = 1
 
     static let formatVersion: UInt8 = 1
 

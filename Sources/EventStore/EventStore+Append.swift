@@ -140,7 +140,8 @@ extension EventStore {
         let compressor = try currentCompressor(db)
         var position = try lastPosition(db)
         var previousHash: [UInt8] = position == 0 ? ChainHash.genesis : try hash(db, at: position) ?? ChainHash.genesis
-        let blocks = layout == .blocks && hasBlocks ? try blockWriter(db, lastPosition: position) : nil
+        let blocks = layout == .blocks && hasBlocks ? try blockWriter(db, lastPosition: position, compressor: compressor) : nil
+        defer { blocks?.finish() }
         var reader = BlockReader(store: self, db: db)
 
         // The per-event statements run through SQLite's C API: GRDB's argument and
@@ -154,6 +155,9 @@ extension EventStore {
                                 recorded_at, codec, dictionary_id, raw_size, payload, hash, leaf)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """))
+        let findInBlocks = hasBlocks ? try SQLiteCall(db, try db.cachedStatement(sql: "SELECT position FROM block_ids WHERE event_id = ?")) : nil
+        // A log written since blocks has no rows to look in (one check per batch, not per event).
+        let rowsExist = try Int64.fetchOne(db, sql: "SELECT 1 FROM events LIMIT 1") != nil
         let findStream = try db.cachedStatement(sql: "SELECT id, version, head, tree_id FROM streams WHERE uuid = ?")
         let insertStream = try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)")
 
@@ -175,15 +179,17 @@ extension EventStore {
                 results.append(AppendedEvent(position: earlier.position, streamVersion: earlier.streamVersion, isNew: false))
                 continue
             }
-            let stored = try withUnsafeBytes(of: event.id.uuid) { id in
+            let stored = rowsExist ? try withUnsafeBytes(of: event.id.uuid) { id in
                 try findEvent.run(binding: { $0.blob(1, id) }, row: { ($0.int64(0), $0.int64(1)) })
-            }
+            } : nil
             if let (storedPosition, storedVersion) = stored {
                 results.append(AppendedEvent(position: storedPosition, streamVersion: storedVersion, isNew: false))
                 continue
             }
-            if hasBlocks, let storedPosition = try Int64.fetchOne(db.cachedStatement(sql: "SELECT position FROM block_ids WHERE event_id = ?"),
-                                                                  arguments: [Data(event.id.bytes)]) {
+            if let findInBlocks, let storedPosition = try withUnsafeBytes(of: event.id.uuid, { id in
+                try findInBlocks.run(binding: { $0.blob(1, id) }, row: { $0.int64(0) })
+            }) {
+                // A retry: its version is read from its block (rare, so not kept in the index).
                 let version = try reader.event(at: storedPosition, RowNames())?.streamVersion ?? 0
                 results.append(AppendedEvent(position: storedPosition, streamVersion: version, isNew: false))
                 continue
@@ -240,7 +246,7 @@ extension EventStore {
             seenInBatch[event.id] = appended
             results.append(appended)
         }
-        try blocks?.store(db, compressor: compressor)
+        try blocks?.store(db)
         let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?")
         for (_, stream) in streams where stream.version != stream.startVersion {
             try updateStream.execute(arguments: [stream.version, Data(stream.head), stream.rowID])
@@ -277,7 +283,7 @@ extension EventStore {
 
     /// The writer of an append's blocks, continuing the log's last block if it is the
     /// log's end and not full.
-    private func blockWriter(_ db: Database, lastPosition: Int64) throws -> BlockWriter {
+    private func blockWriter(_ db: Database, lastPosition: Int64, compressor: Compressor) throws -> BlockWriter {
         var continuing: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?
         if lastPosition > 0, let row = try Self.blockRow(db, holding: lastPosition), (row[1] as Int64) < Int64(blockCapacity) {
             let block = try decodeBlock(db, row)
@@ -287,7 +293,7 @@ extension EventStore {
             }
             continuing = (row[0], block.events, block.events.map { trees[$0.streamRowID] ?? nil })
         }
-        return BlockWriter(capacity: blockCapacity, continuing: continuing)
+        return try BlockWriter(capacity: blockCapacity, continuing: continuing, compressor: compressor)
     }
 
     private struct CatalogRow: Hashable {

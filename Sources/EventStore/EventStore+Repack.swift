@@ -35,7 +35,7 @@ extension EventStore {
                 }
                 let compressor = try currentCompressor(db)
                 var trees: [Int64: Int64?] = [:]
-                var writer = BlockWriter(capacity: blockCapacity, continuing: nil)
+                var writer = try BlockWriter(capacity: blockCapacity, continuing: nil, compressor: compressor)
                 var pending = 0
                 let cursor = try Row.fetchCursor(db, sql: """
                     SELECT position, event_id, stream_id, stream_version, type_id, type_version, recorded_at,
@@ -58,13 +58,13 @@ extension EventStore {
                     pending += 1
                     // Whole blocks at a time, so memory holds a few thousand events, not the log.
                     if pending >= 64 * blockCapacity {
-                        try writer.store(db, compressor: compressor)
-                        writer = BlockWriter(capacity: blockCapacity, continuing: nil)
+                        try writer.store(db)
+                        writer = try BlockWriter(capacity: blockCapacity, continuing: nil, compressor: compressor)
                         pending = 0
                         progress?(moved, total)
                     }
                 }
-                try writer.store(db, compressor: compressor)
+                try writer.store(db)
                 try db.execute(sql: "DELETE FROM events")
                 progress?(moved, total)
                 return .commit

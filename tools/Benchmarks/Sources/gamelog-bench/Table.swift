@@ -45,25 +45,44 @@ struct Table: ParsableCommand {
         let smallPath = fresh("gamelog-small.sqlite")
         _ = try appendAll(workload.prefix(smallCount), to: smallPath)
         try checkpoint(smallPath)
+        // The compressed block bodies: every event's id, hash, varints and payload.
         let storedPayloadBytes = try DatabaseQueue(path: gamelogPath).read {
-            try Int.fetchOne($0, sql: "SELECT sum(length(payload)) FROM events") ?? 0
+            try Int.fetchOne($0, sql: "SELECT sum(length(body)) FROM event_blocks") ?? 0
         }
 
         // MARK: Append: the limit, raw SQLite through the C API
 
-        /// Every column of gamelog's rows, already compressed and hashed.
-        struct Row12 {
-            var position: Int64, eventID: [UInt8], streamID: Int64, streamVersion: Int64, typeID: Int64, typeVersion: Int64
-            var recordedAt: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int64, payload: [UInt8], hash: [UInt8]
+        /// gamelog's finished rows, already compressed and hashed: every block and the
+        /// rows that index it, as the append leaves them.
+        struct BlockRow {
+            var first: Int64, count: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int64, body: [UInt8], lastHash: [UInt8]
+            var ids: [(id: [UInt8], position: Int64)] = []
+            var streams: [(stream: Int64, version: Int64, position: Int64)] = []
         }
         status("raw SQLite C API insert of the same rows")
-        let rows: [Row12] = try DatabaseQueue(path: gamelogPath).read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM events ORDER BY position").map { r in
-                Row12(position: r["position"], eventID: Array(r["event_id"] as Data), streamID: r["stream_id"],
-                      streamVersion: r["stream_version"], typeID: r["type_id"], typeVersion: r["type_version"],
-                      recordedAt: r["recorded_at"], codec: r["codec"], dictionaryID: r["dictionary_id"], rawSize: r["raw_size"],
-                      payload: Array(r["payload"] as Data), hash: Array(r["hash"] as Data))
+        let blocks: [BlockRow] = try DatabaseQueue(path: gamelogPath).read { db in
+            var byFirst: [Int64: BlockRow] = [:]
+            for r in try Row.fetchAll(db, sql: "SELECT * FROM event_blocks") {
+                byFirst[r["first_position"]] = BlockRow(first: r["first_position"], count: r["count"], codec: r["codec"], dictionaryID: r["dictionary_id"],
+                                                        rawSize: r["raw_size"], body: Array(r["body"] as Data), lastHash: Array(r["last_hash"] as Data))
             }
+            let firsts = byFirst.keys.sorted()
+            func block(holding position: Int64) -> Int64 {
+                var low = 0, high = firsts.count - 1
+                while low < high {
+                    let middle = (low + high + 1) / 2
+                    if firsts[middle] <= position { low = middle } else { high = middle - 1 }
+                }
+                return firsts[low]
+            }
+            for r in try Row.fetchAll(db, sql: "SELECT event_id, position FROM block_ids") {
+                let position: Int64 = r["position"]
+                byFirst[block(holding: position)]!.ids.append((Array(r["event_id"] as Data), position))
+            }
+            for r in try Row.fetchAll(db, sql: "SELECT * FROM block_streams") {
+                byFirst[r["block"]]!.streams.append((r["stream_id"], r["last_version"], r["last_position"]))
+            }
+            return firsts.map { byFirst[$0]! }
         }
         let limitPath = scratch + "/limit.sqlite"
         func check(_ code: Int32, _ db: OpaquePointer?) {
@@ -71,7 +90,8 @@ struct Table: ParsableCommand {
                 fatalError("SQLite: \(String(cString: sqlite3_errmsg(db)))")
             }
         }
-        /// One run of the limit: a fresh file with gamelog's schema, every row inserted.
+        /// One run of the limit: a fresh file with gamelog's schema, every row inserted,
+        /// a transaction for each 1,000 events' blocks.
         func limitRun() throws -> Double {
             _ = fresh("limit.sqlite")
             _ = try EventStore(path: limitPath) // the same schema, from the same migrations
@@ -84,37 +104,50 @@ struct Table: ParsableCommand {
             var limitDB: OpaquePointer?
             check(sqlite3_open_v2(limitPath, &limitDB, SQLITE_OPEN_READWRITE, nil), limitDB)
             check(sqlite3_exec(limitDB, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536", nil, nil, nil), limitDB)
-            var insert: OpaquePointer?
+            var insertBlock: OpaquePointer?, insertID: OpaquePointer?, insertStream: OpaquePointer?
             check(sqlite3_prepare_v2(limitDB, """
-                INSERT INTO events (position, event_id, stream_id, stream_version, type_id, type_version,
-                                    recorded_at, codec, dictionary_id, raw_size, payload, hash)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, -1, &insert, nil), limitDB)
+                INSERT INTO event_blocks (first_position, count, codec, dictionary_id, raw_size, body, last_hash) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, -1, &insertBlock, nil), limitDB)
+            check(sqlite3_prepare_v2(limitDB, "INSERT INTO block_ids (event_id, position) VALUES (?, ?)", -1, &insertID, nil), limitDB)
+            check(sqlite3_prepare_v2(limitDB, "INSERT INTO block_streams (stream_id, block, last_version, last_position) VALUES (?, ?, ?, ?)",
+                                     -1, &insertStream, nil), limitDB)
             let time = seconds {
                 var index = 0
-                while index < rows.count {
+                while index < blocks.count {
                     check(sqlite3_exec(limitDB, "BEGIN IMMEDIATE", nil, nil, nil), limitDB)
-                    for row in rows[index..<min(index + 1000, rows.count)] {
-                        sqlite3_bind_int64(insert, 1, row.position)
-                        row.eventID.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), nil) }
-                        sqlite3_bind_int64(insert, 3, row.streamID)
-                        sqlite3_bind_int64(insert, 4, row.streamVersion)
-                        sqlite3_bind_int64(insert, 5, row.typeID)
-                        sqlite3_bind_int64(insert, 6, row.typeVersion)
-                        sqlite3_bind_int64(insert, 7, row.recordedAt)
-                        sqlite3_bind_int64(insert, 8, row.codec)
-                        if let id = row.dictionaryID { sqlite3_bind_int64(insert, 9, id) } else { sqlite3_bind_null(insert, 9) }
-                        sqlite3_bind_int64(insert, 10, row.rawSize)
-                        row.payload.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 11, $0.baseAddress, Int32($0.count), nil) }
-                        row.hash.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 12, $0.baseAddress, Int32($0.count), nil) }
-                        check(sqlite3_step(insert), limitDB)
-                        sqlite3_reset(insert)
+                    var events: Int64 = 0
+                    while index < blocks.count && events < 1000 {
+                        let block = blocks[index]
+                        sqlite3_bind_int64(insertBlock, 1, block.first)
+                        sqlite3_bind_int64(insertBlock, 2, block.count)
+                        sqlite3_bind_int64(insertBlock, 3, block.codec)
+                        if let id = block.dictionaryID { sqlite3_bind_int64(insertBlock, 4, id) } else { sqlite3_bind_null(insertBlock, 4) }
+                        sqlite3_bind_int64(insertBlock, 5, block.rawSize)
+                        block.body.withUnsafeBytes { _ = sqlite3_bind_blob(insertBlock, 6, $0.baseAddress, Int32($0.count), nil) }
+                        block.lastHash.withUnsafeBytes { _ = sqlite3_bind_blob(insertBlock, 7, $0.baseAddress, Int32($0.count), nil) }
+                        check(sqlite3_step(insertBlock), limitDB)
+                        sqlite3_reset(insertBlock)
+                        for (id, position) in block.ids {
+                            id.withUnsafeBytes { _ = sqlite3_bind_blob(insertID, 1, $0.baseAddress, Int32($0.count), nil) }
+                            sqlite3_bind_int64(insertID, 2, position)
+                            check(sqlite3_step(insertID), limitDB)
+                            sqlite3_reset(insertID)
+                        }
+                        for (stream, version, position) in block.streams {
+                            sqlite3_bind_int64(insertStream, 1, stream)
+                            sqlite3_bind_int64(insertStream, 2, block.first)
+                            sqlite3_bind_int64(insertStream, 3, version)
+                            sqlite3_bind_int64(insertStream, 4, position)
+                            check(sqlite3_step(insertStream), limitDB)
+                            sqlite3_reset(insertStream)
+                        }
+                        events += block.count
+                        index += 1
                     }
                     check(sqlite3_exec(limitDB, "COMMIT", nil, nil, nil), limitDB)
-                    index += 1000
                 }
             }
-            sqlite3_finalize(insert)
+            for statement in [insertBlock, insertID, insertStream] { sqlite3_finalize(statement) }
             sqlite3_close(limitDB)
             return time
         }
@@ -126,13 +159,13 @@ struct Table: ParsableCommand {
         var limitDB: OpaquePointer?
         check(sqlite3_open_v2(limitPath, &limitDB, SQLITE_OPEN_READONLY, nil), limitDB)
         var select: OpaquePointer?
-        check(sqlite3_prepare_v2(limitDB, "SELECT * FROM events ORDER BY position", -1, &select, nil), limitDB)
+        check(sqlite3_prepare_v2(limitDB, "SELECT * FROM event_blocks ORDER BY first_position", -1, &select, nil), limitDB)
         var touched = 0
         let rawRead = median {
             defer { sqlite3_reset(select) }
             return seconds {
                 while sqlite3_step(select) == SQLITE_ROW {
-                    for column in 0..<12 { touched &+= Int(sqlite3_column_bytes(select, Int32(column))) }
+                    for column in 0..<7 { touched &+= Int(sqlite3_column_bytes(select, Int32(column))) }
                 }
             }
         }
@@ -226,8 +259,8 @@ struct Table: ParsableCommand {
             workload: \(number(Double(count))) events from simulated games (\(gameCount) games), \(number(Double(smallCount))) for the small log
 
             APPEND, batches of 1,000 events per transaction                                 events/s
-            \(line("gamelog (canonical payload, deflate + dictionary, SHA-256 chain)", number(gamelogRate)))
-            \(line("limit: raw SQLite C API, same rows already compressed", number(limitRate)))
+            \(line("gamelog (blocks of 64, deflate + dictionary, SHA-256 chain)", number(gamelogRate)))
+            \(line("limit: raw SQLite C API, same blocks already compressed", number(limitRate)))
             \(line("peer: Python eventsourcing 9.5.6, SQLite + ZlibCompressor", number(peerRate)))
             \(line("  gamelog / peer", String(format: "%.2fx", gamelogRate / peerRate), "target >= 10x: \(verdict(gamelogRate >= 10 * peerRate))"))
             \(line("  gamelog / limit", String(format: "%.2fx", gamelogRate / limitRate), "target >= 0.3x: \(verdict(gamelogRate >= 0.3 * limitRate))"))
@@ -235,13 +268,13 @@ struct Table: ParsableCommand {
             BYTES PER EVENT                                                                    bytes
             \(line("raw canonical payload (JSON, sorted keys)", String(format: "%.1f", Double(rawPayloadBytes) / Double(count))))
             \(line("peer: whole file", String(format: "%.1f", peerBytes), String(format: "(its compressed state alone %.1f)", Double(peerState) / Double(count))))
-            \(line("gamelog: whole file, with ids, hashes, indexes", String(format: "%.1f", gamelogBytes), String(format: "(compressed payload alone %.1f)", Double(storedPayloadBytes) / Double(count))))
+            \(line("gamelog: whole file, with ids, hashes, indexes", String(format: "%.1f", gamelogBytes), String(format: "(compressed blocks alone %.1f)", Double(storedPayloadBytes) / Double(count))))
             \(line("  gamelog / peer", String(format: "%.2fx", gamelogBytes / peerBytes), "target <= 0.35x: \(verdict(gamelogBytes <= 0.35 * peerBytes))"))
 
             REPLAY, every projection of every conversation                                 events/s
             \(line("gamelog full replay, hash chain verified", number(replayRate), "target >= 500,000: \(verdict(replayRate >= 500_000))"))
             \(line("gamelog full replay, chain not verified", number(rate(count, replayUnverified))))
-            \(line("limit: raw read of every column, C API", number(rate(count, rawRead))))
+            \(line("limit: raw read of every block row, C API", number(rate(count, rawRead))))
             \(line("  gamelog / limit", String(format: "%.3fx", replayRate / rate(count, rawRead))))
 
             SEEK to a random step of a random game                                               ms

@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Games
+import GRDB
 import Measure
 import Projections
 import Replay
@@ -16,9 +17,12 @@ func loadWorkload(_ path: String) throws -> [NewEvent] {
     return events
 }
 
-/// Seconds to append `events` to the store at `path`, in batches of 1,000.
-func appendAll(_ events: ArraySlice<NewEvent>, to path: String) throws -> Double {
-    let store = try EventStore(path: path)
+/// Seconds to append `events` to the store at `path`, in batches of 1,000, in blocks of
+/// `blockSize` events (or as rows).
+func appendAll(_ events: ArraySlice<NewEvent>, to path: String, blockSize: Int = EventBlock.defaultCapacity,
+               layout: EventStore.Layout = .blocks) throws -> Double {
+    let store = try EventStore(path: path, layout: layout)
+    store.blockCapacity = blockSize
     return try seconds {
         var index = events.startIndex
         while index < events.endIndex {
@@ -34,11 +38,16 @@ struct AppendOnly: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Append a workload to a fresh file, nothing else (for a profiler).")
     @Argument(help: "The workload log.") var workload: String
     @Argument(help: "The file to append to (replaced).") var output: String
+    @Option(help: "Events per block.") var blockSize = EventBlock.defaultCapacity
+    @Flag(help: "One row per event, as before blocks.") var rows = false
 
     func run() throws {
         let events = try loadWorkload(workload)
-        let time = try appendAll(events[...], to: fresh(output))
-        print(events.count, "events appended at", Int(Double(events.count) / time), "events/s")
+        let time = try appendAll(events[...], to: fresh(output), blockSize: blockSize, layout: rows ? .rows : .blocks)
+        try DatabaseQueue(path: output).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let bytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+        print(events.count, "events appended at", Int(Double(events.count) / time), "events/s;",
+              String(format: "%.1f", Double(bytes) / Double(events.count)), "bytes an event")
     }
 }
 
