@@ -282,11 +282,13 @@ extension EventStore {
     }
 
     /// The writer of an append's blocks, continuing the log's last block if it is the
-    /// log's end and not full.
+    /// log's end and not full. A last block that does not read is left as it is (new
+    /// events start a block of their own, chained to its stored last hash): rewriting it
+    /// would change what is stored.
     private func blockWriter(_ db: Database, lastPosition: Int64, compressor: Compressor) throws -> BlockWriter {
         var continuing: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?
-        if lastPosition > 0, let row = try Self.blockRow(db, holding: lastPosition), (row[1] as Int64) < Int64(blockCapacity) {
-            let block = try decodeBlock(db, row)
+        if lastPosition > 0, let row = try Self.blockRow(db, holding: lastPosition), (row[1] as Int64) < Int64(blockCapacity),
+           let block = try? decodeBlock(db, row) {
             var trees: [Int64: Int64?] = [:]
             for event in block.events where trees[event.streamRowID] == nil {
                 trees[event.streamRowID] = try Int64.fetchOne(db, sql: "SELECT tree_id FROM streams WHERE id = ?", arguments: [event.streamRowID])

@@ -286,7 +286,7 @@ struct BlockScan {
             let count = max(1, min(Int64.fromDatabaseValue(row[1]) ?? 1, Int64(EventBlock.maximumCount)))
             let last = first + count - 1
             for position in first...last where query.positions?.contains(position) ?? true {
-                let detail = "its block (positions \(first)-\(last)) cannot be read: \(error)"
+                let detail = "it is in the block of positions \(first)-\(last), which cannot be read"
                 pending.append(.damaged(position == first ? error : .corruptPayload(position: position, detail: detail),
                                         position: position, storedHash: position == last ? try row.bytes(at: 6) : nil))
             }

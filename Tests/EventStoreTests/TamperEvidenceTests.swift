@@ -268,3 +268,40 @@ import Testing
         #expect(try problems(path).contains { if case .corruptPayload(17, let detail) = $0 { return detail.contains("after the last payload") } else { return false } })
     }
 }
+
+@Suite struct BlockAppendTests {
+    @Test func smallAppendsFillTheLastBlockInsteadOfAddingSmallOnes() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let store = try EventStore(path: path)
+        let stream = UUID()
+        for n in 0..<20 { try store.append(sampleEvents(7, stream: stream, startingAt: Int64(n) * 10)) }
+        let counts = try DatabaseQueue(path: path).read { try Int.fetchAll($0, sql: "SELECT count FROM event_blocks ORDER BY first_position") }
+        #expect(counts == [64, 64, 12]) // 140 events
+        #expect(try store.verifyIntegrity().isSound)
+        #expect(try store.events(EventQuery(stream: stream)).map(\.streamVersion) == Array(1...140))
+    }
+
+    @Test func aDamagedLastBlockIsLeftAsItIsAndNewEventsFollowIt() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let stream = UUID()
+        try EventStore(path: path).append(sampleEvents(10, stream: stream))
+        try tamper(path, "UPDATE event_blocks SET body = substr(body, 1, length(body) - 2)")
+        let damaged = try DatabaseQueue(path: path).read { try Data.fetchOne($0, sql: "SELECT body FROM event_blocks") }
+        let store = try EventStore(path: path)
+        try store.append(sampleEvents(5, stream: stream, startingAt: 500), expecting: [stream: .exactly(10)])
+        let rows = try DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: "SELECT first_position, count, body FROM event_blocks ORDER BY first_position").map { ($0[0] as Int64, $0[1] as Int, $0[2] as Data) }
+        }
+        #expect(rows.count == 2 && rows[0].2 == damaged && rows[1].0 == 11 && rows[1].1 == 5)
+        // The damage is named; the new events read and chain to the damaged block's stored last hash.
+        let report = try store.verifyIntegrity()
+        #expect(report.problems.map(\.position) == Array(1...10) + [11, 0, 0], "\(report.problems)")
+        #expect(report.problems.dropFirst().prefix(9).allSatisfy { "\($0)".contains("in the block of positions 1-10, which cannot be read") })
+        // Past the damage: the recording's versions jump (its first ten are unreadable),
+        // and block_ids and block_streams hold rows for events no readable block shows.
+        #expect(report.problems[10] == .streamVersionGap(position: 11, stream: stream, expected: 1, found: 11))
+        #expect(try store.events(EventQuery(positions: 11...15)).count == 5)
+    }
+}
