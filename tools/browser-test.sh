@@ -172,7 +172,7 @@ last_of() { python3 -c 'import json,sys; print(next(g["lastPosition"] for g in j
 
 cp gamelog.sqlite damaged.sqlite
 damaged_at=$(( $(first_of tictactoe) + 3 ))
-sqlite3 damaged.sqlite "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = $damaged_at"
+"$root/tools/forge_block.py" garble damaged.sqlite "$damaged_at"
 serve_log damaged.sqlite
 page damaged-games "$base/games"
 check damaged-games "both games are still listed" has damaged-games "${battleship:0:8}"
@@ -190,17 +190,11 @@ kill "$server"; wait "$server" 2>/dev/null || true; server=""
 
 # Tampered: two events of one recording swap their contents (each still reads).
 cp gamelog.sqlite tampered.sqlite
-pair=$(sqlite3 tampered.sqlite "SELECT a.position || ' ' || b.position FROM events a JOIN events b
-  ON a.stream_id = b.stream_id AND a.type_id = b.type_id AND a.type_version = b.type_version AND a.position < b.position AND a.payload != b.payload
-  WHERE a.position BETWEEN $(first_of battleship) AND $(last_of battleship) ORDER BY a.position LIMIT 1")
+pair=$("$root/tools/forge_block.py" pair tampered.sqlite "$(first_of battleship)" "$(last_of battleship)")
 read -r one two <<< "$pair"
-sqlite3 tampered.sqlite "ATTACH 'gamelog.sqlite' AS clean;
-  UPDATE events SET (codec, dictionary_id, raw_size, payload) =
-    (SELECT codec, dictionary_id, raw_size, payload FROM clean.events WHERE position = $two) WHERE position = $one;
-  UPDATE events SET (codec, dictionary_id, raw_size, payload) =
-    (SELECT codec, dictionary_id, raw_size, payload FROM clean.events WHERE position = $one) WHERE position = $two"
+"$root/tools/forge_block.py" swap tampered.sqlite "$one" "$two"
 check tampered "the tampered copy differs from the clean log at two events" test \
-  "$(sqlite3 tampered.sqlite "ATTACH 'gamelog.sqlite' AS clean; SELECT count(*) FROM events e JOIN clean.events c USING (position) WHERE e.payload != c.payload")" = 2
+  "$("$root/tools/forge_block.py" differ tampered.sqlite gamelog.sqlite)" = 2
 serve_log tampered.sqlite
 page tampered-games "$base/games"
 check tampered-games "the tampered game is an error on the list" has tampered-games 'class="bad">[0-9]* error'
@@ -210,7 +204,7 @@ page tampered-game "$base/games/$battleship?as=auditor"
 check tampered-game "the tampered game's page says verify failed" has tampered-game 'verify: [0-9]* errors'
 check tampered-game "its findings are listed" has tampered-game 'id="findings"'
 kill "$server"; wait "$server" 2>/dev/null || true; server=""
-check tampered "serving left the tampered copy as it was" test "$(sqlite3 tampered.sqlite 'SELECT count(*) FROM events')" = "$(sqlite3 gamelog.sqlite 'SELECT count(*) FROM events')"
+check tampered "serving left the tampered copy as it was" test "$("$root/tools/forge_block.py" differ tampered.sqlite gamelog.sqlite)" = 2
 
 echo "screenshots in out/screenshots/: $(ls "$shots" | tr '\n' ' ')"
 echo "browser test: $passed passed, $failed failed"

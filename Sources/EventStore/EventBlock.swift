@@ -115,7 +115,8 @@ public struct EventBlock: Hashable, Sendable {
         hashes.reserveCapacity(n)
         for _ in 0..<n { ids.append(UUID(bytes: try reader.bytes(16))!) }
         for _ in 0..<n { hashes.append(try reader.bytes(32)) }
-        func column(_ signed: Bool = false) throws(Malformed) -> [Int64] {
+        /// The next column of `n` unsigned varints, each at most `Int64.max`.
+        func column() throws(Malformed) -> [Int64] {
             var out: [Int64] = []
             out.reserveCapacity(n)
             for _ in 0..<n {
@@ -135,26 +136,17 @@ public struct EventBlock: Hashable, Sendable {
             previous = previous &+ delta
             times.append(previous)
         }
-        var leaves: [Int64?] = []
-        leaves.reserveCapacity(n)
-        for _ in 0..<n {
-            let value = try reader.varint()
-            guard value <= UInt64(Int64.max) else { throw Malformed(description: "a leaf out of range") }
-            leaves.append(value == 0 ? nil : Int64(value - 1))
-        }
-        var lengths: [Int] = []
-        lengths.reserveCapacity(n)
-        for _ in 0..<n {
-            let length = try reader.varint()
-            guard length <= UInt64(EventStore.maximumPayloadSize) else { throw Malformed(description: "a payload of \(length) bytes") }
-            lengths.append(Int(length))
+        let leaves = try column().map { $0 == 0 ? nil : $0 - 1 }
+        let lengths = try column()
+        if let large = lengths.first(where: { $0 > Int64(EventStore.maximumPayloadSize) }) {
+            throw Malformed(description: "a payload of \(large) bytes")
         }
         var events: [Event] = []
         events.reserveCapacity(n)
         for index in 0..<n {
             events.append(Event(id: ids[index], hash: hashes[index], streamRowID: streams[index], streamVersion: versions[index],
                                 typeRowID: types[index], typeVersion: typeVersions[index], recordedAt: times[index],
-                                leaf: leaves[index], payload: try reader.bytes(lengths[index])))
+                                leaf: leaves[index], payload: try reader.bytes(Int(lengths[index]))))
         }
         guard reader.index == body.count else {
             throw Malformed(description: "\(body.count - reader.index) bytes after the last payload")
