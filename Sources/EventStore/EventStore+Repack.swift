@@ -7,6 +7,16 @@ extension EventStore {
         try read { try Int64.fetchOne($0, sql: "SELECT count(*) FROM events") ?? 0 }
     }
 
+    /// How many blocks the log keeps, and how many events they hold (0 and 0 for a log
+    /// written before blocks).
+    public func storedInBlocks() throws -> (blocks: Int64, events: Int64) {
+        guard hasBlocks else { return (0, 0) }
+        return try read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(count), 0) FROM event_blocks")!
+            return (row[0], row[1])
+        }
+    }
+
     /// Moves every event stored as a row of `events` into blocks, in one transaction: a
     /// log written before blocks then reads as one written since. Nothing an event is
     /// changes (its position, id, payload, chain hash and leaf stay as they were), so

@@ -32,6 +32,12 @@ struct Info: ParsableCommand {
         print("schema version: \(info.schemaVersion)")
         print("size:           \(info.bytes) bytes\(info.events > 0 ? String(format: " (%.1f per event)", Double(info.bytes) / Double(info.events)) : "")")
         print("events:         \(info.events) (last position \(info.lastPosition)) in \(info.streams) recordings")
+        var storage: [String] = []
+        if info.blocks > 0 { storage.append("\(info.blockEvents) events in \(info.blocks) blocks") }
+        if info.rowEvents > 0 {
+            storage.append("\(info.rowEvents) as rows (written before blocks; `gamelog migrate` moves them into blocks)")
+        }
+        if !storage.isEmpty { print("storage:        \(storage.joined(separator: ", "))") }
         print("head hash:      \(info.headHash)")
         print("game catalog:   \(catalog)")
         for d in info.dictionaries { print("dictionary \(d.id):   \(d.name), \(d.bytes) bytes") }

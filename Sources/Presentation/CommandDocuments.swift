@@ -135,6 +135,10 @@ public enum CommandDocuments {
         public var dictionaries: [Dictionary]
         public var catalogComplete: Bool
         public var catalogThrough: Int64
+        /// Events kept as rows (written before blocks) and in blocks, and the blocks.
+        public var rowEvents: Int64
+        public var blockEvents: Int64
+        public var blocks: Int64
 
         public struct Dictionary: Codable, Sendable {
             public var id: Int64
@@ -155,6 +159,8 @@ public enum CommandDocuments {
             catalogComplete = coverage.map { $0.through == $0.last } ?? false
             catalogThrough = coverage?.through ?? 0
             hasCatalog = coverage != nil
+            rowEvents = try store.storedAsRows()
+            (blocks, blockEvents) = try store.storedInBlocks()
         }
 
         /// False for a log from before the catalog (schema 6); not printed.
@@ -162,7 +168,7 @@ public enum CommandDocuments {
 
         enum CodingKeys: String, CodingKey {
             case database, schemaVersion, events, lastPosition, streams, headHash, bytes, dictionaries, catalogComplete,
-                 catalogThrough
+                 catalogThrough, rowEvents, blockEvents, blocks
         }
     }
 

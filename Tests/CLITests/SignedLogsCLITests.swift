@@ -169,6 +169,7 @@ import TestSupport
         #expect(try gamelog(["rerun", "--db", "old.sqlite"], in: folder.url).status == 0)
         let info = try gamelog(["info", "--db", "old.sqlite"], in: folder.url)
         #expect(info.stdout.contains("game catalog:   none (a log from before the catalog"), "\(info.stdout)")
+        #expect(info.stdout.contains("storage:        596 as rows (written before blocks; `gamelog migrate` moves them into blocks)"), "\(info.stdout)")
         #expect(try Data(contentsOf: folder.url.appending(path: "old.sqlite")) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["old.sqlite"])
 
@@ -188,6 +189,9 @@ import TestSupport
         #expect(try gamelog(["migrate", "--db", "old.sqlite"], in: folder.url).stdout.contains("moved") == false)
         let filled = try gamelog(["info", "--db", "old.sqlite"], in: folder.url)
         #expect(filled.stdout.contains("game catalog:   complete, 4 games"), "\(filled.stdout)")
+        #expect(filled.stdout.contains("storage:        596 events in 10 blocks\n"), "\(filled.stdout)")
+        let infoJSON = try gamelog(["info", "--json", "--db", "old.sqlite"], in: folder.url)
+        #expect(infoJSON.stdout.contains(#""rowEvents":0"#) && infoJSON.stdout.contains(#""blockEvents":596"#), "\(infoJSON.stdout)")
         // A catalog that stops short is named as such, with the way to fill it.
         let copyPath = folder.path("short.sqlite")
         try FileManager.default.copyItem(atPath: folder.path("old.sqlite"), toPath: copyPath)
