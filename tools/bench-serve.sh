@@ -14,7 +14,7 @@ server=""
 trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
 cd "$work"
 "$binary" simulate --games "$games" --seed 1 --clock fixed > /dev/null
-events=$(sqlite3 gamelog.sqlite 'SELECT count(*) FROM events')
+events=$("$binary" info --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["events"])')
 started=$(date +%s.%N)
 "$binary" serve --port 0 > serve.out 2>&1 &
 server=$!

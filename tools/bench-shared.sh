@@ -39,7 +39,7 @@ if [ ! -f "$cached" ]; then
   mv "$cached.part" "$cached"
 fi
 cp "$cached" big.sqlite
-events=$(sqlite3 big.sqlite 'SELECT count(*) FROM events')
+events=$("$gamelog" info --json --db big.sqlite | python3 -c 'import json, sys; print(json.load(sys.stdin)["events"])')
 "$gamelog" export --db big.sqlite > big.jsonl 2> /dev/null
 echo "importing $events events into the shared store..." >&2
 started=$(date +%s.%N)

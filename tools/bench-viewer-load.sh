@@ -32,7 +32,7 @@ if [ ! -f "$log" ]; then
   "$gamelog" simulate --games "$games" --seed 1 --clock fixed --db "$log.part" > /dev/null
   mv "$log.part" "$log"
 fi
-events=$(sqlite3 "$log" 'SELECT count(*) FROM events')
+events=$("$gamelog" info --json --db "$log" | python3 -c 'import json, sys; print(json.load(sys.stdin)["events"])')
 before=$(sha256sum < "$log")
 
 started=$(date +%s.%N)

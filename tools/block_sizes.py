@@ -15,6 +15,7 @@ Standard library only.
 """
 import argparse
 import sqlite3
+import sys
 import time
 import zlib
 
@@ -37,6 +38,10 @@ def main():
     db = sqlite3.connect(f"file:{args.database}?mode=ro", uri=True)
     dictionaries = dict(db.execute("SELECT id, bytes FROM dictionaries"))
     events, file_bytes = db.execute("SELECT count(*), (SELECT page_count FROM pragma_page_count()) * (SELECT page_size FROM pragma_page_size()) FROM events").fetchone()
+    if events == 0:
+        print("this log keeps its events in blocks (schema 9); the estimate is for a log stored as rows, "
+              "one written before blocks", file=sys.stderr)
+        return 2
     stored_payloads = db.execute("SELECT sum(length(payload)) FROM events").fetchone()[0]
     per_row = (file_bytes - stored_payloads) / events
     streams = [row[0] for row in db.execute("SELECT id FROM streams ORDER BY id LIMIT ?", (args.streams,))]

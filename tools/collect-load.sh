@@ -59,7 +59,9 @@ seq 1 $((phones / 2)) | xargs -P 4 -I{} "$gamelog" simulate --games "$games" --s
   --devices "P{}a,P{}b" > /dev/null
 ls phones/*.sqlite | wc -l | grep -qx "$phones"
 total=0
-for phone in phones/*.sqlite; do total=$((total + $(sqlite3 "$phone" 'SELECT count(*) FROM events'))); done
+for phone in phones/*.sqlite; do
+  total=$((total + $("$gamelog" info --json --db "$phone" | python3 -c 'import json, sys; print(json.load(sys.stdin)["events"])')))
+done
 echo "$total events on the phones" >&2
 for phone in phones/*.sqlite; do
   name=$(basename "$phone" .sqlite)

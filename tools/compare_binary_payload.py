@@ -15,6 +15,9 @@ import sys
 import json
 import zlib
 
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from decode_log import stored_events  # noqa: E402
+
 UUID = re.compile(r"^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$")
 
 
@@ -70,13 +73,11 @@ def main():
     shipped = dictionaries[max(dictionaries)]
     totals = {"json": [0, 0, 0], "binary": [0, 0]}
     count = 0
-    for codec, dictionary_id, stored in db.execute("SELECT codec, dictionary_id, payload FROM events"):
-        if codec == 0:
-            payload = stored
-        elif codec == 1:
-            payload = zlib.decompressobj(wbits=-15, zdict=dictionaries[dictionary_id]).decompress(stored)
-        else:
-            payload = zlib.decompressobj(wbits=-15).decompress(stored)
+    # Rows and blocks alike, as tools/decode_log.py reads them.
+    for event in stored_events(db, dictionaries):
+        payload = event[7]
+        if payload is None:
+            continue
         binary = encode(json.loads(payload))
         totals["json"][0] += len(payload)
         totals["json"][1] += deflate(payload)

@@ -82,4 +82,17 @@ extension EventStore {
         }
         return moved
     }
+
+    /// Rewrites the file without the pages its deleted rows left free (SQLite's `VACUUM`,
+    /// itself a transaction): after ``packRowsIntoBlocks(progress:)`` the rows' pages
+    /// would otherwise stay in the file, to be reused by later appends.
+    public func reclaimFreePages() throws {
+        guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
+        try Self.translating(path) {
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "VACUUM")
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        }
+    }
 }

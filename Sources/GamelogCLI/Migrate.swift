@@ -34,11 +34,17 @@ struct Migrate: ParsableCommand {
         // events, fewer bytes, faster reads.
         let rows = try store.count().events
         if try store.storedAsRows() > 0 {
+            let before = Self.fileSize(store.path)
             let progress = ProgressBar(total: Int(rows), label: "events moved into blocks")
             let moved = try store.packRowsIntoBlocks { done, _ in progress.update(Int(done)) }
             progress.finish()
-            print("moved \(moved) events into blocks")
+            try store.reclaimFreePages()
+            print("moved \(moved) events into blocks; the file went from \(before) to \(Self.fileSize(store.path)) bytes")
         }
         print("\(store.path) is at schema version \(try store.schemaVersion()), the newest this gamelog knows.")
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 }
