@@ -230,9 +230,14 @@ struct BlockScan {
             // Both filters together select their common streams, as the rows' SQL does.
             if let stream = query.stream, query.streams != nil, !(query.streams!.contains(stream)) { ids = [] }
             streamRowIDs = ids
-            let list = ids.sorted().map(String.init).joined(separator: ",")
-            conditions.append("b.first_position IN (SELECT block FROM block_streams WHERE stream_id IN (\(list)) AND last_version >= ?)")
-            arguments += [query.stream != nil ? (query.fromStreamVersion ?? 1) : 1]
+            if ids.isEmpty {
+                conditions.append("0")
+            } else {
+                // Placeholders, not the ids themselves: the statement is cached by its text.
+                conditions.append("b.first_position IN (SELECT block FROM block_streams WHERE stream_id IN (\(ids.map { _ in "?" }.joined(separator: ","))) AND last_version >= ?)")
+                for id in ids.sorted() { arguments += [id] }
+                arguments += [query.stream != nil ? (query.fromStreamVersion ?? 1) : 1]
+            }
         } else {
             streamRowIDs = nil
         }
