@@ -59,11 +59,15 @@ public struct EventBlock: Hashable, Sendable {
     public static let maximumBodySize = 64 << 20
     /// An append closes a block once its body reaches this size, whatever its count.
     public static let closingSize = 1 << 20
-    /// zlib's level for block bodies. Deflate was most of an append's CPU at level 6; at
-    /// level 1 a 388,223-event log appended 35% faster for 8% more bytes (118 against
-    /// 109 an event, still a quarter of the peer's): docs/BENCHMARKS.md, "Block size
-    /// and level".
-    static let compressionLevel: Int32 = 1
+    /// zlib's level for block bodies, with ``compressionMemoryLevel``: measured on a
+    /// 388,223-event log, level 3 appended about as fast as level 1 and 10% faster than
+    /// level 6, for 4% more bytes than level 6 (115 against 110 an event, a quarter of
+    /// the peer's): docs/BENCHMARKS.md, "Block size and level".
+    static let compressionLevel: Int32 = 3
+    /// zlib's memLevel for block bodies. It also sizes deflate's symbol buffer: at 4 (the
+    /// payload deflaters', sized for one small event) a 20 KB body was cut into many
+    /// small deflate blocks, each with its own Huffman trees; 8 appended 22% faster.
+    static let compressionMemoryLevel: Int32 = 8
 
     static let formatVersion: UInt8 = 1
 

@@ -246,11 +246,12 @@ public final class EventStore {
 
         /// Deflaters for blocks, one per lane: with zlib's largest window, since a
         /// block's events repeat each other further back than a dictionary-sized one,
-        /// at ``EventBlock/compressionLevel``.
+        /// at ``EventBlock/compressionLevel`` and ``EventBlock/compressionMemoryLevel``.
         func blockDeflaters() throws -> [RawDeflater] {
             if let blockLanes { return blockLanes }
             let made = try deflaters.indices.map { _ in
-                try RawDeflater(level: EventBlock.compressionLevel, dictionary: dictionary, largestWindow: true)
+                try RawDeflater(level: EventBlock.compressionLevel, memoryLevel: EventBlock.compressionMemoryLevel,
+                                dictionary: dictionary, largestWindow: true)
             }
             blockLanes = made
             return made
