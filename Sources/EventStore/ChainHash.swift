@@ -43,7 +43,7 @@ public enum ChainHash {
         var hasher = SHA256()
         hasher.update(data: previous)
         hasher.update(data: envelope)
-        return Array(hasher.finalize())
+        return hasher.finalize().withUnsafeBytes { Array($0) }
     }
 
     /// A stream chain's hash: `SHA-256(previous || envelope without its position)`.
@@ -53,7 +53,7 @@ public enum ChainHash {
         var hasher = SHA256()
         hasher.update(data: previous)
         envelope.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[8...])) }
-        return Array(hasher.finalize())
+        return hasher.finalize().withUnsafeBytes { Array($0) }
     }
 
     /// The stream hash of a stored event given its stream predecessor's.
