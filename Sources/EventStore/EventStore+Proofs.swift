@@ -518,10 +518,15 @@ extension EventStore {
                 }
             }
             if hasBlocks {
+                // A block holds at most `maximumCount` events, so its leaves of one tree,
+                // given one after another as appends give them, end at most that far past
+                // `range`: a bounded range of the index, not the rest of the tree. Leaves
+                // spread wider (a file changed by hand) are missed, and the proof then
+                // lacks a neighbour: the caller checks the whole tree instead.
                 for row in try Row.fetchAll(db, sql: """
                     SELECT l.block, b.count FROM block_leaves l JOIN event_blocks b ON b.first_position = l.block
-                    WHERE l.tree_id = ? AND l.last_leaf >= ? AND l.first_leaf < ?
-                    """, arguments: [id, range.lowerBound, range.upperBound]) {
+                    WHERE l.tree_id = ? AND l.last_leaf BETWEEN ? AND ? AND l.first_leaf < ?
+                    """, arguments: [id, range.lowerBound, range.upperBound + Int64(EventBlock.maximumCount), range.upperBound]) {
                     let first: Int64 = row[0], count: Int64 = row[1]
                     runs.append(first...(first + max(count, 1) - 1))
                 }
