@@ -29,6 +29,8 @@ public struct EventBlock: Hashable, Sendable {
         public var leaf: Int64?
         public var payload: [UInt8]
 
+        /// An event as a block stores it: `streamRowID` and `typeRowID` are row ids in
+        /// `streams` and `event_types`, `recordedAt` microseconds since 1970 (UTC).
         public init(id: UUID, hash: [UInt8], streamRowID: Int64, streamVersion: Int64, typeRowID: Int64, typeVersion: Int64,
                     recordedAt: Int64, leaf: Int64?, payload: [UInt8]) {
             self.id = id
@@ -46,6 +48,8 @@ public struct EventBlock: Hashable, Sendable {
     /// The events, in position order: the first is at the block's first position.
     public var events: [Event]
 
+    /// A block of `events`, the first at the block's first position (at most
+    /// ``maximumCount``: readers refuse more).
     public init(events: [Event]) {
         self.events = events
     }
