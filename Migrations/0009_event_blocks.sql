@@ -5,7 +5,9 @@
 -- rows of `events` (by builds before this step, and by copies of a shared store) stay
 -- as they are; a position is in a row or in a block, never both.
 CREATE TABLE event_blocks (
-    first_position INTEGER PRIMARY KEY,               -- its events are first_position ..< first_position + count
+    -- Its events are first_position ..< first_position + count (bounded, so that no
+    -- reader's sum of a position and a count can overflow).
+    first_position INTEGER PRIMARY KEY CHECK (first_position BETWEEN 1 AND 4611686018427387904),
     count          INTEGER NOT NULL CHECK (count BETWEEN 1 AND 4096),
     codec          INTEGER NOT NULL,                  -- as events.codec, for the whole body
     dictionary_id  INTEGER REFERENCES dictionaries(id),

@@ -215,7 +215,8 @@ struct BlockScan {
             // A block holds at most `maximumCount` events, so one that reaches `range`
             // starts at most that far before it: a range of the primary key.
             conditions.append("b.first_position BETWEEN ? AND ? AND b.first_position + b.count > ?")
-            arguments += [range.lowerBound - Int64(EventBlock.maximumCount) + 1, range.upperBound, range.lowerBound]
+            let reach = Int64(EventBlock.maximumCount) - 1
+            arguments += [range.lowerBound > Int64.min + reach ? range.lowerBound - reach : Int64.min, range.upperBound, range.lowerBound]
         }
         var wanted: [UUID] = []
         if let stream = query.stream { wanted.append(stream) }

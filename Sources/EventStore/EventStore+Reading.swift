@@ -116,9 +116,9 @@ extension EventStore {
 
     /// Calls `body` with where each stream begins and ends: its first event (for a
     /// recording, its `recording.started`) and the position of its last event, in
-    /// order of first event, one at a time. Costs two index lookups per stream,
-    /// however long the log; hashes are not checked here (``scan(_:verify:_:)`` and
-    /// ``verifyIntegrity(progress:)`` do).
+    /// order of first event. Costs a few index lookups per stream and one block read
+    /// for each block a stream starts in, however long the log; hashes are not checked
+    /// here (``scan(_:verify:_:)`` and ``verifyIntegrity(progress:)`` do).
     public func scanStreamHeads(_ body: (StreamHead) throws -> Void) throws {
         try Self.translating(path) {
             try queue.read { db in

@@ -305,3 +305,18 @@ import Testing
         #expect(try store.events(EventQuery(positions: 11...15)).count == 5)
     }
 }
+
+@Suite struct BlockBoundsTests {
+    @Test func aBlockPositionNearTheEndOfTheIntegersIsRefusedByTheSchema() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        try EventStore(path: path).append(sampleEvents(3))
+        #expect(throws: (any Error).self) {
+            try tamper(path, "UPDATE event_blocks SET first_position = 9223372036854775800")
+        }
+        // Nothing changed: the log reads and verifies as before.
+        #expect(try EventStore(path: path, access: .readOnly).verifyIntegrity().isSound)
+        // A read of positions from the far end of the integers finds nothing, without trapping.
+        #expect(try EventStore(path: path, access: .readOnly).events(EventQuery(positions: Int64.min...Int64.min + 5)).isEmpty)
+    }
+}
