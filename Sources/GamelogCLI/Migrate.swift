@@ -23,15 +23,9 @@ struct Migrate: ParsableCommand {
         }
         // Opening for writing applies the missing migrations, each in one transaction.
         let store = try options.openForWriting()
-        // The catalog is derived from the events: a log from before it existed gets it filled now.
-        if !(try store.catalogIsComplete()) {
-            let progress = ProgressBar(total: Int(try store.count().lastPosition), label: "events catalogued")
-            try GameIndex.fillCatalog(store) { done, _ in progress.update(Int(done)) }
-            progress.finish()
-            print("filled the game catalog")
-        }
         // Events stored as rows (by a gamelog before blocks) move into blocks: the same
-        // events, fewer bytes, faster reads.
+        // events, fewer bytes, faster reads. First, so that a log that does not verify is
+        // refused before anything derived is written to it.
         let rows = try store.count().events
         if try store.storedAsRows() > 0 {
             let before = Self.fileSize(store.path)
@@ -40,6 +34,13 @@ struct Migrate: ParsableCommand {
             progress.finish()
             try store.reclaimFreePages()
             print("moved \(moved) events into blocks; the file went from \(before) to \(Self.fileSize(store.path)) bytes")
+        }
+        // The catalog is derived from the events: a log from before it existed gets it filled now.
+        if !(try store.catalogIsComplete()) {
+            let progress = ProgressBar(total: Int(try store.count().lastPosition), label: "events catalogued")
+            try GameIndex.fillCatalog(store) { done, _ in progress.update(Int(done)) }
+            progress.finish()
+            print("filled the game catalog")
         }
         print("\(store.path) is at schema version \(try store.schemaVersion()), the newest this gamelog knows.")
     }

@@ -468,6 +468,23 @@ extension InteractiveReplayTests {
 }
 
 @Suite struct MigrateTests {
+    @Test func aDamagedLogIsNotMovedIntoBlocksAndTheErrorSaysWhy() throws {
+        let folder = try Folder()
+        _ = try gamelog(["simulate", "--games", "1", "--db", "new.sqlite"], in: folder.url)
+        // Its events as rows, one of them damaged.
+        _ = try OlderSchema.rowsCopy(of: try EventStore(path: folder.path("new.sqlite"), access: .readOnly), to: folder.path("rows.sqlite"))
+        try DatabaseQueue(path: folder.path("rows.sqlite")).writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE events SET codec = 0, dictionary_id = NULL, payload = CAST('garbage' AS BLOB), raw_size = 7 WHERE position = 5")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let before = try Data(contentsOf: folder.url.appending(path: "rows.sqlite"))
+        let run = try gamelog(["migrate", "--db", "rows.sqlite"], in: folder.url)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("does not verify") && run.stderr.contains("left as they are") && run.stderr.contains("gamelog verify"),
+                "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.url.appending(path: "rows.sqlite")) == before)
+    }
+
     @Test func anOlderSchemaIsReadAfterTheMigrateTheErrorNames() throws {
         let folder = try Folder()
         _ = try gamelog(["simulate", "--games", "1", "--db", "new.sqlite"], in: folder.url)
