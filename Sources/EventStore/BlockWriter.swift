@@ -22,7 +22,7 @@ final class BlockWriter {
     }
 
     private let capacity: Int
-    private(set) var blocks: [Pending] = []
+    private var blocks: [Pending] = []
     /// Blocks before this index are closed and handed to a lane.
     private var submitted = 0
     private let lanes: Lanes
@@ -70,10 +70,6 @@ final class BlockWriter {
             submitted += 1
         }
     }
-
-    /// Waits for the lanes: call before a failed append returns, so that no lane still
-    /// uses a deflater the next append will use.
-    func finish() { lanes.wait() }
 
     /// Compresses what is left, waits for the lanes, and stores the blocks with their
     /// index rows.

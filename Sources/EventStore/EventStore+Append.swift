@@ -139,9 +139,10 @@ extension EventStore {
                              owner: (UUID) -> TreeOwner?) throws -> [AppendedEvent] {
         let compressor = try currentCompressor(db)
         var position = try lastPosition(db)
-        var previousHash: [UInt8] = position == 0 ? ChainHash.genesis : try hash(db, at: position) ?? ChainHash.genesis
+        var previousHash = try hash(db, at: position) ?? ChainHash.genesis
+        // Its lanes are waited for when it goes, also when the append throws: the next
+        // append reuses their deflaters.
         let blocks = layout == .blocks && hasBlocks ? try blockWriter(db, lastPosition: position, compressor: compressor) : nil
-        defer { blocks?.finish() }
         var reader = BlockReader(store: self, db: db)
 
         // The per-event statements run through SQLite's C API: GRDB's argument and
@@ -289,13 +290,22 @@ extension EventStore {
         var continuing: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?
         if lastPosition > 0, let row = try Self.blockRow(db, holding: lastPosition), (row[1] as Int64) < Int64(blockCapacity),
            let block = try? decodeBlock(db, row) {
-            var trees: [Int64: Int64?] = [:]
-            for event in block.events where trees[event.streamRowID] == nil {
-                trees[event.streamRowID] = try Int64.fetchOne(db, sql: "SELECT tree_id FROM streams WHERE id = ?", arguments: [event.streamRowID])
-            }
-            continuing = (row[0], block.events, block.events.map { trees[$0.streamRowID] ?? nil })
+            var trees = TreeOfStream()
+            continuing = (row[0], block.events, try block.events.map { try trees.tree(db, stream: $0.streamRowID) })
         }
         return try BlockWriter(capacity: blockCapacity, continuing: continuing, compressor: compressor)
+    }
+
+    /// The device tree of each recording (by row id), read once: its block's `block_leaves` rows need it.
+    struct TreeOfStream {
+        private var known: [Int64: Int64?] = [:]
+
+        mutating func tree(_ db: Database, stream: Int64) throws -> Int64? {
+            if let tree = known[stream] { return tree }
+            let tree = try Int64.fetchOne(db.cachedStatement(sql: "SELECT tree_id FROM streams WHERE id = ?"), arguments: [stream])
+            known[stream] = tree
+            return tree
+        }
     }
 
     private struct CatalogRow: Hashable {

@@ -44,7 +44,7 @@ extension EventStore {
                     throw EventStoreError.damagedLog(path: path, detail: "rows lie after events stored in blocks, which gamelog never writes")
                 }
                 let compressor = try currentCompressor(db)
-                var trees: [Int64: Int64?] = [:]
+                var trees = TreeOfStream()
                 var writer = try BlockWriter(capacity: blockCapacity, continuing: nil, compressor: compressor)
                 var pending = 0
                 let cursor = try Row.fetchCursor(db, sql: """
@@ -58,12 +58,9 @@ extension EventStore {
                     }
                     let payload = try decodePayload(db, position: position, codec: row[7], dictionaryID: row[8], rawSize: row[9],
                                                     stored: try row.bytes(at: 10) ?? [])
-                    if trees[stream] == nil {
-                        trees[stream] = try Int64.fetchOne(db, sql: "SELECT tree_id FROM streams WHERE id = ?", arguments: [stream])
-                    }
                     writer.add(EventBlock.Event(id: id, hash: hash, streamRowID: stream, streamVersion: row[3], typeRowID: row[4],
                                                 typeVersion: row[5], recordedAt: row[6], leaf: row[12], payload: payload),
-                               at: position, tree: trees[stream] ?? nil)
+                               at: position, tree: try trees.tree(db, stream: stream))
                     moved += 1
                     pending += 1
                     // Whole blocks at a time, so memory holds a few thousand events, not the log.

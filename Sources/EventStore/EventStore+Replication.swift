@@ -159,8 +159,8 @@ extension EventStore {
             let last = mark.lastPosition
             // A copy of a shared store writes rows (``EventStore/Layout/rows``): blocks
             // would not be sent back, and the shared store would miss their events.
-            if hasBlocks, try lastPosition(db) > (try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0),
-               try lastPosition(db) > last {
+            if hasBlocks, try Int64.fetchOne(db, sql: "SELECT 1 FROM event_blocks WHERE first_position + count - 1 > ? LIMIT 1",
+                                             arguments: [last]) != nil {
                 throw EventStoreError.blocksInCopy(path: path)
             }
             try add("dictionaries", "id > ?", [mark.highestIDs["dictionaries"] ?? 0])

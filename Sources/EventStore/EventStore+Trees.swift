@@ -236,27 +236,29 @@ extension EventStore {
         }
     }
 
-    /// The leaf index of each event of `streams` (all if nil) that has one, in position order.
-    public func leafIndexes(streams: Set<UUID>? = nil) throws -> (positions: [Int64], leaves: [Int64]) {
-        var positions: [Int64] = [], leaves: [Int64] = []
+    /// Each stored event of `streams` (all if nil) that is a leaf of its device's tree:
+    /// its position, leaf index and leaf hash, in position order. One read of the
+    /// recordings, for callers that need both the indexes and the hashes.
+    public func leaves(streams: Set<UUID>? = nil) throws -> [(position: Int64, leaf: Int64, hash: [UInt8])] {
+        if let streams, streams.isEmpty { return [] }
+        var out: [(position: Int64, leaf: Int64, hash: [UInt8])] = []
+        var scratch: [UInt8] = []
         try scan(EventQuery(streams: streams), verify: false) { event in
             guard let leaf = event.leaf else { return }
-            positions.append(event.position)
-            leaves.append(leaf)
+            out.append((event.position, leaf, MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))))
         }
-        return (positions, leaves)
+        return out
+    }
+
+    /// The leaf index of each event of `streams` (all if nil) that has one, in position order.
+    public func leafIndexes(streams: Set<UUID>? = nil) throws -> (positions: [Int64], leaves: [Int64]) {
+        let found = try leaves(streams: streams)
+        return (found.map(\.position), found.map(\.leaf))
     }
 
     /// The leaf hash of every stored event of the recordings `streams` (one tree's), by leaf index.
     public func leafHashes(streams: Set<UUID>) throws -> [Int64: [UInt8]] {
-        guard !streams.isEmpty else { return [:] }
-        var out: [Int64: [UInt8]] = [:]
-        var scratch: [UInt8] = []
-        try scan(EventQuery(streams: streams), verify: false) { event in
-            guard let leaf = event.leaf else { return }
-            out[leaf] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
-        }
-        return out
+        Dictionary(try leaves(streams: streams).map { ($0.leaf, $0.hash) }, uniquingKeysWith: { _, later in later })
     }
 }
 

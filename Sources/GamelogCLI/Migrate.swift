@@ -26,8 +26,8 @@ struct Migrate: ParsableCommand {
         // Events stored as rows (by a gamelog before blocks) move into blocks: the same
         // events, fewer bytes, faster reads. First, so that a log that does not verify is
         // refused before anything derived is written to it.
-        let rows = try store.count().events
-        if try store.storedAsRows() > 0 {
+        let rows = try store.storedAsRows()
+        if rows > 0 {
             let before = Self.fileSize(store.path)
             let progress = ProgressBar(total: Int(rows), label: "events moved into blocks")
             let moved = try store.packRowsIntoBlocks { done, _ in progress.update(Int(done)) }

@@ -47,7 +47,8 @@ extension Interchange {
         let heads = later.filter { $0.size <= last.size }
 
         let streams = layout.streams(of: id)
-        let hashes = try store.leafHashes(streams: streams)
+        let found = try store.leaves(streams: streams)
+        let hashes = Dictionary(found.map { ($0.leaf, $0.hash) }, uniquingKeysWith: { _, later in later })
         var frontier = MerkleTree.Frontier()
         for leaf in 0..<accepted {
             guard let hash = hashes[leaf] else {
@@ -56,9 +57,8 @@ extension Interchange {
             }
             frontier.append(hash)
         }
-        let (positions, leaves) = try store.leafIndexes(streams: streams)
         var leafAt: [Int64: Int64] = [:]
-        for (position, leaf) in zip(positions, leaves) where leaf >= accepted && leaf < last.size { leafAt[position] = leaf }
+        for (position, leaf, _) in found where leaf >= accepted && leaf < last.size { leafAt[position] = leaf }
         guard leafAt.count == Int(last.size - accepted) else {
             throw InterchangeError.badHead(file: store.path, line: 0, detail:
                 "the log lacks some of device \(SafeText.line(tree.owner.device))'s events \(accepted + 1)...\(last.size)")

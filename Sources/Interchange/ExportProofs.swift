@@ -2,27 +2,18 @@ import EventStore
 import Foundation
 
 /// What an export carries so a reader can check its events against their devices'
-/// signed heads: each event's leaf index, and per device tree a tree line (its
-/// recordings and, for an export of some of them, a multiproof) and its head lines.
+/// signed heads besides each event's leaf index (which the event line takes from the
+/// stored event): per device tree a tree line (its recordings and, for an export of
+/// some of them, a multiproof) and its head lines.
 struct ExportProofs {
     let store: EventStore
     let layout: TreeLayout
     let streams: Set<UUID>?
-    private let positions: [Int64]
-    private let leaves: [Int64]
-    private var next = 0
 
     init(store: EventStore, streams: Set<UUID>?) throws {
         self.store = store
         self.streams = streams
         layout = try store.treeLayout()
-        (positions, leaves) = try store.leafIndexes(streams: streams)
-    }
-
-    /// The leaf of the exported event at `position` (asked in position order).
-    mutating func leaf(at position: Int64) -> Int64? {
-        while next < positions.count && positions[next] < position { next += 1 }
-        return next < positions.count && positions[next] == position ? leaves[next] : nil
     }
 
     /// The tree and head lines of every tree an exported recording belongs to.

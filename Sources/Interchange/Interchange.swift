@@ -171,7 +171,7 @@ public enum Interchange {
         var chains = StreamChains()
         var decoder = StreamDecoder(store: store)
         // A redacted export is a new log, signed by nobody: its events keep no leaves.
-        var proofs = redact ? nil : try ExportProofs(store: store, streams: streams)
+        let proofs = redact ? nil : try ExportProofs(store: store, streams: streams)
         try store.scan(EventQuery(streams: streams), skippingDamaged: damaged) { stored in
             var payload = String(decoding: stored.payload, as: UTF8.self)
             var bytes = stored.payload
@@ -199,7 +199,7 @@ public enum Interchange {
                                      type: stored.type, typeVersion: typeVersion,
                                      recordedAt: stored.recordedAt.microsecondsSince1970, payload: payload,
                                      position: stored.position, streamHash: Hex.string(head),
-                                     leaf: proofs?.leaf(at: stored.position))
+                                     leaf: proofs == nil ? nil : stored.leaf)
             try write(String(decoding: try encoder.encode(line), as: UTF8.self))
             count += 1
         }
