@@ -42,9 +42,8 @@ public enum CollectorServer {
             guard try await role(request, collector) == .admin else {
                 return problem(.unauthorized, "enrolling a device needs the administrator's token (Authorization: Bearer ...)")
             }
-            struct Enrollment: Decodable { var device: String; var publicKey: String }
             let body = try await request.body.collect(upTo: 4096)
-            guard let enrollment = try? JSONDecoder().decode(Enrollment.self, from: Data(body.readableBytesView)) else {
+            guard let enrollment = try? JSONDecoder().decode(CommandDocuments.Enrollment.self, from: Data(body.readableBytesView)) else {
                 return problem(.badRequest, "the body must be {\"device\": NAME, \"publicKey\": 64 hex digits}")
             }
             do { try DeviceName.check(enrollment.device) } catch { return problem(.badRequest, "\(error)") }
@@ -52,8 +51,8 @@ public enum CollectorServer {
                 return problem(.badRequest, "publicKey is not a usable Ed25519 public key (64 hex digits)")
             }
             switch try await collector.store.enroll(device: enrollment.device, publicKey: key) {
-            case .enrolled: return try json(.created, ["device": enrollment.device, "publicKey": Hex.string(key)])
-            case .alreadyEnrolled: return try json(.ok, ["device": enrollment.device, "publicKey": Hex.string(key)])
+            case .enrolled: return try json(.created, CommandDocuments.Enrollment(device: enrollment.device, publicKey: key))
+            case .alreadyEnrolled: return try json(.ok, CommandDocuments.Enrollment(device: enrollment.device, publicKey: key))
             case .enrolledAs(let other):
                 return problem(.conflict, "the key is enrolled as device \(SafeText.line(other)); a key signs as one device only")
             case .nameTaken:

@@ -110,7 +110,7 @@ extension Keys {
             let base = try HTTPClient.baseURL(to, option: "--to")
             let key = try readPublicKey(publicKey, device: device)
             let token = try readAdminToken()
-            let body = Data(try CommandDocuments.text(CommandDocuments.Enrollment(device: device, publicKey: hex(key))).utf8)
+            let body = Data(try CommandDocuments.text(CommandDocuments.Enrollment(device: device, publicKey: key)).utf8)
             let reply = try HTTPClient.request("POST", base.appending(path: "v1/devices"), body: body, token: token)
             switch reply.status {
             case 201: print("enrolled device \(SafeText.line(device)) (key \(hex(key).prefix(16))...) at \(to)")

@@ -52,11 +52,9 @@ struct Push: ParsableCommand {
                 }
                 throw CommandFailure("the collector answered \(asked.status) for device \(device): \(asked.message)")
             }
-            var from = Int64(accepted), sent = 0
-            var note: String?
-            let first = from
+            var result = CommandDocuments.Push(owner: tree.owner, accepted: Int64(accepted))
             while true {
-                switch try Interchange.upload(from: store, tree: tree.owner.publicKey, accepted: from, maximumEvents: Int64(batch)) {
+                switch try Interchange.upload(from: store, tree: tree.owner.publicKey, accepted: Int64(result.to), maximumEvents: Int64(batch)) {
                 case .upToDate:
                     break
                 case .behind(let logSize, let accepted):
@@ -68,19 +66,16 @@ struct Push: ParsableCommand {
                         throw CommandFailure("the collector refused device \(device)'s events \(upload.from + 1)...\(upload.to) (HTTP \(reply.status)): \(reply.message)")
                     }
                     try keep(accepted, of: tree, in: store)
-                    sent += upload.events
-                    from = accepted.size
-                    note = accepted.note
+                    result.record(sent: upload.events, acceptedSize: accepted.size, note: accepted.note)
                     continue
                 }
                 break
             }
             if !json {
-                print(from == first ? "device \(device): the collector has all \(from) events" :
-                    "device \(device): sent \(sent) events (\(first + 1)...\(from)); the collector cosigned the head of \(from)")
+                print(result.to == result.from ? "device \(device): the collector has all \(result.to) events" :
+                    "device \(device): sent \(result.sent) events (\(result.from + 1)...\(result.to)); the collector cosigned the head of \(result.to)")
             }
-            report.append(CommandDocuments.Push(device: tree.owner.device, publicKey: hex(tree.owner.publicKey), from: Int(first), to: Int(from),
-                                                sent: sent, note: note ?? ""))
+            report.append(result)
         }
         if json {
             print(try CommandDocuments.text(report))

@@ -131,42 +131,40 @@ struct Simulate: ParsableCommand {
         simulator.network = NetworkProfile.named(network.rawValue) ?? .phone
         let progress = ProgressBar(total: games, label: "games")
         let started = Date()
-        var finished = 0, skipped = 0
-        var outcomes: [String: Int] = [:]
+        var run = CommandDocuments.Simulation(seed: seed, database: destination, network: network.rawValue)
         for number in 0..<games {
             let report = try simulator.play(game == "mixed" ? simulator.mixedKind(number) : game)
             try signer.check()
-            if report.finished && !report.alreadyRecorded { finished += 1 }
-            if report.alreadyRecorded { skipped += 1 }
+            run.games += 1
+            if report.finished && !report.alreadyRecorded { run.finished += 1 }
+            if report.alreadyRecorded { run.alreadyRecorded += 1 }
             // Counted as the log shows them: every game of the conversation, strays and strandings included.
-            for game in report.games { outcomes[outcomeClass(report.kind, game), default: 0] += 1 }
-            if report.games.isEmpty { outcomes["\(report.kind): no game message", default: 0] += 1 }
+            for game in report.games { run.outcomes[outcomeClass(report.kind, game), default: 0] += 1 }
+            if report.games.isEmpty { run.outcomes["\(report.kind): no game message", default: 0] += 1 }
             progress.update(number + 1, detail: "· \(recorder.writtenEvents) events")
         }
         progress.finish()
-        let seconds = Date().timeIntervalSince(started)
-        let written = recorder.writtenEvents
+        run.seconds = Date().timeIntervalSince(started)
+        run.eventsWritten = recorder.writtenEvents
+        if coverage { run.coverage = Dictionary(uniqueKeysWithValues: simulator.coverage.table.map { ($0.row, $0.count) }) }
         if json {
-            print(try CommandDocuments.text(CommandDocuments.Simulation(
-                games: games, finished: finished, alreadyRecorded: skipped, eventsWritten: written, seconds: seconds, seed: seed,
-                database: destination, outcomes: outcomes, network: network.rawValue,
-                coverage: coverage ? Dictionary(uniqueKeysWithValues: simulator.coverage.table.map { ($0.row, $0.count) }) : nil)))
+            print(try CommandDocuments.text(run))
         } else {
-            if skipped == games {
+            if run.alreadyRecorded == games {
                 print("All \(games) games of seed \(seed) were already recorded in \(destination): nothing was played or written.")
                 return
             }
             print(signer.summary)
-            print("Played \(games - skipped) games (\(finished) finished) with seed \(seed) in \(String(format: "%.1f", seconds)) s.")
-            let logged = outcomes.values.reduce(0, +)
+            print("Played \(games - run.alreadyRecorded) games (\(run.finished) finished) with seed \(seed) in \(String(format: "%.1f", run.seconds)) s.")
+            let logged = run.outcomes.values.reduce(0, +)
             if logged != games {
                 print("The log shows \(logged) games: besides the games played, stray taps started some and others were left unsent (each below, as `gamelog games` lists them).")
             }
-            print("Wrote \(written) events to \(destination) (\(Int(Double(written) / max(seconds, 0.001))) events/s).")
-            if skipped > 0 {
-                print("\(skipped) of the \(games) games were already recorded with this seed and were skipped.")
+            print("Wrote \(run.eventsWritten) events to \(destination) (\(Int(Double(run.eventsWritten) / max(run.seconds, 0.001))) events/s).")
+            if run.alreadyRecorded > 0 {
+                print("\(run.alreadyRecorded) of the \(games) games were already recorded with this seed and were skipped.")
             }
-            for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) { print("  \(outcome): \(count)") }
+            for (outcome, count) in run.outcomes.sorted(by: { $0.key < $1.key }) { print("  \(outcome): \(count)") }
             if coverage {
                 let table = simulator.coverage.table
                 let never = table.filter { $0.count == 0 }.count

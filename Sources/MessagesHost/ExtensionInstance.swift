@@ -53,46 +53,10 @@ public final class ExtensionInstance: ExtensionHost {
         }
     }
 
-    public func insert(_ message: Message, completion: ((MessagesError?) -> Void)?) {
-        complete(completion, with: host.stage(.message(message), by: self))
-    }
-
-    public func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?) {
-        // The description is for VoiceOver; Messages stages the message as insert does.
-        insert(message, completion: completion)
-    }
-
-    public func insertText(_ text: String, completion: ((MessagesError?) -> Void)?) {
-        complete(completion, with: host.stage(.text(text), by: self))
-    }
-
-    public func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) {
-        complete(completion, with: host.stage(.sticker(sticker), by: self))
-    }
-
-    public func insertAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
-        complete(completion, with: host.stage(.attachment(fileURL: fileURL, alternateFilename: alternateFilename), by: self))
-    }
-
-    public func send(_ message: Message, completion: ((MessagesError?) -> Void)?) {
-        complete(completion, with: host.sendDirectly(.message(message), by: self))
-    }
-
-    public func sendText(_ text: String, completion: ((MessagesError?) -> Void)?) {
-        complete(completion, with: host.sendDirectly(.text(text), by: self))
-    }
-
-    public func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) {
-        complete(completion, with: host.sendDirectly(.sticker(sticker), by: self))
-    }
-
-    public func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
-        complete(completion, with: host.sendDirectly(.attachment(fileURL: fileURL, alternateFilename: alternateFilename), by: self))
-    }
-
-    /// Hands the host's answer to the extension's completion. The host acts whether or
-    /// not there is a completion (so not `completion?(host.stage(...))`, which would skip it).
-    private func complete(_ completion: ((MessagesError?) -> Void)?, with error: MessagesError?) {
+    public func deliver(_ item: Item, _ delivery: Delivery, completion: ((MessagesError?) -> Void)?) {
+        // The host acts whether or not there is a completion (so not
+        // `completion?(host.stage(...))`, which would skip it).
+        let error = delivery == .send ? host.sendDirectly(item, by: self) : host.stage(item, by: self)
         completion?(error)
     }
 }

@@ -64,21 +64,52 @@ public protocol ExtensionHost: AnyObject {
     /// transcript style.
     func dismiss()
 
-    /// `MSConversation.insert(_:completionHandler:)`: stages the message in the input
-    /// field, replacing whatever was there. Only the user sends.
-    func insert(_ message: Message, completion: ((MessagesError?) -> Void)?)
+    /// Puts `item` into the conversation as `delivery` says. The one requirement behind
+    /// Messages' own insert and send calls (below), so a host decides, validates and
+    /// answers in one place whatever the kind of item.
+    func deliver(_ item: Item, _ delivery: Delivery, completion: ((MessagesError?) -> Void)?)
+}
+
+/// How an extension hands an item to Messages.
+public enum Delivery: Hashable, Sendable {
+    /// `MSConversation.insert`: staged in the input field, replacing whatever was there;
+    /// only the user sends it.
+    case insert
     /// `insert(_:localizedChangeDescription:completionHandler:)` (seed 003 calls it with
     /// nil): the same staging, with a sentence for VoiceOver describing the change.
-    func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?)
-    func insertText(_ text: String, completion: ((MessagesError?) -> Void)?)
-    func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?)
-    /// `insertAttachment(_:withAlternateFilename:)`: file URLs only.
-    func insertAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?)
-    /// iOS 11 `send(_:completionHandler:)`: needs the extension visible and a recent touch.
-    func send(_ message: Message, completion: ((MessagesError?) -> Void)?)
-    func sendText(_ text: String, completion: ((MessagesError?) -> Void)?)
+    case insertDescribing(String?)
+    /// iOS 11's `send`: straight to the transcript; needs the extension visible and a
+    /// recent touch.
+    case send
+}
+
+/// Messages' own calls, as the extension makes them.
+extension ExtensionHost {
+    /// `MSConversation.insert(_:completionHandler:)`.
+    public func insert(_ message: Message, completion: ((MessagesError?) -> Void)?) { deliver(.message(message), .insert, completion: completion) }
+    /// `insertText(_:completionHandler:)`.
+    public func insertText(_ text: String, completion: ((MessagesError?) -> Void)?) { deliver(.text(text), .insert, completion: completion) }
+    /// `insert(_ sticker:completionHandler:)`.
+    public func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) { deliver(.sticker(sticker), .insert, completion: completion) }
+    /// iOS 11 `send(_:completionHandler:)`.
+    public func send(_ message: Message, completion: ((MessagesError?) -> Void)?) { deliver(.message(message), .send, completion: completion) }
+    /// iOS 11 `sendText(_:completionHandler:)`.
+    public func sendText(_ text: String, completion: ((MessagesError?) -> Void)?) { deliver(.text(text), .send, completion: completion) }
     /// iOS 11 `send(_ sticker:completionHandler:)`.
-    func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?)
+    public func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) { deliver(.sticker(sticker), .send, completion: completion) }
+
+    /// `insertAttachment(_:withAlternateFilename:completionHandler:)`: file URLs only.
+    public func insertAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
+        deliver(.attachment(fileURL: fileURL, alternateFilename: alternateFilename), .insert, completion: completion)
+    }
+
     /// iOS 11 `sendAttachment(_:withAlternateFilename:completionHandler:)`: file URLs only.
-    func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?)
+    public func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
+        deliver(.attachment(fileURL: fileURL, alternateFilename: alternateFilename), .send, completion: completion)
+    }
+
+    /// `insert(_:localizedChangeDescription:completionHandler:)`.
+    public func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?) {
+        deliver(.message(message), .insertDescribing(localizedChangeDescription), completion: completion)
+    }
 }

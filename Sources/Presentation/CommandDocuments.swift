@@ -46,9 +46,10 @@ public enum CommandDocuments {
         public var device: String
         public var publicKey: String
 
-        public init(device: String, publicKey: String) {
+        /// The enrollment of `publicKey` (32 bytes) as `device`.
+        public init(device: String, publicKey: [UInt8]) {
             self.device = device
-            self.publicKey = publicKey
+            self.publicKey = Hex.string(publicKey)
         }
     }
 
@@ -108,17 +109,26 @@ public enum CommandDocuments {
     public struct Push: Codable, Sendable {
         public var device: String
         public var publicKey: String
+        /// The events the collector held before the push, and after it.
         public var from: Int
         public var to: Int
         public var sent: Int
+        /// The newest head the collector cosigned (empty when nothing was sent).
         public var note: String
 
-        public init(device: String, publicKey: String, from: Int, to: Int, sent: Int, note: String) {
-            self.device = device
-            self.publicKey = publicKey
-            self.from = from
-            self.to = to
-            self.sent = sent
+        /// The push of `owner`'s tree to a collector that holds `accepted` of its
+        /// events, before anything is sent.
+        public init(owner: TreeOwner, accepted: Int64) {
+            device = owner.device
+            publicKey = Hex.string(owner.publicKey)
+            (from, to, sent, note) = (Int(accepted), Int(accepted), 0, "")
+        }
+
+        /// The collector took `sent` more events, now holds `acceptedSize`, and cosigned
+        /// its head in `note`.
+        public mutating func record(sent events: Int, acceptedSize: Int64, note: String) {
+            sent += events
+            to = Int(acceptedSize)
             self.note = note
         }
     }
@@ -174,31 +184,22 @@ public enum CommandDocuments {
 
     /// What a `simulate --json` run did.
     public struct Simulation: Codable, Sendable {
-        public var games: Int
-        public var finished: Int
-        public var alreadyRecorded: Int
-        public var eventsWritten: Int
-        public var seconds: Double
+        public var games = 0
+        public var finished = 0
+        public var alreadyRecorded = 0
+        public var eventsWritten = 0
+        public var seconds = 0.0
         public var seed: UInt64
         public var database: String
         /// How the games ended, counted by kind and outcome.
-        public var outcomes: [String: Int]
+        public var outcomes: [String: Int] = [:]
         public var network: String
         /// With `--coverage`: how often each behaviour of the specifications occurred.
-        public var coverage: [String: Int]?
+        public var coverage: [String: Int]? = nil
 
-        public init(games: Int, finished: Int, alreadyRecorded: Int, eventsWritten: Int, seconds: Double, seed: UInt64,
-                    database: String, outcomes: [String: Int], network: String, coverage: [String: Int]?) {
-            self.games = games
-            self.finished = finished
-            self.alreadyRecorded = alreadyRecorded
-            self.eventsWritten = eventsWritten
-            self.seconds = seconds
-            self.seed = seed
-            self.database = database
-            self.outcomes = outcomes
-            self.network = network
-            self.coverage = coverage
+        /// A run about to play with `seed` into `database`: nothing counted yet.
+        public init(seed: UInt64, database: String, network: String) {
+            (self.seed, self.database, self.network) = (seed, database, network)
         }
     }
 

@@ -76,6 +76,23 @@ public enum ExtensionAction: Hashable, Codable, Sendable {
     }
 }
 
+extension ExtensionAction {
+    /// The action a delivery of `item` records: `insertText` for text staged, `send` for
+    /// a message sent, and so on.
+    public init(_ item: Item, _ delivery: Delivery) {
+        switch (item, delivery) {
+        case (.message(let m), .send): self = .send(m)
+        case (.message(let m), _): self = .insert(m)
+        case (.text(let t), .send): self = .sendText(t)
+        case (.text(let t), _): self = .insertText(t)
+        case (.sticker(let s), .send): self = .sendSticker(s)
+        case (.sticker(let s), _): self = .insertSticker(s)
+        case (.attachment(let url, let name), .send): self = .sendAttachment(fileURL: url, alternateFilename: name)
+        case (.attachment(let url, let name), _): self = .insertAttachment(fileURL: url, alternateFilename: name)
+        }
+    }
+}
+
 /// An action and what came of it.
 public struct ActionRecord: Hashable, Codable, Sendable {
     public var action: ExtensionAction
@@ -101,6 +118,12 @@ public struct ActionRecord: Hashable, Codable, Sendable {
 public struct ChangeDescription: Hashable, Codable, Sendable {
     public var text: String?
     public init(_ text: String?) { self.text = text }
+
+    /// The description a delivery carries, if it was an insert with one.
+    public init?(_ delivery: Delivery) {
+        guard case .insertDescribing(let text) = delivery else { return nil }
+        self.text = text
+    }
 }
 
 /// Everything gamelog records: one case per kind of event. Each is stored with

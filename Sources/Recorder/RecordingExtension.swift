@@ -129,50 +129,13 @@ final class RecordingHost: ExtensionHost {
     }
 
     /// Runs the real call, then records the action with the error it completed with.
-    private func perform(_ action: ExtensionAction, url: String? = nil, changeDescription: ChangeDescription? = nil,
-                         completion: ((MessagesError?) -> Void)?,
-                         _ call: (@escaping (MessagesError?) -> Void) -> Void) {
+    func deliver(_ item: Item, _ delivery: Delivery, completion: ((MessagesError?) -> Void)?) {
         let context = owner.context
         var outcome: MessagesError?
-        call { outcome = $0 }
-        let warnings = outcome == nil ? (url.map { URLRules.warnings(for: $0).map(\.description) } ?? []) : []
-        owner.record(.action(ActionRecord(action: action, error: outcome, warnings: warnings,
-                                                  changeDescription: changeDescription), context))
+        real.deliver(item, delivery) { outcome = $0 }
+        let warnings = outcome == nil ? ((item.message?.url).map { URLRules.warnings(for: $0).map(\.description) } ?? []) : []
+        owner.record(.action(ActionRecord(action: ExtensionAction(item, delivery), error: outcome, warnings: warnings,
+                                          changeDescription: ChangeDescription(delivery)), context))
         completion?(outcome)
-    }
-
-    func insert(_ message: Message, completion: ((MessagesError?) -> Void)?) {
-        perform(.insert(message), url: message.url, completion: completion) { real.insert(message, completion: $0) }
-    }
-    func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?) {
-        perform(.insert(message), url: message.url, changeDescription: ChangeDescription(localizedChangeDescription),
-                completion: completion) {
-            real.insert(message, localizedChangeDescription: localizedChangeDescription, completion: $0)
-        }
-    }
-    func insertText(_ text: String, completion: ((MessagesError?) -> Void)?) {
-        perform(.insertText(text), completion: completion) { real.insertText(text, completion: $0) }
-    }
-    func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) {
-        perform(.insertSticker(sticker), completion: completion) { real.insertSticker(sticker, completion: $0) }
-    }
-    func insertAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
-        perform(.insertAttachment(fileURL: fileURL, alternateFilename: alternateFilename), completion: completion) {
-            real.insertAttachment(fileURL, alternateFilename: alternateFilename, completion: $0)
-        }
-    }
-    func send(_ message: Message, completion: ((MessagesError?) -> Void)?) {
-        perform(.send(message), url: message.url, completion: completion) { real.send(message, completion: $0) }
-    }
-    func sendText(_ text: String, completion: ((MessagesError?) -> Void)?) {
-        perform(.sendText(text), completion: completion) { real.sendText(text, completion: $0) }
-    }
-    func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) {
-        perform(.sendSticker(sticker), completion: completion) { real.sendSticker(sticker, completion: $0) }
-    }
-    func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
-        perform(.sendAttachment(fileURL: fileURL, alternateFilename: alternateFilename), completion: completion) {
-            real.sendAttachment(fileURL, alternateFilename: alternateFilename, completion: $0)
-        }
     }
 }

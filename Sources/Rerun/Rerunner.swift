@@ -276,26 +276,10 @@ final class RerunHost: ExtensionHost {
     func requestPresentationStyle(_ style: PresentationStyle) { produced.append(.action(.requestPresentationStyle(style))) }
     func dismiss() { produced.append(.action(.dismiss)) }
 
-    private func complete(_ action: ExtensionAction, _ completion: ((MessagesError?) -> Void)?) {
-        produced.append(.action(action))
+    func deliver(_ item: Item, _ delivery: Delivery, completion: ((MessagesError?) -> Void)?) {
+        produced.append(.action(ExtensionAction(item, delivery)))
         let error = usedCompletions < recordedCompletions.count ? recordedCompletions[usedCompletions] : nil
         usedCompletions += 1
         completion?(error)
-    }
-
-    func insert(_ message: Message, completion: ((MessagesError?) -> Void)?) { complete(.insert(message), completion) }
-    func insert(_ message: Message, localizedChangeDescription: String?, completion: ((MessagesError?) -> Void)?) {
-        complete(.insert(message), completion)
-    }
-    func insertText(_ text: String, completion: ((MessagesError?) -> Void)?) { complete(.insertText(text), completion) }
-    func insertSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) { complete(.insertSticker(sticker), completion) }
-    func insertAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
-        complete(.insertAttachment(fileURL: fileURL, alternateFilename: alternateFilename), completion)
-    }
-    func send(_ message: Message, completion: ((MessagesError?) -> Void)?) { complete(.send(message), completion) }
-    func sendText(_ text: String, completion: ((MessagesError?) -> Void)?) { complete(.sendText(text), completion) }
-    func sendSticker(_ sticker: Sticker, completion: ((MessagesError?) -> Void)?) { complete(.sendSticker(sticker), completion) }
-    func sendAttachment(_ fileURL: String, alternateFilename: String?, completion: ((MessagesError?) -> Void)?) {
-        complete(.sendAttachment(fileURL: fileURL, alternateFilename: alternateFilename), completion)
     }
 }
