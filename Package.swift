@@ -127,13 +127,17 @@ let package = Package(
             name: "Presentation",
             dependencies: ["EventStore", "GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay"],
             swiftSettings: strict),
+        // What the viewer and the collector serve alike: start-up, tokens, loopback names.
+        .target(
+            name: "HTTPServing",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .target(
             name: "WebViewer",
             dependencies: [
-                "Audit", "EventStore", "GameKit", "MessagesModel", "Presentation", "Projections", "RecordedEvents", "Replay", "Rerun",
+                "Audit", "EventStore", "HTTPServing", "GameKit", "MessagesModel", "Presentation", "Projections", "RecordedEvents", "Replay", "Rerun",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .target(
@@ -144,9 +148,8 @@ let package = Package(
         .target(
             name: "Collector",
             dependencies: [
-                "EventStore", "Interchange", "Presentation", "SharedStore",
+                "EventStore", "HTTPServing", "Interchange", "Presentation", "SharedStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -218,7 +221,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "WebViewerTests",
-            dependencies: ["WebViewer", "Games", "GameKit", "EventStore", "MessagesModel", "Recorder", "Replay", "Simulation", "TestSupport", "Projections", "Audit",
+            dependencies: ["WebViewer", "HTTPServing", "Games", "GameKit", "EventStore", "MessagesModel", "Recorder", "Replay", "Simulation", "TestSupport", "Projections", "Audit",
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "GRDB", package: "GRDB.swift")],

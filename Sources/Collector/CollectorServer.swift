@@ -1,8 +1,8 @@
 import EventStore
 import Foundation
+import HTTPServing
 import HTTPTypes
 import Hummingbird
-import Logging
 import Presentation
 import SharedStore
 
@@ -101,8 +101,8 @@ public enum CollectorServer {
     }
 
     static func role(_ request: Request, _ collector: Collector) async throws -> SharedStore.TokenRole? {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
-        return try await collector.store.role(ofToken: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        guard let token = HTTPServing.token(request.headers[.authorization]) else { return nil }
+        return try await collector.store.role(ofToken: token)
     }
 
     static func json(_ status: HTTPResponse.Status, _ value: some Encodable) throws -> Response {
@@ -117,14 +117,7 @@ public enum CollectorServer {
     /// The collector as a server on `host`:`port`.
     public static func application(_ collector: Collector, host: String, port: Int,
                                    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        let loopback = ["127.0.0.1", "localhost", "::1"].contains(host)
-        return Application(router: router(collector, requireReaderToken: !loopback),
-                           configuration: .init(address: .hostname(host, port: port), serverName: "gamelog-collector"),
-                           onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
-                           logger: {
-                               var logger = Logger(label: "gamelog.collect")
-                               logger.logLevel = .warning
-                               return logger
-                           }())
+        HTTPServing.application(router: router(collector, requireReaderToken: !HTTPServing.isLoopback(host)), host: host, port: port,
+                                serverName: "gamelog-collector", label: "gamelog.collect", onServerRunning: onServerRunning)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServing
 import Hummingbird
 
 /// What every response carries and every request must show.
@@ -33,7 +34,7 @@ struct ViewerGuard<Context: RequestContext>: RouterMiddleware {
                                     "this viewer answers only requests addressed to it by its own address", html: false)
             }
             if let reader {
-                let token = Self.token(request.headers[.authorization])
+                let token = HTTPServing.token(request.headers[.authorization])
                 guard let token, try await reader(token) else {
                     throw ViewerFailure(.unauthorized, "reading this viewer needs the shared store's reader token (as the password, any user name)",
                                         html: false, headers: [.wwwAuthenticate: "Basic realm=\"gamelog\", charset=\"UTF-8\""])
@@ -46,16 +47,6 @@ struct ViewerGuard<Context: RequestContext>: RouterMiddleware {
         }
         response.headers.append(contentsOf: Self.securityHeaders)
         return response
-    }
-
-    /// The token of an `Authorization` header: `Bearer TOKEN` (scripts), or `Basic` with
-    /// the token as the password (what a browser asks a person for).
-    static func token(_ header: String?) -> String? {
-        guard let header, header.utf8.count < 1_000 else { return nil }
-        if header.hasPrefix("Bearer ") { return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
-        guard header.hasPrefix("Basic "), let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
-        return String(text[text.index(after: colon)...])
     }
 
     /// Whether `authority` (the Host header: name, or name:port, or [v6]:port) is ours.
@@ -75,19 +66,5 @@ struct ViewerGuard<Context: RequestContext>: RouterMiddleware {
         guard hosts.contains(name) else { return false }
         if let port, let given, given != port { return false }
         return true
-    }
-
-    /// The names a server listening on `host` is reached by.
-    static func names(listeningOn host: String) -> Set<String> {
-        let host = host.lowercased()
-        switch host {
-        case "127.0.0.1", "localhost", "::1", "[::1]":
-            return ["127.0.0.1", "localhost", "[::1]"]
-        case "0.0.0.0", "::", "[::]":
-            // Listening everywhere: the machine's own names are not known here; the loopback ones are.
-            return ["127.0.0.1", "localhost", "[::1]"]
-        default:
-            return [host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host]
-        }
     }
 }

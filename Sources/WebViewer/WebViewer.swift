@@ -2,8 +2,8 @@ import Audit
 import EventStore
 import Foundation
 import GameKit
+import HTTPServing
 import Hummingbird
-import Logging
 import MessagesModel
 import Presentation
 import Projections
@@ -49,15 +49,8 @@ public enum WebViewer {
     public static func application(_ model: ViewerModel, host: String, port: Int,
                                    reader: (@Sendable (String) async throws -> Bool)? = nil,
                                    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        Application(router: router(model, hosts: ViewerGuard<BasicRequestContext>.names(listeningOn: host), port: port == 0 ? nil : port,
-                                   reader: reader),
-                    configuration: .init(address: .hostname(host, port: port), serverName: "gamelog"),
-                    onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
-                    logger: {
-                        var logger = Logger(label: "gamelog.serve")
-                        logger.logLevel = .warning
-                        return logger
-                    }())
+        HTTPServing.application(router: router(model, hosts: HTTPServing.names(listeningOn: host), port: port == 0 ? nil : port, reader: reader),
+                                host: host, port: port, serverName: "gamelog", label: "gamelog.serve", onServerRunning: onServerRunning)
     }
 
     /// Whether a request's `Host` (name, name:port or [v6]:port) addresses a viewer reached by `names` on `port`.
@@ -67,7 +60,7 @@ public enum WebViewer {
 
     /// The names a viewer listening on `host` answers to.
     public static func hostNames(listeningOn host: String) -> Set<String> {
-        ViewerGuard<BasicRequestContext>.names(listeningOn: host)
+        HTTPServing.names(listeningOn: host)
     }
 
     struct VerifyDocument: Encodable {
