@@ -27,15 +27,20 @@ final class BlockWriter {
     private var submitted = 0
     private let lanes: Lanes
     private let dictionaryID: Int64?
+    /// Whether the new events' `block_ids` rows are already written (an append claims
+    /// each id as it takes a position).
+    private let idsClaimed: Bool
 
     /// - Parameters:
     ///   - last: the log's last block, decoded, with the trees of its events'
     ///     recordings, if it may be continued.
     ///   - compressor: its block deflaters compress closed blocks on background
     ///     threads while the appender goes on.
+    ///   - idsClaimed: the caller writes the new events' `block_ids` rows itself.
     init(capacity: Int, continuing last: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?,
-         compressor: EventStore.Compressor) throws {
+         compressor: EventStore.Compressor, idsClaimed: Bool = false) throws {
         self.capacity = max(1, min(capacity, EventBlock.maximumCount))
+        self.idsClaimed = idsClaimed
         lanes = Lanes(deflaters: try compressor.blockDeflaters())
         dictionaryID = compressor.dictionaryID
         if let last, last.events.count < self.capacity {
@@ -102,7 +107,7 @@ final class BlockWriter {
             guard let stored = encoded[index] else { preconditionFailure("block \(index) was not compressed") }
             try insertBlock.execute(arguments: [block.first, block.events.count, stored.codec.rawValue, stored.dictionaryID,
                                                 stored.rawSize, Data(stored.bytes), Data(block.events.last!.hash)])
-            for offset in block.storedBefore..<block.events.count {
+            for offset in block.storedBefore..<block.events.count where !idsClaimed {
                 let position = block.first + Int64(offset)
                 try withUnsafeBytes(of: block.events[offset].id.uuid) { id in
                     _ = try insertID.run(binding: { $0.blob(1, id); $0.int64(2, position) }, row: { _ in () })

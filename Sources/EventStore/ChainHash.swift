@@ -56,6 +56,15 @@ public enum ChainHash {
         return hasher.finalize().withUnsafeBytes { Array($0) }
     }
 
+    /// ``streamHash(previous:envelope:)`` on a head held inline: an append advances one
+    /// per event without allocating.
+    static func streamHash(previous: Hash32, envelope: [UInt8]) -> Hash32 {
+        var hasher = SHA256()
+        previous.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        envelope.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[8...])) }
+        return hasher.finalize().withUnsafeBytes { Hash32($0)! }
+    }
+
     /// The stream hash of a stored event given its stream predecessor's.
     static func streamHash(previous: [UInt8], event e: StoredEvent, scratch: inout [UInt8]) -> [UInt8] {
         envelope(position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion,
@@ -82,6 +91,31 @@ public enum ChainHash {
     private static func appendUUID(_ id: UUID, to out: inout [UInt8]) {
         withUnsafeBytes(of: id.uuid) { out += $0 }
     }
+}
+
+/// A SHA-256 hash held inline, for a value kept and replaced once per event.
+struct Hash32: Hashable, Sendable {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    /// Nil unless `bytes` holds exactly 32.
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 32 else { return nil }
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
+    }
+
+    init?(_ bytes: [UInt8]) {
+        guard let hash = bytes.withUnsafeBytes({ Hash32($0) }) else { return nil }
+        self = hash
+    }
+
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: words, body)
+    }
+
+    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    static func == (a: Hash32, b: Hash32) -> Bool { a.words == b.words }
+    func hash(into hasher: inout Hasher) { withUnsafeBytes { hasher.combine(bytes: $0) } }
 }
 
 extension UUID {

@@ -128,7 +128,7 @@ extension EventStore {
         var version: Int64
         var startVersion: Int64
         /// The stream hash at `version`.
-        var head: [UInt8]
+        var head: Hash32
         /// The device tree its events are leaves of, if any.
         var tree: Int64?
     }
@@ -157,6 +157,12 @@ extension EventStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """))
         let findInBlocks = hasBlocks ? try SQLiteCall(db, try db.cachedStatement(sql: "SELECT position FROM block_ids WHERE event_id = ?")) : nil
+        // A new event in blocks claims its id in `block_ids` before it takes its position:
+        // one index search serves the retry check and the index row (an id already
+        // there is a retry, looked up then).
+        let claimID = blocks != nil ? try SQLiteCall(db, try db.cachedStatement(sql: """
+            INSERT INTO block_ids (event_id, position) VALUES (?, ?) ON CONFLICT (event_id) DO NOTHING
+            """)) : nil
         // A log written since blocks has no rows to look in (one check per batch, not per event).
         let rowsExist = try Int64.fetchOne(db, sql: "SELECT 1 FROM events LIMIT 1") != nil
         let findStream = try db.cachedStatement(sql: "SELECT id, version, head, tree_id FROM streams WHERE uuid = ?")
@@ -164,6 +170,7 @@ extension EventStore {
 
         var streams: [UUID: StreamState] = [:]
         var seenInBatch: [UUID: AppendedEvent] = [:]
+        seenInBatch.reserveCapacity(events.count)
         var results: [AppendedEvent] = []
         results.reserveCapacity(events.count)
         let pipeline = blocks == nil ? CompressionPipeline(events: events, compressor: compressor) : nil
@@ -187,7 +194,13 @@ extension EventStore {
                 results.append(AppendedEvent(position: storedPosition, streamVersion: storedVersion, isNew: false))
                 continue
             }
-            if let findInBlocks, let storedPosition = try withUnsafeBytes(of: event.id.uuid, { id in
+            let claimed = try claimID.map { claim in
+                try withUnsafeBytes(of: event.id.uuid) { id in
+                    _ = try claim.run(binding: { $0.blob(1, id); $0.int64(2, position + 1) }, row: { _ in () })
+                    return claim.changes == 1
+                }
+            }
+            if claimed != true, let findInBlocks, let storedPosition = try withUnsafeBytes(of: event.id.uuid, { id in
                 try findInBlocks.run(binding: { $0.blob(1, id) }, row: { $0.int64(0) })
             }) {
                 // A retry: its version is read from its block (rare, so not kept in the index).
@@ -202,12 +215,16 @@ extension EventStore {
                 let uuidBytes = Data(event.stream.bytes)
                 if let row = try Row.fetchOne(findStream, arguments: [uuidBytes]) {
                     let version: Int64 = row[1]
-                    let head = try (row[2] as Data?).map(Array.init)
+                    let stored = try (row[2] as Data?).map(Array.init)
                         ?? (version == 0 ? ChainHash.genesis : legacyHead(db, stream: event.stream))
+                    guard let head = Hash32(stored) else {
+                        throw EventStoreError.damagedDatabase(path: path, detail:
+                            "recording \(event.stream.uuidString.lowercased())'s chain head is \(stored.count) bytes, not 32")
+                    }
                     stream = StreamState(rowID: row[0], version: version, startVersion: version, head: head, tree: row[3])
                 } else {
                     try insertStream.execute(arguments: [uuidBytes])
-                    stream = StreamState(rowID: db.lastInsertedRowID, version: 0, startVersion: 0, head: ChainHash.genesis)
+                    stream = StreamState(rowID: db.lastInsertedRowID, version: 0, startVersion: 0, head: Hash32(ChainHash.genesis)!)
                 }
                 stream.tree = try trees.join(db, stream: event.stream, rowID: stream.rowID, tree: stream.tree, owner: owner(event.stream))
                 if let expected = expecting[event.stream], !expected.matches(stream.version) {
@@ -250,7 +267,7 @@ extension EventStore {
         try blocks?.store(db)
         let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?")
         for (_, stream) in streams where stream.version != stream.startVersion {
-            try updateStream.execute(arguments: [stream.version, Data(stream.head), stream.rowID])
+            try updateStream.execute(arguments: [stream.version, Data(stream.head.bytes), stream.rowID])
         }
         if position > firstPosition { try updateCatalog(db, catalogRows, from: firstPosition, to: position, covering: everyEventTagged) }
         return results
@@ -293,7 +310,7 @@ extension EventStore {
             var trees = TreeOfStream()
             continuing = (row[0], block.events, try block.events.map { try trees.tree(db, stream: $0.streamRowID) })
         }
-        return try BlockWriter(capacity: blockCapacity, continuing: continuing, compressor: compressor)
+        return try BlockWriter(capacity: blockCapacity, continuing: continuing, compressor: compressor, idsClaimed: true)
     }
 
     /// The device tree of each recording (by row id), read once: its block's `block_leaves` rows need it.

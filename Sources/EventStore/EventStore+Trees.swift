@@ -91,7 +91,11 @@ struct TreeStates {
     /// The leaf an event takes in tree `id`: the next one (a recorded event), or the one
     /// it was exported with (an import).
     mutating func take(_ db: Database, _ id: Int64, leaf given: Int64?, envelope: [UInt8]) throws -> Int64 {
-        var state = try load(db, id)
+        // Taken out of the dictionary while it grows, so its frontier is not copied
+        // for every leaf (copy-on-write while the dictionary still held it).
+        if states[id] == nil { try load(db, id) }
+        var state = states.removeValue(forKey: id)!
+        defer { states[id] = state }
         let hash = MerkleTree.leafHash(envelope[8...])
         let leaf: Int64
         if let given {
@@ -105,17 +109,15 @@ struct TreeStates {
             }
             state.size = max(state.size, given + 1)
         } else {
-            guard var frontier = state.frontier else {
+            guard state.frontier != nil else {
                 throw EventStoreError.treeConflict(device: state.owner.device, detail:
                     "this file holds only part of the device's tree (an import); record into the device's own log")
             }
-            leaf = frontier.size
-            frontier.append(hash) { tiles.append((id, $0, $1, $2)) }
-            state.frontier = frontier
-            state.size = frontier.size
+            leaf = state.frontier!.size
+            state.frontier!.append(hash) { tiles.append((id, $0, $1, $2)) }
+            state.size = state.frontier!.size
         }
         state.changed = true
-        states[id] = state
         return leaf
     }
 

@@ -73,6 +73,10 @@ struct SQLiteCall {
         }
     }
 
+    /// The rows the last INSERT, UPDATE or DELETE on the connection changed (0 for an
+    /// insert that `ON CONFLICT DO NOTHING` skipped).
+    var changes: Int32 { sqlite3_changes(connection) }
+
     private func error(_ code: Int32) -> DatabaseError {
         DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
     }
