@@ -53,14 +53,18 @@ final class BlockWriter {
     deinit { lanes.wait() }
 
     /// Adds the next event of the log, at `position`.
-    func add(_ event: EventBlock.Event, at position: Int64, tree: Int64?) {
-        if let open = blocks.last, open.first + Int64(open.events.count) == position,
-           open.events.count < capacity, open.rawSize < EventBlock.closingSize {
-            blocks[blocks.count - 1].events.append(event)
-            blocks[blocks.count - 1].trees.append(tree)
-            blocks[blocks.count - 1].rawSize += 60 + event.payload.count
+    func add(_ event: consuming EventBlock.Event, at position: Int64, tree: Int64?) {
+        let size = 60 + event.payload.count
+        // Read in place, not through a copy of the open block: a copy would share its
+        // arrays, and the append below would then copy them whole.
+        let last = blocks.count - 1
+        if last >= 0, blocks[last].first + Int64(blocks[last].events.count) == position,
+           blocks[last].events.count < capacity, blocks[last].rawSize < EventBlock.closingSize {
+            blocks[last].events.append(event)
+            blocks[last].trees.append(tree)
+            blocks[last].rawSize += size
         } else {
-            blocks.append(Pending(first: position, events: [event], trees: [tree], rawSize: 60 + event.payload.count))
+            blocks.append(Pending(first: position, events: [event], trees: [tree], rawSize: size))
             // The block before is closed: compress it while this thread goes on.
             submit(upTo: blocks.count - 1)
         }
@@ -115,9 +119,12 @@ final class BlockWriter {
             }
             var streams: [Int64: (version: Int64, position: Int64)] = [:]
             var leaves: [Int64: (first: Int64, last: Int64)] = [:]
-            for (offset, event) in block.events.enumerated() {
-                streams[event.streamRowID] = (event.streamVersion, block.first + Int64(offset))
-                if let leaf = event.leaf, let tree = block.trees[offset] {
+            // By index, reading the fields it needs: copying each event would retain its
+            // hash and payload only to release them again.
+            for offset in block.events.indices {
+                let (stream, version) = (block.events[offset].streamRowID, block.events[offset].streamVersion)
+                streams[stream] = (version, block.first + Int64(offset))
+                if let leaf = block.events[offset].leaf, let tree = block.trees[offset] {
                     let known = leaves[tree]
                     leaves[tree] = (min(known?.first ?? leaf, leaf), max(known?.last ?? leaf, leaf))
                 }
