@@ -1,4 +1,5 @@
 import EventStore
+import GRDB
 import Foundation
 import TestSupport
 import Testing
@@ -42,6 +43,29 @@ import Testing
         let t0 = Timestamp(microsecondsSince1970: 1_700_000_000_000_003)
         #expect(try store.events(EventQuery(stream: a, since: t0)).map(\.streamVersion) == Array(4...10))
         #expect(try store.events(EventQuery(limit: 3)).map(\.position) == [1, 2, 3])
+    }
+
+    @Test func aRecordingHeadOfTheWrongSizeIsRefusedAndNothingIsWritten() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let stream = UUID()
+        try EventStore(path: path).append(sampleEvents(3, stream: stream))
+        // A file changed by hand, past the schema's own check: the recording's chain head
+        // is not a SHA-256 hash.
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+            try db.execute(sql: "UPDATE streams SET head = x'0102030405' WHERE uuid = ?", arguments: [Data(withUnsafeBytes(of: stream.uuid) { Array($0) })])
+        }
+        let store = try EventStore(path: path)
+        #expect {
+            try store.append(sampleEvents(1, stream: stream, startingAt: 1_800_000_000_000_000))
+        } throws: { error in
+            guard case EventStoreError.damagedDatabase(_, let detail) = error else { return false }
+            return detail.contains("5 bytes, not 32") && detail.contains(stream.uuidString.lowercased())
+        }
+        #expect(try store.count().events == 3)
+        // Another recording still appends.
+        #expect(try store.append(sampleEvents(1)).first?.position == 4)
     }
 
     @Test func appendingAStoredIDIsANoOpThatReturnsItsPosition() throws {
