@@ -26,6 +26,14 @@ public enum ChainHash {
                          payload: [UInt8], into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         out.reserveCapacity(8 + 16 + 16 + 8 + 2 + type.utf8.count + 4 + 8 + 4 + payload.count)
+        header(position: position, id: id, stream: stream, streamVersion: streamVersion, type: type, typeVersion: typeVersion,
+               recordedAt: recordedAt, payloadCount: payload.count, into: &out)
+        out += payload
+    }
+
+    /// Appends to `out` the envelope's bytes before the payload.
+    static func header(position: Int64, id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
+                       recordedAt: Timestamp, payloadCount: Int, into out: inout [UInt8]) {
         append(UInt64(bitPattern: position), to: &out)
         appendUUID(id, to: &out)
         appendUUID(stream, to: &out)
@@ -34,8 +42,7 @@ public enum ChainHash {
         out += type.utf8
         append(UInt32(typeVersion), to: &out)
         append(UInt64(bitPattern: recordedAt.microsecondsSince1970), to: &out)
-        append(UInt32(payload.count), to: &out)
-        out += payload
+        append(UInt32(payloadCount), to: &out)
     }
 
     /// The chain hash of an event given its predecessor's.
@@ -54,15 +61,6 @@ public enum ChainHash {
         hasher.update(data: previous)
         envelope.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[8...])) }
         return hasher.finalize().withUnsafeBytes { Array($0) }
-    }
-
-    /// ``streamHash(previous:envelope:)`` on a head held inline: an append advances one
-    /// per event without allocating.
-    static func streamHash(previous: Hash32, envelope: [UInt8]) -> Hash32 {
-        var hasher = SHA256()
-        previous.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        envelope.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[8...])) }
-        return hasher.finalize().withUnsafeBytes { Hash32($0)! }
     }
 
     /// The stream hash of a stored event given its stream predecessor's.
@@ -90,6 +88,52 @@ public enum ChainHash {
 
     private static func appendUUID(_ id: UUID, to out: inout [UInt8]) {
         withUnsafeBytes(of: id.uuid) { out += $0 }
+    }
+}
+
+/// An event's envelope as its fields before the payload and the payload itself: the
+/// chain, stream and leaf hashes of an append read the payload where it is, instead of
+/// from a copy in one buffer.
+struct SplitEnvelope {
+    /// The envelope's bytes before the payload; reused from event to event.
+    private(set) var header: [UInt8] = []
+    private(set) var payload: [UInt8] = []
+
+    mutating func set(position: Int64, id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
+                      recordedAt: Timestamp, payload: [UInt8]) {
+        header.removeAll(keepingCapacity: true)
+        ChainHash.header(position: position, id: id, stream: stream, streamVersion: streamVersion, type: type,
+                         typeVersion: typeVersion, recordedAt: recordedAt, payloadCount: payload.count, into: &header)
+        self.payload = payload
+    }
+
+    /// ``ChainHash/hash(previous:envelope:)``.
+    func chainHash(previous: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: previous)
+        feed(&hasher, from: 0)
+        return hasher.finalize().withUnsafeBytes { Array($0) }
+    }
+
+    /// ``ChainHash/streamHash(previous:envelope:)``.
+    func streamHash(previous: Hash32) -> Hash32 {
+        var hasher = SHA256()
+        previous.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        feed(&hasher, from: 8)
+        return hasher.finalize().withUnsafeBytes { Hash32($0)! }
+    }
+
+    /// ``MerkleTree/leafHash(_:)`` of the envelope without its position.
+    func leafHash() -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: [0])
+        feed(&hasher, from: 8)
+        return hasher.finalize().withUnsafeBytes { Array($0) }
+    }
+
+    private func feed(_ hasher: inout SHA256, from offset: Int) {
+        header.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+        payload.withUnsafeBytes { hasher.update(bufferPointer: $0) }
     }
 }
 

@@ -175,7 +175,7 @@ extension EventStore {
         results.reserveCapacity(events.count)
         let pipeline = blocks == nil ? CompressionPipeline(events: events, compressor: compressor) : nil
         defer { pipeline?.finish() }
-        var envelope: [UInt8] = []
+        var envelope = SplitEnvelope()
         let firstPosition = position
         // The catalog rows of this batch, each (id, stream) once; and whether every new
         // event came with its tags, without which the catalog no longer covers the log.
@@ -235,12 +235,10 @@ extension EventStore {
             stream.version += 1
 
             let typeID = try typeID(db, for: event.type, newTypes: &newTypes)
-            ChainHash.envelope(
-                position: position, id: event.id, stream: event.stream, streamVersion: stream.version,
-                type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload,
-                into: &envelope)
-            let hash = ChainHash.hash(previous: previousHash, envelope: envelope)
-            stream.head = ChainHash.streamHash(previous: stream.head, envelope: envelope)
+            envelope.set(position: position, id: event.id, stream: event.stream, streamVersion: stream.version,
+                         type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)
+            let hash = envelope.chainHash(previous: previousHash)
+            stream.head = envelope.streamHash(previous: stream.head)
             streams[event.stream] = stream
             let leaf = try stream.tree.map { try trees.take(db, $0, leaf: event.leaf, envelope: envelope) }
             if let blocks {

@@ -90,13 +90,13 @@ struct TreeStates {
 
     /// The leaf an event takes in tree `id`: the next one (a recorded event), or the one
     /// it was exported with (an import).
-    mutating func take(_ db: Database, _ id: Int64, leaf given: Int64?, envelope: [UInt8]) throws -> Int64 {
+    mutating func take(_ db: Database, _ id: Int64, leaf given: Int64?, envelope: SplitEnvelope) throws -> Int64 {
         // Taken out of the dictionary while it grows, so its frontier is not copied
         // for every leaf (copy-on-write while the dictionary still held it).
         if states[id] == nil { try load(db, id) }
         var state = states.removeValue(forKey: id)!
         defer { states[id] = state }
-        let hash = MerkleTree.leafHash(envelope[8...])
+        let hash = envelope.leafHash()
         let leaf: Int64
         if let given {
             leaf = given
