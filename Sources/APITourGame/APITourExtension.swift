@@ -19,9 +19,9 @@ import MessagesModel
 /// - the browser also lists the phone's downloaded stickers and the attachment
 ///   button walks through the phone's files, some of which Messages refuses (missing,
 ///   unreadable, too large, the wrong format or size, a folder, a web address).
-public final class APITourExtension: MessagesAppExtension {
+public final class APITourExtension: MessagesAppViewController {
     public static let kind = "apitour"
-    public var kind: String { Self.kind }
+    public override var kind: String { Self.kind }
 
     /// The stickers the browser shows.
     public let stickers: [Sticker]
@@ -34,7 +34,6 @@ public final class APITourExtension: MessagesAppExtension {
     /// Whether the extension answers arrivals and says goodbye on its own.
     public private(set) var autoReply = false
     private var isShowing = false
-    private weak var host: (any ExtensionHost)?
 
     public init(stickers: [Sticker] = APITourExtension.bundledStickers + APITourExtension.downloadedStickers,
                 attachments: [String] = APITourExtension.phoneFiles) {
@@ -58,14 +57,12 @@ public final class APITourExtension: MessagesAppExtension {
                                     "https://example.com/photo.jpg", "file:///var/mobile/Media/private.heic",
                                     "file:///var/mobile/Media/gone.mov"]
 
-    public func attach(to host: any ExtensionHost) { self.host = host }
-
-    public func willBecomeActive(with conversation: Conversation) { isShowing = true }
+    public override func willBecomeActive(with conversation: Conversation) { isShowing = true }
 
     /// As a live bubble (transcript style) it tries what a bubble may not do: leave
     /// transcript style, dismiss itself, insert. Messages ignores the first two and
     /// refuses the insert (11).
-    public func didBecomeActive(with conversation: Conversation) {
+    public override func didBecomeActive(with conversation: Conversation) {
         guard let host, host.presentationStyle == .transcript else { return }
         host.requestPresentationStyle(.expanded)
         host.dismiss()
@@ -73,17 +70,17 @@ public final class APITourExtension: MessagesAppExtension {
     }
 
     /// A live bubble as wide as offered and 120 points high.
-    public func contentSizeThatFits(_ size: ContentSize) -> ContentSize {
+    public override func contentSizeThatFits(_ size: ContentSize) -> ContentSize {
         ContentSize(width: size.width, height: min(size.height, 120))
     }
 
-    public func didReceive(_ message: Message, conversation: Conversation) {
+    public override func didReceive(_ message: Message, conversation: Conversation) {
         guard autoReply, let host else { return }
         // An arrival is no touch: Messages refuses a send made now (error 9).
         host.sendText("Got it!", completion: record)
     }
 
-    public func didResignActive(with conversation: Conversation) {
+    public override func didResignActive(with conversation: Conversation) {
         isShowing = false
         guard autoReply, let host else { return }
         // Gone from the screen: nothing may be inserted (11) or sent (10) any more.
@@ -93,7 +90,7 @@ public final class APITourExtension: MessagesAppExtension {
 
     private var record: (MessagesError?) -> Void { { [weak self] in self?.lastError = $0 } }
 
-    public func handle(_ touch: Touch) {
+    public override func handle(_ touch: Touch) {
         guard let host else { return }
         switch touch {
         case .sticker(let index) where stickers.indices.contains(index):
@@ -160,7 +157,7 @@ public final class APITourExtension: MessagesAppExtension {
     public static let buttonTitles = ["Send", "Text", "Attachment", "+", "Link", "Live", "Picture", "Send Now", "Send Text",
                                       "Send Sticker", "Send Attachment", "Auto-reply"]
 
-    public var screen: Screen {
+    public override var screen: Screen {
         guard isShowing else { return .blank }
         var labels = stickers.map(\.localizedDescription) + ["Stepper: \(value)", "Auto-reply: \(autoReply ? "on" : "off")"]
         if let lastError { labels.append("Error: \(lastError.description)") }

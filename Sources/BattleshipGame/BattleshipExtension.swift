@@ -4,9 +4,9 @@ import MessagesModel
 
 /// Seeds 000-002's `MessagesViewController` with its child view controllers
 /// (start, ship location, ship destroy), each reduced to a ``Screen``.
-public final class BattleshipExtension: MessagesAppExtension {
+public final class BattleshipExtension: MessagesAppViewController {
     public static let kind = "battleship"
-    public var kind: String { Self.kind }
+    public override var kind: String { Self.kind }
 
     /// The child view controller currently installed.
     public enum Child: Hashable, Sendable {
@@ -21,19 +21,13 @@ public final class BattleshipExtension: MessagesAppExtension {
     }
 
     public private(set) var child: Child = .none
-    private weak var host: (any ExtensionHost)?
 
-    public init() {}
-
-    public func attach(to host: any ExtensionHost) { self.host = host }
-
-    public func willBecomeActive(with conversation: Conversation) {
-        guard let host else { return }
-        configureChild(for: host.presentationStyle, with: conversation)
+    public override func willBecomeActive(with conversation: Conversation) {
+        configureChild(for: presentationStyle, with: conversation)
     }
 
-    public func willTransition(to style: PresentationStyle) {
-        guard let conversation = host?.activeConversation else { return }
+    public override func willTransition(to style: PresentationStyle) {
+        guard let conversation = activeConversation else { return }
         configureChild(for: style, with: conversation)
     }
 
@@ -60,7 +54,7 @@ public final class BattleshipExtension: MessagesAppExtension {
         }
     }
 
-    public func handle(_ touch: Touch) {
+    public override func handle(_ touch: Touch) {
         guard let host else { return }
         switch (child, touch) {
         case (.start, .button("Start game")):
@@ -114,7 +108,7 @@ public final class BattleshipExtension: MessagesAppExtension {
         host.insert(message, completion: nil)
     }
 
-    public var screen: Screen {
+    public override var screen: Screen {
         switch child {
         case .none:
             return .blank

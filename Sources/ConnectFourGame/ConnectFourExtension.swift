@@ -7,9 +7,9 @@ import MessagesModel
 /// touch is the interaction it needs) in the selected message's session (or a new
 /// one), as a live bubble that shows the grid in transcript style; then the
 /// extension dismisses itself. Should `send` fail, the move is inserted instead.
-public final class ConnectFourExtension: MessagesAppExtension {
+public final class ConnectFourExtension: MessagesAppViewController {
     public static let kind = "connectfour"
-    public var kind: String { Self.kind }
+    public override var kind: String { Self.kind }
 
     enum Child: Hashable {
         case none
@@ -21,25 +21,19 @@ public final class ConnectFourExtension: MessagesAppExtension {
     }
 
     private var child: Child = .none
-    private weak var host: (any ExtensionHost)?
 
-    public init() {}
-
-    public func attach(to host: any ExtensionHost) { self.host = host }
-
-    public func willBecomeActive(with conversation: Conversation) {
-        guard let host else { return }
-        present(for: conversation, style: host.presentationStyle)
+    public override func willBecomeActive(with conversation: Conversation) {
+        present(for: conversation, style: presentationStyle)
     }
 
-    public func didTransition(to style: PresentationStyle) {
-        guard let conversation = host?.activeConversation else { return }
+    public override func didTransition(to style: PresentationStyle) {
+        guard let conversation = activeConversation else { return }
         present(for: conversation, style: style)
     }
 
     /// The live bubble draws the grid across the width offered, 7 columns by 6 rows of
     /// square cells, with a 44-point caption strip below.
-    public func contentSizeThatFits(_ size: ContentSize) -> ContentSize {
+    public override func contentSizeThatFits(_ size: ContentSize) -> ContentSize {
         let cell = size.width / ConnectFour.columns
         return ContentSize(width: cell * ConnectFour.columns, height: min(size.height, cell * ConnectFour.rows + 44))
     }
@@ -62,7 +56,7 @@ public final class ConnectFourExtension: MessagesAppExtension {
         }
     }
 
-    public func handle(_ touch: Touch) {
+    public override func handle(_ touch: Touch) {
         guard let host else { return }
         switch (child, touch) {
         case (.start, .button("New game")):
@@ -85,7 +79,7 @@ public final class ConnectFourExtension: MessagesAppExtension {
         }
     }
 
-    public var screen: Screen {
+    public override var screen: Screen {
         switch child {
         case .none:
             return .blank

@@ -10,9 +10,9 @@ import MessagesModel
 /// inserted as the next message of the selected message's session, after which the
 /// extension dismisses itself. One move per opening. In transcript style it draws
 /// the selected message's position.
-public final class RulesExtension<Rules: GameRules>: MessagesAppExtension {
+public final class RulesExtension<Rules: GameRules>: MessagesAppViewController {
     public let rules: Rules
-    public var kind: String { rules.kind }
+    public override var kind: String { rules.kind }
 
     enum Child: Hashable {
         case none
@@ -25,21 +25,17 @@ public final class RulesExtension<Rules: GameRules>: MessagesAppExtension {
     }
 
     private var child: Child = .none
-    private weak var host: (any ExtensionHost)?
 
     public init(_ rules: Rules) { self.rules = rules }
 
-    public func attach(to host: any ExtensionHost) { self.host = host }
-
-    public func willBecomeActive(with conversation: Conversation) {
-        guard let host else { return }
-        present(for: conversation, style: host.presentationStyle)
+    public override func willBecomeActive(with conversation: Conversation) {
+        present(for: conversation, style: presentationStyle)
     }
 
-    public func willTransition(to style: PresentationStyle) { child = .none }
+    public override func willTransition(to style: PresentationStyle) { child = .none }
 
-    public func didTransition(to style: PresentationStyle) {
-        guard let conversation = host?.activeConversation else { return }
+    public override func didTransition(to style: PresentationStyle) {
+        guard let conversation = activeConversation else { return }
         present(for: conversation, style: style)
     }
 
@@ -65,7 +61,7 @@ public final class RulesExtension<Rules: GameRules>: MessagesAppExtension {
         }
     }
 
-    public func handle(_ touch: Touch) {
+    public override func handle(_ touch: Touch) {
         guard let host else { return }
         switch child {
         case .start:
@@ -99,7 +95,7 @@ public final class RulesExtension<Rules: GameRules>: MessagesAppExtension {
     /// How the label that lists the touches entered so far begins.
     public static var entered: String { "Entered: " }
 
-    public var screen: Screen {
+    public override var screen: Screen {
         switch child {
         case .none:
             return .blank

@@ -1,5 +1,7 @@
 /// A message extension, mirroring `MSMessagesAppViewController`: the host calls these
-/// methods in the documented order. Every callback has a default that does nothing.
+/// methods in the documented order. An extension subclasses ``MessagesAppViewController``
+/// and overrides the callbacks it handles; a type that conforms directly (a wrapper, such
+/// as the recorder's) implements every one.
 ///
 /// The extension acts through the ``ExtensionHost`` it is given in ``attach(to:)``,
 /// which stands for both the view controller's inherited API
@@ -22,29 +24,13 @@ public protocol MessagesAppExtension: AnyObject {
     func willTransition(to style: PresentationStyle)
     func didTransition(to style: PresentationStyle)
     /// Transcript style only: the size the live bubble wants within `size`, the largest
-    /// Messages offers. The default takes all of it.
+    /// Messages offers (``MessagesAppViewController``'s default takes all of it).
     func contentSizeThatFits(_ size: ContentSize) -> ContentSize
 
     /// The user touched the extension's UI.
     func handle(_ touch: Touch)
     /// What the extension shows now.
     var screen: Screen { get }
-}
-
-extension MessagesAppExtension {
-    public func willBecomeActive(with conversation: Conversation) {}
-    public func didBecomeActive(with conversation: Conversation) {}
-    public func willResignActive(with conversation: Conversation) {}
-    public func didResignActive(with conversation: Conversation) {}
-    public func willSelect(_ message: Message, conversation: Conversation) {}
-    public func didSelect(_ message: Message, conversation: Conversation) {}
-    public func didReceive(_ message: Message, conversation: Conversation) {}
-    public func didStartSending(_ message: Message, conversation: Conversation) {}
-    public func didCancelSending(_ message: Message, conversation: Conversation) {}
-    public func willTransition(to style: PresentationStyle) {}
-    public func didTransition(to style: PresentationStyle) {}
-    public func contentSizeThatFits(_ size: ContentSize) -> ContentSize { size }
-    public func handle(_ touch: Touch) {}
 }
 
 /// What an extension may ask of Messages. Completions run before the call returns.

@@ -4,9 +4,9 @@ import MessagesModel
 /// "Self Define" screen whose Send button inserts the "Stepper Value" custom message
 /// (with the URL `emptyURL`, which breaks the URL rules), plus text and attachment
 /// inserts.
-public final class StickerExtension: MessagesAppExtension {
+public final class StickerExtension: MessagesAppViewController {
     public static let kind = "stickers"
-    public var kind: String { Self.kind }
+    public override var kind: String { Self.kind }
 
     /// The stickers the browser shows.
     public let stickers: [Sticker]
@@ -15,7 +15,6 @@ public final class StickerExtension: MessagesAppExtension {
     /// The last completion error, shown on screen (the seed prints it).
     public private(set) var lastError: MessagesError?
     private var isShowing = false
-    private weak var host: (any ExtensionHost)?
 
     public init(stickers: [Sticker] = StickerExtension.bundledStickers,
                 attachmentURL: String = "file:///var/mobile/Media/photo.jpg") {
@@ -28,12 +27,10 @@ public final class StickerExtension: MessagesAppExtension {
         Sticker(fileURL: "file:///bundle/sticker\($0).gif", localizedDescription: "/bundle/sticker\($0).gif")
     }
 
-    public func attach(to host: any ExtensionHost) { self.host = host }
+    public override func willBecomeActive(with conversation: Conversation) { isShowing = true }
+    public override func didResignActive(with conversation: Conversation) { isShowing = false }
 
-    public func willBecomeActive(with conversation: Conversation) { isShowing = true }
-    public func didResignActive(with conversation: Conversation) { isShowing = false }
-
-    public func handle(_ touch: Touch) {
+    public override func handle(_ touch: Touch) {
         guard let host else { return }
         let record: (MessagesError?) -> Void = { [weak self] in self?.lastError = $0 }
         switch touch {
@@ -55,7 +52,7 @@ public final class StickerExtension: MessagesAppExtension {
         }
     }
 
-    public var screen: Screen {
+    public override var screen: Screen {
         guard isShowing else { return .blank }
         var labels = stickers.map(\.localizedDescription)
         if let lastError { labels.append("Error: \(lastError.description)") }

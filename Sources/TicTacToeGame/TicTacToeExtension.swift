@@ -3,9 +3,9 @@ import MessagesModel
 
 /// Seed 003's `MessagesViewController` with `GameBoardVC` (expanded) and
 /// `CollapsedVC` (compact, an empty placeholder).
-public final class TicTacToeExtension: MessagesAppExtension {
+public final class TicTacToeExtension: MessagesAppViewController {
     public static let kind = "tictactoe"
-    public var kind: String { Self.kind }
+    public override var kind: String { Self.kind }
 
     public enum Child: Hashable, Sendable {
         case none
@@ -15,29 +15,23 @@ public final class TicTacToeExtension: MessagesAppExtension {
     }
 
     public private(set) var child: Child = .none
-    private weak var host: (any ExtensionHost)?
 
-    public init() {}
-
-    public func attach(to host: any ExtensionHost) { self.host = host }
-
-    public func willBecomeActive(with conversation: Conversation) {
-        guard let host else { return }
-        present(for: conversation, style: host.presentationStyle)
+    public override func willBecomeActive(with conversation: Conversation) {
+        present(for: conversation, style: presentationStyle)
     }
 
-    public func willTransition(to style: PresentationStyle) {
+    public override func willTransition(to style: PresentationStyle) {
         // The seed removes its children during the transition.
         child = .none
     }
 
-    public func didTransition(to style: PresentationStyle) {
-        guard let conversation = host?.activeConversation else { return }
+    public override func didTransition(to style: PresentationStyle) {
+        guard let conversation = activeConversation else { return }
         present(for: conversation, style: style)
     }
 
-    public func didReceive(_ message: Message, conversation: Conversation) {
-        host?.requestPresentationStyle(.expanded)
+    public override func didReceive(_ message: Message, conversation: Conversation) {
+        requestPresentationStyle(.expanded)
     }
 
     /// The seed's `presentViewController(for:with:)`.
@@ -54,7 +48,7 @@ public final class TicTacToeExtension: MessagesAppExtension {
         }
     }
 
-    public func handle(_ touch: Touch) {
+    public override func handle(_ touch: Touch) {
         guard let host, case .board(let state, let moveMade) = child, case .cell(let cell) = touch else { return }
         // One move per opening, on an empty cell, while nobody has won.
         guard !moveMade, let next = state.placing(at: cell) else { return }
@@ -69,7 +63,7 @@ public final class TicTacToeExtension: MessagesAppExtension {
         host.dismiss()
     }
 
-    public var screen: Screen {
+    public override var screen: Screen {
         switch child {
         case .none:
             return .blank

@@ -36,6 +36,7 @@ final class RetapCountingBattleship: MessagesAppExtension {
     func didCancelSending(_ m: Message, conversation c: Conversation) { inner.didCancelSending(m, conversation: c) }
     func willTransition(to s: PresentationStyle) { inner.willTransition(to: s) }
     func didTransition(to s: PresentationStyle) { inner.didTransition(to: s) }
+    func contentSizeThatFits(_ size: ContentSize) -> ContentSize { inner.contentSizeThatFits(size) }
 
     func handle(_ touch: Touch) {
         if case .cell(let cell) = touch, inner.screen.name == "shipDestroy", inner.screen.cells.count == 9 {

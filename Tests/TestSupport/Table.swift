@@ -35,18 +35,16 @@ public final class Table {
 }
 
 /// Inserts a message with a given URL and session when touched.
-public final class Forger: MessagesAppExtension {
-    public var kind: String { "forger" }
+public final class Forger: MessagesAppViewController {
+    public override var kind: String { "forger" }
     let url: String
     let withSession: Bool
-    weak var host: (any ExtensionHost)?
     public init(url: String, withSession: Bool) {
         self.url = url
         self.withSession = withSession
     }
-    public func attach(to host: any ExtensionHost) { self.host = host }
-    public var screen: Screen { Screen(name: "forger") }
-    public func handle(_ touch: Touch) {
+    public override var screen: Screen { Screen(name: "forger") }
+    public override func handle(_ touch: Touch) {
         guard let host else { return }
         var message = host.makeMessage(session: withSession ? host.makeSession() : nil)
         message.url = url
