@@ -548,10 +548,11 @@ extension EventStore {
         try read { db in
             guard try db.tableExists("trees") else { return [:] }
             var out: [Int64: DeviceTree] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT id, public_key, device, size FROM trees") {
+            for row in try Row.fetchAll(db, sql: "SELECT id, public_key, device, size, frontier IS NOT NULL FROM trees") {
                 guard let id = Int64.fromDatabaseValue(row[0]), let key = Data.fromDatabaseValue(row[1]),
                       let device = String.fromDatabaseValue(row[2]), let size = Int64.fromDatabaseValue(row[3]) else { continue }
-                out[id] = DeviceTree(owner: TreeOwner(device: device, publicKey: Array(key)), size: size, heads: [])
+                out[id] = DeviceTree(owner: TreeOwner(device: device, publicKey: Array(key)), size: size, heads: [],
+                                     holdsEveryLeaf: Bool.fromDatabaseValue(row[4]) ?? false)
             }
             guard withHeads else { return out }
             for row in try Row.fetchAll(db, sql: "SELECT tree_id, size, root, signed_at, flags, signature FROM tree_heads ORDER BY tree_id, size") {

@@ -149,6 +149,10 @@ public struct DeviceTree: Hashable, Sendable {
     public var size: Int64
     /// Every head the device signed that this file holds, smallest first.
     public var heads: [TreeHead]
+    /// Whether this file holds every leaf of the tree (it grew it leaf by leaf, as the
+    /// device's own log or a whole import does), rather than some leaves and proof
+    /// nodes for the others (an import of part of a log).
+    public var holdsEveryLeaf = true
 }
 
 extension EventStore {

@@ -23,14 +23,18 @@ struct ExportProofs {
             let all = layout.streams(of: id)
             let mine = streams.map { all.intersection($0) } ?? all
             guard !mine.isEmpty else { continue }
-            // The leaves exported of this tree.
-            let held = try mine == all && layout.nodes[id] == nil ? nil : Set(store.leafIndexes(streams: mine).leaves)
             var heads = tree.heads
             var nodes: [ExportedTree.Node] = []
-            if let held, let last = heads.last {
-                // Only the last head can be checked: the multiproof is for its size.
+            if mine == all && tree.holdsEveryLeaf {
+                // Every leaf is exported, so no subtree needs a proof and no leaf is read for
+                // one. Its heads as a multiproof's would be (below): the last alone, where the
+                // file keeps tiles; every head of a tree too small for a tile.
+                if layout.nodes[id] != nil, let last = heads.last { heads = [last] }
+            } else if mine != all || layout.nodes[id] != nil, let last = heads.last {
+                // The leaves exported of this tree. Only the last head can be checked: the
+                // multiproof is for its size.
+                let sorted = Set(try store.leafIndexes(streams: mine).leaves).sorted()
                 heads = [last]
-                let sorted = held.sorted()
                 var hashes: [Int64: [UInt8]]?, held: [Int64] = []
                 let stored = layout.nodes[id] ?? [:]
                 nodes = try MerkleTree.multiproof(size: last.size, held: { MerkleTree.anyLeaf(sorted, in: $0, $1) }, subtreeRoot: { lo, hi in
