@@ -25,12 +25,12 @@ struct ExportProofs {
             guard !mine.isEmpty else { continue }
             var heads = tree.heads
             var nodes: [ExportedTree.Node] = []
-            if mine == all && tree.holdsEveryLeaf {
-                // Every leaf is exported, so no subtree needs a proof and no leaf is read for
-                // one. Its heads as a multiproof's would be (below): the last alone, where the
-                // file keeps tiles; every head of a tree too small for a tile.
-                if layout.nodes[id] != nil, let last = heads.last { heads = [last] }
-            } else if mine != all || layout.nodes[id] != nil, let last = heads.last {
+            // Only an export of some of a tree's leaves needs a multiproof: some of its
+            // recordings, or a tree this file holds in part (an import of part of a log, with
+            // proof nodes for the rest). Otherwise every leaf is there to check every head
+            // against, and every head goes (docs/FORMAT.md).
+            let partial = mine != all || (!tree.holdsEveryLeaf && layout.nodes[id] != nil)
+            if partial, let last = heads.last {
                 // The leaves exported of this tree. Only the last head can be checked: the
                 // multiproof is for its size.
                 let sorted = Set(try store.leafIndexes(streams: mine).leaves).sorted()
