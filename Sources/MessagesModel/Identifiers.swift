@@ -98,6 +98,27 @@ extension UUID {
         self.init(hyphenatedUTF8: text.utf8)
     }
 
+    /// `uuidString` (upper case, hyphenated), without going through `snprintf`, which
+    /// Foundation's takes: name tables are keyed by it and looked up for events folded.
+    public var hyphenatedString: String {
+        withUnsafeBytes(of: uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { out in
+                let digits: StaticString = "0123456789ABCDEF"
+                var at = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[at] = UInt8(ascii: "-")
+                        at += 1
+                    }
+                    out[at] = digits.utf8Start[Int(raw[index] >> 4)]
+                    out[at + 1] = digits.utf8Start[Int(raw[index] & 0x0F)]
+                    at += 2
+                }
+                return at
+            }
+        }
+    }
+
     /// ``init(hyphenated:)`` over UTF-8 bytes, for readers of raw JSON. Inlinable so
     /// that callers get a copy specialized to their byte container: unspecialized,
     /// the generic iteration made full replays three times slower.

@@ -46,7 +46,7 @@ public struct DeviceView: Hashable, Codable, Sendable {
     public init(device: DeviceID) { self.device = device }
 
     /// The device owner's name, as the device shows it.
-    public var ownerName: String? { localParticipant.flatMap { names[$0.uuid.uuidString] } }
+    public var ownerName: String? { localParticipant.flatMap { names[$0.uuid.hyphenatedString] } }
 
     /// `text` with `$<uuid>` mentions resolved to the names this device shows.
     public func resolve(_ text: String) -> String {

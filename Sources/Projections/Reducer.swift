@@ -30,12 +30,12 @@ extension ConversationState {
         switch e.event {
         case .recordingStarted(let info):
             kind = info.kind
-            deviceOfStream[e.stream.uuidString] = info.device
+            deviceOfStream[e.stream.hyphenatedString] = info.device
             // Views are edited in place through the `default:` subscript: reading one
             // out and writing it back copies the whole view on every event.
             devices[info.device, default: DeviceView(device: info.device)].localParticipant = info.localParticipant
             for (id, name) in info.names {
-                devices[info.device, default: DeviceView(device: info.device)].names[id.uuid.uuidString] = name
+                devices[info.device, default: DeviceView(device: info.device)].names[id.uuid.hyphenatedString] = name
             }
             if let owner = info.names[info.localParticipant] { recordedPlayers.insert(owner) }
             for member in [info.localParticipant] + info.remoteParticipants {
@@ -109,7 +109,7 @@ extension ConversationState {
             }
             if let bubble = added, let message = bubble.message {
                 let sender = bubble.isOutgoing ? owner(of: context.device)
-                    : devices[context.device]?.names[bubble.sender.uuid.uuidString]
+                    : devices[context.device]?.names[bubble.sender.uuid.hyphenatedString]
                 told += noteMessage(message, route: bubble.isOutgoing ? .sent : .arrived, device: context.device, sender: sender, e)
             }
         case .screen(let screen, let context):

@@ -12,6 +12,16 @@ import Testing
         }
     }
 
+    @Test func writesWhatFoundationWrites() {
+        var checked = 0
+        for id in (0..<2_000).map({ _ in UUID() }) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                                                        UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))] {
+            #expect(id.hyphenatedString == id.uuidString)
+            checked += 1
+        }
+        #expect(checked == 2_002)
+    }
+
     @Test(arguments: [
         "", "E621E1F8-C36C-495A-93FC-0C247A3E6E5", "E621E1F8-C36C-495A-93FC-0C247A3E6E5FF",
         "E621E1F8C36C-495A-93FC-0C247A3E6E5F0", "E621E1F8-C36C-495A-93FC_0C247A3E6E5F",
