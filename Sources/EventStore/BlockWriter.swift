@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import ZlibCodec
 
-/// Gathers an append's new events into blocks and stores them (docs/FORMAT.md, "Event
-/// blocks").
+/// Gathers an append's new events into blocks and stores them with their
+/// `block_streams` and `block_leaves` rows (docs/FORMAT.md, "Event blocks"); the caller
+/// writes each event's `block_ids` row as it gives the event its position.
 ///
 /// The log's last block, when it holds fewer than the capacity, is continued rather
 /// than followed by another small one: a device that appends a few events at a time
@@ -27,20 +28,15 @@ final class BlockWriter {
     private var submitted = 0
     private let lanes: Lanes
     private let dictionaryID: Int64?
-    /// Whether the new events' `block_ids` rows are already written (an append claims
-    /// each id as it takes a position).
-    private let idsClaimed: Bool
 
     /// - Parameters:
     ///   - last: the log's last block, decoded, with the trees of its events'
     ///     recordings, if it may be continued.
     ///   - compressor: its block deflaters compress closed blocks on background
     ///     threads while the appender goes on.
-    ///   - idsClaimed: the caller writes the new events' `block_ids` rows itself.
     init(capacity: Int, continuing last: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?,
-         compressor: EventStore.Compressor, idsClaimed: Bool = false) throws {
+         compressor: EventStore.Compressor) throws {
         self.capacity = max(1, min(capacity, EventBlock.maximumCount))
-        self.idsClaimed = idsClaimed
         lanes = Lanes(deflaters: try compressor.blockDeflaters())
         dictionaryID = compressor.dictionaryID
         if let last, last.events.count < self.capacity {
@@ -97,7 +93,6 @@ final class BlockWriter {
                 dictionary_id = excluded.dictionary_id, raw_size = excluded.raw_size, body = excluded.body,
                 last_hash = excluded.last_hash
             """)
-        let insertID = try SQLiteCall(db, try db.cachedStatement(sql: "INSERT INTO block_ids (event_id, position) VALUES (?, ?)"))
         let insertStream = try db.cachedStatement(sql: """
             INSERT INTO block_streams (stream_id, block, last_version, last_position) VALUES (?, ?, ?, ?)
             ON CONFLICT (stream_id, block) DO UPDATE SET last_version = excluded.last_version, last_position = excluded.last_position
@@ -111,12 +106,6 @@ final class BlockWriter {
             guard let stored = encoded[index] else { preconditionFailure("block \(index) was not compressed") }
             try insertBlock.execute(arguments: [block.first, block.events.count, stored.codec.rawValue, stored.dictionaryID,
                                                 stored.rawSize, Data(stored.bytes), Data(block.events.last!.hash)])
-            for offset in block.storedBefore..<block.events.count where !idsClaimed {
-                let position = block.first + Int64(offset)
-                try withUnsafeBytes(of: block.events[offset].id.uuid) { id in
-                    _ = try insertID.run(binding: { $0.blob(1, id); $0.int64(2, position) }, row: { _ in () })
-                }
-            }
             var streams: [Int64: (version: Int64, position: Int64)] = [:]
             var leaves: [Int64: (first: Int64, last: Int64)] = [:]
             // By index, reading the fields it needs: copying each event would retain its

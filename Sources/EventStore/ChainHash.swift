@@ -47,37 +47,37 @@ public enum ChainHash {
 
     /// The chain hash of an event given its predecessor's.
     public static func hash(previous: [UInt8], envelope: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(data: previous)
-        hasher.update(data: envelope)
-        return hasher.finalize().withUnsafeBytes { Array($0) }
+        digest(previous, envelope, from: 0).bytes
     }
 
     /// A stream chain's hash: `SHA-256(previous || envelope without its position)`.
     /// Positions change when logs are merged; a stream's chain does not, so a
     /// device's events keep their proof in any log.
     public static func streamHash(previous: [UInt8], envelope: [UInt8]) -> [UInt8] {
+        digest(previous, envelope, from: 8).bytes
+    }
+
+    /// The stream hash of a stored event given its stream predecessor's. `scratch` holds
+    /// the envelope's fields; pass the same one for every event of a scan.
+    static func streamHash(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> [UInt8] {
+        scratch.set(e)
+        return scratch.streamHash(previous: previous).bytes
+    }
+
+    /// The chain hash of a stored event given its predecessor's.
+    static func hash(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> [UInt8] {
+        scratch.set(e)
+        return scratch.chainHash(previous: previous)
+    }
+
+    /// The one SHA-256 every hash of an envelope is: `prefix` (a predecessor's hash, or a
+    /// leaf's 0x00), then `bytes` from `offset` (8 skips the position), then `tail`.
+    static func digest(_ prefix: some ContiguousBytes, _ bytes: [UInt8], from offset: Int, _ tail: [UInt8] = []) -> Hash32 {
         var hasher = SHA256()
-        hasher.update(data: previous)
-        envelope.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[8...])) }
-        return hasher.finalize().withUnsafeBytes { Array($0) }
-    }
-
-    /// The stream hash of a stored event given its stream predecessor's.
-    static func streamHash(previous: [UInt8], event e: StoredEvent, scratch: inout [UInt8]) -> [UInt8] {
-        envelope(position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion,
-                 type: e.type, typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload,
-                 into: &scratch)
-        return streamHash(previous: previous, envelope: scratch)
-    }
-
-    /// The chain hash of a stored event given its predecessor's. `scratch` holds the
-    /// envelope; pass the same array for every event of a scan to allocate it once.
-    static func hash(previous: [UInt8], event e: StoredEvent, scratch: inout [UInt8]) -> [UInt8] {
-        envelope(position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion,
-                 type: e.type, typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload,
-                 into: &scratch)
-        return hash(previous: previous, envelope: scratch)
+        prefix.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        bytes.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+        tail.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        return hasher.finalize().withUnsafeBytes { Hash32($0)! }
     }
 
     static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
@@ -92,12 +92,12 @@ public enum ChainHash {
 }
 
 /// An event's envelope as its fields before the payload and the payload itself: the
-/// chain, stream and leaf hashes of an append read the payload where it is, instead of
-/// from a copy in one buffer.
+/// chain, stream and leaf hashes read the payload where it is, instead of from a copy in
+/// one buffer. Reused from event to event.
 struct SplitEnvelope {
-    /// The envelope's bytes before the payload; reused from event to event.
-    private(set) var header: [UInt8] = []
-    private(set) var payload: [UInt8] = []
+    /// The envelope's bytes before the payload.
+    private var header: [UInt8] = []
+    private var payload: [UInt8] = []
 
     mutating func set(position: Int64, id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
                       recordedAt: Timestamp, payload: [UInt8]) {
@@ -107,44 +107,29 @@ struct SplitEnvelope {
         self.payload = payload
     }
 
-    /// ``ChainHash/hash(previous:envelope:)``.
-    func chainHash(previous: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(data: previous)
-        feed(&hasher, from: 0)
-        return hasher.finalize().withUnsafeBytes { Array($0) }
+    mutating func set(_ e: StoredEvent) {
+        set(position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion, type: e.type,
+            typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload)
     }
+
+    /// ``ChainHash/hash(previous:envelope:)``.
+    func chainHash(previous: [UInt8]) -> [UInt8] { ChainHash.digest(previous, header, from: 0, payload).bytes }
 
     /// ``ChainHash/streamHash(previous:envelope:)``.
-    func streamHash(previous: Hash32) -> Hash32 {
-        var hasher = SHA256()
-        previous.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        feed(&hasher, from: 8)
-        return hasher.finalize().withUnsafeBytes { Hash32($0)! }
-    }
+    func streamHash(previous: some ContiguousBytes) -> Hash32 { ChainHash.digest(previous, header, from: 8, payload) }
 
-    /// ``MerkleTree/leafHash(_:)`` of the envelope without its position.
-    func leafHash() -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(data: [0])
-        feed(&hasher, from: 8)
-        return hasher.finalize().withUnsafeBytes { Array($0) }
-    }
-
-    private func feed(_ hasher: inout SHA256, from offset: Int) {
-        header.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-        payload.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-    }
+    /// ``MerkleTree/leafHash(_:)`` of the envelope without its position: ``TreeLeaf``'s data.
+    func leafHash() -> [UInt8] { ChainHash.digest([UInt8(0)], header, from: 8, payload).bytes }
 }
 
 /// A SHA-256 hash held inline, for a value kept and replaced once per event.
-struct Hash32: Hashable, Sendable {
+struct Hash32: ContiguousBytes, Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
     /// Nil unless `bytes` holds exactly 32.
     init?(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count == 32 else { return nil }
-        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
+        Swift.withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
     }
 
     init?(_ bytes: [UInt8]) {
@@ -157,9 +142,6 @@ struct Hash32: Hashable, Sendable {
     }
 
     var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
-
-    static func == (a: Hash32, b: Hash32) -> Bool { a.words == b.words }
-    func hash(into hasher: inout Hasher) { withUnsafeBytes { hasher.combine(bytes: $0) } }
 }
 
 extension UUID {
@@ -179,7 +161,7 @@ extension UUID {
 public struct StreamChains: Sendable {
     /// Each stream's hash after the last event given.
     public private(set) var heads: [UUID: [UInt8]] = [:]
-    private var scratch: [UInt8] = []
+    private var scratch = SplitEnvelope()
 
     public init() {}
 
@@ -188,9 +170,9 @@ public struct StreamChains: Sendable {
     public mutating func advance(id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
                                  recordedAt: Timestamp, payload: [UInt8]) -> [UInt8] {
         // The stream hash skips the position, so any position serves.
-        ChainHash.envelope(position: 0, id: id, stream: stream, streamVersion: streamVersion, type: type,
-                           typeVersion: typeVersion, recordedAt: recordedAt, payload: payload, into: &scratch)
-        let head = ChainHash.streamHash(previous: heads[stream] ?? ChainHash.genesis, envelope: scratch)
+        scratch.set(position: 0, id: id, stream: stream, streamVersion: streamVersion, type: type,
+                    typeVersion: typeVersion, recordedAt: recordedAt, payload: payload)
+        let head = scratch.streamHash(previous: heads[stream] ?? ChainHash.genesis).bytes
         heads[stream] = head
         return head
     }

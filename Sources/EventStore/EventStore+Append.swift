@@ -308,7 +308,7 @@ extension EventStore {
             var trees = TreeOfStream()
             continuing = (row[0], block.events, try block.events.map { try trees.tree(db, stream: $0.streamRowID) })
         }
-        return try BlockWriter(capacity: blockCapacity, continuing: continuing, compressor: compressor, idsClaimed: true)
+        return try BlockWriter(capacity: blockCapacity, continuing: continuing, compressor: compressor)
     }
 
     /// The device tree of each recording (by row id), read once: its block's `block_leaves` rows need it.
@@ -346,7 +346,7 @@ extension EventStore {
 
     /// The head of a stream written before streams kept one: its chain from its events.
     private func legacyHead(_ db: Database, stream: UUID) throws -> [UInt8] {
-        var head = ChainHash.genesis, scratch: [UInt8] = []
+        var head = ChainHash.genesis, scratch = SplitEnvelope()
         try forEachFound(db, EventQuery(stream: stream), predecessors: false) { found in
             switch found {
             case .event(let event, _, _): head = ChainHash.streamHash(previous: head, event: event, scratch: &scratch)

@@ -28,7 +28,7 @@ extension EventStore {
                 var previousHash = ChainHash.genesis
                 var expectedPosition: Int64 = 1
                 var lastVersion: [UUID: Int64] = [:]
-                var envelope: [UInt8] = []
+                var envelope = SplitEnvelope()
                 var indexes = BlockIndexCheck(store: self, db: db)
                 try forEachFound(db, .all, predecessors: false) { found in
                     let position = found.position
@@ -105,7 +105,7 @@ extension EventStore {
         }
         for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
             var version: Int64 = 0, lastPosition: Int64 = 0
-            var head = ChainHash.genesis, scratch: [UInt8] = []
+            var head = ChainHash.genesis, scratch = SplitEnvelope()
             try scan(EventQuery(stream: stream), skippingDamaged: { report.problems.append($0) }) { event in
                 report.eventCount += 1
                 if event.streamVersion != version + 1 {

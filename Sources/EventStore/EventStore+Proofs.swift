@@ -200,7 +200,7 @@ extension EventStore {
         var outside: [UUID: (count: Int, first: Int64)] = [:]
         var chains = StreamChains()
         var scanned: Int64 = 0
-        var scratch: [UInt8] = []
+        var scratch = SplitEnvelope()
         try scan(verify: false) { event in
             var state = running[event.stream] ?? (0, ChainHash.genesis, nil)
             state.version = event.streamVersion
@@ -208,9 +208,8 @@ extension EventStore {
             let leaf = event.leaf
             if let tree = treeOfStream[event.stream] {
                 if let leaf {
-                    ChainHash.envelope(position: 0, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
-                                       typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload, into: &scratch)
-                    checks[tree]!.add(leaf: leaf, hash: MerkleTree.leafHash(scratch[8...]), position: event.position)
+                    scratch.set(event)
+                    checks[tree]!.add(leaf: leaf, hash: scratch.leafHash(), position: event.position)
                 } else {
                     outside[event.stream, default: (0, event.position)].count += 1
                 }
@@ -404,7 +403,7 @@ extension EventStore {
         let sizes = Set([latest] + check.known.map(\.size))
         var problems: [ProofProblem] = []
         // The game's leaves.
-        var game: [Int64: [UInt8]] = [:], scratch: [UInt8] = []
+        var game: [Int64: [UInt8]] = [:], scratch = SplitEnvelope()
         var unleaved = 0, firstPosition: Int64?
         try scan(EventQuery(streams: streams), verify: false) { event in
             guard let leaf = event.leaf else { unleaved += 1; return }
@@ -413,7 +412,8 @@ extension EventStore {
                 problems.append(ProofProblem(kind: .duplicateLeaf, device: device, position: event.position, detail:
                     "the event at position \(event.position) claims leaf \(leaf) of device \(name)'s tree, which another event holds"))
             }
-            game[leaf] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
+            scratch.set(event)
+            game[leaf] = scratch.leafHash()
         }
         if unleaved > 0 {
             problems.append(ProofProblem(kind: .outsideTree, device: device, detail:
@@ -533,11 +533,12 @@ extension EventStore {
             }
         }
         let inTree = try streams(inTree: id)
-        var out: [Int64: [UInt8]] = [:], scratch: [UInt8] = []
+        var out: [Int64: [UInt8]] = [:], scratch = SplitEnvelope()
         for run in runs {
             try scan(EventQuery(positions: run), verify: false) { event in
                 guard let leaf = event.leaf, range.contains(leaf), inTree.contains(event.stream) else { return }
-                out[leaf] = MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))
+                scratch.set(event)
+                out[leaf] = scratch.leafHash()
             }
         }
         return out
@@ -595,7 +596,7 @@ extension EventStore {
     /// nil if the stream holds fewer.
     public func streamHash(_ stream: UUID, at version: Int64) throws -> [UInt8]? {
         guard version > 0 else { return ChainHash.genesis }
-        var hash = ChainHash.genesis, reached: Int64 = 0, scratch: [UInt8] = []
+        var hash = ChainHash.genesis, reached: Int64 = 0, scratch = SplitEnvelope()
         try scan(EventQuery(stream: stream), verify: false) { event in
             guard event.streamVersion <= version else { return }
             hash = ChainHash.streamHash(previous: hash, event: event, scratch: &scratch)

@@ -33,7 +33,7 @@ extension EventStore {
                         previousHash = ChainHash.genesis
                     }
                 }
-                var envelope: [UInt8] = []
+                var envelope = SplitEnvelope()
                 var emitted = 0
                 try forEachFound(db, query, predecessors: verify && !query.isContiguous) { found in
                     let event: StoredEvent, storedPredecessor: [UInt8]?

@@ -46,6 +46,7 @@ extension EventStore {
                 let compressor = try currentCompressor(db)
                 var trees = TreeOfStream()
                 var writer = try BlockWriter(capacity: blockCapacity, continuing: nil, compressor: compressor)
+                let indexID = try db.cachedStatement(sql: "INSERT INTO block_ids (event_id, position) VALUES (?, ?)")
                 var pending = 0
                 let cursor = try Row.fetchCursor(db, sql: """
                     SELECT position, event_id, stream_id, stream_version, type_id, type_version, recorded_at,
@@ -58,6 +59,7 @@ extension EventStore {
                     }
                     let payload = try decodePayload(db, position: position, codec: row[7], dictionaryID: row[8], rawSize: row[9],
                                                     stored: try row.bytes(at: 10) ?? [])
+                    try indexID.execute(arguments: [Data(id.bytes), position])
                     writer.add(EventBlock.Event(id: id, hash: hash, streamRowID: stream, streamVersion: row[3], typeRowID: row[4],
                                                 typeVersion: row[5], recordedAt: row[6], leaf: row[12], payload: payload),
                                at: position, tree: try trees.tree(db, stream: stream))

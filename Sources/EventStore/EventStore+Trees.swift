@@ -248,10 +248,11 @@ extension EventStore {
     public func leaves(streams: Set<UUID>? = nil) throws -> [(position: Int64, leaf: Int64, hash: [UInt8])] {
         if let streams, streams.isEmpty { return [] }
         var out: [(position: Int64, leaf: Int64, hash: [UInt8])] = []
-        var scratch: [UInt8] = []
+        var scratch = SplitEnvelope()
         try scan(EventQuery(streams: streams), verify: false) { event in
             guard let leaf = event.leaf else { return }
-            out.append((event.position, leaf, MerkleTree.leafHash(TreeLeaf.data(of: event, scratch: &scratch))))
+            scratch.set(event)
+            out.append((event.position, leaf, scratch.leafHash()))
         }
         return out
     }

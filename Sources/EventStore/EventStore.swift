@@ -130,6 +130,12 @@ public final class EventStore {
         }
     }
 
+    /// The size of the database file in bytes (its write-ahead log aside); 0 if it
+    /// cannot be read.
+    public var fileSize: Int {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    }
+
     /// The schema version of the open database.
     public func schemaVersion() throws -> Int {
         try read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }

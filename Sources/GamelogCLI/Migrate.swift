@@ -28,12 +28,12 @@ struct Migrate: ParsableCommand {
         // refused before anything derived is written to it.
         let rows = try store.storedAsRows()
         if rows > 0 {
-            let before = Self.fileSize(store.path)
+            let before = store.fileSize
             let progress = ProgressBar(total: Int(rows), label: "events moved into blocks")
             let moved = try store.packRowsIntoBlocks { done, _ in progress.update(Int(done)) }
             progress.finish()
             try store.reclaimFreePages()
-            print("moved \(moved) events into blocks; the file went from \(before) to \(Self.fileSize(store.path)) bytes")
+            print("moved \(moved) events into blocks; the file went from \(before) to \(store.fileSize) bytes")
         }
         // The catalog is derived from the events: a log from before it existed gets it filled now.
         if !(try store.catalogIsComplete()) {
@@ -43,9 +43,5 @@ struct Migrate: ParsableCommand {
             print("filled the game catalog")
         }
         print("\(store.path) is at schema version \(try store.schemaVersion()), the newest this gamelog knows.")
-    }
-
-    static func fileSize(_ path: String) -> Int {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 }

@@ -38,14 +38,8 @@ public enum HTTPServing {
     /// The names a server listening on `host` is reached by (lower case, IPv6 in brackets).
     public static func names(listeningOn host: String) -> Set<String> {
         let host = host.lowercased()
-        switch host {
-        case "127.0.0.1", "localhost", "::1", "[::1]":
-            return ["127.0.0.1", "localhost", "[::1]"]
-        case "0.0.0.0", "::", "[::]":
-            // Listening everywhere: the machine's own names are not known here; the loopback ones are.
-            return ["127.0.0.1", "localhost", "[::1]"]
-        default:
-            return [host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host]
-        }
+        // Listening everywhere: the machine's own names are not known here; the loopback ones are.
+        if isLoopback(host) || ["0.0.0.0", "::", "[::]"].contains(host) { return ["127.0.0.1", "localhost", "[::1]"] }
+        return [host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host]
     }
 }

@@ -163,7 +163,7 @@ public enum CommandDocuments {
             (events, lastPosition) = try store.count()
             streams = try store.streams().count
             headHash = Hex.string(try store.headHash())
-            bytes = (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0
+            bytes = store.fileSize
             dictionaries = try store.dictionaries().map { Dictionary(id: $0.id, name: $0.name, bytes: $0.size) }
             let coverage = try store.catalogCoverage()
             catalogComplete = coverage.map { $0.through == $0.last } ?? false
