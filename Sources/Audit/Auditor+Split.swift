@@ -25,7 +25,7 @@ extension Auditor {
         var conversationOf: [UUID: ConversationID] = [:]
         for (conversation, streams) in try index.allStreams() { for stream in streams { conversationOf[stream] = conversation } }
         let (proofs, signatureFindings) = try Self.signatures(store, streams: nil, trusting: trusted, known: known,
-                                                              conversationOf: conversationOf)
+                                                              partial: acceptsPartialLog, conversationOf: conversationOf)
         let cosignatureFindings = try store.invalidCosignatures().map {
             Finding(.error, .signature, position: nil, rule: "cosignature", expected: "a witness's cosignature of a head the log holds", found: $0)
         }

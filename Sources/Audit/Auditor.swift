@@ -26,6 +26,10 @@ public struct Auditor: Sendable {
     /// Whether to re-run every recording against the extensions' current code (the
     /// check "outputs match the extension's code"); off for speed.
     public var rerunsExtensions = true
+    /// Whether the log may hold part of a device's signed history (an import of `export
+    /// --game`): leaves the log holds only as subtree hashes are then warnings that name
+    /// what is not covered, instead of errors.
+    public var acceptsPartialLog = false
 
     public init(games: GameRegistry, invariants: [any Invariant] = Auditor.builtInInvariants) {
         self.games = games
@@ -123,7 +127,7 @@ public struct Auditor: Sendable {
         for (conversation, streams) in index.streams { for stream in streams { conversationOf[stream] = conversation } }
         let gameStreams = index.conversations.reduce(into: Set<UUID>()) { $0.formUnion(index.streams[$1] ?? []) }
         let (proofs, signatureFindings) = try Self.signatures(store, streams: game == nil ? nil : gameStreams, trusting: trusted,
-                                                              known: known, conversationOf: conversationOf)
+                                                              known: known, partial: acceptsPartialLog, conversationOf: conversationOf)
         findings += signatureFindings
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
         if game == nil { findings += try catalogFindings(store) }
@@ -161,9 +165,10 @@ public struct Auditor: Sendable {
     /// and every signed recording in the tree of the device that made it. The same
     /// check serves `verify`, `verify GAME` and the viewer.
     public static func signatures(_ store: EventStore, streams: Set<UUID>?, trusting trusted: [String: [UInt8]]? = nil,
-                                  known: [TreeHead] = [], conversationOf: [UUID: ConversationID]) throws -> (ProofReport, [Finding]) {
-        let proofs = try streams.map { try store.verifyProofs(ofStreams: $0, trusting: trusted, known: known) }
-            ?? store.verifyProofs(trusting: trusted, known: known)
+                                  known: [TreeHead] = [], partial: Bool = false,
+                                  conversationOf: [UUID: ConversationID]) throws -> (ProofReport, [Finding]) {
+        let proofs = try streams.map { try store.verifyProofs(ofStreams: $0, trusting: trusted, known: known, partial: partial) }
+            ?? store.verifyProofs(trusting: trusted, known: known, partial: partial)
         var findings = proofs.problems.map { problem in
             Finding(problem.isError ? .error : .warning, .signature, position: problem.position,
                     game: problem.stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), device: problem.device,

@@ -74,7 +74,7 @@ extension EventStore {
             return Array(stored)
         }
         guard hasBlocks, let row = try Self.blockRow(db, holding: position) else { return nil }
-        let first: Int64 = row[0], count: Int64 = row[1]
+        let (first, count) = try Self.blockBounds(row)
         if position == first + count - 1 { return try row.bytes(at: 6) }
         let block = try decodeBlock(db, row)
         return block.events[Int(position - first)].hash
@@ -84,10 +84,11 @@ extension EventStore {
     func lastPosition(_ db: Database) throws -> Int64 {
         let inRows = try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0
         guard hasBlocks else { return inRows }
-        let inBlocks = try Int64.fetchOne(db, sql: """
-            SELECT first_position + count - 1 FROM event_blocks ORDER BY first_position DESC LIMIT 1
-            """) ?? 0
-        return max(inRows, inBlocks)
+        guard let row = try Row.fetchOne(db, sql: "SELECT first_position, count FROM event_blocks ORDER BY first_position DESC LIMIT 1") else {
+            return inRows
+        }
+        let (first, count) = try Self.blockBounds(row)
+        return max(inRows, first + count - 1)
     }
 
     /// The number of events stored, rows and blocks.
@@ -97,20 +98,31 @@ extension EventStore {
         return inRows + (try Int64.fetchOne(db, sql: "SELECT coalesce(sum(count), 0) FROM event_blocks") ?? 0)
     }
 
+    /// A block row's first position and event count, held to the schema's bounds (a row
+    /// written past its CHECKs is damage, never arithmetic that overflows).
+    static func blockBounds(_ row: Row) throws -> (first: Int64, count: Int64) {
+        guard let first = Int64.fromDatabaseValue(row[0]), let count = Int64.fromDatabaseValue(row[1]),
+              first >= 1, first <= MerkleTree.maximumSize, count >= 1, count <= Int64(EventBlock.maximumCount) else {
+            throw EventStoreError.corruptPayload(position: max(0, Int64.fromDatabaseValue(row[0]) ?? 0), detail:
+                "its block's row has a first position or an event count outside the schema's bounds (written past its checks)")
+        }
+        return (first, count)
+    }
+
     /// The row of the block that holds `position`, if any.
     static func blockRow(_ db: Database, holding position: Int64) throws -> Row? {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT \(blockColumns) FROM event_blocks b WHERE b.first_position <= ? ORDER BY b.first_position DESC LIMIT 1
             """), arguments: [position]) else { return nil }
-        let first: Int64 = row[0], count: Int64 = row[1]
+        let (first, count) = try blockBounds(row)
         return position < first + count ? row : nil
     }
 
     /// A block row's events: inflated, parsed and checked against the row (its count,
     /// its last hash). A block that fails any of these damages every event in it.
     func decodeBlock(_ db: Database, _ row: Row) throws -> EventBlock {
-        let first: Int64 = row[0]
-        guard let count = Int64.fromDatabaseValue(row[1]), let codec = Int64.fromDatabaseValue(row[2]),
+        let (first, count) = try Self.blockBounds(row)
+        guard let codec = Int64.fromDatabaseValue(row[2]),
               let rawSize = Int.fromDatabaseValue(row[4]), rawSize >= 1, rawSize <= EventBlock.maximumBodySize else {
             throw EventStoreError.corruptPayload(position: first, detail: "its block's row has a value of the wrong kind or size")
         }
@@ -283,7 +295,7 @@ struct BlockScan {
     }
 
     private mutating func fill(_ row: Row) throws {
-        let first: Int64 = row[0]
+        let first = min(max(Int64.fromDatabaseValue(row[0]) ?? 1, 1), MerkleTree.maximumSize)
         let block: EventBlock
         do {
             block = try store.decodeBlock(db, row)

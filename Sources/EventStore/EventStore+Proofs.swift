@@ -19,6 +19,9 @@ public struct ProofProblem: Hashable, Sendable, CustomStringConvertible {
         case changedEvent
         /// A signed tree's leaf is missing: an event, a recording or a game was removed.
         case missingEvent
+        /// Leaves below a head the log holds only as subtree hashes, or not at all: part of
+        /// the device's signed history is not here (an error unless the audit accepts a partial log).
+        case absentLeaves
         /// Two events claim one leaf of a device's tree.
         case duplicateLeaf
         /// An event of a recording in a device's tree is not one of its leaves.
@@ -140,7 +143,10 @@ extension EventStore {
     ///     log itself holds (which a forger could replace).
     ///   - known: heads known from elsewhere (the other phone, a collector, an earlier
     ///     check): the log must hold at least their trees, with the same roots.
-    public func verifyProofs(trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
+    ///   - partial: the auditor accepts a log holding part of a device's history (an
+    ///     import of `export --game`): leaves below a head that the log holds only as
+    ///     subtree hashes are listed as warnings instead of errors.
+    public func verifyProofs(trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [], partial: Bool = false,
                              progress: ((Int64) -> Void)? = nil) throws -> ProofReport {
         var report = ProofReport()
         report.trusted = trusted != nil
@@ -207,7 +213,7 @@ extension EventStore {
             state.hash = chains.advance(event)
             let leaf = event.leaf
             if let tree = treeOfStream[event.stream] {
-                if let leaf {
+                if let leaf, leaf >= 0, leaf < MerkleTree.maximumSize {
                     scratch.set(event)
                     checks[tree]!.add(leaf: leaf, hash: scratch.leafHash(), position: event.position)
                 } else {
@@ -222,8 +228,19 @@ extension EventStore {
             if scanned % 16_384 == 0 { progress?(scanned) }
         }
 
+        // What the log says absent leaves held: its recordings in the tree that hold fewer
+        // events than their stored version, and the games the catalog names for them.
+        let versions = try read { db in
+            Dictionary(try Row.fetchAll(db, sql: "SELECT uuid, version FROM streams").compactMap { row -> (UUID, Int64)? in
+                guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }), let version = Int64.fromDatabaseValue(row[1]) else { return nil }
+                return (uuid, version)
+            }, uniquingKeysWith: { a, _ in a })
+        }
         for (id, check) in checks.sorted(by: { $0.key < $1.key }) {
-            report.problems += check.verdicts(nodes: nodes[id] ?? [:], strict: strict)
+            let short = streamRows.filter { $0.2 == id && (versions[$0.0] ?? 0) > (running[$0.0]?.version ?? 0) }.map(\.0)
+            report.problems += try check.verdicts(nodes: nodes[id] ?? [:], strict: strict, partial: partial,
+                                                  readLeaves: { try self.leafHashes(tree: id, range: $0) },
+                                                  holders: { _ in self.describe(recordings: short) })
         }
         for (stream, found) in outside {
             report.problems.append(ProofProblem(kind: .outsideTree, device: report.deviceOfStream[stream], stream: stream, position: found.first,
@@ -263,6 +280,20 @@ extension EventStore {
         return report
     }
 
+    /// Recordings named for a finding, with the games the catalog gives them.
+    func describe(recordings: [UUID]) -> String {
+        guard !recordings.isEmpty else { return "" }
+        let games = (try? read { db -> [String] in
+            guard try db.tableExists("catalog") else { return [] }
+            let marks = recordings.map { _ in "?" }.joined(separator: ",")
+            return try Data.fetchAll(db, sql: """
+                SELECT DISTINCT c.key FROM catalog c JOIN streams s ON s.id = c.stream_id WHERE s.uuid IN (\(marks))
+                """, arguments: StatementArguments(recordings.map { Data($0.bytes) })).compactMap { UUID(bytes: $0).map(short) }
+        }) ?? []
+        let names = recordings.prefix(8).map(short).sorted().joined(separator: ", ") + (recordings.count > 8 ? " and \(recordings.count - 8) more" : "")
+        return "recording\(recordings.count == 1 ? "" : "s") \(names)" + (games.isEmpty ? "" : " (the catalog's conversations and games \(games.sorted().prefix(16).joined(separator: ", ")))")
+    }
+
     /// A tree's heads checked: signatures, the key's trust, test keys. The check that
     /// comes back holds the roots of the valid heads under trusted keys.
     static func checkHeads(of tree: DeviceTree, trusted: [String: [UInt8]]?) -> (TreeCheck, [ProofProblem], Signer) {
@@ -287,7 +318,9 @@ extension EventStore {
         for head in tree.heads {
             guard head.isValid else {
                 problems.append(ProofProblem(kind: .badSignature, device: tree.owner.device, detail:
-                    PublicKeyCheck.isAcceptable(head.publicKey)
+                    head.size > MerkleTree.maximumSize || head.size < 1
+                    ? "device \(name)'s head claims \(head.size) events, which no tree holds (1 to 2^62): it is not checked"
+                    : PublicKeyCheck.isAcceptable(head.publicKey)
                     ? "device \(name)'s head at \(head.size) events does not verify under its key: it was changed after signing"
                     : "device \(name)'s key is a small-order or malformed Ed25519 point, under which forged signatures verify"))
                 continue
@@ -343,7 +376,7 @@ extension EventStore {
     /// does), so the game's events are proven to be in what their devices signed; the
     /// rest of the log is not read. Recordings in no tree are unsigned.
     public func verifyProofs(ofStreams streams: Set<UUID>, trusting trusted: [String: [UInt8]]? = nil,
-                             known: [TreeHead] = []) throws -> ProofReport {
+                             known: [TreeHead] = [], partial: Bool = false) throws -> ProofReport {
         var report = ProofReport()
         report.trusted = trusted != nil
         let strict = trusted != nil
@@ -378,7 +411,8 @@ extension EventStore {
                 checks[id]!.add(leaf: leaf, hash: hash, position: 0)
             }
             let nodes = try read { try treeNodes($0, trees: [id]) }[id] ?? [:]
-            report.problems += checks[id]!.verdicts(nodes: nodes, strict: strict)
+            report.problems += try checks[id]!.verdicts(nodes: nodes, strict: strict, partial: partial,
+                                                        readLeaves: { try self.leafHashes(tree: id, range: $0) })
         }
         for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
             if let id = layout.treeOfStream[stream] { report.deviceOfStream[stream] = layout.trees[id]?.owner.device; continue }
@@ -406,7 +440,8 @@ extension EventStore {
         var game: [Int64: [UInt8]] = [:], scratch = SplitEnvelope()
         var unleaved = 0, firstPosition: Int64?
         try scan(EventQuery(streams: streams), verify: false) { event in
-            guard let leaf = event.leaf else { unleaved += 1; return }
+            // A leaf no tree of this size can have is outside it (and never reaches the tile arithmetic).
+            guard let leaf = event.leaf, leaf >= 0, leaf < MerkleTree.maximumSize else { unleaved += 1; return }
             if firstPosition == nil { firstPosition = event.position }
             if game[leaf] != nil {
                 problems.append(ProofProblem(kind: .duplicateLeaf, device: device, position: event.position, detail:
@@ -526,7 +561,7 @@ extension EventStore {
                 for row in try Row.fetchAll(db, sql: """
                     SELECT l.block, b.count FROM block_leaves l JOIN event_blocks b ON b.first_position = l.block
                     WHERE l.tree_id = ? AND l.last_leaf BETWEEN ? AND ? AND l.first_leaf < ?
-                    """, arguments: [id, range.lowerBound, range.upperBound + Int64(EventBlock.maximumCount), range.upperBound]) {
+                    """, arguments: [id, range.lowerBound, min(range.upperBound, MerkleTree.maximumSize) + Int64(EventBlock.maximumCount), range.upperBound]) {
                     let first: Int64 = row[0], count: Int64 = row[1]
                     runs.append(first...(first + max(count, 1) - 1))
                 }

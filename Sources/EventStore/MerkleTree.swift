@@ -30,11 +30,15 @@ public enum MerkleTree {
         return Array(hasher.finalize())
     }
 
+    /// The largest tree a log may claim: 2^62 leaves. Sizes, leaf indexes and ranges read
+    /// from a file or a request are held to it before any arithmetic, so `lo + width` never
+    /// overflows (docs/FORMAT.md).
+    public static let maximumSize: Int64 = 1 << 62
+
     /// The largest power of two smaller than `n` (for `n >= 2`): where RFC 9162 splits.
     static func split(_ n: Int64) -> Int64 {
-        var k: Int64 = 1
-        while k << 1 < n { k <<= 1 }
-        return k
+        // From the bit length, so no size (however large a file claims) loops or overflows.
+        Int64(1) << (63 - (n - 1).leadingZeroBitCount)
     }
 
     /// The root over leaf hashes given in order.
@@ -102,15 +106,17 @@ public enum MerkleTree {
         }
 
         /// Appends a leaf; `completed` is called with every perfect subtree `[lo, hi)` of
-        /// at least ``MerkleTree/tileSize`` leaves the leaf completes (the tiles a log
+        /// at least `minimumWidth` (by default ``MerkleTree/tileSize``) leaves the leaf completes (the tiles a log
         /// keeps so one game's proof needs only its own leaves and their neighbours).
-        public mutating func append(_ leafHash: [UInt8], completed: (_ lo: Int64, _ hi: Int64, _ hash: [UInt8]) -> Void) {
+        public mutating func append(_ leafHash: [UInt8], completing minimumWidth: Int64 = MerkleTree.tileSize,
+                                    completed: (_ lo: Int64, _ hi: Int64, _ hash: [UInt8]) -> Void) {
             var hash = leafHash, n = size, width: Int64 = 1
+            if minimumWidth <= 1 { completed(size, size + 1, hash) }
             while n & 1 == 1 {
                 hash = MerkleTree.nodeHash(hashes.removeLast(), hash)
                 n >>= 1
                 width <<= 1
-                if width >= MerkleTree.tileSize { completed(size + 1 - width, size + 1, hash) }
+                if width >= minimumWidth { completed(size + 1 - width, size + 1, hash) }
             }
             hashes.append(hash)
             size += 1
@@ -125,11 +131,12 @@ public enum MerkleTree {
     }
 
     /// The root of the tree of `size` leaves when only some are at hand: the subtree
-    /// `[0, size)` of ``subtree(lo:hi:known:holds:leaf:proof:missing:)``.
+    /// `[0, size)` of ``subtree(lo:hi:known:holds:leaf:proof:proofsWithin:missing:)``.
     public static func root(size: Int64, known: (Int64, Int64) -> [UInt8]?, holds: (Int64, Int64) -> Bool,
-                            leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?, missing: inout Int64?) -> [UInt8]? {
+                            leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?,
+                            proofsWithin: (Int64, Int64) -> Bool = { _, _ in false }, missing: inout Int64?) -> [UInt8]? {
         guard size > 0 else { return emptyRoot }
-        return subtree(lo: 0, hi: size, known: known, holds: holds, leaf: leaf, proof: proof, missing: &missing)
+        return subtree(lo: 0, hi: size, known: known, holds: holds, leaf: leaf, proof: proof, proofsWithin: proofsWithin, missing: &missing)
     }
 
     /// The hash of the subtree over leaves `[lo, hi)` when only some are at hand.
@@ -138,23 +145,69 @@ public enum MerkleTree {
     /// - `holds(lo, hi)`: whether any leaf of `[lo, hi)` is at hand; `leaf(i)` gives it.
     /// - `proof(lo, hi)`: a subtree hash carried by a partial export, used only where no
     ///   leaf of it is at hand, so a held leaf can never be hidden behind a proof.
+    /// - `proofsWithin(lo, hi)`: whether `known` or `proof` may answer for some smaller
+    ///   range inside `[lo, hi)`. A range that holds no leaf and has none is missing at
+    ///   once, so the work is bounded by the leaves and proofs at hand, never by the size
+    ///   a head claims (a forged head of 2^40 leaves costs 40 steps, not 2^40).
     /// Nil when a leaf is neither at hand nor under a proof; `missing` is then the first.
     public static func subtree(lo: Int64, hi: Int64, known: (Int64, Int64) -> [UInt8]?, holds: (Int64, Int64) -> Bool,
-                               leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?, missing: inout Int64?) -> [UInt8]? {
+                               leaf: (Int64) -> [UInt8]?, proof: (Int64, Int64) -> [UInt8]?,
+                               proofsWithin: (Int64, Int64) -> Bool = { _, _ in false }, missing: inout Int64?) -> [UInt8]? {
         if let known = known(lo, hi) { return known }
         let held = holds(lo, hi)
         if !held, let proof = proof(lo, hi) { return proof }
-        if hi - lo == 1 {
+        if hi - lo == 1 || (!held && !proofsWithin(lo, hi)) {
             if held, let leaf = leaf(lo) { return leaf }
             if missing == nil { missing = lo }
             return nil
         }
         // Split as RFC 9162 does; a proof may cover only part of the range.
         let k = split(hi - lo)
-        let left = subtree(lo: lo, hi: lo + k, known: known, holds: holds, leaf: leaf, proof: proof, missing: &missing)
-        let right = subtree(lo: lo + k, hi: hi, known: known, holds: holds, leaf: leaf, proof: proof, missing: &missing)
+        let left = subtree(lo: lo, hi: lo + k, known: known, holds: holds, leaf: leaf, proof: proof, proofsWithin: proofsWithin, missing: &missing)
+        let right = subtree(lo: lo + k, hi: hi, known: known, holds: holds, leaf: leaf, proof: proof, proofsWithin: proofsWithin, missing: &missing)
         guard let left, let right else { return nil }
         return nodeHash(left, right)
+    }
+
+    /// Stored subtree ranges, answering "does one lie inside `[lo, hi)`?" in O(1) after an
+    /// O(n log n) build (a sparse table of the smallest end among ranges sorted by start),
+    /// for ``subtree(lo:hi:known:holds:leaf:proof:proofsWithin:missing:)``.
+    public struct RangeIndex: Sendable {
+        private let starts: [Int64]
+        /// `levels[j][i]`: the smallest end among the ranges `i ..< i + 2^j` (by start).
+        private var levels: [[Int64]] = []
+
+        public init(_ ranges: some Sequence<Range<Int64>>) {
+            let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
+            starts = sorted.map(\.lowerBound)
+            var level = sorted.map(\.upperBound)
+            var width = 1
+            while !level.isEmpty {
+                levels.append(level)
+                guard width * 2 <= sorted.count else { break }
+                level = (0...(sorted.count - width * 2)).map { min(level[$0], level[$0 + width]) }
+                width *= 2
+            }
+        }
+
+        public var isEmpty: Bool { starts.isEmpty }
+
+        /// Whether some range lies inside `[lo, hi)`.
+        public func any(within lo: Int64, _ hi: Int64) -> Bool {
+            // The ranges that start in [lo, hi): indexes first..<last.
+            func firstIndex(atLeast value: Int64) -> Int {
+                var low = 0, high = starts.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if starts[mid] < value { low = mid + 1 } else { high = mid }
+                }
+                return low
+            }
+            let first = firstIndex(atLeast: lo), last = firstIndex(atLeast: hi)
+            guard first < last else { return false }
+            let j = (last - first).bitWidth - 1 - (last - first).leadingZeroBitCount
+            return min(levels[j][first], levels[j][last - (1 << j)]) <= hi
+        }
     }
 
     /// Whether the sorted leaf indexes `sorted` hold one in `[lo, hi)`: what `holds`

@@ -8,7 +8,7 @@ struct TreeCheck {
     var signed: [Int64: [UInt8]] = [:] { didSet { roots.targets = Set(signed.keys).union(known.map(\.size)) } }
     /// Heads known from elsewhere.
     var known: [TreeHead] = [] { didSet { roots.targets = Set(signed.keys).union(known.map(\.size)) } }
-    private var roots = TreeRoots(targets: [])
+    fileprivate var roots = TreeRoots(targets: [])
 
     init(tree: DeviceTree) { self.tree = tree }
 
@@ -16,7 +16,6 @@ struct TreeCheck {
     mutating func compareTiles(with nodes: [Range<Int64>: [UInt8]]) { roots.tiles = nodes }
 
     mutating func add(leaf: Int64, hash: [UInt8], position: Int64) { roots.add(leaf: leaf, hash: hash, position: position) }
-    func root(at size: Int64, nodes: [Range<Int64>: [UInt8]]) -> (root: [UInt8]?, missing: Int64?) { roots.root(at: size, nodes: nodes) }
     var leafCount: Int64 { roots.leafCount }
     private var positionAt: [Int64: Int64] { roots.positionAt }
     private var duplicates: [(leaf: Int64, position: Int64)] { roots.duplicates }
@@ -39,21 +38,40 @@ public struct TreeRoots: Sendable {
     /// Leaves given twice: (leaf, position).
     public private(set) var duplicates: [(leaf: Int64, position: Int64)] = []
     /// Stored subtree hashes to compare with the leaves as they complete each one.
-    public var tiles: [Range<Int64>: [UInt8]] = [:]
+    public var tiles: [Range<Int64>: [UInt8]] = [:] {
+        didSet {
+            // Every stored range that is a perfect subtree is compared as the frontier
+            // completes it, whatever its width (not only the tiles appends keep).
+            smallestTile = tiles.keys.lazy.filter(Self.isPerfectSubtree).map { $0.upperBound - $0.lowerBound }.min() ?? .max
+        }
+    }
+    private var smallestTile: Int64 = .max
     /// Stored subtree hashes that are not their leaves' hash.
     public private(set) var wrongTiles: [Range<Int64>] = []
+    /// Stored ranges the frontier completed and compared (right or wrong).
+    public private(set) var comparedTiles: Set<Range<Int64>> = []
 
     public init(targets: Set<Int64>) { self.targets = targets }
+
+    /// `[lo, hi)` is an aligned power-of-two range: a node of every tree that holds it.
+    static func isPerfectSubtree(_ range: Range<Int64>) -> Bool {
+        let width = range.upperBound - range.lowerBound
+        return width > 0 && width & (width - 1) == 0 && range.lowerBound % width == 0
+    }
 
     private mutating func fold(_ hash: [UInt8]) {
         if tiles.isEmpty {
             frontier.append(hash)
         } else {
-            var wrong: [Range<Int64>] = []
-            frontier.append(hash) { lo, hi, made in
-                if let stored = tiles[lo..<hi], stored != made { wrong.append(lo..<hi) }
+            var wrong: [Range<Int64>] = [], compared: [Range<Int64>] = []
+            frontier.append(hash, completing: smallestTile) { lo, hi, made in
+                if let stored = tiles[lo..<hi] {
+                    compared.append(lo..<hi)
+                    if stored != made { wrong.append(lo..<hi) }
+                }
             }
             wrongTiles += wrong
+            comparedTiles.formUnion(compared)
         }
     }
 
@@ -76,12 +94,43 @@ public struct TreeRoots: Sendable {
 
     /// Leaves held: the frontier's and those past a gap.
     public var leafCount: Int64 { frontier.size + Int64(pending.count) }
+
+    /// The leaf indexes below `size` that are not held, as ranges in order: linear in the
+    /// leaves held, whatever `size` is.
+    public func absent(below size: Int64) -> [Range<Int64>] {
+        var out: [Range<Int64>] = []
+        var next = frontier.size
+        for leaf in pending.keys.sorted() {
+            guard next < size else { break }
+            if leaf > next { out.append(next..<min(leaf, size)) }
+            next = max(next, leaf + 1)
+        }
+        if next < size { out.append(next..<size) }
+        return out
+    }
+
+    /// How many of the leaves `[lo, hi)` are held; `pendingSorted` is `pending`'s keys in order.
+    public func heldCount(_ range: Range<Int64>, pendingSorted: [Int64]) -> Int64 {
+        func index(_ value: Int64) -> Int {
+            var low = 0, high = pendingSorted.count
+            while low < high {
+                let mid = (low + high) / 2
+                if pendingSorted[mid] < value { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        let fromFrontier = max(0, min(range.upperBound, frontier.size) - range.lowerBound)
+        return fromFrontier + Int64(index(range.upperBound) - index(range.lowerBound))
+    }
+
     /// The root over the first `size` leaves, from the leaves held and `nodes`; nil with
     /// the first missing leaf.
-    public func root(at size: Int64, nodes: [Range<Int64>: [UInt8]]) -> (root: [UInt8]?, missing: Int64?) {
+    /// - Parameter within: `nodes`' ranges indexed (built once for many sizes).
+    public func root(at size: Int64, nodes: [Range<Int64>: [UInt8]], within: MerkleTree.RangeIndex? = nil) -> (root: [UInt8]?, missing: Int64?) {
         if let reached = rootsReached[size] { return (reached, nil) }
         let ranges = Dictionary(uniqueKeysWithValues: MerkleTree.ranges(of: frontier).map { ($0.lo..<$0.hi, $0.hash) })
         let held = pending.keys.sorted()
+        let index = within ?? MerkleTree.RangeIndex(nodes.keys)
         var missing: Int64?
         let root = MerkleTree.root(
             size: size,
@@ -89,23 +138,33 @@ public struct TreeRoots: Sendable {
             holds: { lo, hi in lo < frontier.size || MerkleTree.anyLeaf(held, in: lo, hi) },
             leaf: { pending[$0] },
             proof: { nodes[$0..<$1] },
+            proofsWithin: { index.any(within: $0, $1) },
             missing: &missing)
         return (root, missing)
     }
-
 }
 
 extension TreeCheck {
-    func verdicts(nodes: [Range<Int64>: [UInt8]], strict: Bool) -> [ProofProblem] {
+    /// What the tree's leaves, stored subtree hashes and heads say.
+    /// - Parameters:
+    ///   - partial: the auditor accepts a log that holds part of the tree (an import of
+    ///     `export --game`): absent leaves are listed, not errors.
+    ///   - readLeaves: the stored leaf hashes of a range, to check a stored subtree hash
+    ///     the scan could not (one over leaves past a gap, or not a perfect subtree).
+    ///   - holders: what the log says the absent leaves held (recordings, games), for the finding.
+    func verdicts(nodes: [Range<Int64>: [UInt8]], strict: Bool, partial: Bool = false,
+                  readLeaves: ((Range<Int64>) throws -> [Int64: [UInt8]])? = nil,
+                  holders: ([Range<Int64>]) -> String = { _ in "" }) throws -> [ProofProblem] {
         var out: [ProofProblem] = []
         let device = tree.owner.device, name = SafeText.line(device)
+        let within = MerkleTree.RangeIndex(nodes.keys)
         var lastGood: Int64 = 0
         var latest: Int64 = 0
         // Every head after a broken one breaks too: the first says where, the count how far.
         var changed: (first: Int64, position: Int64?, from: Int64, count: Int)?
         var absent: (size: Int64, leaf: Int64?, count: Int)?
         for size in signed.keys.sorted() {
-            let (root, missing) = root(at: size, nodes: nodes)
+            let (root, missing) = roots.root(at: size, nodes: nodes, within: within)
             latest = size
             if let root {
                 if root == signed[size] {
@@ -133,7 +192,7 @@ extension TreeCheck {
                 "device \(name) signed \(absent.size) events, and its event \(absent.leaf.map { "\($0 + 1)" } ?? "?") (leaf \(absent.leaf ?? -1)) is not in the log\(later): an event, a recording or a game was removed"))
         }
         for head in known {
-            let (root, _) = root(at: head.size, nodes: nodes)
+            let (root, _) = roots.root(at: head.size, nodes: nodes, within: within)
             if head.size > leafCount && root == nil && nodes.isEmpty || (root == nil && head.size > tree.size) {
                 out.append(ProofProblem(kind: .rolledBack, device: device, detail:
                     "device \(name) had signed \(head.size) events (a known head), and the log holds \(leafCount) of its tree: it is behind, rolled back or cut"))
@@ -145,9 +204,53 @@ extension TreeCheck {
                     "device \(name) had signed \(head.size) events (a known head), and the log lacks some of them"))
             }
         }
-        if let wrong = roots.wrongTiles.first {
+        // Every leaf below the largest head used is held or named absent: a subtree hash
+        // stands in for leaves in a proof, never silently for a whole log's history.
+        let reach = max(latest, known.map(\.size).max() ?? 0)
+        let absentRanges = roots.absent(below: min(reach, MerkleTree.maximumSize))
+        if !absentRanges.isEmpty {
+            let count = absentRanges.reduce(Int64(0)) { $0 + Int64($1.count) }
+            let listed = absentRanges.prefix(8).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound - 1)" }
+                .joined(separator: ", ") + (absentRanges.count > 8 ? " and \(absentRanges.count - 8) more ranges" : "")
+            let held = holders(absentRanges)
+            out.append(ProofProblem(kind: .absentLeaves, device: device, detail:
+                "\(count) of the \(reach) leaves device \(name) signed are not in this log (leaves \(listed))"
+                + (held.isEmpty ? "" : "; the log says they held \(held)")
+                + (partial ? ": this log holds part of the device's history, and what it does not cover is unchecked"
+                           : ": a whole log lacks part of the device's signed history (events, recordings or games were removed, whatever subtree hashes stand in for them)"),
+                isError: !partial))
+        }
+        // Every stored subtree hash is checked: against its leaves where the log holds any
+        // of them, as a stand-in for absent leaves otherwise (named above).
+        var wrong = roots.wrongTiles, unchecked: [Range<Int64>] = [], stray: [Range<Int64>] = []
+        var reads = 0
+        let pendingSorted = roots.pending.keys.sorted()
+        for range in nodes.keys.sorted(by: { $0.lowerBound < $1.lowerBound }) where !roots.comparedTiles.contains(range) {
+            guard range.lowerBound >= 0, range.upperBound <= MerkleTree.maximumSize, !range.isEmpty else { stray.append(range); continue }
+            let held = roots.heldCount(range, pendingSorted: pendingSorted)
+            if held == 0 {
+                if range.upperBound > reach { stray.append(range) }
+                continue
+            }
+            // Honest logs need this only for merged partial imports: a few ranges. A file
+            // that asks for more is not read further (each read is bounded by the range's leaves).
+            guard let readLeaves, reads < 64 else { unchecked.append(range); continue }
+            reads += 1
+            let leaves = try readLeaves(range)
+            let heldIndexes = leaves.keys.sorted()
+            var missing: Int64?
+            let made = MerkleTree.subtree(lo: range.lowerBound, hi: range.upperBound, known: { _, _ in nil },
+                                          holds: { MerkleTree.anyLeaf(heldIndexes, in: $0, $1) }, leaf: { leaves[$0] },
+                                          proof: { lo, hi in lo..<hi == range ? nil : nodes[lo..<hi] },
+                                          proofsWithin: { within.any(within: $0, $1) }, missing: &missing)
+            if let made { if made != nodes[range] { wrong.append(range) } } else { unchecked.append(range) }
+        }
+        for (list, what) in [(wrong, "are not the hash of their leaves: derived data was changed"),
+                             (unchecked, "cover leaves this log holds in part and cannot be checked against them"),
+                             (stray, "are over leaves no head of the device reaches, or outside any tree")] {
+            guard let first = list.min(by: { $0.lowerBound < $1.lowerBound }) else { continue }
             out.append(ProofProblem(kind: .wrongStreamHead, device: device, detail:
-                "\(roots.wrongTiles.count) stored subtree hashes of device \(name)'s tree (the first over leaves \(wrong.lowerBound) to \(wrong.upperBound - 1)) are not the hash of their leaves: derived data was changed"))
+                "\(list.count) stored subtree hashes of device \(name)'s tree (the first over leaves \(first.lowerBound) to \(first.upperBound - 1)) \(what)"))
         }
         for duplicate in duplicates.prefix(10) {
             out.append(ProofProblem(kind: .duplicateLeaf, device: device, position: duplicate.position, detail:

@@ -70,6 +70,16 @@ public enum Schema {
             }
         }
         try checkObjects(db, version: version, path: path)
+        // Every position read from a block row is first + index, with index below 64: a row
+        // written past the schema's CHECK (first position 1 to 2^62) would overflow that
+        // arithmetic. The primary key's two ends cost two index reads.
+        if try db.tableExists("event_blocks"),
+           let row = try Row.fetchOne(db, sql: "SELECT min(first_position), max(first_position) FROM event_blocks"),
+           let low = Int64.fromDatabaseValue(row[0]), let high = Int64.fromDatabaseValue(row[1]),
+           low < 1 || high > MerkleTree.maximumSize {
+            throw EventStoreError.damagedDatabase(path: path, detail:
+                "a block of events starts at position \(low < 1 ? low : high), outside the 1 to 2^62 the schema allows: the row was written past the schema's checks")
+        }
         return version
     }
 

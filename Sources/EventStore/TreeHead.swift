@@ -56,10 +56,11 @@ public struct TreeHead: Hashable, Codable, Sendable {
         return body + "\n\u{2014} \(origin) \(stamp)\n"
     }
 
-    /// Whether ``signature`` is the device key's signature of ``body`` and the key is not
-    /// one under which forgeries verify.
+    /// Whether ``signature`` is the device key's signature of ``body``, the key is not
+    /// one under which forgeries verify, and the size is one a tree can have (1 to
+    /// ``MerkleTree/maximumSize``: no larger size is ever checked, whoever signed it).
     public var isValid: Bool {
-        guard PublicKeyCheck.isAcceptable(publicKey), signature.count == 64, root.count == 32, size >= 1,
+        guard PublicKeyCheck.isAcceptable(publicKey), signature.count == 64, root.count == 32, size >= 1, size <= MerkleTree.maximumSize,
               let key = try? Curve25519.Signing.PublicKey(rawRepresentation: publicKey) else { return false }
         return key.isValidSignature(signature, for: Array(body.utf8))
     }

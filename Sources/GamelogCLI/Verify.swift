@@ -28,6 +28,8 @@ struct Verify: ParsableCommand {
     @Option(help: ArgumentHelp("A heads file (`gamelog heads --json` kept from earlier, or the other phone's), or a collector's URL (its GET /v1/heads; a reader token from $GAMELOG_READER_TOKEN): the log must reach these heads, with the same roots. Repeatable.", valueName: "HEADS.json|URL"))
     var heads: [String] = []
     @Flag(help: "Skip re-running the recordings against the extensions' code (faster).") var noRerun = false
+    @Flag(help: "Accept a log that holds part of a device's signed history (an import of `export --game`): the leaves it holds only as subtree hashes are listed as not covered, instead of failing the check.")
+    var partial = false
     @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
     @OptionGroup var sharing: SharedAuditOptions
 
@@ -76,6 +78,7 @@ struct Verify: ParsableCommand {
             let started = Date()
             var auditor = Auditor(games: GamelogCLI.games)
             auditor.rerunsExtensions = !noRerun
+            auditor.acceptsPartialLog = partial
             let report: Auditor.Report
             if let shared, let copy, let workers = sharing.workers {
                 // This process checks what reads the whole log while the workers take the games.

@@ -171,6 +171,72 @@ import Testing
         #expect(found.filter { $0.rule == "missingEvent" }.count == 2, "\(found.map(\.rule))")
     }
 
+    /// The genuine subtree hashes that stand for `removed`'s leaves in each device's tree of
+    /// the clean log: hashes of public data, which anyone holding the file can compute.
+    func standIns(for removed: Set<UUID>) throws -> [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])] {
+        let store = try EventStore(path: clean, access: .readOnly)
+        let layout = try store.treeLayout()
+        var out: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])] = []
+        for (id, tree) in layout.trees {
+            let mine = layout.streams(of: id)
+            let hashes = try store.leafHashes(streams: mine)
+            let gone = Set(try store.leaves(streams: removed.intersection(mine)).map(\.leaf))
+            let kept = hashes.keys.filter { !gone.contains($0) }.sorted()
+            let size = try #require(tree.heads.last).size
+            out += MerkleTree.multiproof(size: size, held: { MerkleTree.anyLeaf(kept, in: $0, $1) }, subtreeRoot: { lo, hi in
+                MerkleTree.root((lo..<hi).map { hashes[$0]! })
+            }).map { (id, $0.lo, $0.hi, $0.hash) }
+        }
+        return out
+    }
+
+    // Issue 36, item 1: absence under subtree hashes.
+    @Test func aGameDroppedWithItsSubtreeHashesInItsPlaceIsNamedAbsent() throws {
+        let path = try copy("standins.sqlite")
+        let index = try GameIndex(store: try EventStore(path: path, access: .readOnly))
+        let conversation = try #require(try index.conversations().first)
+        let removed = try index.streams(of: conversation)
+        let nodes = try standIns(for: removed)
+        #expect(nodes.count >= 2)
+        try LogForger(path: path).delete(streams: removed)
+        try DatabaseQueue(path: path).write { db in
+            for node in nodes {
+                try db.execute(sql: "INSERT OR REPLACE INTO tree_nodes (tree_id, lo, hi, hash) VALUES (?, ?, ?, ?)",
+                               arguments: [node.tree, node.lo, node.hi, Data(node.hash)])
+            }
+        }
+        // Every head still verifies against the stand-ins; the absence is named all the same.
+        let found = try errors(path)
+        let absent = found.filter { $0.rule == "absentLeaves" }
+        #expect(absent.count == 2, "\(found.map(\.rule))")
+        #expect(!found.contains { $0.rule == "changedEvent" || $0.rule == "missingEvent" }, "\(found.map(\.found))")
+        #expect(absent.allSatisfy { $0.found.contains("not in this log (leaves ") })
+        // An auditor who accepts a partial log is told what it does not cover, as warnings.
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        auditor.acceptsPartialLog = true
+        let partial = try auditor.report(try EventStore(path: path, access: .readOnly), trusting: devices.trusted).findings
+        #expect(partial.filter { $0.rule == "absentLeaves" && $0.severity == .warning }.count == 2)
+        #expect(!partial.contains { $0.severity == .error }, "\(partial.filter { $0.severity == .error }.map(\.found))")
+    }
+
+    // Issue 36, item 10: a stored subtree hash over leaves the file holds is checked whatever its shape.
+    @Test func aStoredSubtreeHashThatIsNoTileIsChecked() throws {
+        let path = try copy("strayrow.sqlite")
+        let tree = try TreeForger(path: path).tree(of: "A")
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "INSERT INTO tree_nodes (tree_id, lo, hi, hash) VALUES (?, 0, 2, zeroblob(32))", arguments: [tree])
+        }
+        let found = try errors(path)
+        #expect(found.contains { $0.rule == "wrongStreamHead" && $0.found.contains("over leaves 0 to 1") }, "\(found.map(\.found))")
+        // A row past every head of the device, over leaves the log does not hold.
+        let far = try copy("farrow.sqlite")
+        try DatabaseQueue(path: far).write { db in
+            try db.execute(sql: "INSERT INTO tree_nodes (tree_id, lo, hi, hash) VALUES (?, 1048576, 2097152, zeroblob(32))", arguments: [tree])
+        }
+        #expect(try errors(far).contains { $0.rule == "wrongStreamHead" && $0.found.contains("no head of the device reaches") })
+    }
+
     @Test func anExportMissingOneRecordingsLinesIsRefused() throws {
         var lines: [String] = []
         _ = try Interchange.export(from: try EventStore(path: clean, access: .readOnly)) { lines.append($0) }
@@ -376,7 +442,15 @@ extension AttackTests {
         #expect(lines.filter { $0.hasPrefix(#"{"head":"#) }.count == 2)
         let target = try EventStore(path: folder.path("one-game.sqlite"))
         _ = try Interchange.import(files: [ExportFile(name: "game.jsonl", contents: Data(lines.joined(separator: "\n").utf8))], into: target)
-        #expect(try errors(target.path).isEmpty)
+        // Honestly partial: it verifies when the auditor accepts a partial log, naming the
+        // leaves it does not cover; as a whole log it is not ok.
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        auditor.acceptsPartialLog = true
+        let partial = try auditor.report(try EventStore(path: target.path, access: .readOnly), trusting: devices.trusted).findings
+        #expect(!partial.contains { $0.severity == .error }, "\(partial.map(\.found))")
+        #expect(partial.filter { $0.rule == "absentLeaves" && $0.severity == .warning }.count == 2)
+        #expect(try errors(target.path).filter { $0.rule == "absentLeaves" }.count == 2)
         // One proof hash changed: the head's root no longer comes out.
         var forged = lines
         let at = try #require(forged.firstIndex { $0.hasPrefix(#"{"tree":"#) })
