@@ -5,7 +5,7 @@ import Foundation
 ///
 /// A real device makes one with ``random(device:)`` (the system's CSPRNG) once, keeps it
 /// outside the log (the keychain on a phone, a key file elsewhere: ``KeyFile``), and
-/// hands it to the recorder. ``insecureTestKey(device:seed:)`` exists for reproducible
+/// hands it to the recorder. ``insecureTestKey(device:)`` exists for reproducible
 /// tests only: anyone can compute it, and every head it signs says so.
 public struct DeviceKey: Sendable {
     public var device: String
@@ -38,14 +38,26 @@ public struct DeviceKey: Sendable {
         try DeviceKey(device: device, privateKey: Curve25519.Signing.PrivateKey())
     }
 
-    /// A key anyone can compute from the device name and a seed, for reproducible tests:
-    /// `SHA-256("gamelog insecure test key\n" || name || seed as 8 bytes big-endian)`.
-    /// Every head it signs is marked as signed with a test key.
-    public static func insecureTestKey(device: String, seed: UInt64) throws -> DeviceKey {
-        var material = Array("gamelog insecure test key\n".utf8) + Array(device.utf8)
-        withUnsafeBytes(of: seed.bigEndian) { material += $0 }
+    /// A key anyone can compute from the device name, for reproducible tests:
+    /// `SHA-256("gamelog insecure test key\n" || name)`. Every head it signs is marked as
+    /// signed with a test key, and an auditor recognises the key itself, mark or no mark
+    /// (``isPublishedTestKey(_:device:)``): it depends on nothing but the name.
+    public static func insecureTestKey(device: String) throws -> DeviceKey {
+        let material = Array("gamelog insecure test key\n".utf8) + Array(device.utf8)
         return try DeviceKey(device: device, privateKey: try Curve25519.Signing.PrivateKey(rawRepresentation: ChainHash.sha256(material)),
                              isTestKey: true)
+    }
+
+    @available(*, unavailable, renamed: "insecureTestKey(device:)",
+               message: "test keys depend on the device name only, so that an auditor can recognise one whatever its heads say; drop the seed")
+    public static func insecureTestKey(device: String, seed: UInt64) throws -> DeviceKey {
+        try insecureTestKey(device: device)
+    }
+
+    /// Whether `publicKey` is ``insecureTestKey(device:)`` of `device`: a key anyone can
+    /// compute, whatever its heads say.
+    public static func isPublishedTestKey(_ publicKey: [UInt8], device: String) -> Bool {
+        (try? insecureTestKey(device: device))?.publicKey == publicKey
     }
 
     /// The key this file holds, in the signed-note private key form

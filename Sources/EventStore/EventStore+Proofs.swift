@@ -40,6 +40,8 @@ public struct ProofProblem: Hashable, Sendable, CustomStringConvertible {
         case forkedHistory
         /// Streams signed only by the older kind of checkpoint.
         case olderSignatures
+        /// A head known from elsewhere that one game's check did not need (another device's).
+        case unusedHead
     }
 
     public var kind: Kind
@@ -309,10 +311,14 @@ extension EventStore {
                 ? "\(tree.heads.count) heads are signed as device \(name), which the trusted keys do not name"
                 : "\(tree.heads.count) heads of device \(name) are signed with key \(Hex.string(tree.owner.publicKey).prefix(16))…, not the trusted one"))
         }
-        if signer.isTestKey {
+        // The mark is the signer's word: under trust the key itself is checked against the
+        // published formula too, and a test key signs nothing.
+        let isTestKey = signer.isTestKey || (strict && DeviceKey.isPublishedTestKey(tree.owner.publicKey, device: tree.owner.device))
+        if isTestKey {
             problems.append(ProofProblem(kind: .testKey, device: tree.owner.device, detail:
-                "device \(name) signs with a test key, which anyone can compute from its name and a seed: its signatures prove nothing",
+                "device \(name) signs with a test key, which anyone can compute from its name and a seed\(signer.isTestKey ? "" : " (its heads do not say so: the mark was removed)"): its signatures prove nothing",
                 isError: strict))
+            if strict { trustedKey = false }
         }
         var signed: [Int64: [UInt8]] = [:]
         for head in tree.heads {
@@ -397,7 +403,22 @@ extension EventStore {
         // Two keys for one of these devices: its other trees count too.
         let names = Set(ids.compactMap { layout.trees[$0]?.owner.device })
         report.problems += Self.keysPerDevice(layout.trees.values.filter { names.contains($0.owner.device) }, strict: strict)
-        report.problems += Self.attach(known.filter { head in ids.contains { layout.trees[$0]?.owner.publicKey == head.publicKey } },
+        // Every known head is used or named: a head of one of the game's devices under
+        // another key than the tree the game is in says the log was re-signed; a head of a
+        // device the game does not involve is listed as not used.
+        let gameKeys = Set(ids.compactMap { layout.trees[$0]?.owner.publicKey })
+        for head in known where !gameKeys.contains(head.publicKey) {
+            let device = SafeText.line(head.device)
+            if names.contains(head.device) {
+                report.problems.append(ProofProblem(kind: .forkedHistory, device: head.device, detail:
+                    "a known head of device \(device) (\(head.size) events) is signed with key \(Hex.string(head.publicKey).prefix(16))…, and this game's recordings of \(device) are in a tree of another key: the log was re-signed, or the head is another device's"))
+            } else {
+                report.problems.append(ProofProblem(kind: .unusedHead, device: head.device, detail:
+                    "a known head of device \(device) (\(head.size) events) was not used: no recording of this game is in its tree (`gamelog verify` of the whole log uses it)",
+                    isError: false))
+            }
+        }
+        report.problems += Self.attach(known.filter { gameKeys.contains($0.publicKey) },
                                        to: &checks, trees: layout.trees.filter { ids.contains($0.key) }, trusted: trusted)
         for id in ids.sorted() {
             let mine = streams.filter { layout.treeOfStream[$0] == id }

@@ -24,7 +24,7 @@ public struct TreeHead: Hashable, Codable, Sendable {
     /// The RFC 9162 root hash of the device's first `size` events (32 bytes).
     public var root: [UInt8]
     public var signedAt: Timestamp
-    /// Signed with a key derived from public inputs (``DeviceKey/insecureTestKey(device:seed:)``).
+    /// Signed with a key derived from public inputs (``DeviceKey/insecureTestKey(device:)``).
     public var isTestKey: Bool
     /// Ed25519 over ``body`` (64 bytes).
     public var signature: [UInt8]

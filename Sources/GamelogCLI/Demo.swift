@@ -28,7 +28,7 @@ struct Demo: ParsableCommand {
         let clock: any RecordingClock = fixedClock ? FixedClock() : SystemClock()
         // Ids come from the seed; with the system clock each run is a new recording.
         let seed: UInt64 = fixedClock ? 2026 : UInt64(Date().timeIntervalSince1970 * 1_000_000)
-        let signer = try signing.signer(seed: seed, logPath: store.path)
+        let signer = try signing.signer(logPath: store.path)
         let recorder = Recorder(store: store, clock: clock, seed: seed, keys: signer.key)
         let simulator = Simulator(recorder: recorder, games: GamelogCLI.games, seed: seed)
         simulator.flushEveryStep = true

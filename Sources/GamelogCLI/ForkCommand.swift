@@ -26,7 +26,7 @@ struct ForkCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The log to write the fork into (created if missing).", valueName: "OUT.sqlite")) var into: String
     @Option(help: ArgumentHelp("A file of new steps to play after the fork point; - reads standard input.", valueName: "SCRIPT"))
     var input: String?
-    @Option(help: "The new world's seed (identifiers; keys too with --insecure-test-keys).") var seed: UInt64 = 1
+    @Option(help: "The new world's seed (identifiers).") var seed: UInt64 = 1
     @OptionGroup var signing: SigningOptions
 
     func validate() throws {
@@ -72,7 +72,7 @@ struct ForkCommand: ParsableCommand {
             }
         }
         let out = try EventStore(path: into, access: .readWrite)
-        let signer = try signing.signer(seed: seed, logPath: out.path)
+        let signer = try signing.signer(logPath: out.path)
         let fork: GameFork
         do {
             fork = try GameFork(source: opened.replayer, sourceStore: opened.store, game: game, at: at, into: out, seed: seed,

@@ -171,6 +171,10 @@ func readTrustedKeys(_ paths: [String]) throws -> [String: [UInt8]] {
                 guard let device = entry.device, let key = entry.publicKey.flatMap({ Hex.bytes($0, count: 32) }) else {
                     throw ValidationError("--trust: \(path) has an entry without a device and a 64-digit hex publicKey.")
                 }
+                // What the auditor knows of a key counts, not what the log's heads say of it.
+                if entry.testKey == true {
+                    throw ValidationError("--trust: \(path) marks the key of \(SafeText.line(device)) as a test key (\"testKey\": true), which anyone can compute; it cannot be trusted. Use the keys of the devices themselves (`gamelog keys new` on each).")
+                }
                 entries.append((device, key))
             }
         } else if let map = try? JSONDecoder().decode([String: String].self, from: data) {
@@ -182,6 +186,9 @@ func readTrustedKeys(_ paths: [String]) throws -> [String: [UInt8]] {
             throw ValidationError("--trust: \(path) is not a keys file (the JSON `gamelog keys --json` prints).")
         }
         for (device, key) in entries {
+            if DeviceKey.isPublishedTestKey(key, device: device) {
+                throw ValidationError("--trust: the key of \(SafeText.line(device)) in \(path) is a test key (`--insecure-test-keys`), which anyone can compute; it cannot be trusted. Use the keys of the devices themselves (`gamelog keys new` on each).")
+            }
             guard PublicKeyCheck.isAcceptable(key) else {
                 throw ValidationError("--trust: the key of \(SafeText.line(device)) in \(path) is a small-order or malformed Ed25519 point, under which forged signatures verify; it cannot be trusted.")
             }

@@ -10,7 +10,7 @@ struct SigningOptions: ParsableArguments {
         valueName: "DIR"))
     var keys: String?
 
-    @Flag(help: "Sign with keys computed from the seed, so a seeded run is byte for byte the same. For tests only: anyone can compute these keys, and `verify --trust` rejects what they sign.")
+    @Flag(help: "Sign with keys computed from the device names, so a seeded run is byte for byte the same. For tests only: anyone can compute these keys, and `verify --trust` rejects what they sign.")
     var insecureTestKeys = false
 
     func validate() throws {
@@ -22,24 +22,22 @@ struct SigningOptions: ParsableArguments {
     /// The signer for a log at `logPath`: each device's key, made or read on first use.
     /// A key that cannot be made or read is kept in `failure` (the recording is then
     /// unsigned, and the command reports it once it has finished).
-    func signer(seed: UInt64, logPath: String) throws -> Signer {
-        if insecureTestKeys { return Signer(folder: nil, seed: seed) }
-        return Signer(folder: try KeyFolder(path: keys ?? KeyFile.defaultFolder, logPath: logPath), seed: seed)
+    func signer(logPath: String) throws -> Signer {
+        if insecureTestKeys { return Signer(folder: nil) }
+        return Signer(folder: try KeyFolder(path: keys ?? KeyFile.defaultFolder, logPath: logPath))
     }
 
     final class Signer: @unchecked Sendable {
         let folder: KeyFolder?
-        let seed: UInt64
         private(set) var failure: Error?
 
-        init(folder: KeyFolder?, seed: UInt64) {
+        init(folder: KeyFolder?) {
             self.folder = folder
-            self.seed = seed
         }
 
         func key(for device: DeviceID) -> DeviceKey? {
             do {
-                guard let folder else { return try DeviceKey.insecureTestKey(device: device.name, seed: seed) }
+                guard let folder else { return try DeviceKey.insecureTestKey(device: device.name) }
                 return try folder.key(for: device.name)
             } catch {
                 if failure == nil { failure = error }

@@ -114,12 +114,12 @@ struct Simulate: ParsableCommand {
             for name in deviceNames.prefix(2) + (playsGroupGames ? groupNames : []) {
                 stores[DeviceID(name)] = try EventStore(path: URL(fileURLWithPath: perDevice).appending(path: "\(name).sqlite").path)
             }
-            signer = try signing.signer(seed: seed, logPath: stores[DeviceID(deviceNames[0])]!.path)
+            signer = try signing.signer(logPath: stores[DeviceID(deviceNames[0])]!.path)
             recorder = Recorder(storeOf: { stores[$0]! }, clock: recordingClock, seed: seed, keys: signer.key)
             destination = stores.keys.map { "\(perDevice)/\($0).sqlite" }.sorted().joined(separator: ", ")
         } else {
             let store = try options.openForWriting()
-            signer = try signing.signer(seed: seed, logPath: store.path)
+            signer = try signing.signer(logPath: store.path)
             recorder = Recorder(store: store, clock: recordingClock, seed: seed, keys: signer.key)
             destination = store.path
         }

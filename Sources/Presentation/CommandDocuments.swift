@@ -57,6 +57,8 @@ public enum CommandDocuments {
     public struct KeyReference: Decodable, Sendable {
         public var device: String?
         public var publicKey: String?
+        /// `keys --json` says a key is a test key: a trust file that keeps the mark refuses it.
+        public var testKey: Bool?
     }
 
     /// A device's latest signed head with the witnesses' cosignatures (`heads --json`).

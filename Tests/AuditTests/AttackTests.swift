@@ -79,7 +79,7 @@ import Testing
         _ = try edit(path)
         for device in ["A", "B"] {
             // The formula FORMAT.md gave before, and today's test keys: both public.
-            try TreeForger(path: path).rebuild(device: device, signingWith: try DeviceKey.insecureTestKey(device: device, seed: 7))
+            try TreeForger(path: path).rebuild(device: device, signingWith: try DeviceKey.insecureTestKey(device: device))
         }
         let found = try errors(path)
         #expect(found.filter { $0.rule == "untrustedKey" }.count == 2, "\(found.map(\.rule))")
@@ -89,9 +89,9 @@ import Testing
     @Test func aLogSignedWithTestKeysFailsUnderTrustEvenWithThoseKeys() throws {
         let path = folder.path("testkeys.sqlite")
         let recorder = Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 3,
-                                keys: { try? DeviceKey.insecureTestKey(device: $0.name, seed: 3) })
+                                keys: { try? DeviceKey.insecureTestKey(device: $0.name) })
         try Simulator(recorder: recorder, games: .standard, seed: 3).play("tictactoe")
-        let keys = ["A": try DeviceKey.insecureTestKey(device: "A", seed: 3).publicKey, "B": try DeviceKey.insecureTestKey(device: "B", seed: 3).publicKey]
+        let keys = ["A": try DeviceKey.insecureTestKey(device: "A").publicKey, "B": try DeviceKey.insecureTestKey(device: "B").publicKey]
         var auditor = Auditor(games: .standard)
         auditor.rerunsExtensions = false
         let found = try auditor.audit(try EventStore(path: path, access: .readOnly), trusting: keys)
@@ -505,5 +505,46 @@ extension AttackTests {
         #expect(found.contains { $0.device == "B" && $0.found.contains("holds nothing signed by trusted device B") && $0.severity == .warning })
         let behind = try errors(path, known: known)
         #expect(behind.contains { $0.rule == "rolledBack" && $0.device == "B" }, "\(behind.map(\.rule))")
+    }
+}
+
+extension AttackTests {
+    // Issue 36, item 3: `verify GAME` uses every head it is given.
+    @Test func verifyGameUsesEveryKnownHeadOfALogReSignedWithTheForgersKeys() throws {
+        let genuine = try EventStore(path: clean, access: .readOnly).deviceTrees().compactMap(\.heads.last)
+        #expect(genuine.count == 2)
+        let path = try copy("resigned-game.sqlite")
+        _ = try edit(path)
+        for device in ["A", "B"] { try TreeForger(path: path).rebuild(device: device, signingWith: try DeviceKey.random(device: device)) }
+        // Without --trust, the log's own (forged) keys verify; the genuine heads do not.
+        let whole = try errors(path, trusted: false, known: genuine)
+        #expect(whole.count >= 2, "\(whole.map(\.rule))")
+        let game = try #require(try GameIndex(store: try EventStore(path: path, access: .readOnly)).conversations().first)
+        let one = try errors(path, trusted: false, known: genuine, game: game.uuid.uuidString)
+        #expect(one.filter { $0.rule == "forkedHistory" }.count == 2, "\(one.map(\.found))")
+    }
+
+    // Issue 36, item 4: a test key signs nothing under trust, whatever its heads say.
+    @Test func aTestKeyWhoseMarkWasRemovedStillSignsNothingUnderTrust() throws {
+        let path = folder.path("unmarked.sqlite")
+        let recorder = Recorder(store: try EventStore(path: path), clock: FixedClock(), seed: 3,
+                                keys: { try? DeviceKey.insecureTestKey(device: $0.name) })
+        try Simulator(recorder: recorder, games: .standard, seed: 3).play("tictactoe")
+        var keys: [String: [UInt8]] = [:]
+        for device in ["A", "B"] {
+            let test = try DeviceKey.insecureTestKey(device: device)
+            // The same private key, without the mark: heads signed with it say nothing of tests.
+            let unmarked = try DeviceKey(device: device, privateKey: test.privateKey)
+            #expect(!unmarked.isTestKey)
+            try TreeForger(path: path).rebuild(device: device, signingWith: unmarked)
+            keys[device] = test.publicKey
+        }
+        #expect(try EventStore(path: path, access: .readOnly).deviceTrees().allSatisfy { $0.heads.allSatisfy { !$0.isTestKey } })
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        let found = try auditor.audit(try EventStore(path: path, access: .readOnly), trusting: keys)
+        #expect(found.filter { $0.rule == "testKey" && $0.severity == .error }.count == 2, "\(found.map(\.rule))")
+        #expect(found.filter { $0.rule == "unsignedTail" && $0.severity == .error }.count == 2, "\(found.map(\.rule))")
+        #expect(DeviceKey.isPublishedTestKey(keys["A"]!, device: "A") && !DeviceKey.isPublishedTestKey(devices.trusted["A"]!, device: "A"))
     }
 }

@@ -281,3 +281,21 @@ import TestSupport
         #expect(imported.status == 0 && imported.stderr.contains("carry no signature"), "\(imported.stderr)")
     }
 }
+
+/// Issue 36, item 4: a trust file carries what the auditor knows of a key.
+@Suite(.serialized) struct TrustFileCLITests {
+    @Test func aTrustFileNamingATestKeyIsRefused() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock", "--insecure-test-keys"], in: folder.url).status == 0)
+        let keys = try gamelog(["keys", "--json"], in: folder.url)
+        #expect(keys.status == 0 && keys.stdout.contains("\"testKey\":true"), "\(keys.stdout)")
+        try keys.stdout.write(to: folder.url.appending(path: "keys.json"), atomically: true, encoding: .utf8)
+        let marked = try gamelog(["verify", "--trust", "keys.json"], in: folder.url)
+        #expect(marked.status != 0 && marked.stderr.contains("as a test key"), "\(marked.stderr)")
+        // The mark taken out of the file: the key is still one anyone can compute.
+        let stripped = keys.stdout.replacingOccurrences(of: "\"testKey\":true", with: "\"testKey\":false")
+        try stripped.write(to: folder.url.appending(path: "stripped.json"), atomically: true, encoding: .utf8)
+        let unmarked = try gamelog(["verify", "--trust", "stripped.json"], in: folder.url)
+        #expect(unmarked.status != 0 && unmarked.stderr.contains("is a test key"), "\(unmarked.stderr)")
+    }
+}

@@ -37,7 +37,7 @@ import TestSupport
         let other = try DeviceKey.random(device: "Alice's phone")
         #expect(throws: HeadError.self) { try TreeHead(note: note, publicKey: other.publicKey) }
         // A test key's mark cannot be dropped without breaking the signature.
-        let test = try TreeHead.signing(size: 1, root: MerkleTree.emptyRoot, key: try DeviceKey.insecureTestKey(device: "A", seed: 1),
+        let test = try TreeHead.signing(size: 1, root: MerkleTree.emptyRoot, key: try DeviceKey.insecureTestKey(device: "A"),
                                         at: Timestamp(microsecondsSince1970: 1))
         #expect(test.note.contains("\ninsecure-test-key\n") && test.isValid)
         var unmarked = test
@@ -72,8 +72,8 @@ import TestSupport
     @Test func keysAreRandomAndTheTestKeysAreMarked() throws {
         let a = try DeviceKey.random(device: "A"), b = try DeviceKey.random(device: "A")
         #expect(a.publicKey != b.publicKey && !a.isTestKey)
-        let test = try DeviceKey.insecureTestKey(device: "A", seed: 7)
-        let again = try DeviceKey.insecureTestKey(device: "A", seed: 7)
+        let test = try DeviceKey.insecureTestKey(device: "A")
+        let again = try DeviceKey.insecureTestKey(device: "A")
         #expect(test.isTestKey && test.publicKey == again.publicKey)
         #expect(throws: KeyError.self) { try DeviceKey.random(device: "A\u{1B}]0;owned\u{07}") }
         #expect(throws: KeyError.self) { try DeviceKey.random(device: "") }
