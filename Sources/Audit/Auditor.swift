@@ -129,6 +129,9 @@ public struct Auditor: Sendable {
         let (proofs, signatureFindings) = try Self.signatures(store, streams: game == nil ? nil : gameStreams, trusting: trusted,
                                                               known: known, partial: acceptsPartialLog, conversationOf: conversationOf)
         findings += signatureFindings
+        if game != nil, let conversation = index.conversations.first {
+            findings += try Self.unlistedFindings(store, conversation: conversation, streams: gameStreams)
+        }
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
         if game == nil { findings += try catalogFindings(store) }
         if rerunsExtensions {

@@ -128,6 +128,41 @@ extension EventStore {
     }
 }
 
+extension EventStore {
+    /// Reads every event from the block holding `position` to the end of the log, by
+    /// position (never through the per-recording index), re-deriving the index rows of
+    /// every block it reads (`block_ids`, `block_streams`, `block_leaves`) and comparing
+    /// them with the stored ones; `body` sees each event. What one game's audit uses to
+    /// know that the index hid none of the game's events: a recording's tail or a later
+    /// recording of its conversation whose index rows were removed still lies on this path.
+    /// - Returns: the index rows that disagree with the blocks, and events that could not be read.
+    public func verifyIndexes(from position: Int64, _ body: (StoredEvent) throws -> Void) throws -> [EventStoreError] {
+        var problems: [EventStoreError] = []
+        try Self.translating(path) {
+            try queue.read { db in
+                let last = try lastPosition(db)
+                // From the first event of its block, so that the block's rows are re-derived whole.
+                var start = max(1, position)
+                if hasBlocks, let row = try Self.blockRow(db, holding: start) { start = try Self.blockBounds(row).first }
+                guard start <= last else { return }
+                var indexes = BlockIndexCheck(store: self, db: db)
+                try forEachFound(db, EventQuery(positions: start...last), predecessors: false) { found in
+                    switch found {
+                    case .damaged(let error, _, _):
+                        problems.append(error)
+                    case .event(let event, _, let block):
+                        try indexes.note(event, block: block, into: &problems)
+                        try body(event)
+                    }
+                    return true
+                }
+                try indexes.finishRange(into: &problems)
+            }
+        }
+        return problems
+    }
+}
+
 /// Re-derives the block index rows (`block_ids`, `block_streams`, `block_leaves`) from
 /// the blocks' events as a full check reads them, and compares them with the stored
 /// ones: a changed index row would make a reader of one game or one recording skip
@@ -175,6 +210,12 @@ struct BlockIndexCheck {
                 problems.append(.blockIndexMismatch(position: 0, detail: "\(table) holds \(stored) rows, the blocks make \(derived)"))
             }
         }
+    }
+
+    /// The end of a read of some blocks (not the whole log): their rows compared, not the tables' sizes.
+    mutating func finishRange(into problems: inout [EventStoreError]) throws {
+        guard store.hasBlocks else { return }
+        try close(into: &problems)
     }
 
     private mutating func streamRow(_ stream: UUID) throws -> (row: Int64, tree: Int64?) {

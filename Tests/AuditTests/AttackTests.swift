@@ -548,3 +548,64 @@ extension AttackTests {
         #expect(DeviceKey.isPublishedTestKey(keys["A"]!, device: "A") && !DeviceKey.isPublishedTestKey(devices.trusted["A"]!, device: "A"))
     }
 }
+
+extension AttackTests {
+    /// The game's conversation with the most recordings, and its recordings by first position.
+    func conversationWithRecordings(in path: String) throws -> (conversation: String, streams: [UUID]) {
+        let store = try EventStore(path: path, access: .readOnly)
+        let index = try GameIndex(store: store)
+        var best: (String, [UUID])?
+        for conversation in try index.conversations() {
+            let streams = try index.streams(of: conversation)
+            let ordered = try streams.map { ($0, try store.firstEvent(ofStream: $0)?.position ?? 0) }.sorted { $0.1 < $1.1 }.map(\.0)
+            if ordered.count > (best?.1.count ?? 0) { best = (conversation.uuid.uuidString, ordered) }
+        }
+        return try #require(best)
+    }
+
+    // Issue 36, item 2: a hidden block index.
+    @Test func verifyGameSeesARecordingsTailWhoseIndexRowsWereRemoved() throws {
+        let path = try copy("hidden-tail.sqlite")
+        // The recording whose events lie in the most blocks, and its conversation.
+        let index = try GameIndex(store: try EventStore(path: path, access: .readOnly))
+        var candidates: [(conversation: String, stream: UUID, blocks: Int)] = []
+        try DatabaseQueue(path: path).read { db in
+            for conversation in try index.conversations() {
+                for stream in try index.streams(of: conversation) {
+                    let blocks = try Int.fetchOne(db, sql: "SELECT count(*) FROM block_streams b JOIN streams s ON s.id = b.stream_id WHERE s.uuid = ?",
+                                                  arguments: [withUnsafeBytes(of: stream.uuid) { Data($0) }]) ?? 0
+                    candidates.append((conversation.uuid.uuidString, stream, blocks))
+                }
+            }
+        }
+        let chosen = try #require(candidates.max { $0.blocks < $1.blocks })
+        let (conversation, victim) = (chosen.conversation, chosen.stream)
+        // The recording's last block's index row goes, and the recording's row is made to
+        // agree with what is left (its version and chain head, which no key signs).
+        try DatabaseQueue(path: path).write { db in
+            let id = try #require(try Int64.fetchOne(db, sql: "SELECT id FROM streams WHERE uuid = ?", arguments: [withUnsafeBytes(of: victim.uuid) { Data($0) }]))
+            let blocks = try Int64.fetchAll(db, sql: "SELECT block FROM block_streams WHERE stream_id = ? ORDER BY block", arguments: [id])
+            #expect(blocks.count >= 2)
+            try db.execute(sql: "DELETE FROM block_streams WHERE stream_id = ? AND block = ?", arguments: [id, blocks.last!])
+            let lastVersion = try #require(try Int64.fetchOne(db, sql: "SELECT max(last_version) FROM block_streams WHERE stream_id = ?", arguments: [id]))
+            let head = try #require(try EventStore(path: path, access: .readOnly).streamHash(victim, at: lastVersion))
+            try db.execute(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?", arguments: [lastVersion, Data(head), id])
+        }
+        let found = try errors(path, game: conversation)
+        #expect(found.contains { $0.rule == "index-lists-every-event" }, "\(found.map(\.rule))")
+    }
+
+    @Test func verifyGameSeesALaterRecordingOfTheConversationTheCatalogNoLongerLists() throws {
+        let path = try copy("hidden-recording.sqlite")
+        let (conversation, streams) = try conversationWithRecordings(in: path)
+        #expect(streams.count >= 2)
+        let victim = try #require(streams.last)
+        try DatabaseQueue(path: path).write { db in
+            let id = try #require(try Int64.fetchOne(db, sql: "SELECT id FROM streams WHERE uuid = ?", arguments: [withUnsafeBytes(of: victim.uuid) { Data($0) }]))
+            try db.execute(sql: "DELETE FROM catalog WHERE stream_id = ?", arguments: [id])
+        }
+        // Before: the game's reads did not see the recording, and nothing said so.
+        let found = try errors(path, game: conversation)
+        #expect(found.contains { $0.rule == "catalog-lists-every-recording" }, "\(found.map(\.rule))")
+    }
+}
