@@ -66,13 +66,25 @@ public final class Collector: Sendable {
         }
     }
 
-    /// Checks and stores one upload; returns the accepted head, cosigned.
-    public func accept(_ body: Data) async throws -> Accepted {
-        // Parsing and checking an upload is seconds of CPU for a large one: off the cooperative pool.
-        try await SharedStore.blocking { try await check(body) }
+    /// The HTTP header in which an upload names its device's public key (64 hex digits),
+    /// so the collector refuses a key it has not enrolled before it reads the body.
+    public static let deviceKeyHeader = "Gamelog-Device-Key"
+
+    /// Whether `publicKey` may upload here: nil if so, else the refusal (403).
+    public func admits(publicKey: [UInt8]) async throws -> Refusal? {
+        guard try await store.enrolledDevice(publicKey: publicKey) == nil else { return nil }
+        return .notEnrolled("the key \(Hex.string(publicKey).prefix(16)) is not enrolled at this collector")
     }
 
-    private func check(_ body: Data) async throws -> Accepted {
+    /// Checks and stores one upload; returns the accepted head, cosigned.
+    /// - Parameter declaredKey: the key the request named (``deviceKeyHeader``): the
+    ///   upload's tree must be that key's.
+    public func accept(_ body: Data, declaredKey: [UInt8]? = nil) async throws -> Accepted {
+        // Parsing and checking an upload is seconds of CPU for a large one: off the cooperative pool.
+        try await SharedStore.blocking { try await check(body, declaredKey: declaredKey) }
+    }
+
+    private func check(_ body: Data, declaredKey: [UInt8]?) async throws -> Accepted {
         guard body.count <= Self.maximumUpload else {
             throw Refusal.malformed("the upload holds \(body.count) bytes, more than the \(Self.maximumUpload) accepted; push sends smaller ones")
         }
@@ -80,17 +92,32 @@ public final class Collector: Sendable {
         do {
             plan = try Interchange.check(files: [ExportFile(name: "upload", contents: body)])
         } catch let error as InterchangeError {
-            // An edited line, a forged head, a broken chain: the upload contradicts its own signatures.
-            throw Refusal.conflict(error.description)
+            switch error {
+            case .malformedLine, .invalidPayload, .unreadableFile:
+                // Not an upload at all: lines that do not parse.
+                throw Refusal.malformed(error.description)
+            default:
+                // An edited line, a forged head, a broken chain: the upload contradicts its own signatures.
+                throw Refusal.conflict(error.description)
+            }
         }
         let trees = plan.plannedTrees
         guard trees.count == 1, let tree = trees.first else {
             throw Refusal.malformed("an upload carries one device's tree; this one carries \(trees.count)")
         }
+        if let declaredKey, declaredKey != tree.owner.publicKey {
+            throw Refusal.malformed("the upload's tree is signed by key \(Hex.string(tree.owner.publicKey).prefix(16)), and the request named \(Hex.string(declaredKey).prefix(16)) in \(Self.deviceKeyHeader)")
+        }
         guard plan.unsignedStreams.isEmpty else {
             throw Refusal.malformed("the upload holds events of recordings no tree line names (unsigned events)")
         }
         guard let newest = tree.heads.last else { throw Refusal.malformed("the upload carries no signed head") }
+        // Only signed history is stored: an event past the newest head is one no signature
+        // covers, and keeping it would make the device's own next push conflict with it.
+        if let last = tree.leaves.last, last >= newest.size {
+            let past = tree.leaves.count - (tree.leaves.firstIndex { $0 >= newest.size } ?? tree.leaves.count)
+            throw Refusal.malformed("the upload holds \(past) events past its newest signed head (\(newest.size) events): a device pushes only what its heads sign; nothing was stored")
+        }
         guard let enrolled = try await store.enrolledDevice(publicKey: tree.owner.publicKey) else {
             throw Refusal.notEnrolled("the key \(Hex.string(tree.owner.publicKey).prefix(16)) (device \(SafeText.line(tree.owner.device))) is not enrolled at this collector")
         }

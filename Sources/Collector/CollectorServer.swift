@@ -13,7 +13,10 @@ import SharedStore
 /// - `GET /v1/devices/<public key, hex>`: the newest head accepted from that key
 ///   (`{"device","publicKey","size","note"}`, size 0 before the first upload; 404 if not enrolled).
 /// - `POST /v1/upload`: a device's new events (``DeviceUpload``), authenticated by the
-///   device's own signatures; 200 with the cosigned head, 400, 403 or 409 with `{"error"}`.
+///   device's own signatures, its key named in the `Gamelog-Device-Key` header (checked
+///   against the enrolled keys before the body is read); 200 with the cosigned head, 400
+///   (no or a malformed header, lines that do not parse, events past every head), 403 (not
+///   enrolled) or 409 (the upload contradicts its signatures or what was accepted) with `{"error"}`.
 /// - `GET /v1/heads`: every device's newest accepted head with its cosignatures, in the
 ///   form `gamelog heads --json` prints, which `gamelog verify --heads URL` reads.
 ///
@@ -24,14 +27,27 @@ public enum CollectorServer {
         router.add(middleware: StoreFailureMiddleware())
         router.get("/healthz") { _, _ in "ok\n" }
         router.post("/v1/upload") { request, _ -> Response in
+            // Who sends it is known before a byte of the body is read: an unenrolled key
+            // costs the collector one index lookup, whatever the body's size.
+            guard let named = request.headers[HTTPField.Name(Collector.deviceKeyHeader)!], let key = Hex.bytes(named, count: 32) else {
+                return problem(.badRequest, "an upload names its device's public key in the \(Collector.deviceKeyHeader) header (64 hex digits), as `gamelog push` does")
+            }
+            do {
+                if let refusal = try await collector.admits(publicKey: key) {
+                    return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
+                }
+            } catch {
+                return problem(.serviceUnavailable, "the shared store failed: \(error); nothing was stored, push again")
+            }
             let body: ByteBuffer
             do {
+                // Read as it arrives, up to the cap, never more.
                 body = try await request.body.collect(upTo: Collector.maximumUpload)
             } catch {
                 return problem(.contentTooLarge, "the upload is larger than \(Collector.maximumUpload) bytes; push sends smaller ones")
             }
             do {
-                return try json(.ok, try await collector.accept(Data(body.readableBytesView)))
+                return try json(.ok, try await collector.accept(Data(body.readableBytesView), declaredKey: key))
             } catch let refusal as Collector.Refusal {
                 return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
             } catch {

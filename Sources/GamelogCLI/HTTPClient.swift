@@ -35,9 +35,11 @@ enum HTTPClient {
 
     /// Sends one request and waits for the whole answer (at most 64 MiB).
     static func request(_ method: String, _ url: URL, body: Data? = nil, token: String? = nil,
-                        contentType: String = "application/json", timeout: TimeInterval = 120) throws -> Reply {
+                        contentType: String = "application/json", headers: [(String, String)] = [],
+                        timeout: TimeInterval = 120) throws -> Reply {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
             request.body = .bytes(ByteBuffer(bytes: body))
             request.headers.add(name: "Content-Type", value: contentType)

@@ -60,8 +60,10 @@ struct Push: ParsableCommand {
                 case .behind(let logSize, let accepted):
                     throw CommandFailure("the collector accepted \(accepted) events of device \(device), and this log has signed only \(logSize): it is an older copy of the device's log, or the device was rolled back.")
                 case .send(let upload):
+                    // The key first, so the collector refuses an unenrolled device before it reads the body.
                     let reply = try HTTPClient.request("POST", base.appending(path: "v1/upload"), body: Data(upload.body.utf8),
-                                                       contentType: "application/x-ndjson")
+                                                       contentType: "application/x-ndjson",
+                                                       headers: [(Collector.deviceKeyHeader, Hex.string(upload.owner.publicKey))])
                     guard reply.status == 200, let accepted = try? JSONDecoder().decode(Collector.Accepted.self, from: reply.body) else {
                         throw CommandFailure("the collector refused device \(device)'s events \(upload.from + 1)...\(upload.to) (HTTP \(reply.status)): \(reply.message)")
                     }

@@ -56,6 +56,37 @@ import Testing
         }
     }
 
+    // Issue 36, item 7: the collector knows the sender before it reads the body.
+    @Test func anUploadIsJudgedByItsKeyBeforeItsBodyIsRead() throws {
+        let server = try PostgresServer()
+        defer { server.stop(mode: "immediate") }
+        let studio = Studio(folder: try Folder(), server: server, url: try server.makeDatabase())
+        let (collector, base) = try studio.collector()
+        defer { collector.send(SIGKILL); collector.wait(atMost: 10) }
+        // 20 MB of lines that are no upload.
+        let big = studio.folder.path("big.jsonl")
+        try Data(String(repeating: "{\"not\":\"an event\"}\n", count: 1_000_000).utf8).write(to: URL(fileURLWithPath: big))
+        func post(_ headers: [String], file: String) throws -> (status: String, body: String) {
+            let run = try ChildProcess.run("curl", ["-s", "-w", "\n%{http_code}", "-X", "POST", "--data-binary", "@" + file] + headers
+                                           + [base + "/v1/upload"])
+            let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+        }
+        let key = try DeviceKey.random(device: "Ann")
+        let unenrolled = try post(["-H", "Gamelog-Device-Key: \(Hex.string(key.publicKey))"], file: big)
+        #expect(unenrolled.status == "403" && unenrolled.body.contains("not enrolled"), "\(unenrolled)")
+        let unnamed = try post([], file: big)
+        #expect(unnamed.status == "400" && unnamed.body.contains("Gamelog-Device-Key"), "\(unnamed)")
+        // An enrolled key with a body that does not parse: 400, as the protocol says (not 409).
+        try KeyFile.write(key, to: studio.folder.path("Ann.key"))
+        let enrolled = try studio.run(["keys", "enroll", "--to", base, "--device", "Ann", "--public-key", "Ann.key"])
+        #expect(enrolled.status == 0, "\(enrolled.stderr)")
+        try Data("{\"not\":\"an event\"}\n".utf8).write(to: URL(fileURLWithPath: studio.folder.path("small.jsonl")))
+        let malformed = try post(["-H", "Gamelog-Device-Key: \(Hex.string(key.publicKey))"], file: studio.folder.path("small.jsonl"))
+        #expect(malformed.status == "400", "\(malformed)")
+        #expect(try studio.storedEvents() == 0)
+    }
+
     @Test func phonesPushThroughAKilledCollectorAndACrashedStoreAndNothingIsLostOrDoubled() throws {
         let server = try PostgresServer()
         defer { server.stop(mode: "immediate") }

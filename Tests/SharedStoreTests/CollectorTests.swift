@@ -226,6 +226,29 @@ import Testing
         try setup.refuses(try setup.upload(forkFolder + "/A.sqlite", "A").body, status: 409, "do not extend")
     }
 
+    // Issue 36, item 5: the collector stores only signed history.
+    @Test func eventsPastEveryHeadAreRefusedAndTheNextHonestPushWorks() throws {
+        let setup = try Setup()
+        try setup.enroll("A")
+        let folder = setup.folder.path("phones")
+        let phones = try recordPhones(3, in: folder, seed: 21, keys: setup.keys)
+        _ = try setup.accept(try setup.upload(phones.a, "A").body)
+        let accepted = try setup.accepted("A")
+        let acceptedHead = try #require(try EventStore(path: phones.a, access: .readOnly).deviceTrees()
+            .first { $0.owner.device == "A" }?.heads.first { $0.size == accepted })
+        try recordPhones(6, in: folder, seed: 21, keys: setup.keys)
+        // The next upload with its heads swapped for the accepted one: its events are
+        // leaves past every head the upload carries, which no signature covers.
+        let honest = try setup.upload(phones.a, "A")
+        #expect(honest.to > accepted)
+        var lines = honest.body.split(separator: "\n").map(String.init).filter { !$0.hasPrefix(#"{"head":"#) }
+        lines.append(String(decoding: try JSONEncoder().encode(["head": ExportedHead(acceptedHead)]), as: UTF8.self))
+        try setup.refuses(lines.joined(separator: "\n") + "\n", status: 400, "past its newest signed head")
+        // Nothing of it was kept: the honest push is taken whole.
+        let taken = try setup.accept(honest.body)
+        #expect(taken.size == honest.to && taken.stored == honest.events)
+    }
+
     @Test func concurrentUploadsFromManyDevicesThroughTwoCollectorsAreAllStoredGapless() throws {
         let setup = try Setup()
         let second = Collector(store: try SharedStore(url: setup.url, cacheFolder: setup.folder.url.appending(path: "cache2")),
