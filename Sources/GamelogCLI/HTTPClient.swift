@@ -28,17 +28,38 @@ enum HTTPClient {
     static func baseURL(_ text: String, option: String) throws -> URL {
         guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", url.host != nil, url.query == nil else {
-            throw Failure(description: "\(option) \(text) is not a collector's URL (http://host:port)")
+            throw Failure(description: "\(option) \(shown(text)) is not a collector's URL (http://host:port)")
         }
         return url
+    }
+
+    /// `text` as it may be printed: a URL's user name and password (a token, in
+    /// `http://reader:TOKEN@host`) left out, so no output or log line carries a secret.
+    static func shown(_ text: String) -> String {
+        if var components = URLComponents(string: text) {
+            guard components.user != nil || components.password != nil else { return text }
+            components.user = nil
+            components.password = nil
+            if let string = components.string { return string }
+        }
+        // Not a URL Foundation reads: whatever stands between the scheme and an @ goes.
+        return text.replacingOccurrences(of: #"(?<=://)[^/]*@"#, with: "", options: .regularExpression)
+    }
+
+    /// The token a URL carries in its user information (the password, else the user name).
+    static func token(in url: URL) -> String? {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        return components.password ?? components.user
     }
 
     /// Sends one request and waits for the whole answer (at most 64 MiB).
     static func request(_ method: String, _ url: URL, body: Data? = nil, token: String? = nil,
                         contentType: String = "application/json", headers: [(String, String)] = [],
                         timeout: TimeInterval = 120) throws -> Reply {
-        var request = HTTPClientRequest(url: url.absoluteString)
+        // Credentials in the URL travel as the token, never in the request line.
+        var request = HTTPClientRequest(url: shown(url.absoluteString))
         request.method = HTTPMethod(rawValue: method)
+        let token = token ?? Self.token(in: url)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
             request.body = .bytes(ByteBuffer(bytes: body))

@@ -113,8 +113,8 @@ extension Keys {
             let body = Data(try CommandDocuments.text(CommandDocuments.Enrollment(device: device, publicKey: key)).utf8)
             let reply = try HTTPClient.request("POST", base.appending(path: "v1/devices"), body: body, token: token)
             switch reply.status {
-            case 201: print("enrolled device \(SafeText.line(device)) (key \(hex(key).prefix(16))...) at \(to)")
-            case 200: print("device \(SafeText.line(device)) was enrolled already with this key at \(to)")
+            case 201: print("enrolled device \(SafeText.line(device)) (key \(hex(key).prefix(16))...) at \(HTTPClient.shown(to))")
+            case 200: print("device \(SafeText.line(device)) was enrolled already with this key at \(HTTPClient.shown(to))")
             case 401: throw CommandFailure("the collector refused the administrator's token: \(reply.message)")
             default: throw CommandFailure("the collector refused the enrollment (HTTP \(reply.status)): \(reply.message)")
             }
@@ -213,19 +213,19 @@ func readKnownHeads(_ paths: [String]) throws -> [TreeHead] {
             let token = ProcessInfo.processInfo.environment["GAMELOG_READER_TOKEN"]
             let reply = try HTTPClient.request("GET", url, token: token)
             guard reply.status == 200 else {
-                throw CommandFailure("--heads: \(url) answered \(reply.status): \(reply.message)" + (reply.status == 401 ? " (set GAMELOG_READER_TOKEN)" : ""))
+                throw CommandFailure("--heads: \(HTTPClient.shown(url.absoluteString)) answered \(reply.status): \(reply.message)" + (reply.status == 401 ? " (set GAMELOG_READER_TOKEN)" : ""))
             }
             data = reply.body
         }
         guard let data, let list = try? JSONDecoder().decode([CommandDocuments.HeadReference].self, from: data) else {
-            throw ValidationError("--heads: \(path) is not a heads file (the JSON `gamelog heads --json` prints, or a collector's URL).")
+            throw ValidationError("--heads: \(HTTPClient.shown(path)) is not a heads file (the JSON `gamelog heads --json` prints, or a collector's URL).")
         }
         for entry in list {
             guard let note = entry.note, let key = entry.publicKey.flatMap({ Hex.bytes($0, count: 32) }) else {
-                throw ValidationError("--heads: \(path) has an entry without a note and a 64-digit hex publicKey.")
+                throw ValidationError("--heads: \(HTTPClient.shown(path)) has an entry without a note and a 64-digit hex publicKey.")
             }
             do { heads.append(try TreeHead(note: note, publicKey: key)) } catch {
-                throw ValidationError("--heads: \(path): \(error).")
+                throw ValidationError("--heads: \(HTTPClient.shown(path)): \(error).")
             }
         }
     }

@@ -48,7 +48,7 @@ struct Push: ParsableCommand {
             let asked = try HTTPClient.request("GET", headURL)
             guard asked.status == 200, let accepted = (try? JSONDecoder().decode(CommandDocuments.CollectorReply.self, from: asked.body))?.size else {
                 if asked.status == 404 {
-                    throw CommandFailure("device \(device)'s key is not enrolled at \(to): `gamelog keys enroll --to \(to) --device \(device) --public-key FILE` (an administrator's token) enrolls it.")
+                    throw CommandFailure("device \(device)'s key is not enrolled at \(HTTPClient.shown(to)): `gamelog keys enroll --to \(HTTPClient.shown(to)) --device \(device) --public-key FILE` (an administrator's token) enrolls it.")
                 }
                 throw CommandFailure("the collector answered \(asked.status) for device \(device): \(asked.message)")
             }

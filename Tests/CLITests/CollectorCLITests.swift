@@ -85,6 +85,18 @@ import Testing
         let malformed = try post(["-H", "Gamelog-Device-Key: \(Hex.string(key.publicKey))"], file: studio.folder.path("small.jsonl"))
         #expect(malformed.status == "400", "\(malformed)")
         #expect(try studio.storedEvents() == 0)
+
+        // Issue 36, item 9: a URL with credentials is never printed with them.
+        let secret = "s3cretTOKEN"
+        let withCredentials = base.replacingOccurrences(of: "http://", with: "http://reader:\(secret)@")
+        #expect(try studio.run(["demo", "--fixed-clock", "--insecure-test-keys"]).status == 0)
+        for arguments in [["push", "--to", withCredentials], ["verify", "--no-rerun", "--heads", withCredentials],
+                          ["keys", "enroll", "--to", withCredentials, "--device", "Ann", "--public-key", "Ann.key", "--admin-token", "Ann.key"],
+                          ["push", "--to", withCredentials.replacingOccurrences(of: "127.0.0.1", with: "[::1")]] {
+            let run = try studio.run(arguments)
+            #expect(!(run.stdout + run.stderr).contains(secret), "\(arguments[0]): \(run.stdout) \(run.stderr)")
+            #expect(!(run.stdout + run.stderr).isEmpty)
+        }
     }
 
     @Test func phonesPushThroughAKilledCollectorAndACrashedStoreAndNothingIsLostOrDoubled() throws {
