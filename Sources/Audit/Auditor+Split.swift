@@ -26,10 +26,10 @@ extension Auditor {
         for (conversation, streams) in try index.allStreams() { for stream in streams { conversationOf[stream] = conversation } }
         let (proofs, signatureFindings) = try Self.signatures(store, streams: nil, trusting: trusted, known: known,
                                                               partial: acceptsPartialLog, conversationOf: conversationOf)
-        let cosignatureFindings = try store.invalidCosignatures().map {
-            Finding(.error, .signature, position: nil, rule: "cosignature", expected: "a witness's cosignature of a head the log holds", found: $0)
-        }
-        return Report(findings: Self.ordered(structure + signatureFindings + cosignatureFindings + (try catalogFindings(store))), proofs: proofs)
+        let (cosignatureFindings, sightings) = try witnessFindings(store, trees: try store.deviceTrees())
+        var report = Report(findings: Self.ordered(structure + signatureFindings + cosignatureFindings + (try catalogFindings(store))), proofs: proofs)
+        report.witnesses = sightings
+        return report
     }
 
     /// The checks of one conversation: lifecycle, game rules, invariants, cross-device

@@ -30,6 +30,12 @@ public struct Auditor: Sendable {
     /// --game`): leaves the log holds only as subtree hashes are then warnings that name
     /// what is not covered, instead of errors.
     public var acceptsPartialLog = false
+    /// The witnesses' keys and how many must have cosigned each device's newest head; nil
+    /// checks the cosignatures present against the keys they name.
+    public var witnessPolicy: WitnessPolicy?
+    /// Cosigned heads from elsewhere (a heads file, a collector): their cosignatures are
+    /// checked and count toward ``witnessPolicy``.
+    public var cosignedElsewhere: [CosignedHead] = []
 
     public init(games: GameRegistry, invariants: [any Invariant] = Auditor.builtInInvariants) {
         self.games = games
@@ -51,6 +57,8 @@ public struct Auditor: Sendable {
         public var findings: [Finding]
         /// The keys found and whether they were trusted; nil when one game was audited.
         public var proofs: ProofReport?
+        /// Which witness cosigned which device's heads, up to which size.
+        public var witnesses: WitnessSightings = [:]
 
         public init(findings: [Finding], proofs: ProofReport?) {
             self.findings = findings
@@ -129,6 +137,12 @@ public struct Auditor: Sendable {
         let (proofs, signatureFindings) = try Self.signatures(store, streams: game == nil ? nil : gameStreams, trusting: trusted,
                                                               known: known, partial: acceptsPartialLog, conversationOf: conversationOf)
         findings += signatureFindings
+        // The cosignatures, and the witness policy over the devices checked.
+        let checked = try store.deviceTrees().filter { tree in
+            game == nil || proofs.deviceOfStream.values.contains(tree.owner.device) && proofs.keys.contains { $0.publicKey == tree.owner.publicKey }
+        }
+        let (witnessFindings, sightings) = try witnessFindings(store, trees: checked)
+        findings += witnessFindings
         if game != nil, let conversation = index.conversations.first {
             findings += try Self.unlistedFindings(store, conversation: conversation, streams: gameStreams)
         }
@@ -139,7 +153,9 @@ public struct Auditor: Sendable {
             findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: only))
         }
         // Lanes finish in any order: a total order keeps the report the same run to run.
-        return Report(findings: Self.ordered(findings), proofs: proofs)
+        var report = Report(findings: Self.ordered(findings), proofs: proofs)
+        report.witnesses = sightings
+        return report
     }
 
     /// What re-runs found, as findings: a divergence is an error; a recording of an

@@ -76,6 +76,41 @@ public struct Cosignature: Hashable, Codable, Sendable {
     }
 }
 
+/// A witness's public key as an auditor names it: the signed-note verifier key form of a
+/// `tlog-cosignature/v1` key, `<name>+<key ID, 8 hex digits>+<base64(0x04 || 32-byte key)>`
+/// (what ``Cosignature/verifierKey(witness:publicKey:)`` prints and a collector's start line shows).
+public struct WitnessKey: Hashable, Sendable, CustomStringConvertible {
+    public var name: String
+    public var publicKey: [UInt8]
+
+    public init(name: String, publicKey: [UInt8]) {
+        self.name = name
+        self.publicKey = publicKey
+    }
+
+    /// Reads a verifier key; the key ID must be the one the name and key give.
+    public init(verifierKey text: String) throws {
+        // The name holds no "+", the base64 may: two splits at most.
+        let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, parts[1].count == 8, let id = Hex.bytes(String(parts[1]), count: 4),
+              let bytes = Data(base64Encoded: String(parts[2])), bytes.count == 33 else {
+            throw HeadError.malformedWitnessKey("not the form <name>+<8 hex digits>+<base64 of 33 bytes>")
+        }
+        guard bytes.first == 4 else {
+            throw HeadError.malformedWitnessKey("its key type is \(bytes.first!), not 4 (a tlog-cosignature/v1 Ed25519 key)")
+        }
+        let key = Array(bytes.dropFirst())
+        guard PublicKeyCheck.isAcceptable(key) else { throw HeadError.malformedWitnessKey("its key is a small-order or malformed Ed25519 point") }
+        guard Cosignature.keyID(witness: String(parts[0]), publicKey: key) == id else {
+            throw HeadError.malformedWitnessKey("its key ID is not the one its name and key give")
+        }
+        self.init(name: String(parts[0]), publicKey: key)
+    }
+
+    public var verifierKey: String { Cosignature.verifierKey(witness: name, publicKey: publicKey) }
+    public var description: String { verifierKey }
+}
+
 /// A device's head with the cosignatures a log holds for it.
 public struct CosignedHead: Hashable, Sendable {
     public var head: TreeHead

@@ -161,10 +161,13 @@ public struct TreeHead: Hashable, Codable, Sendable {
 /// Why a signed head cannot be read.
 public enum HeadError: Error, Hashable, Sendable, CustomStringConvertible {
     case malformed(String)
+    /// A witness key (`verify --witness-key`) that is not a tlog-cosignature/v1 verifier key.
+    case malformedWitnessKey(String)
 
     public var description: String {
         switch self {
         case .malformed(let detail): "not a gamelog tree head: \(detail)"
+        case .malformedWitnessKey(let detail): "not a witness key: \(detail)"
         }
     }
 }

@@ -203,7 +203,14 @@ func readTrustedKeys(_ paths: [String]) throws -> [String: [UInt8]] {
 
 /// Reads heads files (`gamelog heads --json` output): signed heads known from elsewhere.
 func readKnownHeads(_ paths: [String]) throws -> [TreeHead] {
-    var heads: [TreeHead] = []
+    try readCosignedHeads(paths).map(\.head)
+}
+
+/// Reads heads files with the witnesses' cosignatures each entry carries. A cosignature
+/// entry that is not a cosignature line of the key it names refuses the file; whether one
+/// verifies is the audit's to say.
+func readCosignedHeads(_ paths: [String]) throws -> [CosignedHead] {
+    var heads: [CosignedHead] = []
     for path in paths {
         var data = FileManager.default.contents(atPath: path)
         if path.hasPrefix("http://") || path.hasPrefix("https://") {
@@ -224,9 +231,19 @@ func readKnownHeads(_ paths: [String]) throws -> [TreeHead] {
             guard let note = entry.note, let key = entry.publicKey.flatMap({ Hex.bytes($0, count: 32) }) else {
                 throw ValidationError("--heads: \(HTTPClient.shown(path)) has an entry without a note and a 64-digit hex publicKey.")
             }
-            do { heads.append(try TreeHead(note: note, publicKey: key)) } catch {
+            let head: TreeHead
+            do { head = try TreeHead(note: note, publicKey: key) } catch {
                 throw ValidationError("--heads: \(HTTPClient.shown(path)): \(error).")
             }
+            var cosignatures: [Cosignature] = []
+            for entry in entry.cosignatures ?? [] {
+                guard let witnessKey = Hex.bytes(entry.publicKey, count: 32), let cosignature = Cosignature(line: entry.line, witnessKey: witnessKey),
+                      cosignature.witness == entry.witness else {
+                    throw ValidationError("--heads: \(HTTPClient.shown(path)): a cosignature of device \(SafeText.line(head.device))'s head of \(head.size) events is not a tlog-cosignature line of the witness and key it names (it was changed).")
+                }
+                cosignatures.append(cosignature)
+            }
+            heads.append(CosignedHead(head: head, cosignatures: cosignatures))
         }
     }
     return heads

@@ -27,6 +27,10 @@ struct Verify: ParsableCommand {
     var trust: [String] = []
     @Option(help: ArgumentHelp("A heads file (`gamelog heads --json` kept from earlier, or the other phone's), or a collector's URL (its GET /v1/heads; a reader token from $GAMELOG_READER_TOKEN): the log must reach these heads, with the same roots. Repeatable.", valueName: "HEADS.json|URL"))
     var heads: [String] = []
+    @Option(name: .customLong("witness-key"), help: ArgumentHelp("A witness's key in the signed-note verifier key form (<name>+<key ID>+<base64>, as the collector's start line prints it): every cosignature in its name, in the log or a heads file, must be made with it. Repeatable.", valueName: "KEY"))
+    var witnessKeys: [String] = []
+    @Option(help: ArgumentHelp("How many of the --witness-key witnesses must have cosigned each device's newest head.", valueName: "K"))
+    var witnesses: Int = 0
     @Flag(help: "Skip re-running the recordings against the extensions' code (faster).") var noRerun = false
     @Flag(help: "Accept a log that holds part of a device's signed history (an import of `export --game`): the leaves it holds only as subtree hashes are listed as not covered, instead of failing the check.")
     var partial = false
@@ -34,7 +38,13 @@ struct Verify: ParsableCommand {
     @OptionGroup var sharing: SharedAuditOptions
 
     func validate() throws {
-        try sharing.validate(game: game, restricted: !trust.isEmpty || !heads.isEmpty)
+        try sharing.validate(game: game, restricted: !trust.isEmpty || !heads.isEmpty || !witnessKeys.isEmpty)
+        guard witnesses >= 0, witnesses <= witnessKeys.count else {
+            throw ValidationError("--witnesses \(witnesses): give at least that many --witness-key (\(witnessKeys.count) given).")
+        }
+        for key in witnessKeys {
+            do { _ = try WitnessKey(verifierKey: key) } catch { throw ValidationError("--witness-key \(SafeText.line(key)): \(error).") }
+        }
     }
 
     func run() throws {
@@ -54,7 +64,8 @@ struct Verify: ParsableCommand {
         if try sharing.joinIfAsked(.verify, options: options) { return }
         do {
             let trusted = try trust.isEmpty ? nil : readTrustedKeys(trust)
-            var known = try readKnownHeads(heads)
+            let cosigned = try readCosignedHeads(heads)
+            var known = cosigned.map(\.head)
             // A shared store's whole log is checked on a new copy of every row it holds
             // now, so a row changed there after an earlier copy was made is seen.
             let shared = try sharing.sharedStore(options)
@@ -79,6 +90,10 @@ struct Verify: ParsableCommand {
             var auditor = Auditor(games: GamelogCLI.games)
             auditor.rerunsExtensions = !noRerun
             auditor.acceptsPartialLog = partial
+            auditor.cosignedElsewhere = cosigned
+            if !witnessKeys.isEmpty {
+                auditor.witnessPolicy = WitnessPolicy(keys: try witnessKeys.map { try WitnessKey(verifierKey: $0) }, required: witnesses)
+            }
             let report: Auditor.Report
             if let shared, let copy, let workers = sharing.workers {
                 // This process checks what reads the whole log while the workers take the games.
@@ -123,6 +138,16 @@ struct Verify: ParsableCommand {
                     print(signers.isEmpty ? "signatures: none; the log's events are unsigned"
                           : "signatures: \(signers.joined(separator: ", ")); "
                             + (proofs.trusted ? "checked against the trusted keys" : "keys taken from the log itself (pass --trust KEYS.json to check them against keys you trust)"))
+                }
+                if !report.witnesses.isEmpty || !witnessKeys.isEmpty {
+                    let names = Set(report.witnesses.keys).union(try witnessKeys.map { try WitnessKey(verifierKey: $0).name }).sorted()
+                    print("witnesses: " + names.map { name in
+                        let seen = (report.witnesses[name] ?? [:]).sorted { $0.key < $1.key }.map { "\(SafeText.line($0.key)) at \($0.value) events" }
+                        return "\(SafeText.line(name)) cosigned " + (seen.isEmpty ? "nothing here" : seen.joined(separator: ", "))
+                    }.joined(separator: "; ") + (witnesses > 0 ? " (\(witnesses) of \(witnessKeys.count) required for each device's newest head)" : ""))
+                }
+                if findings.contains(where: { $0.rule == ProofProblem.Kind.absentLeaves.rawValue && $0.severity == .error }) {
+                    print("hint: if this log is meant to hold part of the devices' history (an import of `gamelog export --game`), `verify --partial` accepts it and lists what it does not cover")
                 }
                 print("recordings from device\(devices.count == 1 ? "" : "s") \(devices.joined(separator: ", "))"
                       + (unchecked.isEmpty ? "" : "; \(unchecked.count) checks could not be made from this log (the \"not checkable\" lines say why)"))

@@ -99,6 +99,8 @@ public enum CommandDocuments {
     public struct HeadReference: Decodable, Sendable {
         public var note: String?
         public var publicKey: String?
+        /// The witnesses' cosignatures of the head (`heads --json`, a collector's heads).
+        public var cosignatures: [Head.Cosignature]?
     }
 
     /// A collector's answer: its error text, or a device's accepted tree size.

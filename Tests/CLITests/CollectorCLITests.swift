@@ -99,6 +99,42 @@ import Testing
         }
     }
 
+    // Issue 36, item 8: `verify --witness-key` and `--witnesses` as an auditor types them.
+    @Test func cosignaturesInAHeadsFileAreCheckedAgainstTheWitnessKey() throws {
+        let server = try PostgresServer()
+        defer { server.stop(mode: "immediate") }
+        let studio = Studio(folder: try Folder(), server: server, url: try server.makeDatabase())
+        let (collector, base) = try studio.collector()
+        defer { collector.send(SIGKILL); collector.wait(atMost: 10) }
+        let witnessKey = try #require(collector.outputSoFar.range(of: #"(?<=verifier key )[^)\s]+"#, options: .regularExpression)
+            .map { String(collector.outputSoFar[$0]) })
+        #expect(try studio.run(["demo", "--fixed-clock", "--insecure-test-keys"]).status == 0)
+        for device in ["A", "B"] {
+            try Hex.string(try DeviceKey.insecureTestKey(device: device).publicKey).write(toFile: studio.folder.path("\(device).pub"), atomically: true, encoding: .utf8)
+            let enrolled = try studio.run(["keys", "enroll", "--to", base, "--device", device, "--public-key", "\(device).pub"])
+            #expect(enrolled.status == 0, "\(enrolled.stderr)")
+        }
+        let pushed = try studio.run(["push", "--to", base])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        let heads = try studio.run(["heads", "--json"])
+        #expect(heads.status == 0 && heads.stdout.contains("\"cosignatures\":[{"), "\(heads.stdout)")
+        try heads.stdout.write(toFile: studio.folder.path("heads.json"), atomically: true, encoding: .utf8)
+        let ok = try studio.run(["verify", "--no-rerun", "--heads", "heads.json", "--witness-key", witnessKey, "--witnesses", "1"])
+        #expect(ok.status == 0 && ok.stdout.contains("witnesses: gamelog-collector cosigned A at"), "\(ok.stdout)\(ok.stderr)")
+        // Two required, one given: refused before anything is read.
+        let tooMany = try studio.run(["verify", "--witness-key", witnessKey, "--witnesses", "2"])
+        #expect(tooMany.status != 0 && tooMany.stderr.contains("--witnesses 2"), "\(tooMany.stderr)")
+        // A cosignature line changed in the heads file: the file is refused.
+        let line = try #require(heads.stdout.range(of: #"(?<="line":"— )[^ ]+ [A-Za-z0-9+/]{8}"#, options: .regularExpression))
+        var changed = heads.stdout
+        let at = changed.index(before: line.upperBound)
+        changed.replaceSubrange(at...at, with: changed[at] == "A" ? "B" : "A")
+        try changed.write(toFile: studio.folder.path("changed.json"), atomically: true, encoding: .utf8)
+        let refused = try studio.run(["verify", "--no-rerun", "--heads", "changed.json", "--witness-key", witnessKey])
+        #expect(refused.status != 0, "\(refused.stdout)\(refused.stderr)")
+        #expect((refused.stdout + refused.stderr).contains("cosignature"), "\(refused.stdout)\(refused.stderr)")
+    }
+
     @Test func phonesPushThroughAKilledCollectorAndACrashedStoreAndNothingIsLostOrDoubled() throws {
         let server = try PostgresServer()
         defer { server.stop(mode: "immediate") }

@@ -154,6 +154,45 @@ import Testing
         #expect(findings.filter { $0.rule == "cosignature" }.count == 1)
     }
 
+    // Issue 36, item 8: cosignatures are checked, and a k-of-n witness policy holds.
+    @Test func cosignaturesAreCheckedAgainstTheWitnessKeysAndTheirCount() throws {
+        let setup = try Setup()
+        let phones = try recordPhones(3, in: setup.folder.path("phones"), seed: 5, keys: setup.keys)
+        for (path, device) in [(phones.a, "A"), (phones.b, "B")] {
+            try setup.enroll(device)
+            _ = try setup.accept(try setup.upload(path, device).body)
+        }
+        let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
+        defer { copy.release() }
+        let collectorKey = WitnessKey(name: setup.collector.witness, publicKey: setup.collector.witnessKey.publicKey)
+        #expect(try WitnessKey(verifierKey: collectorKey.verifierKey) == collectorKey)
+        let other = WitnessKey(name: "other.test/witness", publicKey: try DeviceKey.random(device: "w").publicKey)
+        func errors(_ path: String, _ policy: WitnessPolicy?, elsewhere: [CosignedHead] = []) throws -> [Finding] {
+            var auditor = Auditor(games: .standard)
+            auditor.rerunsExtensions = false
+            auditor.witnessPolicy = policy
+            auditor.cosignedElsewhere = elsewhere
+            return try auditor.report(try EventStore(path: path, access: .readOnly), trusting: setup.keys.trusted).findings.filter { $0.severity == .error }
+        }
+        #expect(try errors(copy.path, WitnessPolicy(keys: [collectorKey], required: 1)).isEmpty)
+        // Two of two required: the one witness is not enough, for each device.
+        let short = try errors(copy.path, WitnessPolicy(keys: [collectorKey, other], required: 2))
+        #expect(short.filter { $0.rule == "witnesses" }.count == 2, "\(short.map(\.found))")
+        // The witness's name with another key: its cosignatures are not the witness's.
+        let impostor = WitnessKey(name: setup.collector.witness, publicKey: other.publicKey)
+        #expect(try errors(copy.path, WitnessPolicy(keys: [impostor], required: 0)).filter { $0.rule == "cosignature" }.count == 2)
+        // A cosignature from a heads file whose signature was changed.
+        let cosigned = try #require(try EventStore(path: copy.path, access: .readOnly).cosignedHeads().first)
+        var bad = cosigned
+        bad.cosignatures[0].signature[0] ^= 1
+        #expect(try errors(copy.path, nil, elsewhere: [bad]).filter { $0.rule == "cosignature" }.count == 1)
+        // A changed cosignature row: the whole-log report says so (not only the shared workers' path).
+        let tampered = setup.folder.path("cosigned-tampered.sqlite")
+        try FileManager.default.copyItem(atPath: copy.path, toPath: tampered)
+        try DatabaseQueue(path: tampered).write { try $0.execute(sql: "UPDATE cosignatures SET cosigned_at = cosigned_at + 1") }
+        #expect(try errors(tampered, nil).filter { $0.rule == "cosignature" }.count == 2)
+    }
+
     @Test func forgedConflictingAndUnenrolledUploadsAreRefusedWithNothingStored() throws {
         let setup = try Setup()
         let phones = try recordPhones(3, in: setup.folder.path("phones"), seed: 8, keys: setup.keys)
