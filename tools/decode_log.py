@@ -4,9 +4,11 @@ stream's chain, rebuild every device's Merkle tree and check its signed heads (a
 the older checkpoints), following docs/FORMAT.md with the standard library and
 `cryptography` (for Ed25519) only. Prints one JSON
 line per event with --events, and always a final summary line; exits 1 if anything
-does not verify.
+does not verify. Every leaf below a device's newest valid head must be held: leaves a
+log holds only as subtree hashes (tree_nodes) are absent, listed under "absent" in the
+summary, and a problem unless --partial says the log is meant to hold part of the history.
 
-Usage: tools/decode_log.py DATABASE [--events] [--trust KEYS.json]
+Usage: tools/decode_log.py DATABASE [--events] [--trust KEYS.json] [--partial]
 """
 import base64
 import hashlib
@@ -52,11 +54,15 @@ def tree_root(size, leaves, nodes):
         i = bisect.bisect_left(held, lo)
         return i < len(held) and held[i] < hi
 
+    def node_inside(lo, hi):
+        # Walking a range that holds no leaf and no stored node is bounded: it is missing.
+        return any(lo <= a and b <= hi for (a, b) in nodes)
+
     def walk(lo, hi):
         if not holds(lo, hi):
             if (lo, hi) in nodes:
                 return nodes[(lo, hi)]
-            if hi - lo == 1:
+            if hi - lo == 1 or not node_inside(lo, hi):
                 return None
         elif hi - lo == 1:
             return leaves.get(lo)
@@ -66,6 +72,20 @@ def tree_root(size, leaves, nodes):
         left, right = walk(lo, lo + k), walk(lo + k, hi)
         return None if left is None or right is None else node_hash(left, right)
     return walk(0, size)
+
+
+def absent_ranges(size, leaves):
+    """The leaf indexes below `size` not in `leaves`, as "lo-hi" (or "lo") text, in order."""
+    out, following = [], 0
+    for leaf in sorted(leaves):
+        if following >= size:
+            break
+        if leaf > following:
+            out.append((following, min(leaf, size) - 1))
+        following = max(following, leaf + 1)
+    if following < size:
+        out.append((following, size - 1))
+    return out
 
 
 def encode_device(name):
@@ -226,7 +246,7 @@ def main() -> int:
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    path, show = sys.argv[1], "--events" in sys.argv
+    path, show, partial = sys.argv[1], "--events" in sys.argv, "--partial" in sys.argv
     trusted = None
     if "--trust" in sys.argv:
         with open(sys.argv[sys.argv.index("--trust") + 1]) as f:
@@ -312,7 +332,7 @@ def main() -> int:
             if stream_heads.get(stream, {}).get(version) != heads[offset + 24:offset + 56]:
                 problems.append(f"device {device}: stream {uuid.UUID(bytes=stream)} version {version} "
                                 f"is not what checkpoint {sequence} signed")
-    heads_checked = 0
+    heads_checked, absent = 0, {}
     if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'trees'").fetchone()[0] == 1:
         nodes = {}
         for tree, lo, hi, node in db.execute("SELECT tree_id, lo, hi, hash FROM tree_nodes"):
@@ -347,11 +367,18 @@ def main() -> int:
                     problems.append(f"device {device}: it signed {size} events and the log lacks some of them")
                 elif computed != root:
                     problems.append(f"device {device}: its events do not give the root it signed at {size} events")
+            gaps = absent_ranges(latest, leaves)
+            if gaps:
+                listed = ", ".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in gaps[:8])
+                absent[device] = listed
+                if not partial:
+                    count = sum(hi - lo + 1 for lo, hi in gaps)
+                    problems.append(f"device {device}: {count} of the {latest} leaves it signed are not in this log (leaves {listed})")
             unsigned = len([leaf for leaf in leaves if leaf >= latest])
             if unsigned and trusted is not None:
                 problems.append(f"device {device}: {unsigned} events after its last signed head")
     print(json.dumps({"events": count, "head": previous.hex(), "checkpoints": len(checkpoints), "heads": heads_checked,
-                      "problems": problems}))
+                      "absent": absent, "problems": problems}))
     return 1 if problems else 0
 
 

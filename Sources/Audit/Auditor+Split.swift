@@ -51,10 +51,21 @@ extension Auditor {
     }
 
     /// A broken chain's problems, as findings.
-    static func integrityFindings(_ integrity: IntegrityReport) -> [Finding] {
-        integrity.problems.map { problem in
-            Finding(.error, .integrity, position: problem.position, rule: rule(problem),
-                    expected: "an untouched event", found: problem.description)
+    /// - Parameters:
+    ///   - store, conversationOf: where given, each finding names the game (conversation)
+    ///     of the event at fault, read as it is stored (its recording, or the recording the
+    ///     problem names); the first 1,000 are looked up.
+    static func integrityFindings(_ integrity: IntegrityReport, store: EventStore? = nil,
+                                  conversationOf: [UUID: ConversationID] = [:]) -> [Finding] {
+        integrity.problems.enumerated().map { index, problem in
+            var stream: UUID?
+            if case .streamVersionGap(_, let named, _, _) = problem { stream = named }
+            if stream == nil, index < 1_000, let store, !conversationOf.isEmpty, let position = problem.position, position > 0 {
+                stream = (try? store.event(at: position, verify: false))??.stream
+            }
+            return Finding(.error, .integrity, position: problem.position,
+                           game: stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), rule: rule(problem),
+                           expected: "an untouched event", found: problem.description)
         }
     }
 

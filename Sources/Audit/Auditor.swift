@@ -126,7 +126,9 @@ public struct Auditor: Sendable {
         }
         let integrity = try shared.integrity()
         if !integrity.isSound {
-            return Report(findings: structure + Self.integrityFindings(integrity), proofs: nil)
+            var conversationOf: [UUID: ConversationID] = [:]
+            for (conversation, streams) in streams { for stream in streams { conversationOf[stream] = conversation } }
+            return Report(findings: structure + Self.integrityFindings(integrity, store: store, conversationOf: conversationOf), proofs: nil)
         }
         let index = try plan.get()
         var findings = try shared.findings() + structure

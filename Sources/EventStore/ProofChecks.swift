@@ -35,6 +35,9 @@ public struct TreeRoots: Sendable {
     private var rootsReached: [Int64: [UInt8]] = [:]
     /// The position (or line) of the leaf that completed each target size.
     public private(set) var positionAt: [Int64: Int64] = [:]
+    /// The position (or line) of leaf 0 and of the leaf after each target size: where
+    /// the events a head adds to the one before it begin.
+    public private(set) var batchStartAt: [Int64: Int64] = [:]
     /// Leaves given twice: (leaf, position).
     public private(set) var duplicates: [(leaf: Int64, position: Int64)] = []
     /// Stored subtree hashes to compare with the leaves as they complete each one.
@@ -76,6 +79,7 @@ public struct TreeRoots: Sendable {
     }
 
     public mutating func add(leaf: Int64, hash: [UInt8], position: Int64) {
+        if leaf == 0 || targets.contains(leaf) { batchStartAt[leaf] = position }
         if leaf < frontier.size || pending[leaf] != nil {
             duplicates.append((leaf, position))
             return
@@ -170,7 +174,7 @@ extension TreeCheck {
                 if root == signed[size] {
                     lastGood = size
                 } else if changed == nil {
-                    changed = (size, positionAt[size], lastGood + 1, 1)
+                    changed = (size, roots.batchStartAt[lastGood] ?? positionAt[size], lastGood + 1, 1)
                 } else {
                     changed!.count += 1
                 }
@@ -181,7 +185,8 @@ extension TreeCheck {
             }
         }
         if let changed {
-            let at = changed.position.map { " (the leaf completing it is at position \($0))" } ?? ""
+            let last = positionAt[changed.first]
+            let at = changed.position.map { first in " (positions \(first)" + (last.map { " to \($0)" } ?? "") + ")" } ?? ""
             let later = changed.count > 1 ? ", and so do its \(changed.count - 1) later heads" : ""
             out.append(ProofProblem(kind: .changedEvent, device: device, position: changed.position, detail:
                 "device \(name)'s events \(changed.from) to \(changed.first) differ from what it signed at \(changed.first) events\(at)\(later): one was changed, added or moved"))

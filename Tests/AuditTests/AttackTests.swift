@@ -218,6 +218,22 @@ import Testing
         let partial = try auditor.report(try EventStore(path: path, access: .readOnly), trusting: devices.trusted).findings
         #expect(partial.filter { $0.rule == "absentLeaves" && $0.severity == .warning }.count == 2)
         #expect(!partial.contains { $0.severity == .error }, "\(partial.filter { $0.severity == .error }.map(\.found))")
+
+        // A reader written from docs/FORMAT.md alone names the same leaves absent.
+        let tools = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "tools/decode_log.py").path
+        let python = try ChildProcess.run("python3", [tools, path])
+        #expect(python.status == 1, "\(python.stdout) \(python.stderr)")
+        let summary = try #require(python.stdout.split(separator: "\n").last)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        let ranges = try #require(object["absent"] as? [String: String])
+        #expect(ranges.count == 2)
+        for finding in absent {
+            let device = try #require(finding.device)
+            #expect(finding.found.contains("(leaves \(try #require(ranges[device])))"), "\(finding.found) vs \(ranges)")
+        }
+        let accepting = try ChildProcess.run("python3", [tools, path, "--partial"])
+        #expect(accepting.status == 0, "\(accepting.stdout)")
     }
 
     // Issue 36, item 10: a stored subtree hash over leaves the file holds is checked whatever its shape.
@@ -607,5 +623,33 @@ extension AttackTests {
         // Before: the game's reads did not see the recording, and nothing said so.
         let found = try errors(path, game: conversation)
         #expect(found.contains { $0.rule == "catalog-lists-every-recording" }, "\(found.map(\.rule))")
+    }
+}
+
+extension AttackTests {
+    // Issue 36, item 10: a changed event is named by the batch it lies in, from its start.
+    @Test func aChangedEventIsNamedByTheRangeOfPositionsItLiesIn() throws {
+        let path = try copy("named.sqlite")
+        let edited = try edit(path)
+        let changed = try #require(try errors(path).first { $0.rule == "changedEvent" })
+        let range = try #require(changed.found.firstMatch(of: /positions (\d+) to (\d+)/))
+        let (first, last) = (Int64(range.1)!, Int64(range.2)!)
+        #expect(first <= edited && edited <= last, "\(edited) not in \(first)...\(last): \(changed.found)")
+        #expect(changed.position == first)
+    }
+}
+
+extension AttackTests {
+    // Issue 36, item 10: integrity findings name the game of the event at fault.
+    @Test func integrityFindingsNameTheirGame() throws {
+        let path = try copy("integrity-game.sqlite")
+        let store = try EventStore(path: path, access: .readOnly)
+        let index = try GameIndex(store: store)
+        let conversation = try #require(try index.conversations().last)
+        let victim = try #require(try store.events(EventQuery(streams: try index.streams(of: conversation))).dropFirst(3).first)
+        try BlockSurgery.flipPayloadByte(path, position: victim.position)
+        let found = try errors(path).filter { $0.check == .integrity }
+        #expect(!found.isEmpty)
+        #expect(found.contains { $0.position == victim.position && $0.game == conversation.uuid.uuidString.lowercased() }, "\(found.map(\.found))")
     }
 }
