@@ -581,34 +581,46 @@ extension AttackTests {
 
     // Issue 36, item 2: a hidden block index.
     @Test func verifyGameSeesARecordingsTailWhoseIndexRowsWereRemoved() throws {
-        let path = try copy("hidden-tail.sqlite")
-        // The recording whose events lie in the most blocks, and its conversation.
-        let index = try GameIndex(store: try EventStore(path: path, access: .readOnly))
-        var candidates: [(conversation: String, stream: UUID, blocks: Int)] = []
-        try DatabaseQueue(path: path).read { db in
+        // Recordings over more than one block, each with its conversation's recordings.
+        let index = try GameIndex(store: try EventStore(path: clean, access: .readOnly))
+        var candidates: [(conversation: String, streams: Set<UUID>, stream: UUID)] = []
+        try DatabaseQueue(path: clean).read { db in
             for conversation in try index.conversations() {
-                for stream in try index.streams(of: conversation) {
+                let streams = try index.streams(of: conversation)
+                for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
                     let blocks = try Int.fetchOne(db, sql: "SELECT count(*) FROM block_streams b JOIN streams s ON s.id = b.stream_id WHERE s.uuid = ?",
                                                   arguments: [withUnsafeBytes(of: stream.uuid) { Data($0) }]) ?? 0
-                    candidates.append((conversation.uuid.uuidString, stream, blocks))
+                    if blocks >= 2 { candidates.append((conversation.uuid.uuidString, streams, stream)) }
                 }
             }
         }
-        let chosen = try #require(candidates.max { $0.blocks < $1.blocks })
-        let (conversation, victim) = (chosen.conversation, chosen.stream)
-        // The recording's last block's index row goes, and the recording's row is made to
-        // agree with what is left (its version and chain head, which no key signs).
-        try DatabaseQueue(path: path).write { db in
-            let id = try #require(try Int64.fetchOne(db, sql: "SELECT id FROM streams WHERE uuid = ?", arguments: [withUnsafeBytes(of: victim.uuid) { Data($0) }]))
-            let blocks = try Int64.fetchAll(db, sql: "SELECT block FROM block_streams WHERE stream_id = ? ORDER BY block", arguments: [id])
-            #expect(blocks.count >= 2)
-            try db.execute(sql: "DELETE FROM block_streams WHERE stream_id = ? AND block = ?", arguments: [id, blocks.last!])
-            let lastVersion = try #require(try Int64.fetchOne(db, sql: "SELECT max(last_version) FROM block_streams WHERE stream_id = ?", arguments: [id]))
-            let head = try #require(try EventStore(path: path, access: .readOnly).streamHash(victim, at: lastVersion))
-            try db.execute(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?", arguments: [lastVersion, Data(head), id])
+        #expect(!candidates.isEmpty)
+        var hidden = 0
+        for (number, (conversation, streams, victim)) in candidates.enumerated() {
+            let path = try copy("hidden-tail-\(number).sqlite")
+            let before = try EventStore(path: path, access: .readOnly).events(EventQuery(streams: streams)).count
+            // The recording's last block's index row goes, and the recording's row is made to
+            // agree with what is left (its version and chain head, which no key signs).
+            try DatabaseQueue(path: path).write { db in
+                let id = try #require(try Int64.fetchOne(db, sql: "SELECT id FROM streams WHERE uuid = ?", arguments: [withUnsafeBytes(of: victim.uuid) { Data($0) }]))
+                let blocks = try Int64.fetchAll(db, sql: "SELECT block FROM block_streams WHERE stream_id = ? ORDER BY block", arguments: [id])
+                try db.execute(sql: "DELETE FROM block_streams WHERE stream_id = ? AND block = ?", arguments: [id, blocks.last!])
+                let lastVersion = try #require(try Int64.fetchOne(db, sql: "SELECT max(last_version) FROM block_streams WHERE stream_id = ?", arguments: [id]))
+                let head = try #require(try EventStore(path: path, access: .readOnly).streamHash(victim, at: lastVersion))
+                try db.execute(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?", arguments: [lastVersion, Data(head), id])
+            }
+            let found = try errors(path, game: conversation)
+            // The changed index row is named whatever it hides.
+            #expect(found.contains { $0.found.contains("block_streams does not say") }, "\(found.map(\.found))")
+            // Where the game's own reads lost events (the block is read for no other of its
+            // recordings), each lost event is named.
+            let after = try EventStore(path: path, access: .readOnly).events(EventQuery(streams: streams)).count
+            if after < before {
+                hidden += 1
+                #expect(found.filter { $0.rule == "index-lists-every-event" }.count == before - after, "\(found.map(\.found))")
+            }
         }
-        let found = try errors(path, game: conversation)
-        #expect(found.contains { $0.rule == "index-lists-every-event" }, "\(found.map(\.rule))")
+        #expect(hidden > 0)
     }
 
     @Test func verifyGameSeesALaterRecordingOfTheConversationTheCatalogNoLongerLists() throws {

@@ -267,6 +267,65 @@ for _ in 0..<(count / 10) {
 results.append(("Signed tree heads", tally))
 if forgedNotes > 0 { print("\(forgedNotes) changed notes verified") }
 
+// Device trees as a hostile file gives them (issue 36): heads claiming sizes up to 2^62 and
+// beyond, leaves at any index, stored subtree ranges of any shape. A root is computed or
+// refused in time linear in what is held, never by the size a head claims.
+tally = Tally()
+@MainActor func hostileIndex() -> Int64 {
+    switch random(4) {
+    case 0: return Int64(random(300))
+    case 1: return Int64(generator.next() >> 1)                         // anywhere up to 2^63-1
+    case 2: return MerkleTree.maximumSize - Int64(random(3))            // the top of the range
+    default: return Int64(1) << Int64(random(63))
+    }
+}
+for _ in 0..<(count / 100) {
+    var roots = TreeRoots(targets: [])
+    let leaves = random(40)
+    var next: Int64 = 0
+    for _ in 0..<leaves {
+        let leaf = random(3) == 0 ? hostileIndex() : next
+        next = leaf < Int64.max ? leaf + 1 : leaf
+        roots.add(leaf: leaf, hash: Array(repeating: UInt8(truncatingIfNeeded: leaf), count: 32), position: Int64(random(1_000)))
+    }
+    var nodes: [Range<Int64>: [UInt8]] = [:]
+    for _ in 0..<random(20) {
+        let lo = hostileIndex(), width = hostileIndex()
+        guard lo < Int64.max - width else { continue }
+        nodes[lo..<(lo + max(1, width))] = Array(repeating: 7, count: 32)
+    }
+    let size = hostileIndex()
+    tally.time {
+        let index = MerkleTree.RangeIndex(nodes.keys)
+        let (root, _) = roots.root(at: min(size, MerkleTree.maximumSize), nodes: nodes, within: index)
+        _ = roots.absent(below: min(size, MerkleTree.maximumSize)).count
+        return root != nil
+    }
+}
+results.append(("Tree roots, hostile sizes", tally))
+
+// Block rows at the top of the position range and with counts past the schema's bound,
+// written past its CHECKs: opening and reading say what is wrong, never crash.
+tally = Tally()
+for round in 0..<max(1, count / 20_000) {
+    try pristine.write(to: URL(fileURLWithPath: blockLog))
+    let first = round.isMultiple(of: 2) ? Int64.max - Int64(random(128)) : MerkleTree.maximumSize - Int64(random(64))
+    let rowCount = round.isMultiple(of: 3) ? hostileIndex() : Int64(1 + random(64))
+    try DatabaseQueue(path: blockLog).writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA ignore_check_constraints = 1")
+        try db.execute(sql: "UPDATE event_blocks SET first_position = ?, count = ?", arguments: [first, rowCount])
+    }
+    tally.time {
+        guard let reader = try? EventStore(path: blockLog, access: .readOnly) else { return false }
+        _ = try? reader.lastPosition()
+        var seen = 0
+        try? reader.scan(skippingDamaged: { _ in }) { _ in seen += 1 }
+        _ = try? reader.verifyIntegrity()
+        return seen > 0
+    }
+}
+results.append(("Blocks at the top", tally))
+
 var slow = false
 for (name, t) in results {
     print("\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(t.accepted + t.refused) inputs: \(t.accepted) accepted, \(t.refused) refused with typed errors, slowest \(String(format: "%.2f", t.slowest)) ms")
