@@ -240,6 +240,22 @@ final class Folder {
 }
 
 @Suite struct FormatDocumentTests {
+    /// The schema appendix of docs/FORMAT.md is a new file's schema, statement by statement.
+    @Test func theFormatsSchemaAppendixIsANewFilesSchema() throws {
+        let folder = try Folder()
+        let path = folder.path("new.sqlite")
+        _ = try EventStore(path: path)
+        let made = try DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT sql || ';' FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+        }.joined(separator: "\n")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let document = try String(contentsOf: root.appending(path: "docs/FORMAT.md"), encoding: .utf8)
+        let appendix = try #require(document.components(separatedBy: "## Appendix: the schema of a current file").last)
+        let block = try #require(appendix.components(separatedBy: "```sql\n").dropFirst().first?.components(separatedBy: "\n```").first)
+        #expect(made.count > 1_000)
+        #expect(block == made, "docs/FORMAT.md's appendix differs from a new file's schema")
+    }
+
     /// docs/FORMAT.md is followed by tools/decode_log.py, which knows nothing of our
     /// code: it must decode every event and reach the same head hash.
     @Test func aPythonReaderOfTheFormatAgreesWithTheStore() throws {
