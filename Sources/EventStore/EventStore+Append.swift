@@ -143,6 +143,18 @@ extension EventStore {
         // Its lanes are waited for when it goes, also when the append throws: the next
         // append reuses their deflaters.
         let blocks = layout == .blocks && hasBlocks ? try blockWriter(db, lastPosition: position, compressor: compressor) : nil
+        if blocks == nil {
+            // Rows after blocks would store positions twice (a writer that took a new file
+            // for empty while another made it): the file itself is asked, not what this
+            // connection learned when it opened.
+            let blocksStored = try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'event_blocks'
+                """) == 1 && (try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM event_blocks)") ?? false)
+            if blocksStored {
+                throw EventStoreError.damagedLog(path: path, detail:
+                    "it stores events in blocks, and this writer would append rows after them; nothing was written (open the file again to append)")
+            }
+        }
         var reader = BlockReader(store: self, db: db)
 
         // The per-event statements run through SQLite's C API: GRDB's argument and

@@ -102,8 +102,19 @@ public final class EventStore {
             try Self.translating(path) {
                 try queue.writeWithoutTransaction { db in
                     // WAL lets readers in other processes proceed during appends; NORMAL
-                    // sync keeps every committed event through a process crash.
-                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    // sync keeps every committed event through a process crash. Switching
+                    // needs the file to itself, and SQLite answers "locked" at once, without
+                    // its busy handler, while another writer migrates a new file: this one
+                    // waits its turn as a write would.
+                    let deadline = Date().addingTimeInterval(Self.busyTimeout)
+                    while true {
+                        do {
+                            try db.execute(sql: "PRAGMA journal_mode = WAL")
+                            break
+                        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
+                            usleep(20_000)
+                        }
+                    }
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
                     // The recorder's ids are time-ordered and append at the end of the
                     // unique id index, but ids from elsewhere (imported logs, other
@@ -125,7 +136,12 @@ public final class EventStore {
         }
         (hasBlocks, hasLeafColumn) = try Self.translating(path) {
             try queue.read { db in
-                (try db.tableExists("event_blocks"), try db.columns(in: "events").contains { $0.name == "leaf" })
+                // GRDB caches the schema a connection saw; another process may have made
+                // every table since (two writers creating one file: the one that found
+                // the file empty and the migrations done took it for a log without blocks).
+                db.clearSchemaCache()
+                try Schema.checkForms(db, path: path)
+                return (try db.tableExists("event_blocks"), try db.columns(in: "events").contains { $0.name == "leaf" })
             }
         }
     }

@@ -83,6 +83,55 @@ public enum MerkleTree {
         return sn == 0 && r == root
     }
 
+    /// The consistency proof between the tree of `from` leaves and the tree of `to`
+    /// leaves (RFC 9162 section 2.1.4.1, SUBPROOF), in the RFC's order. `subtreeRoot(lo,
+    /// hi)` gives the hash of the subtree over leaves `[lo, hi)` of the larger tree; it is
+    /// asked for O(log n) subtrees. Empty when `from` is 0 or equals `to`.
+    public static func consistencyProof(from: Int64, to: Int64, subtreeRoot: (Int64, Int64) throws -> [UInt8]) rethrows -> [[UInt8]] {
+        precondition(from >= 0 && from <= to, "a consistency proof goes from a smaller tree to a larger one")
+        guard from > 0, from < to else { return [] }
+        // SUBPROOF(m, D[lo:hi], b), with m counted from lo.
+        func subproof(_ m: Int64, _ lo: Int64, _ hi: Int64, _ whole: Bool) throws -> [[UInt8]] {
+            let n = hi - lo
+            if m == n { return whole ? [] : [try subtreeRoot(lo, hi)] }
+            let k = split(n)
+            if m <= k { return try subproof(m, lo, lo + k, whole) + [subtreeRoot(lo + k, hi)] }
+            return try subproof(m - k, lo + k, hi, false) + [subtreeRoot(lo, lo + k)]
+        }
+        return try subproof(from, 0, to, true)
+    }
+
+    /// Whether `proof` shows that the tree of `to` leaves whose root is `newRoot` extends
+    /// the tree of `from` leaves whose root is `oldRoot` (RFC 9162 section 2.1.4.2).
+    public static func verifyConsistency(from: Int64, to: Int64, oldRoot: [UInt8], newRoot: [UInt8], proof: [[UInt8]]) -> Bool {
+        guard from >= 0, from <= to, to <= maximumSize, proof.allSatisfy({ $0.count == 32 }) else { return false }
+        // An empty first tree proves nothing (transparency-dev's verifiers refuse it too).
+        guard from >= 1 else { return false }
+        if from == to { return proof.isEmpty && oldRoot == newRoot }
+        guard !proof.isEmpty else { return false }
+        var path = proof
+        // A first tree that is a perfect subtree is its own first node.
+        if from & (from - 1) == 0 { path.insert(oldRoot, at: 0) }
+        var fn = from - 1, sn = to - 1
+        while fn & 1 == 1 { fn >>= 1; sn >>= 1 }
+        var fr = path[0], sr = path[0]
+        for c in path.dropFirst() {
+            if sn == 0 { return false }
+            if fn & 1 == 1 || fn == sn {
+                fr = nodeHash(c, fr)
+                sr = nodeHash(c, sr)
+                if fn & 1 == 0 {
+                    while fn & 1 == 0 && fn != 0 { fn >>= 1; sn >>= 1 }
+                }
+            } else {
+                sr = nodeHash(sr, c)
+            }
+            fn >>= 1
+            sn >>= 1
+        }
+        return fr == oldRoot && sr == newRoot && sn == 0
+    }
+
     /// The roots of the perfect subtrees that make up the first `size` leaves, largest
     /// first (one per set bit of `size`): all a device needs to append a leaf and name
     /// its new root, in O(log n) hashes.

@@ -83,6 +83,17 @@ public enum Schema {
         return version
     }
 
+    /// Refuses a file that stores a position in both forms: rows of `events` come before
+    /// the first block, always (gamelog writes rows only before blocks). Two index reads.
+    static func checkForms(_ db: Database, path: String) throws {
+        guard try db.tableExists("event_blocks"),
+              let lastRow = try Int64.fetchOne(db, sql: "SELECT max(position) FROM events"),
+              let firstBlock = try Int64.fetchOne(db, sql: "SELECT min(first_position) FROM event_blocks"),
+              lastRow >= firstBlock else { return }
+        throw EventStoreError.damagedDatabase(path: path, detail:
+            "positions from \(firstBlock) to \(lastRow) are stored both as rows and in blocks (two writers made the file at once, with a gamelog before this check): which of the two copies a position is cannot be known")
+    }
+
     /// Refuses a file whose schema objects (tables, indexes, triggers, views) are not
     /// exactly those the migrations up to `version` make: a trigger planted in the file
     /// would otherwise run with every append, a view or a changed column type would

@@ -16,7 +16,9 @@ struct Verify: ParsableCommand {
         discussion: """
             Each finding names the event position, game, device, the rule broken, and what was \
             expected versus found. Exits 1 if any finding is an error (warnings, such as a \
-            message not yet delivered, do not fail). A log from some devices only is checked \
+            message not yet delivered, do not fail), 2 if there is none but some games' rules \
+            could not be checked (a game kind this gamelog does not register), unless \
+            --allow-unchecked. A log from some devices only is checked \
             as far as it can be: rules that need a missing device's recording are reported \
             as "not checkable", never as errors.
             """)
@@ -32,6 +34,8 @@ struct Verify: ParsableCommand {
     @Option(help: ArgumentHelp("How many of the --witness-key witnesses must have cosigned each device's newest head.", valueName: "K"))
     var witnesses: Int = 0
     @Flag(help: "Skip re-running the recordings against the extensions' code (faster).") var noRerun = false
+    @Flag(help: "Exit 0 even when some games' rules could not be checked (their kind is not registered in this gamelog); by default that is exit 2, \"incomplete\".")
+    var allowUnchecked = false
     @Flag(help: "Accept a log that holds part of a device's signed history (an import of `export --game`): the leaves it holds only as subtree hashes are listed as not covered, instead of failing the check.")
     var partial = false
     @Flag(help: "Print one JSON document, also when the file cannot be opened.") var json = false
@@ -117,10 +121,13 @@ struct Verify: ParsableCommand {
             let design = findings.filter { $0.severity == .design }
             let warnings = findings.count - errors.count - unchecked.count - design.count
             let devices = try opened.map { $0.replayer.devices.map(\.name) } ?? recordedDevices(store).map(\.name)
+            // A game whose rules no registered game checks is not "ok": its moves were not judged.
+            let unregistered = findings.filter { $0.rule == Auditor.unregisteredRule }
+            let incomplete = !unregistered.isEmpty && !allowUnchecked
             if json {
                 let keys = report.proofs?.keys.map(CommandDocuments.Key.init)
-                let document = Report(events: total, ok: errors.isEmpty, seconds: seconds, recordedDevices: devices,
-                                      notCheckable: unchecked.count, keys: keys ?? [], keysTrusted: trusted != nil,
+                let document = Report(events: total, ok: errors.isEmpty && !incomplete, incomplete: incomplete, seconds: seconds,
+                                      recordedDevices: devices, notCheckable: unchecked.count, keys: keys ?? [], keysTrusted: trusted != nil,
                                       findings: findings)
                 print(try JSONStyle.text(encoding: document))
             } else {
@@ -151,7 +158,6 @@ struct Verify: ParsableCommand {
                 }
                 print("recordings from device\(devices.count == 1 ? "" : "s") \(devices.joined(separator: ", "))"
                       + (unchecked.isEmpty ? "" : "; \(unchecked.count) checks could not be made from this log (the \"not checkable\" lines say why)"))
-                let unregistered = findings.filter { $0.rule == Auditor.unregisteredRule }
                 let unknownKinds = Set(unregistered.compactMap { $0.expected.split(separator: " ").last.map(String.init) }).sorted()
                 if !unregistered.isEmpty {
                     print("the game rules of \(unregistered.count) conversation\(unregistered.count == 1 ? "" : "s") were not checked: kind\(unknownKinds.count == 1 ? "" : "s") \(unknownKinds.joined(separator: ", ")) \(unknownKinds.count == 1 ? "is" : "are") not registered in this gamelog (a gamelog built with GamelogCLI and those games checks them)")
@@ -160,7 +166,9 @@ struct Verify: ParsableCommand {
                     let kinds = Set(design.compactMap(\.game)).count
                     print("design: in \(kinds) game\(kinds == 1 ? "" : "s"), messages carry to a device what its player's view hides (the \"design\" lines say what); not an error of this log, but a modified client could read it")
                 }
-                if errors.isEmpty {
+                if errors.isEmpty && incomplete {
+                    print("incomplete: \(total) events, no errors in what could be checked, and the rules of \(unregistered.count) conversation\(unregistered.count == 1 ? " were" : "s were") not checked (exit 2; `--allow-unchecked` accepts that, or check them with a gamelog that registers their games)")
+                } else if errors.isEmpty {
                     let scope = unregistered.isEmpty ? "" : " in what could be checked"
                     print("ok: \(total) events checked, no errors\(scope)\(warnings == 0 ? "" : ", \(warnings) warnings") (\(rate) events/s)")
                 } else {
@@ -168,12 +176,15 @@ struct Verify: ParsableCommand {
                 }
             }
             if !errors.isEmpty { throw ExitCode(1) }
+            if incomplete { throw ExitCode(2) }
         }
     }
 
     struct Report: Encodable {
         var events: Int
         var ok: Bool
+        /// Some games' rules were not checked (exit 2).
+        var incomplete: Bool
         var seconds: Double
         var recordedDevices: [String]
         var notCheckable: Int

@@ -248,10 +248,15 @@ import TestSupport
         let id = try #require(battleship["id"] as? String)
         let state = try custom(["state", String(id.prefix(8))])
         #expect(state.status == 0 && state.stdout.contains("kind battleship is not registered in this gamelog"))
+        // Issue 41, item 4: games whose rules were not checked are not "ok": exit 2, incomplete.
         let verify = try custom(["verify", "--no-rerun"])
-        #expect(verify.status == 0)
-        #expect(verify.stdout.contains("were not checked: kinds battleship, connectfour") && verify.stdout.contains("no errors in what could be checked"),
-                "\(verify.stdout)")
+        #expect(verify.status == 2, "\(verify.stdout)")
+        #expect(verify.stdout.contains("were not checked: kinds battleship, connectfour") && verify.stdout.contains("incomplete:")
+                && !verify.stdout.contains("\nok:"), "\(verify.stdout)")
+        let json = try custom(["verify", "--no-rerun", "--json"])
+        #expect(json.status == 2 && json.stdout.contains("\"incomplete\":true") && json.stdout.contains("\"ok\":false"), "\(json.stdout)")
+        let allowed = try custom(["verify", "--no-rerun", "--allow-unchecked"])
+        #expect(allowed.status == 0 && allowed.stdout.contains("no errors in what could be checked"), "\(allowed.stdout)")
         let bisect = try custom(["bisect", String(id.prefix(8)), "--invariant", "legality"])
         #expect(bisect.status != 0 && bisect.stderr.contains("cannot be bisected"))
         // The full gamelog reads them all.

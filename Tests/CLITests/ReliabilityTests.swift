@@ -93,3 +93,49 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         #expect(read > 20_000 && duplicates == 0)
     }
 }
+
+/// Issue 41, item 10: two writers that create one new log at once.
+@Suite(.serialized) struct TwoCreatorsTests {
+    @Test func twoSimulationsCreatingOneFileLeaveOneSoundLog() throws {
+        let folder = try Folder()
+        var checked = 0
+        for attempt in 0..<4 {
+            let name = "both-\(attempt).sqlite"
+            let one = try ChildProcess(try gamelogPath(), ["simulate", "--db", name, "--games", "4", "--seed", "5", "--insecure-test-keys"],
+                                       in: folder.url.path)
+            let two = try ChildProcess(try gamelogPath(), ["simulate", "--db", name, "--games", "4", "--seed", "6", "--insecure-test-keys"],
+                                       in: folder.url.path)
+            let (a, b) = (one.wait(atMost: 300), two.wait(atMost: 300))
+            #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+            let verify = try gamelog(["verify", "--no-rerun", "--db", name], in: folder.url)
+            #expect(verify.status == 0, "\(verify.stdout.suffix(600)) \(verify.stderr)")
+            let rows = try DatabaseQueue(path: folder.path(name)).read { db in
+                (try Int64.fetchOne(db, sql: "SELECT max(position) FROM events"), try Int64.fetchOne(db, sql: "SELECT min(first_position) FROM event_blocks"))
+            }
+            #expect(rows.0 == nil, "rows \(String(describing: rows.0)) beside blocks from \(String(describing: rows.1))")
+            checked += 1
+        }
+        #expect(checked == 4)
+    }
+
+    /// A file two writers made before this was fixed (`../shared/fixtures`): every reading
+    /// command names the damage and exits non-zero, none crashes.
+    @Test func aFileWithPositionsStoredTwiceIsDamageForEveryReader() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let fixture = root.deletingLastPathComponent().appending(path: "shared/fixtures/overlapping-rows-and-blocks.sqlite.gz").path
+        try #require(FileManager.default.fileExists(atPath: fixture), "the fixture is in ../shared/fixtures beside the clone")
+        let folder = try Folder()
+        let unzip = try ChildProcess.run("/bin/sh", ["-c", "gunzip -c '\(fixture)' > '\(folder.path("two.sqlite"))'"])
+        #expect(unzip.status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: folder.path("two.sqlite")))
+        var commands = 0
+        for command in [["info"], ["games"], ["log", "--limit", "3"], ["verify"], ["export"], ["keys"], ["heads"], ["state", "0"]] {
+            let run = try gamelog(command + ["--db", "two.sqlite"], in: folder.url)
+            #expect(run.status == 1 || run.status == 64, "\(command): \(run.status) \(run.stderr)")
+            #expect(run.stderr.contains("stored both as rows and in blocks"), "\(command): \(run.stderr)")
+            commands += 1
+        }
+        #expect(commands == 8)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path("two.sqlite"))) == before)
+    }
+}

@@ -97,4 +97,56 @@ import Testing
         let changed = rebuild({ held.contains($0) ? ($0 == 40 ? MerkleTree.leafHash([9, 9]) : hashes[Int($0)]) : nil }, nodes).0
         #expect(changed != nil && changed != root)
     }
+
+    // Issue 38: consistency proofs as RFC 9162 section 2.1.4 gives them, held to
+    // transparency-dev/merkle's vectors (Tests/Fixtures/rfc9162-consistency).
+    struct Vector: Decodable {
+        var size1: Int64, size2: Int64, root1: String, root2: String, proof: [String]?, desc: String, wantErr: Bool
+    }
+
+    /// The RFC 6962 test leaves the vectors are made over.
+    static let rfcLeaves: [[UInt8]] = ["", "00", "10", "2021", "3031", "40414243", "5051525354555657", "606162636465666768696a6b6c6d6e6f"]
+        .map { hex in stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! } }
+
+    @Test func consistencyProofsMatchTheRFCVectors() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "Fixtures/rfc9162-consistency")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
+        #expect(files.count >= 90)
+        let hashes = Self.rfcLeaves.map { MerkleTree.leafHash($0) }
+        var happy = 0
+        for file in files {
+            let vector = try JSONDecoder().decode(Vector.self, from: Data(contentsOf: folder.appending(path: file)))
+            let proof = (vector.proof ?? []).compactMap { Data(base64Encoded: $0).map(Array.init) }
+            let old = Array(Data(base64Encoded: vector.root1) ?? Data()), new = Array(Data(base64Encoded: vector.root2) ?? Data())
+            let verified = proof.count == (vector.proof ?? []).count
+                && MerkleTree.verifyConsistency(from: vector.size1, to: vector.size2, oldRoot: old, newRoot: new, proof: proof)
+            #expect(verified == !vector.wantErr, "\(file): \(vector.desc)")
+            guard file.contains("happy-path") else { continue }
+            // Made from the leaves, the proof is the vector's, hash for hash.
+            let made = MerkleTree.consistencyProof(from: vector.size1, to: vector.size2) { lo, hi in MerkleTree.root(Array(hashes[Int(lo)..<Int(hi)])) }
+            #expect(made == proof, "\(file)")
+            #expect(MerkleTree.root(Array(hashes.prefix(Int(vector.size1)))) == old && MerkleTree.root(Array(hashes.prefix(Int(vector.size2)))) == new)
+            happy += 1
+        }
+        #expect(happy == 5)
+    }
+
+    @Test func consistencyProofsOfEverySizePairVerifyAndAChangedOneDoesNot() throws {
+        let hashes = (0..<70).map { MerkleTree.leafHash([UInt8($0)]) }
+        var checked = 0
+        for to in 1...70 {
+            for from in 1...to {
+                let proof = MerkleTree.consistencyProof(from: Int64(from), to: Int64(to)) { lo, hi in MerkleTree.root(Array(hashes[Int(lo)..<Int(hi)])) }
+                let old = MerkleTree.root(Array(hashes.prefix(from))), new = MerkleTree.root(Array(hashes.prefix(to)))
+                #expect(MerkleTree.verifyConsistency(from: Int64(from), to: Int64(to), oldRoot: old, newRoot: new, proof: proof))
+                if var changed = proof.first {
+                    changed[0] ^= 1
+                    #expect(!MerkleTree.verifyConsistency(from: Int64(from), to: Int64(to), oldRoot: old, newRoot: new, proof: [changed] + proof.dropFirst()))
+                }
+                checked += 1
+            }
+        }
+        #expect(checked == 70 * 71 / 2)
+    }
 }
