@@ -42,6 +42,8 @@ let package = Package(
         // The log in PostgreSQL, shared by collectors and every command given a postgres:// URL.
         .library(name: "SharedStore", targets: ["SharedStore"]),
         .library(name: "Collector", targets: ["Collector"]),
+        // A C2SP tlog-witness server: cosigns checkpoints that extend what it cosigned before.
+        .library(name: "Witness", targets: ["Witness"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -153,6 +155,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+        // A witness that is not the operator: C2SP tlog-witness, holding one size and root per log.
+        .target(
+            name: "Witness",
+            dependencies: [
+                "EventStore", "HTTPServing",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         // Reports fold what the recorder records with the projections, so they say what the log shows.
         .target(name: "Simulation", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "Recorder", "EventStore", "Projections", "RecordedEvents"],
                 swiftSettings: strict),
@@ -168,7 +179,7 @@ let package = Package(
                 // The demo plays the seeds' two games by name.
                 "BattleshipGame", "TicTacToeGame",
                 "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun", "Fork", "Presentation", "WebViewer",
-                "SharedStore", "Collector",
+                "SharedStore", "Collector", "Witness",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

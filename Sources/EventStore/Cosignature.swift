@@ -29,7 +29,13 @@ public struct Cosignature: Hashable, Codable, Sendable {
 
     /// The bytes a witness signs for `head` at `seconds`.
     public static func message(for head: TreeHead, at seconds: UInt64) -> [UInt8] {
-        Array("cosignature/v1\ntime \(seconds)\n\(head.body)".utf8)
+        message(body: head.body, at: seconds)
+    }
+
+    /// The bytes a witness signs for a checkpoint whose note body (its lines above the
+    /// blank line, each with its line feed) is `body`: any log's, not only a device's.
+    public static func message(body: String, at seconds: UInt64) -> [UInt8] {
+        Array("cosignature/v1\ntime \(seconds)\n\(body)".utf8)
     }
 
     /// `SHA-256(name || 0x0A || 0x04 || public key)[0..<4]`, tlog-cosignature's key ID.
@@ -44,8 +50,13 @@ public struct Cosignature: Hashable, Codable, Sendable {
 
     /// Cosigns `head` with `key` (whose device name is unused: `witness` names it).
     public static func signing(_ head: TreeHead, witness: String, key: DeviceKey, at date: Date = Date()) throws -> Cosignature {
+        try signing(body: head.body, witness: witness, key: key, at: date)
+    }
+
+    /// Cosigns the checkpoint whose note body is `body`.
+    public static func signing(body: String, witness: String, key: DeviceKey, at date: Date = Date()) throws -> Cosignature {
         let seconds = UInt64(max(0, date.timeIntervalSince1970))
-        let signature = Array(try key.privateKey.signature(for: message(for: head, at: seconds)))
+        let signature = Array(try key.privateKey.signature(for: message(body: body, at: seconds)))
         return Cosignature(witness: witness, witnessKey: key.publicKey, cosignedAt: seconds, signature: signature)
     }
 

@@ -11,7 +11,7 @@ struct Gamelog: ParsableCommand {
             """,
         subcommands: [Demo.self, Simulate.self, GamesCommand.self, Log.self, State.self, Diff.self, ReplayCommand.self, Export.self,
                       Import.self, Index.self, Migrate.self, Verify.self, RerunCommand.self, ForkCommand.self, Serve.self, Keys.self, Heads.self, Bisect.self, Info.self, DictionaryCommand.self,
-                      Collect.self, Push.self, ProofCommand.self])
+                      Collect.self, Push.self, ProofCommand.self, WitnessCommand.self])
 
     /// Parses and runs, with `--db` accepted before the subcommand too, and argument
     /// errors as one or two plain lines.

@@ -14,17 +14,20 @@ struct Push: ParsableCommand {
             the rest in batches (each ending at a head the device signed), and stores the collector's \
             cosignature of each accepted head in the log (`gamelog heads` shows them). Sending again \
             sends nothing; after a failure, push again: it resumes where the collector stands. The \
-            device's key must be enrolled (`gamelog keys enroll`).
+            device's key must be enrolled (`gamelog keys enroll`). With --witness, each device's newest head             also goes to those witnesses (C2SP tlog-witness, e.g. `gamelog witness`), with a consistency             proof from the size each last cosigned, and their cosignatures are stored in the log; a witness             that is down or refuses is named, and the exit status is 1.
             """)
 
     @OptionGroup var options: GlobalOptions
-    @Option(help: ArgumentHelp("The collector's URL.", valueName: "URL")) var to: String
+    @Option(help: ArgumentHelp("The collector's URL.", valueName: "URL")) var to: String?
+    @Option(name: .customLong("witness"), help: ArgumentHelp("A witness's URL (its add-checkpoint is URL/add-checkpoint). Repeatable.", valueName: "URL"))
+    var witnesses: [String] = []
     @Option(help: ArgumentHelp("At most about this many events per request (each request ends at a head the device signed).",
                                valueName: "N")) var batch: Int = 20_000
     @Flag(help: "Print JSON: [{\"device\", \"publicKey\", \"from\", \"to\", \"sent\", \"note\"}].") var json = false
 
     func validate() throws {
         guard batch >= 1 else { throw ValidationError("--batch must be at least 1, not \(batch).") }
+        guard to != nil || !witnesses.isEmpty else { throw ValidationError("say where to: --to COLLECTOR, --witness URL, or both.") }
     }
 
     func run() throws {
@@ -35,12 +38,37 @@ struct Push: ParsableCommand {
     }
 
     private func push() throws {
-        let base = try HTTPClient.baseURL(to, option: "--to")
+        let witnessURLs = try witnesses.map { try HTTPClient.baseURL($0, option: "--witness") }
         let store = try options.openExistingForWriting()
         let trees = try store.deviceTrees().filter { !$0.heads.isEmpty }
         guard !trees.isEmpty else {
             throw CommandFailure("\(store.path) holds no signed events: nothing to push (a device's log signs its events as it records).")
         }
+        if let to { try pushToCollector(to, store: store, trees: trees) }
+        // Witnesses: every device's newest head; one down or refusing does not stop the others.
+        var refusals: [String] = []
+        for base in witnessURLs {
+            for tree in trees {
+                guard let head = tree.heads.last else { continue }
+                do {
+                    switch try WitnessClient.cosign(head, store: store, witness: base) {
+                    case .cosigned(let cosignature):
+                        try store.store(cosignatures: [(head, cosignature)])
+                        if !json { print("device \(SafeText.line(tree.owner.device)): witness \(SafeText.line(cosignature.witness)) cosigned the head of \(head.size)") }
+                    case .refused(let reason):
+                        refusals.append(reason)
+                    }
+                } catch let failure as HTTPClient.Failure {
+                    refusals.append("\(failure)")
+                }
+            }
+        }
+        for refusal in refusals { Terminal.standardError("error: " + refusal) }
+        if !refusals.isEmpty { throw ExitCode.failure }
+    }
+
+    private func pushToCollector(_ to: String, store: EventStore, trees: [DeviceTree]) throws {
+        let base = try HTTPClient.baseURL(to, option: "--to")
         var report: [CommandDocuments.Push] = []
         for tree in trees {
             let device = SafeText.line(tree.owner.device)
