@@ -27,6 +27,8 @@ struct Collect: ParsableCommand {
     @Option(help: ArgumentHelp("The keys folder (default $GAMELOG_KEYS, else ~/.config/gamelog/keys).", valueName: "DIR")) var keys: String?
     @Option(help: ArgumentHelp("Connections this collector opens to the store at most; requests beyond wait their turn (keep collectors × N below PostgreSQL's max_connections).",
                                valueName: "N")) var connections: Int = 8
+    @Option(name: .customLong("send-to-witness"), help: ArgumentHelp("A witness (C2SP tlog-witness, e.g. `gamelog witness`) that every device's newest accepted head is sent to, with a consistency proof; its cosignatures are stored with the head. A witness that is down is tried again every few seconds and never holds up an upload. Repeatable.", valueName: "URL"))
+    var sendToWitness: [String] = []
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, not \(port).") }
@@ -62,6 +64,11 @@ struct Collect: ParsableCommand {
             }
         }
         let collector = Collector(store: shared, witness: witness, witnessKey: key)
+        let witnessURLs = try sendToWitness.map { try HTTPClient.baseURL($0, option: "--send-to-witness") }
+        if !witnessURLs.isEmpty {
+            // Off the request path: uploads are answered whatever the witnesses do.
+            Thread.detachNewThread { WitnessForwarder(store: shared, witnesses: witnessURLs).run() }
+        }
         let host = self.host, witness = self.witness
         let app = CollectorServer.application(collector, host: host, port: port) { port in
             FileHandle.standardOutput.write(Data("""
@@ -121,4 +128,52 @@ private let stopGrace: Double = 30
 /// What a server task ended with, read after it signalled.
 private final class ServerOutcome: @unchecked Sendable {
     var error: Error?
+}
+
+/// Sends every device's newest head in a shared store to witnesses, and stores what they
+/// cosign: a round every few seconds, each head a witness has not cosigned yet sent again,
+/// so a witness that was down catches up when it is back.
+struct WitnessForwarder {
+    let store: SharedStore
+    let witnesses: [URL]
+    static let interval: TimeInterval = 2
+
+    func run() {
+        var said: Set<String> = []
+        while true {
+            do {
+                try round(said: &said)
+            } catch {
+                let text = "\(error)"
+                if said.insert(text).inserted { Terminal.standardError("witnesses: \(text); trying again") }
+            }
+            Thread.sleep(forTimeInterval: Self.interval)
+        }
+    }
+
+    private func round(said: inout Set<String>) throws {
+        let heads = try SharedStore.wait { [store] in try await store.latestHeads() }
+        var copy: LocalCopy?
+        defer { copy?.release() }
+        for base in witnesses {
+            for cosigned in heads {
+                // Already cosigned by this witness (its name on the head's cosignatures) is skipped;
+                // the witness's key is learnt when it answers.
+                let origin = HTTPClient.origin(of: base)
+                guard !said.contains("\(origin) \(Hex.string(cosigned.head.publicKey)) \(cosigned.head.size)") else { continue }
+                if copy == nil { copy = try SharedStore.wait { [store] in try await store.localCopy() } }
+                let log = try EventStore(path: copy!.path, access: .readOnly)
+                switch try WitnessClient.cosign(cosigned.head, store: log, witness: base) {
+                case .cosigned(let cosignature):
+                    if !cosigned.cosignatures.contains(where: { $0.witnessKey == cosignature.witnessKey && $0.cosignedAt == cosignature.cosignedAt }) {
+                        let pair = (cosigned.head, cosignature)
+                        _ = try SharedStore.wait { [store] in try await store.write { try $0.store(cosignatures: [pair]) } }
+                    }
+                    said.insert("\(origin) \(Hex.string(cosigned.head.publicKey)) \(cosigned.head.size)")
+                case .refused(let reason):
+                    if said.insert(reason).inserted { Terminal.standardError("witnesses: \(reason)") }
+                }
+            }
+        }
+    }
 }

@@ -106,4 +106,56 @@ import TestSupport
         let forkVerify = try gamelog(["verify", "--no-rerun", "--db", "fork/A.sqlite", "--witnesses", "1"] + keys, in: folder.url)
         #expect(forkVerify.status == 1 && forkVerify.stdout.contains("witnesses"), "\(forkVerify.stdout)")
     }
+
+    /// The collector sends every accepted head to the witnesses; one that is down catches
+    /// up when it comes back, and uploads never wait for it.
+    @Test func aCollectorForwardsHeadsToWitnessesAndAWitnessThatWasDownCatchesUp() throws {
+        let server = try PostgresServer()
+        defer { server.stop(mode: "immediate") }
+        let url = try server.makeDatabase()
+        let folder = try Folder()
+        let environment = ["GAMELOG_KEYS": folder.path("keys")]
+        #expect(try gamelog(["simulate", "--per-device", "phones", "--games", "3", "--seed", "8", "--clock", "fixed"], in: folder.url).status == 0)
+        var logs = ""
+        for device in ["A", "B"] {
+            let keys = try gamelog(["keys", "--json", "--db", "phones/\(device).sqlite"], in: folder.url)
+            logs += keys.stdout[try #require(keys.stdout.range(of: #"(?<="verifierKey":")[^"]+"#, options: .regularExpression))] + "\n"
+        }
+        // The first witness runs from the start; the second is down until the pushes are done.
+        let first = try startWitness(folder.path("w1"), name: "w1.test/witness", in: folder)
+        try logs.write(toFile: folder.path("w1/logs"), atomically: true, encoding: .utf8)
+        let secondPort = 20_000 + Int.random(in: 0..<20_000)
+        let collector = try ChildProcess(try gamelogPath(), ["collect", "--db", url, "--port", "0", "--send-to-witness", first.url,
+                                                             "--send-to-witness", "http://127.0.0.1:\(secondPort)"],
+                                         in: folder.url.path, environment: environment)
+        defer { collector.send(SIGKILL); _ = collector.wait(atMost: 10) }
+        var base = ""
+        let deadline = Date().addingTimeInterval(120)
+        while base.isEmpty && Date() < deadline {
+            if let found = collector.outputSoFar.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) { base = String(collector.outputSoFar[found]) }
+            usleep(20_000)
+        }
+        try #require(!base.isEmpty, "the collector did not start: \(collector.outputSoFar)")
+        for device in ["A", "B"] {
+            #expect(try ChildProcess.run(try gamelogPath(), ["keys", "enroll", "--to", base, "--device", device, "--public-key", "keys/\(device).key"],
+                                         in: folder.url.path, environment: environment).status == 0)
+            let pushed = try ChildProcess.run(try gamelogPath(), ["push", "--db", "phones/\(device).sqlite", "--to", base], in: folder.url.path, environment: environment)
+            #expect(pushed.status == 0, "\(pushed.stderr)")
+        }
+        let second = try startWitness(folder.path("w2"), name: "w2.test/witness", in: folder, port: secondPort)
+        defer { first.process.send(SIGKILL); _ = first.process.wait(atMost: 10); second.process.send(SIGKILL); _ = second.process.wait(atMost: 10) }
+        try logs.write(toFile: folder.path("w2/logs"), atomically: true, encoding: .utf8)
+        // Within a few rounds both witnesses have cosigned both devices' newest heads.
+        var cosigned = 0
+        let until = Date().addingTimeInterval(90)
+        while cosigned < 4 && Date() < until {
+            let heads = try ChildProcess.run("curl", ["-s", base + "/v1/heads"]).stdout
+            cosigned = heads.components(separatedBy: "\"witness\":\"w1.test/witness\"").count - 1 + heads.components(separatedBy: "\"witness\":\"w2.test/witness\"").count - 1
+            if cosigned < 4 { usleep(200_000) }
+        }
+        #expect(cosigned == 4, "\(collector.outputSoFar)")
+        let verify = try gamelog(["verify", "--no-rerun", "--db", "phones/A.sqlite", "--heads", base, "--witnesses", "2",
+                                  "--witness-key", first.key, "--witness-key", second.key], in: folder.url)
+        #expect(verify.status == 0 && verify.stdout.contains("w2.test/witness cosigned A at"), "\(verify.stdout) \(verify.stderr)")
+    }
 }
