@@ -36,6 +36,17 @@ import TestSupport
         return (status, type, answer)
     }
 
+    /// Builds tools/interop with Debian's Go and x/mod (.ci/run installs them).
+    func buildInterop(in folder: Folder) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let output = folder.path("interop")
+        let built = try ChildProcess.run("/usr/bin/env", ["go", "build", "-o", output, "."], in: root.appending(path: "tools/interop").path,
+                                         environment: ["GOPATH": "/usr/share/gocode", "GO111MODULE": "off", "GOCACHE": folder.path("gocache"),
+                                                       "HOME": folder.path(".")])
+        try #require(built.status == 0, "go build tools/interop (Debian: golang-go, golang-golang-x-mod-dev): \(built.stderr)")
+        return output
+    }
+
     @Test func twoWitnessesCosignPhonesAndRefuseARollbackAndAFork() throws {
         let folder = try Folder()
         // Two phones, each with its own log.
@@ -73,12 +84,44 @@ import TestSupport
         let heads = try gamelog(["heads", "--json", "--db", "phones/A.sqlite"], in: folder.url)
         try heads.stdout.write(toFile: folder.path("A.heads.json"), atomically: true, encoding: .utf8)
 
+        let newest = try #require(try EventStore(path: folder.path("phones/A.sqlite"), access: .readOnly).deviceTrees().first { $0.owner.device == "A" }?.heads.last)
+        // Go's signed-note and tlog packages, and its Ed25519, read what the witnesses and the
+        // device signed, and gamelog's consistency proofs (tools/interop).
+        let interop = try buildInterop(in: folder)
+        let entry = try #require(heads.stdout.range(of: #"(?<="cosignedNote":")[^"]+"#, options: .regularExpression))
+        let note = String(heads.stdout[entry]).replacingOccurrences(of: "\\n", with: "\n")
+        try note.write(toFile: folder.path("A.note"), atomically: true, encoding: .utf8)
+        let keysA = try gamelog(["keys", "--json", "--db", "phones/A.sqlite"], in: folder.url)
+        let deviceKey = String(keysA.stdout[try #require(keysA.stdout.range(of: #"(?<="verifierKey":")[^"]+"#, options: .regularExpression))])
+        let signed = try ChildProcess.run(interop, ["note", deviceKey, folder.path("A.note")])
+        #expect(signed.status == 0 && signed.stdout.contains("1 verified, 2 other signatures"), "\(signed.stdout) \(signed.stderr)")
+        for witness in witnesses {
+            let cosigned = try ChildProcess.run(interop, ["cosignature", witness.key, folder.path("A.note")])
+            #expect(cosigned.status == 0, "\(cosigned.stdout) \(cosigned.stderr)")
+        }
+        var checked = 0
+        for from in [1, 2, 7, 64, Int(newest.size) - 1] where from >= 1 && Int64(from) < newest.size {
+            let proof = try gamelog(["proof", "--consistency", "--device", "A", "--from", "\(from)", "--json", "--db", "phones/A.sqlite"], in: folder.url)
+            #expect(proof.status == 0, "\(proof.stderr)")
+            try proof.stdout.write(toFile: folder.path("proof.json"), atomically: true, encoding: .utf8)
+            let go = try ChildProcess.run(interop, ["consistency", folder.path("proof.json")])
+            #expect(go.status == 0, "from \(from): \(go.stdout) \(go.stderr)")
+            // One hash changed: Go's tlog refuses it too.
+            if let hash = proof.stdout.range(of: #"(?<="proof":\[")[A-Za-z0-9+/]"#, options: .regularExpression) {
+                var changed = proof.stdout
+                changed.replaceSubrange(hash, with: proof.stdout[hash] == "A" ? "B" : "A")
+                try changed.write(toFile: folder.path("changed.json"), atomically: true, encoding: .utf8)
+                #expect(try ChildProcess.run(interop, ["consistency", folder.path("changed.json")]).status == 1)
+            }
+            checked += 1
+        }
+        #expect(checked >= 4)
+
         // A witness killed and started again on its state keeps it: old 0 is a conflict naming its size.
         witnesses[0].process.send(SIGKILL)
         _ = witnesses[0].process.wait(atMost: 10)
         let port = try #require(Int(witnesses[0].url.split(separator: ":").last!))
         witnesses[0] = try startWitness(folder.path("w1.test_witness"), name: "w1.test/witness", in: folder, port: port)
-        let newest = try #require(try EventStore(path: folder.path("phones/A.sqlite"), access: .readOnly).deviceTrees().first { $0.owner.device == "A" }?.heads.last)
         let again = try addCheckpoint(witnesses[0].url, "old 0\n\n" + newest.note, in: folder)
         #expect(again.status == "409" && again.type == "text/x.tlog.size" && again.body == "\(newest.size)\n", "\(again)")
 
