@@ -50,6 +50,7 @@ let package = Package(
                 .product(name: "EventStore", package: "gamelog"),
                 .product(name: "ZlibCodec", package: "gamelog"),
                 .product(name: "Projections", package: "gamelog"),
+                .product(name: "Witness", package: "gamelog"),
                 // Only to change a block row in place, as a damaged or hostile file would have it.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -11,6 +11,7 @@ import RecordedEvents
 import EventStore
 import GRDB
 import ZlibCodec
+import Witness
 import Projections
 
 let arguments = CommandLine.arguments
@@ -326,10 +327,41 @@ for round in 0..<max(1, count / 20_000) {
 }
 results.append(("Blocks at the top", tally))
 
+// A witness's add-checkpoint (C2SP tlog-witness): hostile request bodies around a valid
+// one answered with a status, never a crash; a 200 only for a checkpoint the log signed.
+tally = Tally()
+let witnessFolder = blockFolder.appending(path: "witness").path
+let witness = try Witness(folder: witnessFolder, name: "fuzz.test/witness")
+let logKey = try DeviceKey.random(device: "A")
+try (TreeHead.verifierKey(device: "A", publicKey: logKey.publicKey) + "\n").write(toFile: witnessFolder + "/logs", atomically: true, encoding: .utf8)
+var witnessLeaves: [[UInt8]] = (0..<20).map { MerkleTree.leafHash([UInt8($0)]) }
+let firstHead = try TreeHead.signing(size: 10, root: MerkleTree.root(Array(witnessLeaves.prefix(10))), key: logKey, at: Timestamp(microsecondsSince1970: 1))
+_ = witness.addCheckpoint(Array("old 0\n\n\(firstHead.note)".utf8))
+let nextHead = try TreeHead.signing(size: 20, root: MerkleTree.root(witnessLeaves), key: logKey, at: Timestamp(microsecondsSince1970: 2))
+let seedProof = MerkleTree.consistencyProof(from: 10, to: 20) { lo, hi in MerkleTree.root(Array(witnessLeaves[Int(lo)..<Int(hi)])) }
+let seedRequest = "old 10\n" + seedProof.map { Data($0).base64EncodedString() + "\n" }.joined() + "\n" + nextHead.note
+var wrongCosigned = 0
+let logVerifier = try LogKey(verifierKey: TreeHead.verifierKey(device: "A", publicKey: logKey.publicKey))
+for _ in 0..<(count / 100) {
+    let request = mutate(seedRequest)
+    tally.time {
+        let answer = witness.addCheckpoint(Array(request.utf8))
+        if answer.status == 200 {
+            // Only a checkpoint the log signed, extending what the witness holds, is cosigned.
+            let note = String(request[request.range(of: "\n\n")!.upperBound...])
+            if !(SignedCheckpoint(note).map { $0.isSigned(by: logVerifier) } ?? false) { wrongCosigned += 1 }
+        }
+        return answer.status == 200
+    }
+}
+witnessLeaves.removeAll()
+results.append(("Witness add-checkpoint", tally))
+if wrongCosigned > 0 { print("\(wrongCosigned) checkpoints cosigned that their log did not sign") }
+
 var slow = false
 for (name, t) in results {
     print("\(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(t.accepted + t.refused) inputs: \(t.accepted) accepted, \(t.refused) refused with typed errors, slowest \(String(format: "%.2f", t.slowest)) ms")
     if t.slowest > 1_000 { slow = true }
 }
 if disagreements > 0 { print("\(disagreements) inputs read differently by two readers that must agree (listed above)") }
-exit(slow || disagreements > 0 || forgedNotes > 0 || unaccounted > 0 ? 1 : 0)
+exit(slow || disagreements > 0 || forgedNotes > 0 || unaccounted > 0 || wrongCosigned > 0 ? 1 : 0)
