@@ -202,7 +202,7 @@ let package = Package(
                           path: "Tests/StressAppender", swiftSettings: strict),
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(name: "GameConformanceTests",
-                    dependencies: ["GameKitTesting", "GameKit", "BattleshipGame", "TicTacToeGame", "ConnectFourGame"], swiftSettings: strict),
+                    dependencies: ["GameKitTesting", "GameKit", "BattleshipGame", "TicTacToeGame", "ConnectFourGame", "MessagesModel"], swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],

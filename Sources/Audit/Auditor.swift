@@ -330,7 +330,17 @@ public struct Auditor: Sendable {
             if let plugin = state.plugin, case .transcript(.arrived(.message(let message), _), let context) = e.event,
                let session = message.session ?? state.sessionOfMessage[message.id], let game = state.games[session] {
                 // Once per game and device: the first message that shows it is enough to name the design.
-                if let leak = Self.leak(of: message, game: game, plugin: plugin, viewer: state.devices[context.device]?.ownerName),
+                let viewer = state.devices[context.device]?.ownerName
+                // A view that shows what the game itself declares hidden from this player:
+                // the player's every surface shows it (an error of the game, named as design).
+                if let shown = Self.shownSecret(of: message, game: game, plugin: plugin, viewer: viewer),
+                   leaksSeen.insert([session.uuid.uuidString, context.device.name, "view"]).inserted {
+                    designFindings.append(Finding(.design, .design, position: e.position, game: session.uuid.uuidString,
+                                                  device: context.device.name, rule: "views-hide-the-secrets",
+                                                  expected: "\(viewer ?? "its recipient")'s view of the message to hide what the game declares secret from them",
+                                                  found: "the view shows \(SafeText.line(String(shown.prefix(80)))): the game's playerView(of:in:) leaves it in (log --as, export --redact and the viewer show it)"))
+                }
+                if let leak = Self.leak(of: message, game: game, plugin: plugin, viewer: viewer),
                    leaksSeen.insert([session.uuid.uuidString, context.device.name]).inserted {
                     designFindings.append(Finding(.design, .design, position: e.position, game: session.uuid.uuidString,
                                                   device: context.device.name, rule: "messages-carry-only-the-view",
@@ -379,6 +389,17 @@ public struct Auditor: Sendable {
         if view.summaryText != message.summaryText { parts.append("its summary") }
         if view.accessibilityLabel != message.accessibilityLabel { parts.append("its accessibility label") }
         return "a modified client on this device could read " + (parts.isEmpty ? "fields the view hides" : parts.joined(separator: ", "))
+    }
+
+    /// A secret the game declares hidden from `viewer` that the viewer's view of `message` still shows.
+    static func shownSecret(of message: Message, game: GameView, plugin: any GamePlugin, viewer: String?) -> String? {
+        let secrets = plugin.secrets(of: game.board, hiddenFrom: viewer).filter { !$0.isEmpty }
+        guard !secrets.isEmpty else { return nil }
+        let view = plugin.playerView(of: message, board: game.board, viewer: viewer, direction: .incoming)
+        let template = view.layout?.template
+        let shown = [view.url, view.summaryText, view.accessibilityLabel, template?.caption, template?.subcaption, template?.trailingCaption,
+                     template?.trailingSubcaption, template?.imageTitle, template?.imageSubtitle, template?.mediaFileURL].compactMap { $0 }
+        return secrets.first { secret in shown.contains { $0.contains(secret) } }
     }
 
     /// The rule of the finding that says a conversation's game kind is not registered.

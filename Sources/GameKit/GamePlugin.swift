@@ -46,8 +46,10 @@ public protocol GamePlugin: Sendable {
     /// A message as its viewer may see it on any surface (a transcript, a callback's
     /// argument, an insert, an export): `sight` says who looks, from which side, and
     /// the game as that viewer's device knows it. A hidden-information game removes
-    /// what the viewer has not earned, from every field that carries it; by default
-    /// the message is unchanged.
+    /// what the viewer has not earned, from every field that carries it. By default
+    /// every field that carries one of ``secrets(of:hiddenFrom:)`` is left out (the
+    /// URL, the summary, the accessibility label, the layout), and the rest shown: a
+    /// game that declares its secrets never shows them, even before it writes a view.
     func playerView(of message: Message, in sight: MessageSight<Board>) -> Message
 
     /// Text that must appear nowhere `player` can read while the game stands as
@@ -88,7 +90,27 @@ public protocol GamePlugin: Sendable {
 }
 
 extension GamePlugin {
-    public func playerView(of message: Message, in sight: MessageSight<Board>) -> Message { message }
+    public func playerView(of message: Message, in sight: MessageSight<Board>) -> Message {
+        let hidden = secrets(of: sight.board, hiddenFrom: sight.viewer).filter { !$0.isEmpty }
+        guard !hidden.isEmpty else { return message }
+        func carries(_ text: String?) -> Bool { text.map { text in hidden.contains { text.contains($0) } } ?? false }
+        var view = message
+        if carries(view.url) { view.url = nil }
+        if carries(view.summaryText) { view.summaryText = nil }
+        if carries(view.accessibilityLabel) { view.accessibilityLabel = nil }
+        if let layout = view.layout {
+            let template = layout.template
+            if [template.caption, template.subcaption, template.trailingCaption, template.trailingSubcaption, template.imageTitle,
+                template.imageSubtitle, template.mediaFileURL].contains(where: carries) {
+                view.layout = nil
+            }
+        }
+        return view
+    }
+
+    @available(*, unavailable, renamed: "playerView(of:in:)",
+               message: "a message's view takes its context (who looks, from which side, the game as their device knows it): implement playerView(of:in:), or declare secrets(of:hiddenFrom:) and the default view hides them")
+    public func playerView(of message: Message, for player: String?) -> Message { message }
     public var invariants: [BoardInvariant<Board>] { [] }
     public func secrets(of board: Board, hiddenFrom player: String?) -> [String] { [] }
     public var ruleNames: [String] { [] }

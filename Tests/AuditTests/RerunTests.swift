@@ -185,3 +185,42 @@ struct VariantBattleship: GamePlugin {
         #expect(imageFindings.contains { $0.check == .rerun && $0.position == insert.0.position }, "\(imageFindings.map(\.rule))")
     }
 }
+
+/// Issue 41, item 1: a game whose view shows what it declares secret.
+struct LeakyViewBattleship: GamePlugin {
+    let base = BattleshipPlugin()
+    var kind: String { base.kind }
+    var title: String { base.title }
+    var boardColumns: Int { base.boardColumns }
+    func makeExtension() -> any MessagesAppExtension { base.makeExtension() }
+    func isGameMessage(_ message: Message) -> Bool { base.isGameMessage(message) }
+    func newBoard() -> BattleshipBoard { base.newBoard() }
+    func reduce(_ board: inout BattleshipBoard, _ event: GameEvent) { base.reduce(&board, event) }
+    func progress(of board: BattleshipBoard) -> GameProgress { base.progress(of: board) }
+    func playerView(of board: BattleshipBoard, for player: String?) -> BattleshipBoard { base.playerView(of: board, for: player) }
+    func playerView(of message: Message, in sight: MessageSight<BattleshipBoard>) -> Message { message }
+    func secrets(of board: BattleshipBoard, hiddenFrom player: String?) -> [String] { base.secrets(of: board, hiddenFrom: player) }
+    func picture(of board: BattleshipBoard) -> BoardPicture { base.picture(of: board) }
+    func result(of board: BattleshipBoard) -> String { base.result(of: board) }
+    func makeChecker() -> any LegalityChecker { base.makeChecker() }
+    func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
+        base.makeStrategy(players: players, conversation: conversation)
+    }
+}
+
+@Suite struct SecretViewTests {
+    @Test func aViewThatShowsADeclaredSecretIsADesignFinding() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("leaky.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 14), games: .standard, seed: 14)
+        for _ in 0..<3 { try simulator.play("battleship") }
+        var auditor = Auditor(games: GameRegistry.standard.adding(LeakyViewBattleship()))
+        auditor.rerunsExtensions = false
+        let found = try auditor.audit(try EventStore(path: store.path, access: .readOnly))
+        #expect(found.filter { $0.rule == "views-hide-the-secrets" && $0.severity == .design }.count >= 3, "\(found.map(\.rule))")
+        // The shipped game's view hides them: no such finding.
+        var shipped = Auditor(games: .standard)
+        shipped.rerunsExtensions = false
+        #expect(!(try shipped.audit(try EventStore(path: store.path, access: .readOnly))).contains { $0.rule == "views-hide-the-secrets" })
+    }
+}
