@@ -22,6 +22,8 @@ struct Export: ParsableCommand {
     var redact = false
     @Flag(help: "Leave out events that cannot be read (a damaged file), export the rest, and say what was left out.")
     var skipDamaged = false
+    @Flag(help: "With --redact, show the messages of a game this gamelog does not register whole (by default what they carry is left out, and the export fails: no view of them can be computed).")
+    var unredacted = false
 
     func run() throws {
         let store = try options.openForReading()
@@ -43,7 +45,7 @@ struct Export: ParsableCommand {
         // A device's redacted log shows what its player may see: each message through the game's view.
         var views = DeviceViews(try device.map { name in
             Perspective.device(try recordedDevices(store).first { $0.name.lowercased() == name.lowercased() } ?? DeviceID(name))
-        } ?? .auditor)
+        } ?? .auditor, unredacted: unredacted)
         let viewing: ((StoredEvent, RecordedEvent) -> RecordedEvent)? = redact && device != nil ? { views.view($1, stored: $0) } : nil
         let count = try Interchange.export(from: store, streams: streams, redact: redact, viewing: viewing,
                                            skippingDamaged: skipDamaged ? { damaged.append($0) } : nil) { line in
@@ -59,6 +61,7 @@ struct Export: ParsableCommand {
             let positions = damaged.compactMap(\.position).map(String.init)
             Terminal.standardError("left out \(damaged.count) damaged events (positions \(positions.prefix(10).joined(separator: ", "))\(positions.count > 10 ? ", …" : "")); `gamelog verify` says what is wrong with each")
         }
+        try views.finish(command: "export --redact")
     }
 }
 

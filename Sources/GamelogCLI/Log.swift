@@ -23,6 +23,8 @@ struct Log: ParsableCommand {
             help: "Whose view: a device (its own events in full, other devices' as 'device X acted'), or auditor (everything, the default).")
     var perspective: String?
     @Flag(help: "Print one JSON object per line.") var json = false
+    @Flag(help: "With --as DEVICE, show the messages of a game this gamelog does not register whole (by default what they carry is left out and the command fails: no view of them can be computed).")
+    var unredacted = false
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, not \(limit).") }
@@ -64,7 +66,7 @@ struct Log: ParsableCommand {
         let namesOf = try recordings(store, streams: streams).mapValues(\.names)
         var shown = 0, damaged = 0
         // Under a device's view: each conversation as that device has seen it so far.
-        var views = DeviceViews(seenAs)
+        var views = DeviceViews(seenAs, unredacted: unredacted)
         var decoder = StreamDecoder(store: store)
         try store.scan(query, skippingDamaged: { problem in
             damaged += 1
@@ -125,6 +127,7 @@ struct Log: ParsableCommand {
             Terminal.standardError("\(damaged) damaged events were listed in place. `gamelog verify` says what is wrong; `gamelog export --skip-damaged` salvages the rest.")
             throw ExitCode.failure
         }
+        try views.finish(command: "log --as \(perspective ?? "DEVICE")")
     }
 
     private func summary(_ event: RecordedEvent) -> String {

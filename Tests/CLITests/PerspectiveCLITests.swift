@@ -259,6 +259,15 @@ import TestSupport
         #expect(allowed.status == 0 && allowed.stdout.contains("no errors in what could be checked"), "\(allowed.stdout)")
         let bisect = try custom(["bisect", String(id.prefix(8)), "--invariant", "legality"])
         #expect(bisect.status != 0 && bisect.stderr.contains("cannot be bisected"))
+        // Issue 41, item 5: no player's view of an unknown kind can be computed: what its
+        // messages carry is left out and the command fails, unless --unredacted.
+        for command in [["log", "--as", "B"], ["export", "--device", "B", "--redact"]] {
+            let run = try custom(command)
+            #expect(run.status == 1 && run.stderr.contains("--unredacted") && run.stderr.contains("battleship"), "\(command): \(run.stderr)")
+            #expect(!run.stdout.contains("Ship_Location"), "\(command) showed a placement")
+            let whole = try custom(command + ["--unredacted"])
+            #expect(whole.status == 0 && whole.stdout.contains("Ship_Location"), "\(command): \(whole.stderr)")
+        }
         // The full gamelog reads them all.
         let full = try gamelog(["verify", "--no-rerun", "--db", "mixed.sqlite"], in: folder.url)
         #expect(full.status == 0 && !full.stdout.contains("not registered"))
