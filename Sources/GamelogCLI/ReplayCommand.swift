@@ -69,10 +69,22 @@ final class InteractiveReplay {
         tcgetattr(STDIN_FILENO, &saved)
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        // Ctrl-C, a closed terminal or a kill must leave the terminal as it was, as `less`
+        // does: the handler puts echo, line editing and the cursor back, then dies of the signal.
+        terminalAsItWas = saved
+        // A parent that blocks them (some launchers do) would leave them blocked here too.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+            signal(number, restoreTerminalAndDie)
+            sigaddset(&handled, number)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         tcsetattr(STDIN_FILENO, TCSANOW, &raw)
         defer {
             tcsetattr(STDIN_FILENO, TCSANOW, &saved)
             write("\u{1B}[?25h\n")
+            for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { signal(number, SIG_DFL) }
         }
         write("\u{1B}[?25l")
         while true {
@@ -82,6 +94,7 @@ final class InteractiveReplay {
             let replayer = view
             switch key {
             case "q", "\u{04}": return
+            case "?", "h": message = Self.help
             case "n", "right", " ": step = min(step + 1, replayer.stepCount)
             case "p", "left": step = max(step - 1, 0)
             case "d": showDiff.toggle()
@@ -275,4 +288,17 @@ final class InteractiveReplay {
     private func write(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
+}
+
+/// The terminal's settings before the replayer changed them, for the signal handler.
+nonisolated(unsafe) private var terminalAsItWas = termios()
+
+/// Puts the terminal back (settings, cursor) and dies of `number` as if untouched: only
+/// async-signal-safe calls.
+private func restoreTerminalAndDie(_ number: Int32) {
+    tcsetattr(STDIN_FILENO, TCSANOW, &terminalAsItWas)
+    let show: [UInt8] = Array("\u{1B}[?25h\n".utf8)
+    _ = show.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    signal(number, SIG_DFL)
+    raise(number)
 }

@@ -330,6 +330,22 @@ final class Folder {
         return last
     }
 
+    /// Issue 41, item 12: Ctrl-C leaves the terminal as it was (echo, line editing), as `less` does.
+    @Test func ctrlCLeavesTheTerminalAsItWas() throws {
+        let (folder, list) = try demo()
+        let game = try #require(list.first?["id"] as? String)
+        let session = "gamelog-test-\(UUID().uuidString.prefix(8))"
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "50",
+                      "trap '' INT; cd \(folder.url.path) && \(try gamelogPath()) replay \(game.prefix(8)); stty -a | tr ' ;' '\\n\\n' | grep -E '^-?(echo|icanon)$' | tr '\\n' ' '; echo AFTER-REPLAY; sleep 30"])
+        defer { _ = try? tmux(["kill-session", "-t", session]) }
+        #expect(try screen(session, until: "step 0/").contains("step 0/"))
+        _ = try tmux(["send-keys", "-t", session, "?"])
+        #expect(try screen(session, until: "q quit").contains("q quit"))
+        _ = try tmux(["send-keys", "-t", session, "C-c"])
+        let after = try screen(session, until: "AFTER-REPLAY")
+        #expect(after.contains("echo icanon AFTER-REPLAY") || after.contains("icanon echo AFTER-REPLAY"), "\(after)")
+    }
+
     @Test func stepsJumpsDiffsAndQuitsInATerminal() throws {
         let (folder, list) = try demo()
         let session = try startReplay(try #require(list.first?["id"] as? String), in: folder, columns: 120, rows: 50)
