@@ -56,6 +56,9 @@ enum HTTPClient {
     static func request(_ method: String, _ url: URL, body: Data? = nil, token: String? = nil,
                         contentType: String = "application/json", headers: [(String, String)] = [],
                         timeout: TimeInterval = 120) throws -> Reply {
+        if refusesConnections(url) {
+            throw Failure(description: "the collector at \(origin(of: url)) did not answer (connection refused): is `gamelog collect` running there?")
+        }
         // Credentials in the URL travel as the token, never in the request line.
         var request = HTTPClientRequest(url: shown(url.absoluteString))
         request.method = HTTPMethod(rawValue: method)
@@ -85,6 +88,54 @@ enum HTTPClient {
         if text.contains("deadlineExceeded") || text.contains("readTimeout") { return "no answer in time" }
         if text.contains("remoteConnectionClosed") { return "the connection closed before the answer" }
         return text
+    }
+
+    /// Whether nothing listens at `url`'s host and port: a refused connection is known at
+    /// once, where the HTTP client would try again until its deadline (a minute and more,
+    /// with nothing said). Asked once per address; anything but a refusal (a slow network,
+    /// a name that does not resolve) is left to the client, which says what it met.
+    static func refusesConnections(_ url: URL) -> Bool {
+        let key = origin(of: url)
+        if let known = probed.withLock({ $0[key] }) { return known }
+        guard let host = url.host?.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) else { return false }
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        var hints = addrinfo()
+        #if os(Linux)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let first = found else { return false }
+        defer { freeaddrinfo(found) }
+        var refused = true
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let address = entry {
+            entry = address.pointee.ai_next
+            let socket = Foundation.socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+            guard socket >= 0 else { refused = false; continue }
+            defer { close(socket) }
+            _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
+            if connect(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { refused = false; break }
+            guard errno == EINPROGRESS else { if errno != ECONNREFUSED { refused = false }; continue }
+            var poller = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+            guard poll(&poller, 1, 3_000) == 1 else { refused = false; continue }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length)
+            if error == 0 { refused = false; break }
+            if error != ECONNREFUSED { refused = false }
+        }
+        probed.withLock { $0[key] = refused }
+        return refused
+    }
+
+    private static let probed = LockedDictionary()
+
+    final class LockedDictionary: @unchecked Sendable {
+        private var values: [String: Bool] = [:]
+        private let lock = NSLock()
+        func withLock<T>(_ body: (inout [String: Bool]) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(&values) }
     }
 
     /// scheme://host:port of `url`: where it was sent, without the path.

@@ -299,3 +299,23 @@ import TestSupport
         #expect(unmarked.status != 0 && unmarked.stderr.contains("is a test key"), "\(unmarked.stderr)")
     }
 }
+
+/// Issue 41, item 13: a collector that is not there is said at once.
+@Suite struct RefusedCollectorCLITests {
+    @Test func aCollectorThatIsDownIsSaidAtOnce() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock", "--insecure-test-keys"], in: folder.url).status == 0)
+        #expect(try gamelog(["keys", "new", "--device", "A", "--out", "A.key"], in: folder.url).status == 0)
+        var checked = 0
+        for arguments in [["push", "--to", "http://127.0.0.1:9"], ["verify", "--no-rerun", "--heads", "http://127.0.0.1:9"],
+                          ["keys", "enroll", "--to", "http://127.0.0.1:9", "--device", "A", "--public-key", "A.key", "--admin-token", "A.key"]] {
+            let started = Date()
+            let run = try ChildProcess.run(try gamelogPath(), arguments, in: folder.url.path, environment: ["GAMELOG_KEYS": folder.path("keys")], atMost: 30)
+            #expect(run.status != 0)
+            #expect(Date().timeIntervalSince(started) < 20, "\(arguments[0]) waited \(Date().timeIntervalSince(started)) s")
+            #expect(run.stderr.contains("connection refused"), "\(arguments[0]): \(run.stderr)")
+            checked += 1
+        }
+        #expect(checked == 3)
+    }
+}
