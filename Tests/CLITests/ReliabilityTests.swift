@@ -141,3 +141,21 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path("two.sqlite"))) == before)
     }
 }
+
+/// Issue 41, item 11: `verify` while a writer appends judges the log as it stood, with no false alarm.
+@Suite(.serialized) struct VerifyWhileAppendingTests {
+    @Test func verifyDuringAppendsFindsNothingWrong() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--db", "live.sqlite", "--games", "10", "--seed", "3", "--insecure-test-keys"], in: folder.url).status == 0)
+        let writer = try ChildProcess(try gamelogPath(), ["simulate", "--db", "live.sqlite", "--games", "400", "--seed", "4", "--insecure-test-keys"],
+                                      in: folder.url.path)
+        defer { writer.send(SIGKILL); _ = writer.wait(atMost: 30) }
+        var verified = 0
+        for _ in 0..<3 {
+            let verify = try gamelog(["verify", "--no-rerun", "--db", "live.sqlite"], in: folder.url)
+            #expect(verify.status == 0, "\(verify.stdout.split(separator: "\n").filter { $0.hasPrefix("error") }.prefix(5))")
+            verified += 1
+        }
+        #expect(verified == 3)
+    }
+}
