@@ -68,7 +68,9 @@ struct Log: ParsableCommand {
         // Under a device's view: each conversation as that device has seen it so far.
         var views = DeviceViews(seenAs, unredacted: unredacted)
         var decoder = StreamDecoder(store: store)
-        try store.scan(query, skippingDamaged: { problem in
+        // Enough listed: the scan stops there (it read the whole log before).
+        struct Enough: Error {}
+        do { try store.scan(query, skippingDamaged: { problem in
             damaged += 1
             if json {
                 print(#"{"damaged":true,"position":\#(problem.position ?? 0)}"#)
@@ -76,7 +78,7 @@ struct Log: ParsableCommand {
                 print("\(String(problem.position ?? 0).leftPad(7))  damaged: \(problem)")
             }
         }) { event in
-            if let limit, shown >= limit { return }
+            if let limit, shown >= limit { throw Enough() }
             let wanted = (positions?.contains(event.position) ?? true) && (kind.map { event.type == $0 || event.type.hasPrefix($0 + ".") } ?? true)
             // A device's view folds all of that device's events, listed or not, to know what its owner may see.
             if !wanted, case .auditor = seenAs { return }
@@ -122,7 +124,7 @@ struct Log: ParsableCommand {
                 let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
                 print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.rightPad(31)) \(style.rightPad(20)) \(decoded.map { ParticipantNames.resolve(summary($0), names: namesOf[event.stream] ?? [:]) } ?? "(undecodable payload)")")
             }
-        }
+        } } catch is Enough {}
         if damaged > 0 {
             Terminal.standardError("\(damaged) damaged events were listed in place. `gamelog verify` says what is wrong; `gamelog export --skip-damaged` salvages the rest.")
             throw ExitCode.failure

@@ -159,3 +159,18 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         #expect(verified == 3)
     }
 }
+
+/// Issue 41, item 14: `log --limit N` reads as far as it lists.
+@Suite struct LogLimitTests {
+    @Test func logWithALimitStopsReadingWhereItStopsListing() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let last = try EventStore(path: folder.path("gamelog.sqlite"), access: .readOnly).lastPosition()
+        try BlockSurgery.garble(folder.path("gamelog.sqlite"), position: last - 1)
+        // The whole listing meets the damage; the first three events do not reach it.
+        let all = try gamelog(["log"], in: folder.url)
+        #expect(all.status == 1 && all.stdout.contains("damaged"))
+        let three = try gamelog(["log", "--limit", "3"], in: folder.url)
+        #expect(three.status == 0 && three.stdout.split(separator: "\n").count == 3 && !three.stdout.contains("damaged"), "\(three.stdout) \(three.stderr)")
+    }
+}
