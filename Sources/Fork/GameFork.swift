@@ -146,6 +146,26 @@ public final class GameFork {
             throw ForkError.impossibleStep(device: device.name, step: step.description,
                                            detail: "the devices are \(host.deviceIDs.map(\.name).joined(separator: ", "))")
         }
+        // A touch the extension's screen does not offer is no move a person could make:
+        // refused, not recorded (a touch on cell 42 of a 3x3 board played "1 new step").
+        if case .act(.touch(let touch)) = step {
+            guard let screen = host.shownExtension(on: device)?.screen else {
+                throw ForkError.impossibleStep(device: device.name, step: step.description, detail: "no extension is shown on it (`\(device.name) open-extension` opens it)")
+            }
+            switch touch {
+            case .cell(let n) where !screen.cells.indices.contains(n):
+                throw ForkError.impossibleStep(device: device.name, step: step.description, detail: screen.cells.isEmpty
+                    ? "its screen (\(screen.name)) shows no board" : "its board has cells 0 to \(screen.cells.count - 1)")
+            case .button(let title) where !screen.buttons.contains(where: { $0.title == title && $0.isEnabled }):
+                let offered = screen.buttons.filter(\.isEnabled).map(\.title)
+                throw ForkError.impossibleStep(device: device.name, step: step.description, detail: offered.isEmpty
+                    ? "its screen (\(screen.name)) has no button to touch" : "its screen offers \(offered.joined(separator: ", "))")
+            case .dismissAlert where screen.alert == nil:
+                throw ForkError.impossibleStep(device: device.name, step: step.description, detail: "no alert is shown")
+            default:
+                break
+            }
+        }
         do {
             switch step {
             case .act(let action): try host.perform(action, on: device)

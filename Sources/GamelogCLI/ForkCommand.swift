@@ -61,8 +61,12 @@ struct ForkCommand: ParsableCommand {
             if input == "-" {
                 text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
             } else {
-                guard let data = FileManager.default.contents(atPath: input) else {
-                    throw ValidationError("--input: cannot read \(input).")
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: input, isDirectory: &isFolder) else {
+                    throw ValidationError("--input: \(input): No such file; nothing was written.")
+                }
+                guard !isFolder.boolValue, let data = FileManager.default.contents(atPath: input) else {
+                    throw ValidationError("--input: cannot read \(input) (\(isFolder.boolValue ? "it is a folder" : "no permission to read it")); nothing was written.")
                 }
                 text = String(decoding: data, as: UTF8.self)
             }

@@ -319,3 +319,23 @@ import TestSupport
         #expect(checked == 3)
     }
 }
+
+/// Issue 41, item 16: a fork refuses a move the game's screen does not offer, and a
+/// missing script says why.
+@Suite(.serialized) struct ForkRefusalCLITests {
+    @Test func aTouchTheScreenDoesNotOfferIsRefusedAndAMissingScriptIsNamed() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let games = try gamelog(["games", "--json"], in: folder.url)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(games.stdout.utf8)) as? [[String: Any]])
+        let tictactoe = String(try #require(list.first { $0["kind"] as? String == "tictactoe" }?["id"] as? String).prefix(8))
+        try "A touch cell 42\n".write(to: folder.url.appending(path: "bad.txt"), atomically: true, encoding: .utf8)
+        let refused = try gamelog(["fork", tictactoe, "--at", "10", "--into", "bad.sqlite", "--input", "bad.txt"], in: folder.url)
+        #expect(refused.status != 0 && refused.stderr.contains("bad.txt:1") && refused.stderr.contains("cells 0 to 8"), "\(refused.stderr)")
+        try "A touch button Launch rockets\n".write(to: folder.url.appending(path: "button.txt"), atomically: true, encoding: .utf8)
+        let button = try gamelog(["fork", tictactoe, "--at", "10", "--into", "button.sqlite", "--input", "button.txt"], in: folder.url)
+        #expect(button.status != 0 && button.stderr.contains("button.txt:1"), "\(button.stderr)")
+        let missing = try gamelog(["fork", tictactoe, "--at", "10", "--into", "missing.sqlite", "--input", "nowhere.txt"], in: folder.url)
+        #expect(missing.status != 0 && missing.stderr.contains("nowhere.txt") && missing.stderr.contains("No such file"), "\(missing.stderr)")
+    }
+}
