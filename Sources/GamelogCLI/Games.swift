@@ -89,7 +89,9 @@ struct GamesCommand: ParsableCommand {
             return (halves[0], halves[1].prefix(8))
         }
         let (startDate, startTime) = parts(started), (endDate, endTime) = parts(ended)
-        return "\(startDate) \(startTime) … " + (endDate == startDate ? "\(endTime)" : "\(endDate) \(endTime)")
+        let span = "\(startDate) \(startTime) … " + (endDate == startDate ? "\(endTime)" : "\(endDate) \(endTime)")
+        // Times are the phones' own: a later event stamped earlier is their clocks disagreeing.
+        return ended < started ? span + " (clock skew)" : span
     }
 
     /// Conversations whose extension holds no game (a sticker browser), so they are not
