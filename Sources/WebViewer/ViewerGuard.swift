@@ -44,6 +44,9 @@ struct ViewerGuard<Context: RequestContext>: RouterMiddleware {
         } catch let failure as ViewerFailure {
             // Answered here, not by the router, so that error answers carry the headers too.
             response = failure.response
+        } catch let error as HTTPResponseError {
+            // The router's own answers (a route or an asset that is not there) too.
+            response = try error.response(from: request, context: context)
         }
         response.headers.append(contentsOf: Self.securityHeaders)
         return response

@@ -142,7 +142,11 @@ public struct HeadAsGet<Inner: HTTPResponderBuilder>: HTTPResponderBuilder where
             var head = request.head
             head.method = .get
             var response = try await inner.respond(to: Request(head: head, body: request.body), context: context)
-            response.body = ResponseBody()
+            // The length GET would send, and no body (HTTP/1.1 section 9.3.2): a bare empty
+            // body answered every HEAD with Content-Length: 0.
+            let length = response.body.contentLength
+            response.body = ResponseBody(contentLength: length) { writer in try await writer.finish(nil) }
+            if let length { response.headers[.contentLength] = String(length) }
             return response
         }
     }

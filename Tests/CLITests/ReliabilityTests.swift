@@ -174,3 +174,31 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         #expect(three.status == 0 && three.stdout.split(separator: "\n").count == 3 && !three.stdout.contains("damaged"), "\(three.stdout) \(three.stderr)")
     }
 }
+
+/// Issue 39, item 8: HEAD says the length GET sends, and every answer carries the security headers.
+@Suite(.serialized) struct ViewerEdgesCLITests {
+    @Test func headHasTheRealLengthAndEveryAnswerTheSecurityHeaders() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let port = 20_000 + Int.random(in: 0..<20_000)
+        let server = try ChildProcess(try gamelogPath(), ["serve", "--port", "\(port)"], in: folder.url.path)
+        defer { server.send(SIGKILL); _ = server.wait(atMost: 10) }
+        let base = "http://127.0.0.1:\(port)"
+        var up = false
+        for _ in 0..<200 where !up {
+            up = (try? ChildProcess.run("curl", ["-sf", "-o", "/dev/null", base + "/games"]).status) == 0
+            if !up { usleep(50_000) }
+        }
+        try #require(up, "the viewer did not start: \(server.outputSoFar)")
+        var checked = 0
+        for path in ["/games", "/assets/nowhere.js", "/games/zzzzzzzz", "/api/games"] {
+            let head = try ChildProcess.run("curl", ["-sI", base + path]).stdout.lowercased()
+            let get = try ChildProcess.run("curl", ["-s", base + path]).stdout
+            #expect(head.contains("content-security-policy:") && head.contains("x-content-type-options: nosniff"), "\(path): \(head)")
+            let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }.map { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) }
+            #expect(length == get.utf8.count, "\(path): HEAD says \(String(describing: length)), GET sent \(get.utf8.count)")
+            checked += 1
+        }
+        #expect(checked == 4)
+    }
+}
