@@ -179,7 +179,7 @@ let package = Package(
                 // The demo plays the seeds' two games by name.
                 "BattleshipGame", "TicTacToeGame",
                 "ZlibCodec", "Projections", "Replay", "Interchange", "Audit", "Rerun", "Fork", "Presentation", "WebViewer",
-                "SharedStore", "Collector", "Witness",
+                "SharedStore", "Collector", "Witness", "HTTPServing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

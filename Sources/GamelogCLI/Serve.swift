@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPServing
 import Audit
 import EventStore
 import Foundation
@@ -59,14 +60,26 @@ struct Serve: ParsableCommand {
                 reader = { token in try await shared.role(ofToken: token) != nil }
             }
         }
+        // A log file shown beyond loopback: its games are its holder's, so a reader token is
+        // made for this run and printed once; requests from the network give it (as the
+        // password, any user name), and then any name of this machine reaches the viewer.
+        var madeToken: String?
+        if shared == nil, !HTTPServing.isLoopback(host) {
+            let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            madeToken = token
+            reader = { given in given.utf8.count == token.utf8.count && zip(given.utf8, token.utf8).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0 }
+        }
         // The list and the verdicts fill in while the pages already answer.
         model.listInBackground()
         model.auditInBackground()
         let path = shared.map { "\($0.location) as copied now" } ?? options.db
-        let host = self.host
+        let host = self.host, printedToken = madeToken
         let app = WebViewer.application(model, host: host, port: port, reader: reader) { port in
             // Written at once (not buffered), so a script waiting for this line sees it.
             FileHandle.standardOutput.write(Data("gamelog serve: http://\(host):\(port)/games (a read-only view of \(path)); Ctrl-C stops it\n".utf8))
+            if let printedToken {
+                FileHandle.standardOutput.write(Data("reader token for this run (the password, any user name): \(printedToken)\n".utf8))
+            }
         }
         // The server is asynchronous; this command waits for it, as `swift run` users expect.
         try runServer(app, host: host, port: port)

@@ -49,7 +49,11 @@ public enum WebViewer {
     public static func application(_ model: ViewerModel, host: String, port: Int,
                                    reader: (@Sendable (String) async throws -> Bool)? = nil,
                                    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        HTTPServing.application(router: router(model, hosts: HTTPServing.names(listeningOn: host), port: port == 0 ? nil : port, reader: reader),
+        // Listening on every address with a reader token: any name of the machine reaches it
+        // (the token, not the name, keeps a page elsewhere out); otherwise only its own names.
+        let everywhere = ["0.0.0.0", "::", "[::]"].contains(host)
+        let hosts: Set<String>? = everywhere && reader != nil ? nil : HTTPServing.names(listeningOn: host)
+        return HTTPServing.application(router: router(model, hosts: hosts, port: port == 0 ? nil : port, reader: reader),
                                 host: host, port: port, serverName: "gamelog", label: "gamelog.serve", onServerRunning: onServerRunning)
     }
 

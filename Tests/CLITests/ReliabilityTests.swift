@@ -201,4 +201,26 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         }
         #expect(checked == 4)
     }
+
+    /// `serve --host 0.0.0.0` is reachable from the network by any of the machine's names,
+    /// with the reader token it prints, and by nobody without it.
+    @Test func aViewerOnEveryAddressAnswersItsTokenFromAnyName() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let port = 20_000 + Int.random(in: 0..<20_000)
+        let server = try ChildProcess(try gamelogPath(), ["serve", "--host", "0.0.0.0", "--port", "\(port)"], in: folder.url.path)
+        defer { server.send(SIGKILL); _ = server.wait(atMost: 10) }
+        var token = ""
+        for _ in 0..<200 where token.isEmpty {
+            if let found = server.outputSoFar.range(of: #"(?<=any user name\): )[0-9a-f]{64}"#, options: .regularExpression) { token = String(server.outputSoFar[found]) }
+            else { usleep(50_000) }
+        }
+        try #require(!token.isEmpty, "no token printed: \(server.outputSoFar)")
+        // 127.0.0.2 stands for another name of this machine (the Host header names it).
+        let other = "http://127.0.0.2:\(port)/games"
+        let without = try ChildProcess.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", other]).stdout
+        let wrong = try ChildProcess.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "x:\(String(repeating: "0", count: 64))", other]).stdout
+        let with = try ChildProcess.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "x:\(token)", other]).stdout
+        #expect(without == "401" && wrong == "401" && with == "200", "\(without) \(wrong) \(with)")
+    }
 }
