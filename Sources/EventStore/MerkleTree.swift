@@ -244,15 +244,7 @@ public enum MerkleTree {
         /// Whether some range lies inside `[lo, hi)`.
         public func any(within lo: Int64, _ hi: Int64) -> Bool {
             // The ranges that start in [lo, hi): indexes first..<last.
-            func firstIndex(atLeast value: Int64) -> Int {
-                var low = 0, high = starts.count
-                while low < high {
-                    let mid = (low + high) / 2
-                    if starts[mid] < value { low = mid + 1 } else { high = mid }
-                }
-                return low
-            }
-            let first = firstIndex(atLeast: lo), last = firstIndex(atLeast: hi)
+            let first = MerkleTree.lowerBound(starts, lo), last = MerkleTree.lowerBound(starts, hi)
             guard first < last else { return false }
             let j = (last - first).bitWidth - 1 - (last - first).leadingZeroBitCount
             return min(levels[j][first], levels[j][last - (1 << j)]) <= hi
@@ -262,12 +254,18 @@ public enum MerkleTree {
     /// Whether the sorted leaf indexes `sorted` hold one in `[lo, hi)`: what `holds`
     /// asks of the leaves at hand.
     public static func anyLeaf(_ sorted: [Int64], in lo: Int64, _ hi: Int64) -> Bool {
+        let index = lowerBound(sorted, lo)
+        return index < sorted.count && sorted[index] < hi
+    }
+
+    /// The index of the first of `sorted` that is at least `value` (`sorted.count` if none).
+    public static func lowerBound(_ sorted: [Int64], _ value: Int64) -> Int {
         var low = 0, high = sorted.count
         while low < high {
             let mid = (low + high) / 2
-            if sorted[mid] < lo { low = mid + 1 } else { high = mid }
+            if sorted[mid] < value { low = mid + 1 } else { high = mid }
         }
-        return low < sorted.count && sorted[low] < hi
+        return low
     }
 
     /// The dyadic subtrees a frontier stands for: `[lo, hi) -> hash`, largest first.

@@ -115,16 +115,8 @@ public struct TreeRoots: Sendable {
 
     /// How many of the leaves `[lo, hi)` are held; `pendingSorted` is `pending`'s keys in order.
     public func heldCount(_ range: Range<Int64>, pendingSorted: [Int64]) -> Int64 {
-        func index(_ value: Int64) -> Int {
-            var low = 0, high = pendingSorted.count
-            while low < high {
-                let mid = (low + high) / 2
-                if pendingSorted[mid] < value { low = mid + 1 } else { high = mid }
-            }
-            return low
-        }
         let fromFrontier = max(0, min(range.upperBound, frontier.size) - range.lowerBound)
-        return fromFrontier + Int64(index(range.upperBound) - index(range.lowerBound))
+        return fromFrontier + Int64(MerkleTree.lowerBound(pendingSorted, range.upperBound) - MerkleTree.lowerBound(pendingSorted, range.lowerBound))
     }
 
     /// The root over the first `size` leaves, from the leaves held and `nodes`; nil with

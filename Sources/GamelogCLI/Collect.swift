@@ -139,39 +139,39 @@ struct WitnessForwarder {
     static let interval: TimeInterval = 2
 
     func run() {
-        var said: Set<String> = []
+        // Heads each witness cosigned (witness, key, size), and what was said once already.
+        var cosigned: Set<String> = [], told: Set<String> = []
         while true {
             do {
-                try round(said: &said)
+                try round(cosigned: &cosigned, told: &told)
             } catch {
                 let text = "\(error)"
-                if said.insert(text).inserted { Terminal.standardError("witnesses: \(text); trying again") }
+                if told.insert(text).inserted { Terminal.standardError("witnesses: \(text); trying again") }
             }
             Thread.sleep(forTimeInterval: Self.interval)
         }
     }
 
-    private func round(said: inout Set<String>) throws {
+    private func round(cosigned: inout Set<String>, told: inout Set<String>) throws {
         let heads = try SharedStore.wait { [store] in try await store.latestHeads() }
         var copy: LocalCopy?
         defer { copy?.release() }
         for base in witnesses {
-            for cosigned in heads {
-                // Already cosigned by this witness (its name on the head's cosignatures) is skipped;
-                // the witness's key is learnt when it answers.
-                let origin = HTTPClient.origin(of: base)
-                guard !said.contains("\(origin) \(Hex.string(cosigned.head.publicKey)) \(cosigned.head.size)") else { continue }
+            let origin = HTTPClient.origin(of: base)
+            for head in heads {
+                let key = "\(origin) \(Hex.string(head.head.publicKey)) \(head.head.size)"
+                guard !cosigned.contains(key) else { continue }
                 if copy == nil { copy = try SharedStore.wait { [store] in try await store.localCopy() } }
                 let log = try EventStore(path: copy!.path, access: .readOnly)
-                switch try WitnessClient.cosign(cosigned.head, store: log, witness: base) {
+                switch try WitnessClient.cosign(head.head, store: log, witness: base) {
                 case .cosigned(let cosignature):
-                    if !cosigned.cosignatures.contains(where: { $0.witnessKey == cosignature.witnessKey && $0.cosignedAt == cosignature.cosignedAt }) {
-                        let pair = (cosigned.head, cosignature)
+                    if !head.cosignatures.contains(where: { $0.witnessKey == cosignature.witnessKey }) {
+                        let pair = (head.head, cosignature)
                         _ = try SharedStore.wait { [store] in try await store.write { try $0.store(cosignatures: [pair]) } }
                     }
-                    said.insert("\(origin) \(Hex.string(cosigned.head.publicKey)) \(cosigned.head.size)")
+                    cosigned.insert(key)
                 case .refused(let reason):
-                    if said.insert(reason).inserted { Terminal.standardError("witnesses: \(reason)") }
+                    if told.insert(reason).inserted { Terminal.standardError("witnesses: \(reason)") }
                 }
             }
         }
