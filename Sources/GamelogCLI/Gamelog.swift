@@ -1,4 +1,5 @@
 import ArgumentParser
+import EventStore
 import Foundation
 
 struct Gamelog: ParsableCommand {
@@ -9,6 +10,7 @@ struct Gamelog: ParsableCommand {
             Every lifecycle callback and every extension action is stored as a compressed, \
             hash-chained event in one SQLite file (default ./gamelog.sqlite, or $GAMELOG_DB).
             """,
+        version: GamelogCLI.version,
         subcommands: [Demo.self, Simulate.self, GamesCommand.self, Log.self, State.self, Diff.self, ReplayCommand.self, Export.self,
                       Import.self, Index.self, Migrate.self, Verify.self, RerunCommand.self, ForkCommand.self, Serve.self, Keys.self, Heads.self, Bisect.self, Info.self, DictionaryCommand.self,
                       Collect.self, Push.self, ProofCommand.self, WitnessCommand.self])
@@ -58,7 +60,15 @@ struct Gamelog: ParsableCommand {
             let subcommand = arguments.first { !$0.hasPrefix("-") }.flatMap { name in
                 configuration.subcommands.first { $0._commandName == name }?._commandName
             }
-            Terminal.standardError("error: " + message.replacingOccurrences(of: "Error: ", with: ""))
+            var said = message.replacingOccurrences(of: "Error: ", with: "")
+            // `--seed -5`: the parser takes -5 for an option and says the value is missing.
+            if said.hasPrefix("Missing value for '"), let option = said.split(separator: "'").dropFirst().first?.split(separator: " ").first,
+               let at = arguments.firstIndex(of: String(option)), at + 1 < arguments.count,
+               arguments[at + 1].range(of: #"^-[0-9]"#, options: .regularExpression) != nil {
+                said = "\(option) \(SafeText.line(arguments[at + 1])): a negative number is not accepted here"
+            }
+            // An argument (an id, a path) a screen long is named by its start.
+            Terminal.standardError("error: " + shortened(said))
             // A mistyped command: name the nearest ones.
             if subcommand == nil, let first = arguments.first, !first.hasPrefix("-") {
                 let names = configuration.subcommands.map { $0._commandName }

@@ -12,6 +12,9 @@ import Games
 /// and every command (`games`, `state`, `verify`, `rerun`, `fork`, `serve`, ...) knows its
 /// game besides the ones gamelog ships (see `Examples/Codebreaker`).
 public enum GamelogCLI {
+    /// gamelog's version (Semantic Versioning; CHANGELOG.md says what each changed).
+    public static let version = "0.17.0"
+
     /// The games every command knows. Set once, by ``main(games:)``, before any command is parsed.
     nonisolated(unsafe) static var games: GameRegistry = .standard
 

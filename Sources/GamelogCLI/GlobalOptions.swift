@@ -9,10 +9,15 @@ struct GlobalOptions: ParsableArguments {
     /// The database when no --db is given: `GAMELOG_DB`, else ./gamelog.sqlite.
     static var defaultDatabase: String { ProcessInfo.processInfo.environment["GAMELOG_DB"] ?? "./gamelog.sqlite" }
 
-    @Option(name: .long, help: ArgumentHelp(
+    // Optional, so the help shows the one default this sentence gives (ArgumentParser
+    // would add the value it saw when the help was made, a second default).
+    @Option(name: .customLong("db"), help: ArgumentHelp(
         "The gamelog database: a SQLite file, or a shared store's postgres://user@host:port/database URL (default: $GAMELOG_DB, else ./gamelog.sqlite).",
         valueName: "path|url"))
-    var db: String = GlobalOptions.defaultDatabase
+    var givenDatabase: String?
+
+    /// The database: `--db`, else ``defaultDatabase``.
+    var db: String { givenDatabase ?? Self.defaultDatabase }
 
     /// The shared store `--db` names, or nil for a SQLite file.
     func sharedStore(maximumConnections: Int = 8) throws -> SharedStore? {
@@ -109,9 +114,15 @@ func reportedFailure(_ error: Error) -> ExitCode? {
         || String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
         return nil
     }
-    Terminal.standardError("error: \(String(describing: error))")
+    Terminal.standardError("error: " + shortened(String(describing: error)))
     if let hint = hint(for: error) { Terminal.standardError(hint) }
     return .failure
+}
+
+/// An error's text at a length a person reads: one that quotes a huge argument (an id of
+/// 100,000 characters) is cut, saying how long it was.
+func shortened(_ text: String) -> String {
+    text.count > 600 ? String(text.prefix(300)) + "… (\(text.count) characters)" : text
 }
 
 /// The way out, in commands and flags, for errors the library describes.

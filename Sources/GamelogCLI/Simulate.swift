@@ -155,7 +155,7 @@ struct Simulate: ParsableCommand {
                 return
             }
             print(signer.summary)
-            print("Played \(games - run.alreadyRecorded) games (\(run.finished) finished) with seed \(seed) in \(String(format: "%.1f", run.seconds)) s.")
+            print("Played \(counted(games - run.alreadyRecorded, "game")) (\(run.finished) finished) with seed \(seed) in \(String(format: "%.1f", run.seconds)) s.")
             let logged = run.outcomes.values.reduce(0, +)
             if logged != games {
                 print("The log shows \(logged) games: besides the games played, stray taps started some and others were left unsent (each below, as `gamelog games` lists them).")

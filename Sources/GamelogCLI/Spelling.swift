@@ -28,3 +28,8 @@ enum Spelling {
         return table[a.count][b.count]
     }
 }
+
+/// `n` and the noun, singular for one: "1 warning", "2 warnings".
+func counted(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {
+    "\(n) \(n == 1 ? singular : plural ?? singular + "s")"
+}

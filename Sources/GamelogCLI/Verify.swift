@@ -134,8 +134,19 @@ struct Verify: ParsableCommand {
                 if let proofs = report.proofs, !proofs.trusted {
                     print("note: no --trust given, so the signatures are checked against the keys the log itself holds, which whoever wrote the file chose; pass --trust KEYS.json (keys you got from the devices)")
                 }
-                for finding in findings.prefix(100) { print(finding.description) }
-                if findings.count > 100 { print("… and \(findings.count - 100) more (use --json for all)") }
+                // Design findings say the same of every game of a kind: one line per rule, the first as the example.
+                let listed = findings.filter { $0.severity != .design }
+                for finding in listed.prefix(100) { print(finding.description) }
+                if listed.count > 100 { print("… and \(listed.count - 100) more (use --json for all)") }
+                for (_, same) in Dictionary(grouping: design, by: \.rule).sorted(by: { $0.key < $1.key }) {
+                    print(same[0].description + (same.count > 1 ? " (and in \(counted(Set(same.compactMap(\.game)).count - 1, "other game")); --json lists each)" : ""))
+                }
+                let signers = Set((report.proofs?.keys ?? []).map(\.publicKey))
+                let used = known.filter { signers.contains($0.publicKey) }
+                if !used.isEmpty, !findings.contains(where: { ["rolledBack", "forkedHistory"].contains($0.rule) && $0.severity == .error }) {
+                    let reached = used.map { "\(SafeText.line($0.device)) at \($0.size)" }.sorted().joined(separator: ", ")
+                    print("heads: the log reaches \(counted(used.count, "known head")) with the same roots (\(reached))")
+                }
                 let rate = Int(Double(total) / max(seconds, 0.001))
                 if let proofs = report.proofs {
                     let signers = proofs.keys.map { key in
@@ -170,9 +181,9 @@ struct Verify: ParsableCommand {
                     print("incomplete: \(total) events, no errors in what could be checked, and the rules of \(unregistered.count) conversation\(unregistered.count == 1 ? " were" : "s were") not checked (exit 2; `--allow-unchecked` accepts that, or check them with a gamelog that registers their games)")
                 } else if errors.isEmpty {
                     let scope = unregistered.isEmpty ? "" : " in what could be checked"
-                    print("ok: \(total) events checked, no errors\(scope)\(warnings == 0 ? "" : ", \(warnings) warnings") (\(rate) events/s)")
+                    print("ok: \(total) events checked, no errors\(scope)\(warnings == 0 ? "" : ", " + counted(warnings, "warning")) (\(rate) events/s)")
                 } else {
-                    print("\(errors.count) errors, \(warnings) warnings in \(total) events")
+                    print("\(counted(errors.count, "error")), \(counted(warnings, "warning")) in \(total) events")
                 }
             }
             if !errors.isEmpty { throw ExitCode(1) }

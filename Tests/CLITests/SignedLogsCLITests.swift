@@ -339,3 +339,30 @@ import TestSupport
         #expect(missing.status != 0 && missing.stderr.contains("nowhere.txt") && missing.stderr.contains("No such file"), "\(missing.stderr)")
     }
 }
+
+/// Issue 41, item 15: the frictions a new user met in help and errors.
+@Suite struct HelpAndErrorsCLITests {
+    @Test func helpErrorsAndCountsReadAsAPersonExpects() throws {
+        let folder = try Folder()
+        let version = try gamelog(["--version"], in: folder.url)
+        #expect(version.status == 0 && version.stdout.range(of: #"^\d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, "\(version.stdout)")
+        // One default for --db, not two.
+        let help = try gamelog(["info", "--help"], in: folder.url)
+        #expect(help.stdout.components(separatedBy: "default:").count == 2, "\(help.stdout)")
+        // A negative seed is named as such, not as a missing value.
+        let seed = try gamelog(["simulate", "--seed", "-5", "--games", "1"], in: folder.url)
+        #expect(seed.status != 0 && seed.stderr.contains("--seed -5: a negative number"), "\(seed.stderr)")
+        // A 100,000-character id is not repeated in full.
+        #expect(try gamelog(["demo", "--fixed-clock"], in: folder.url).status == 0)
+        let long = try gamelog(["state", String(repeating: "a", count: 100_000)], in: folder.url)
+        #expect(long.status != 0 && long.stderr.utf8.count < 2_000 && long.stderr.contains("(100"), "\(long.stderr.prefix(500))")
+        // Counts agree with their nouns; known heads reached are said.
+        let heads = try gamelog(["heads", "--json"], in: folder.url)
+        try heads.stdout.write(toFile: folder.path("h.json"), atomically: true, encoding: .utf8)
+        let verify = try gamelog(["verify", "--no-rerun", "--heads", "h.json"], in: folder.url)
+        #expect(verify.status == 0 && verify.stdout.contains("heads: the log reaches 2 known heads"), "\(verify.stdout)")
+        #expect(!verify.stdout.contains("1 warnings") && !verify.stdout.contains(" 1 errors"))
+        let played = try gamelog(["simulate", "--games", "1", "--seed", "9", "--db", "one.sqlite"], in: folder.url)
+        #expect(played.stdout.contains("Played 1 game "), "\(played.stdout)")
+    }
+}
