@@ -19,34 +19,38 @@ extension Auditor {
         guard let first = listed.min() else { return [] }
         let game = conversation.uuid.uuidString.lowercased()
         var findings: [Finding] = []
-        var decoder = StreamDecoder(store: store)
-        var sessions: Set<UUID> = []
-        // Recordings outside the game that name its conversation (at once) or a game (kept
-        // until the game's own sessions are known), with the position that names it.
-        var named: [UUID: Int64] = [:], naming: [(stream: UUID, session: UUID, position: Int64)] = []
+        // The other recordings met on the way, with where each was first met: which
+        // conversation each records is read from its first event once the pass is over
+        // (one read a recording, outside the pass's transaction).
+        var others: [UUID: (position: Int64, first: StoredEvent?)] = [:]
         let problems = try store.verifyIndexes(from: first) { event in
-            let inGame = streams.contains(event.stream)
-            if inGame, !listed.contains(event.position) {
-                findings.append(Finding(.error, .integrity, position: event.position, game: game, rule: "index-lists-every-event",
-                                        expected: "every event of the game's recordings listed by the log's index",
-                                        found: "the event at position \(event.position) (recording \(event.stream.uuidString.prefix(8).lowercased()), version \(event.streamVersion)) is not listed by the index: the game's own reads do not see it"))
-            }
-            guard RecordedEvent.cataloguedTypes.contains(event.type), inGame || named[event.stream] == nil else { return }
-            for tag in decoder.catalogTags(stream: event.stream, type: event.type, typeVersion: event.typeVersion, payload: event.payload) {
-                if inGame {
-                    if tag.kind == .game { sessions.insert(tag.id) }
-                } else if tag.kind == .conversation, tag.id == conversation.uuid {
-                    named[event.stream] = event.position
-                } else if tag.kind == .game {
-                    naming.append((event.stream, tag.id, event.position))
+            if streams.contains(event.stream) {
+                if !listed.contains(event.position) {
+                    findings.append(Finding(.error, .integrity, position: event.position, game: game, rule: "index-lists-every-event",
+                                            expected: "every event of the game's recordings listed by the log's index",
+                                            found: "the event at position \(event.position) (recording \(event.stream.uuidString.prefix(8).lowercased()), version \(event.streamVersion)) is not listed by the index: the game's own reads do not see it"))
                 }
+            } else if others[event.stream] == nil {
+                // Its first event met here is kept: no index is needed to read it again.
+                others[event.stream] = (event.position, event.streamVersion == 1 ? event : nil)
             }
         }
-        for (stream, session, position) in naming where sessions.contains(session) && named[stream] == nil { named[stream] = position }
-        for (stream, position) in named.sorted(by: { $0.value < $1.value }) {
+        var decoder = StreamDecoder(store: store)
+        for (stream, met) in others.sorted(by: { $0.value.position < $1.value.position }) {
+            let position = met.position
+            // A recording names its conversation in its first event, `recording.started`;
+            // one that began before the game is found through the index, which must list it.
+            guard let start = try met.first ?? store.firstEvent(ofStream: stream) else {
+                findings.append(Finding(.error, .integrity, position: position, game: game, rule: "index-lists-every-event",
+                                        expected: "every recording's first event listed by the log's index",
+                                        found: "recording \(stream.uuidString.prefix(8).lowercased()) (met at position \(position)) began before this game, and the index does not list its first event"))
+                continue
+            }
+            let tags = decoder.catalogTags(stream: stream, type: start.type, typeVersion: start.typeVersion, payload: start.payload)
+            guard tags.contains(where: { $0.kind == .conversation && $0.id == conversation.uuid }) else { continue }
             findings.append(Finding(.error, .catalog, position: position, game: game, rule: "catalog-lists-every-recording",
                                     expected: "every recording of the conversation listed by the catalog",
-                                    found: "recording \(stream.uuidString.prefix(8).lowercased()) belongs to this conversation (its event at position \(position) says so), and the catalog does not list it: the game's own reads do not see it"))
+                                    found: "recording \(stream.uuidString.prefix(8).lowercased()) belongs to this conversation (its first event says so; met at position \(position)), and the catalog does not list it: the game's own reads do not see it"))
         }
         return findings + problems.map { problem in
             Finding(.error, .integrity, position: problem.position, game: game, rule: rule(problem),

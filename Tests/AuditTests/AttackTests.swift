@@ -635,6 +635,15 @@ extension AttackTests {
         // Before: the game's reads did not see the recording, and nothing said so.
         let found = try errors(path, game: conversation)
         #expect(found.contains { $0.rule == "catalog-lists-every-recording" }, "\(found.map(\.rule))")
+        // Its block index rows removed too: its first event is read on the way, not through the index.
+        let deeper = try copy("hidden-recording-index.sqlite")
+        try DatabaseQueue(path: deeper).write { db in
+            let id = try #require(try Int64.fetchOne(db, sql: "SELECT id FROM streams WHERE uuid = ?", arguments: [withUnsafeBytes(of: victim.uuid) { Data($0) }]))
+            try db.execute(sql: "DELETE FROM catalog WHERE stream_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM block_streams WHERE stream_id = ?", arguments: [id])
+        }
+        let deep = try errors(deeper, game: conversation)
+        #expect(deep.contains { $0.rule == "catalog-lists-every-recording" }, "\(deep.map(\.found))")
     }
 }
 
