@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Commands about one game must cost the same in a log of any size (issue 14). Runs each
+# Commands about one game must cost the same in a log of any size (issue 14; `verify GAME`,
+# which reads the log from the game on, is measured apart, below). Runs each
 # such command on the same game in a small log and in a big one (the big log's first
 # games are the small log's games: same seed, fixed clock), median wall time of RUNS
 # runs each, and prints the ratio; exit 1 when one is over 2x.
@@ -28,7 +29,6 @@ commands = [
     ["diff", game, "3", "9"],
     ["log", "--game", game],
     ["bisect", game, "--invariant", "legality"],
-    ["verify", game],
     ["rerun", game],
     ["games", "--per-page", "10"],
 ]
@@ -51,5 +51,11 @@ for command in commands:
     worst = max(worst, ratio)
     print(f"{' '.join(command):44} {a * 1000:9.1f} {b * 1000:9.1f} {ratio:5.2f}x  {'ok' if ratio <= 2 else 'OVER 2x'}  {'under 50 ms' if b < 0.05 else 'OVER 50 ms'}")
 print(f"worst ratio {worst:.2f}x (target at most 2x)")
+# `verify GAME` reads the log by position from the game's first event on (the index that
+# finds a game's events is unsigned, so what it could hide is read too): it costs the log
+# after the game, so it is measured on the big log's first game and its last, no target.
+big_games = json.loads(subprocess.run([gamelog, "games", "--json", "--all", "--db", big], capture_output=True, text=True, check=True).stdout)
+for label, chosen in (("first", game), ("last", big_games[-1]["id"][:8])):
+    print(f"verify GAME, the big log's {label} game ({chosen}): {median_seconds(['verify', chosen, '--no-rerun'], big) * 1000:.1f} ms")
 sys.exit(0 if worst <= 2 else 1)
 PY
