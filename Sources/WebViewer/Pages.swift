@@ -190,6 +190,9 @@ enum Pages {
         let previous = step > 0 ? try model.state(conversation, at: step - 1, as: perspective) : state
         let changes = step > 0 ? ConversationState.diff(previous, state) : []
         let findings = try model.findings(conversation)
+        // The game's name even before the view's first event names it (step 0 of a device's view).
+        let final = state.kind.isEmpty ? try model.state(conversation, at: whole.stepCount, as: .auditor) : state
+        let heading = final.plugin?.title ?? (final.kind.isEmpty ? "conversation" : final.kind)
         let asParameter = perspective == .auditor ? "auditor" : { if case .device(let d) = perspective { return d.name } else { return "" } }()
         let base = "/games/\(percentEncoded(id))"
         /// A link to a step as a perspective: every part of it percent-encoded, then escaped.
@@ -332,7 +335,7 @@ enum Pages {
             verdict += " <small class=stored>(as `verify --workers` stored it at the store's revision \(kept.revision); signatures checked now)</small>"
         }
         let body: HTML = """
-            <header><p><a href="/games">← games</a></p><h1>\(state.plugin?.title ?? state.kind) <small>\(id)</small></h1>
+            <header><p><a href="/games">← games</a></p><h1>\(heading) <small>\(id)</small></h1>
             \(origin)\(damageHTML)<nav class=views>seen as: \(switcher)</nav>
             <p class=audit>\(verdict)</p></header>
             <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)">

@@ -47,6 +47,17 @@ import Audit
         return result
     }
 
+    /// Issue 39, item 8: a device's view at step 0 still names its game.
+    @Test func aDevicesViewAtStepZeroNamesItsGame() async throws {
+        try await client { client, game in
+            try await client.execute(uri: "/games/\(game)?step=0&as=B", method: .get) { response in
+                #expect(response.status == .ok)
+                let html = String(buffer: response.body)
+                #expect(html.contains("<h1>Battleship <small>"), "\(html.prefix(1500))")
+            }
+        }
+    }
+
     @Test func pagesAnswerWithHTML() async throws {
         try await client { client, game in
             try await client.execute(uri: "/", method: .get) { response in
