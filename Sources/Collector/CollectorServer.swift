@@ -25,7 +25,14 @@ public enum CollectorServer {
     public static func router(_ collector: Collector, requireReaderToken: Bool) -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: StoreFailureMiddleware())
-        router.get("/healthz") { _, _ in "ok\n" }
+        // Healthy means able to take uploads: the store answers (a load balancer then sends elsewhere).
+        router.get("/healthz") { _, _ -> Response in
+            if let problem = await collector.store.problem() {
+                return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"],
+                                body: .init(byteBuffer: ByteBuffer(string: "the shared store does not answer: \(problem)\n")))
+            }
+            return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
         router.post("/v1/upload") { request, _ -> Response in
             // Who sends it is known before a byte of the body is read: an unenrolled key
             // costs the collector one index lookup, whatever the body's size.

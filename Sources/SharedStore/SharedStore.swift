@@ -57,6 +57,17 @@ public final class SharedStore: Sendable {
 
     // MARK: - Connections
 
+    /// Whether the store answers a query now: nil if it does, else what went wrong (for a
+    /// health check, which must not say "ok" while PostgreSQL is down).
+    public func problem() async -> String? {
+        do {
+            _ = try await withConnection { try await run($0, "SELECT 1") }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// Runs `body` on a new connection, closed afterwards.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         await connections.acquire()

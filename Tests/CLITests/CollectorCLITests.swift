@@ -97,6 +97,13 @@ import Testing
             #expect(!(run.stdout + run.stderr).contains(secret), "\(arguments[0]): \(run.stdout) \(run.stderr)")
             #expect(!(run.stdout + run.stderr).isEmpty)
         }
+
+        // Issue 37, item 6: healthy means the store answers; with PostgreSQL down, 503.
+        let healthy = try ChildProcess.run("curl", ["-s", "-w", "\n%{http_code}", base + "/healthz"]).stdout
+        #expect(healthy.hasSuffix("\n200") && healthy.hasPrefix("ok"), "\(healthy)")
+        server.stop(mode: "immediate")
+        let down = try ChildProcess.run("curl", ["-s", "-w", "\n%{http_code}", base + "/healthz"]).stdout
+        #expect(down.hasSuffix("\n503") && down.contains("does not answer"), "\(down)")
     }
 
     // Issue 36, item 8: `verify --witness-key` and `--witnesses` as an auditor types them.
