@@ -54,6 +54,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         // The shared store's client (PostgreSQL 15), for the collector and every command given a postgres:// URL.
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        // TLS to PostgreSQL (`sslmode` in a shared store's URL): the TLS postgres-nio itself
+        // uses, named for its configuration types.
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         // `push`, `keys enroll` and `verify --heads URL` talk to a collector. Foundation's
         // URLSession on Linux spins while it waits (0.7 of a core per waiting request, measured
         // with 200 phones pushing), so the Swift server ecosystem's client, already in the graph
@@ -86,6 +89,7 @@ let package = Package(
             dependencies: [
                 "EventStore", "Interchange",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

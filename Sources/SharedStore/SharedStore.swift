@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import NIOSSL
 
 /// A gamelog log in PostgreSQL: the shared store a studio's collectors write into and any
 /// number of machines read.
@@ -68,12 +69,34 @@ public final class SharedStore: Sendable {
         }
     }
 
+    /// The TLS the URL asks for.
+    private func tls() throws -> PostgresConnection.Configuration.TLS {
+        switch location.tls {
+        case .disable:
+            return .disable
+        case .require:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .none
+            return .require(try NIOSSLContext(configuration: configuration))
+        case .verifyFull(let root):
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .fullVerification
+            if let root {
+                guard FileManager.default.isReadableFile(atPath: root) else {
+                    throw SharedStoreError.badURL(text: location.description, reason: "sslrootcert \(root) cannot be read")
+                }
+                configuration.trustRoots = .file(root)
+            }
+            return .require(try NIOSSLContext(configuration: configuration))
+        }
+    }
+
     /// Runs `body` on a new connection, closed afterwards.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         await connections.acquire()
         defer { connections.release() }
         var configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
-                                                             password: location.password, database: location.database, tls: .disable)
+                                                             password: location.password, database: location.database, tls: try tls())
         configuration.options.connectTimeout = .seconds(10)
         let connection: PostgresConnection
         do {

@@ -36,8 +36,27 @@ public struct SharedStoreLocation: Hashable, Sendable, CustomStringConvertible {
         guard (1...65_535).contains(port) else {
             throw SharedStoreError.badURL(text: Self.redacting(text), reason: "port \(port) is not in 1...65535")
         }
-        if let items = components.queryItems, !items.isEmpty {
-            throw SharedStoreError.badURL(text: Self.redacting(text), reason: "gamelog takes no URL options (\(items.map(\.name).joined(separator: ", ")))")
+        var mode = "disable", rootCertificate: String?
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode": mode = item.value ?? ""
+            case "sslrootcert": rootCertificate = item.value
+            default:
+                throw SharedStoreError.badURL(text: Self.redacting(text), reason: "gamelog takes no URL option \(item.name) (only sslmode and sslrootcert)")
+            }
+        }
+        switch mode {
+        case "disable":
+            guard rootCertificate == nil else {
+                throw SharedStoreError.badURL(text: Self.redacting(text), reason: "sslrootcert goes with sslmode=verify-full")
+            }
+            tls = .disable
+        case "require":
+            tls = .require
+        case "verify-full":
+            tls = .verifyFull(rootCertificate: rootCertificate)
+        default:
+            throw SharedStoreError.badURL(text: Self.redacting(text), reason: "sslmode=\(mode) is not one of disable, require (encrypted, the server not checked), verify-full (encrypted, the server's certificate and name checked)")
         }
         self.host = host
         self.port = port
@@ -46,8 +65,29 @@ public struct SharedStoreLocation: Hashable, Sendable, CustomStringConvertible {
         self.database = database.removingPercentEncoding ?? database
     }
 
+    /// How the connection to PostgreSQL is protected, as libpq's `sslmode` says it.
+    public enum TLSMode: Hashable, Sendable {
+        /// No TLS (the default: a store on this machine or a private network).
+        case disable
+        /// Encrypted; the server's certificate is not checked.
+        case require
+        /// Encrypted; the certificate must chain to `rootCertificate` (a PEM file; nil: the
+        /// system's roots) and name the host.
+        case verifyFull(rootCertificate: String?)
+    }
+
+    public var tls: TLSMode = .disable
+
     /// The URL without its password, for messages and logs.
-    public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
+    public var description: String {
+        let options: String
+        switch tls {
+        case .disable: options = ""
+        case .require: options = "?sslmode=require"
+        case .verifyFull(let root): options = "?sslmode=verify-full" + (root.map { "&sslrootcert=\($0)" } ?? "")
+        }
+        return "postgres://\(user)@\(host):\(port)/\(database)" + options
+    }
 
     /// `text` with any password in it replaced by `***`, for messages.
     public static func redacting(_ text: String) -> String {

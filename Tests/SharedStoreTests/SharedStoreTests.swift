@@ -128,3 +128,35 @@ import Testing
         #expect(location?.password == "secret")
     }
 }
+
+/// Issue 37, item 6: TLS to PostgreSQL as libpq's `sslmode` says it.
+@Suite(.serialized) struct SharedStoreTLSTests {
+    @Test func sslModesConnectAsTheirNamesSay() throws {
+        let server = try PostgresServer(tls: true)
+        defer { server.stop(mode: "immediate") }
+        let plain = try server.makeDatabase()
+        let certificate = try #require(server.certificate)
+        let folder = try TemporaryFolder()
+        func migrates(_ url: String) -> Result<Void, Error> {
+            Result {
+                let store = try SharedStore(url: url, cacheFolder: folder.url.appending(path: "cache-\(UUID().uuidString.prefix(6))"))
+                _ = try SharedStore.wait { [store] in try await store.migrate() }
+            }
+        }
+        // The certificate checked against the CA file and the host: connected.
+        #expect(throws: Never.self) { try migrates(plain + "?sslmode=verify-full&sslrootcert=\(certificate)").get() }
+        // Encrypted without checking the server.
+        #expect(throws: Never.self) { try migrates(plain + "?sslmode=require").get() }
+        // The system's roots do not know a self-signed certificate: refused, the store named.
+        #expect { try migrates(plain + "?sslmode=verify-full").get() } throws: { error in
+            String(describing: error).contains("127.0.0.1:\(server.port)")
+        }
+        // An option gamelog does not take, and an sslmode it does not know, are named.
+        #expect { _ = try SharedStoreLocation(url: plain + "?sslmode=prefer") } throws: { String(describing: $0).contains("sslmode=prefer") }
+        #expect { _ = try SharedStoreLocation(url: plain + "?connect_timeout=3") } throws: { String(describing: $0).contains("connect_timeout") }
+        // A server without TLS refuses sslmode=require.
+        let noTLS = try PostgresServer.shared().makeDatabase()
+        #expect { try migrates(noTLS + "?sslmode=require").get() } throws: { _ in true }
+    }
+}
+

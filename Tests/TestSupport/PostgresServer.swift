@@ -48,8 +48,14 @@ public final class PostgresServer: @unchecked Sendable {
         init(_ description: String) { self.description = description }
     }
 
+    /// The PEM certificate a server started with `tls` presents (self-signed for 127.0.0.1).
+    public var certificate: String? { tls ? folder + "/server.crt" : nil }
+    let tls: Bool
+
     /// A server of the caller's own (one a test may crash and restart), on a free loopback port.
-    public init() throws {
+    /// - Parameter tls: serve TLS too, with a self-signed certificate for 127.0.0.1 (``certificate``).
+    public init(tls: Bool = false) throws {
+        self.tls = tls
         bin = try Self.binaries()
         runAs = geteuid() == 0 ? "postgres" : nil
         folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-pg-\(UUID().uuidString.prefix(8))").path
@@ -58,6 +64,14 @@ public final class PostgresServer: @unchecked Sendable {
         if let runAs { _ = try ChildProcess.run("chown", ["-R", runAs, folder]) }
         let initdb = try command(bin + "/initdb", ["-D", folder + "/data", "-U", "gamelog", "--auth=trust", "-E", "UTF8", "--no-sync"])
         guard initdb.status == 0 else { throw ServerError("initdb failed: \(initdb.stderr)") }
+        if tls {
+            let made = try ChildProcess.run("openssl", ["req", "-new", "-x509", "-days", "2", "-nodes", "-subj", "/CN=127.0.0.1",
+                                                        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", folder + "/server.key",
+                                                        "-out", folder + "/server.crt"])
+            guard made.status == 0 else { throw ServerError("openssl could not make a certificate: \(made.stderr)") }
+            _ = try ChildProcess.run("chmod", ["600", folder + "/server.key"])
+            if let runAs { _ = try ChildProcess.run("chown", [runAs, folder + "/server.key", folder + "/server.crt"]) }
+        }
         try start()
     }
 
@@ -68,7 +82,8 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// Starts the server (again, after ``stop(mode:)``) on the same port and data.
     public func start() throws {
-        let options = "-c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories='\(folder)' -c fsync=off -c max_connections=300"
+        var options = "-c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories='\(folder)' -c fsync=off -c max_connections=300"
+        if tls { options += " -c ssl=on -c ssl_cert_file='\(folder)/server.crt' -c ssl_key_file='\(folder)/server.key'" }
         let result = try command(bin + "/pg_ctl", ["-D", folder + "/data", "-l", folder + "/server.log", "-o", options, "-w", "-t", "60", "start"])
         guard result.status == 0 else {
             let log = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
