@@ -156,6 +156,7 @@ let package = Package(
             dependencies: [
                 "EventStore", "HTTPServing", "Interchange", "Presentation", "SharedStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),

@@ -20,6 +20,8 @@ public final class Collector: Sendable {
     public let witnessKey: DeviceKey
     /// The largest upload body accepted, in bytes.
     public static let maximumUpload = 64 << 20
+    /// What this collector counted since it started (`GET /metrics`).
+    public let metrics = CollectorMetrics()
 
     public init(store: SharedStore, witness: String, witnessKey: DeviceKey) {
         self.store = store

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServing
 import HTTPTypes
 import Hummingbird
+import Logging
 import Presentation
 import SharedStore
 
@@ -24,6 +25,7 @@ import SharedStore
 public enum CollectorServer {
     public static func router(_ collector: Collector, requireReaderToken: Bool) -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: RequestLog())
         router.add(middleware: StoreFailureMiddleware())
         // Healthy means able to take uploads: the store answers (a load balancer then sends elsewhere).
         router.get("/healthz") { _, _ -> Response in
@@ -33,33 +35,24 @@ public enum CollectorServer {
             }
             return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
+        router.get("/metrics") { request, _ -> Response in
+            if requireReaderToken, try await role(request, collector) == nil { return problem(.unauthorized, "reading needs a reader token") }
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: collector.metrics.text)))
+        }
         router.post("/v1/upload") { request, _ -> Response in
-            // Who sends it is known before a byte of the body is read: an unenrolled key
-            // costs the collector one index lookup, whatever the body's size.
-            guard let named = request.headers[HTTPField.Name(Collector.deviceKeyHeader)!], let key = Hex.bytes(named, count: 32) else {
-                return problem(.badRequest, "an upload names its device's public key in the \(Collector.deviceKeyHeader) header (64 hex digits), as `gamelog push` does")
+            let started = ContinuousClock.now
+            let response = try await upload(request, collector, started: started)
+            let seconds = ContinuousClock.now.duration(since: started)
+            switch response.status.code {
+            case 200: break
+            case 400: collector.metrics.refusedUpload(.malformed, seconds: seconds)
+            case 401, 403: collector.metrics.refusedUpload(.notEnrolled, seconds: seconds)
+            case 409: collector.metrics.refusedUpload(.conflict, seconds: seconds)
+            case 413: collector.metrics.refusedUpload(.tooLarge, seconds: seconds)
+            default: collector.metrics.refusedUpload(.storeFailed, seconds: seconds)
             }
-            do {
-                if let refusal = try await collector.admits(publicKey: key) {
-                    return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
-                }
-            } catch {
-                return problem(.serviceUnavailable, "the shared store failed: \(error); nothing was stored, push again")
-            }
-            let body: ByteBuffer
-            do {
-                // Read as it arrives, up to the cap, never more.
-                body = try await request.body.collect(upTo: Collector.maximumUpload)
-            } catch {
-                return problem(.contentTooLarge, "the upload is larger than \(Collector.maximumUpload) bytes; push sends smaller ones")
-            }
-            do {
-                return try json(.ok, try await collector.accept(Data(body.readableBytesView), declaredKey: key))
-            } catch let refusal as Collector.Refusal {
-                return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
-            } catch {
-                return problem(.serviceUnavailable, "the shared store failed: \(error); nothing was stored, push again")
-            }
+            return response
         }
         router.post("/v1/devices") { request, _ -> Response in
             guard try await role(request, collector) == .admin else {
@@ -74,7 +67,9 @@ public enum CollectorServer {
                 return problem(.badRequest, "publicKey is not a usable Ed25519 public key (64 hex digits)")
             }
             switch try await collector.store.enroll(device: enrollment.device, publicKey: key) {
-            case .enrolled: return try json(.created, CommandDocuments.Enrollment(device: enrollment.device, publicKey: key))
+            case .enrolled:
+                collector.metrics.enrolled()
+                return try json(.created, CommandDocuments.Enrollment(device: enrollment.device, publicKey: key))
             case .alreadyEnrolled: return try json(.ok, CommandDocuments.Enrollment(device: enrollment.device, publicKey: key))
             case .enrolledAs(let other):
                 return problem(.conflict, "the key is enrolled as device \(SafeText.line(other)); a key signs as one device only")
@@ -100,6 +95,38 @@ public enum CollectorServer {
             return try json(.ok, heads.map(CommandDocuments.Head.init))
         }
         return router
+    }
+
+    /// One upload, checked and stored; every answer is counted in ``Collector/metrics``.
+    static func upload(_ request: Request, _ collector: Collector, started: ContinuousClock.Instant) async throws -> Response {
+        // Who sends it is known before a byte of the body is read: an unenrolled key
+        // costs the collector one index lookup, whatever the body's size.
+        guard let named = request.headers[HTTPField.Name(Collector.deviceKeyHeader)!], let key = Hex.bytes(named, count: 32) else {
+            return problem(.badRequest, "an upload names its device's public key in the \(Collector.deviceKeyHeader) header (64 hex digits), as `gamelog push` does")
+        }
+        do {
+            if let refusal = try await collector.admits(publicKey: key) {
+                return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
+            }
+        } catch {
+            return problem(.serviceUnavailable, "the shared store failed: \(error); nothing was stored, push again")
+        }
+        let body: ByteBuffer
+        do {
+            // Read as it arrives, up to the cap, never more.
+            body = try await request.body.collect(upTo: Collector.maximumUpload)
+        } catch {
+            return problem(.contentTooLarge, "the upload is larger than \(Collector.maximumUpload) bytes; push sends smaller ones")
+        }
+        do {
+            let accepted = try await collector.accept(Data(body.readableBytesView), declaredKey: key)
+            collector.metrics.acceptedUpload(events: accepted.stored, seconds: ContinuousClock.now.duration(since: started))
+            return try json(.ok, accepted)
+        } catch let refusal as Collector.Refusal {
+            return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
+        } catch {
+            return problem(.serviceUnavailable, "the shared store failed: \(error); nothing was stored, push again")
+        }
     }
 
     /// A route that throws met a store it could not use (PostgreSQL down or restarting):
@@ -134,7 +161,33 @@ public enum CollectorServer {
     }
 
     static func problem(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        (try? json(status, ["error": message])) ?? Response(status: status)
+        // One line per refusal, with its reason (the request's own line follows it).
+        requestLogger.notice("refused", metadata: ["status": "\(status.code)", "reason": "\(SafeText.line(String(message.prefix(300))))"])
+        return (try? json(status, ["error": message])) ?? Response(status: status)
+    }
+
+    /// Where the request and refusal lines go: standard error, one line each, key=value metadata.
+    static let requestLogger: Logger = {
+        var logger = Logger(label: "gamelog.collect") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .info
+        return logger
+    }()
+
+    /// One line per request: method, path, status and time taken.
+    struct RequestLog<Context: RequestContext>: RouterMiddleware {
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            let started = ContinuousClock.now
+            var status = 500
+            defer {
+                CollectorServer.requestLogger.info("request", metadata: [
+                    "method": "\(request.method.rawValue)", "path": "\(SafeText.line(String(request.uri.path.prefix(200))))",
+                    "status": "\(status)", "ms": "\(Int(ContinuousClock.now.duration(since: started) * 1000))",
+                ])
+            }
+            let response = try await next(request, context)
+            status = response.status.code
+            return response
+        }
     }
 
     /// The collector as a server on `host`:`port`.

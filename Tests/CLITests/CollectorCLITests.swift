@@ -98,6 +98,14 @@ import Testing
             #expect(!(run.stdout + run.stderr).isEmpty)
         }
 
+        // Issue 37, item 6: what the collector counted, in the Prometheus text format, and a
+        // line on standard error for every request and every refusal.
+        let metrics = try ChildProcess.run("curl", ["-s", base + "/metrics"]).stdout
+        #expect(metrics.contains("gamelog_uploads_refused_total{reason=\"not_enrolled\"} 1")
+                && metrics.contains("gamelog_uploads_refused_total{reason=\"malformed\"} 2")
+                && metrics.contains("gamelog_enrollments_total 1") && metrics.contains("gamelog_upload_seconds_count 3"), "\(metrics)")
+        let lines = collector.errorsSoFar
+        #expect(lines.contains("path=/v1/upload") && lines.contains("status=403") && lines.contains("refused") && lines.contains("reason="), "\(lines)")
         // Issue 37, item 6: healthy means the store answers; with PostgreSQL down, 503.
         let healthy = try ChildProcess.run("curl", ["-s", "-w", "\n%{http_code}", base + "/healthz"]).stdout
         #expect(healthy.hasSuffix("\n200") && healthy.hasPrefix("ok"), "\(healthy)")

@@ -97,6 +97,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// What the child has written to its standard output so far (it may still be running).
     public var outputSoFar: String { read(outputPath) }
+    /// What it wrote to standard error so far.
+    public var errorsSoFar: String { read(errorPath) }
 
     /// Sends `signal` to the child (if it has not been reaped yet).
     public func send(_ signal: Int32) {

@@ -1,0 +1,87 @@
+import Foundation
+
+/// What a collector counts, served at `GET /metrics` in the Prometheus text format
+/// (version 0.0.4): uploads accepted and refused by reason, events stored, enrollments,
+/// and how long uploads took. One collector process's own counts since it started.
+public final class CollectorMetrics: @unchecked Sendable {
+    /// Why an upload or request was turned away, as a metric label.
+    public enum Refusal: String, CaseIterable, Sendable {
+        case malformed, notEnrolled = "not_enrolled", conflict, tooLarge = "too_large", storeFailed = "store_failed"
+    }
+
+    /// Upper bounds of the upload latency histogram's buckets, in seconds.
+    public static let buckets: [Double] = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+    private let lock = NSLock()
+    private var accepted = 0, events = 0, enrollments = 0
+    private var refused: [Refusal: Int] = [:]
+    private var latency = [Int](repeating: 0, count: CollectorMetrics.buckets.count + 1)
+    private var latencySum = 0.0
+
+    public init() {}
+
+    public func acceptedUpload(events stored: Int, seconds: Double) {
+        lock.withLock {
+            accepted += 1
+            events += stored
+            observe(seconds)
+        }
+    }
+
+    public func refusedUpload(_ reason: Refusal, seconds: Double) {
+        lock.withLock {
+            refused[reason, default: 0] += 1
+            observe(seconds)
+        }
+    }
+
+    public func enrolled() { lock.withLock { enrollments += 1 } }
+
+    private func observe(_ seconds: Double) {
+        latency[Self.buckets.firstIndex { seconds <= $0 } ?? Self.buckets.count] += 1
+        latencySum += seconds
+    }
+
+    /// The Prometheus text exposition of every metric.
+    public var text: String {
+        lock.withLock {
+            var out = """
+                # HELP gamelog_uploads_accepted_total Uploads stored and cosigned.
+                # TYPE gamelog_uploads_accepted_total counter
+                gamelog_uploads_accepted_total \(accepted)
+                # HELP gamelog_uploads_refused_total Uploads refused, by reason.
+                # TYPE gamelog_uploads_refused_total counter
+
+                """
+            for reason in Refusal.allCases { out += "gamelog_uploads_refused_total{reason=\"\(reason.rawValue)\"} \(refused[reason] ?? 0)\n" }
+            out += """
+                # HELP gamelog_events_stored_total Events stored from accepted uploads.
+                # TYPE gamelog_events_stored_total counter
+                gamelog_events_stored_total \(events)
+                # HELP gamelog_enrollments_total Devices enrolled through this collector.
+                # TYPE gamelog_enrollments_total counter
+                gamelog_enrollments_total \(enrollments)
+                # HELP gamelog_upload_seconds Time to answer an upload, accepted or refused.
+                # TYPE gamelog_upload_seconds histogram
+
+                """
+            var cumulative = 0
+            for (index, bound) in Self.buckets.enumerated() {
+                cumulative += latency[index]
+                out += "gamelog_upload_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+            }
+            cumulative += latency[Self.buckets.count]
+            out += "gamelog_upload_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
+            out += "gamelog_upload_seconds_sum \(latencySum)\ngamelog_upload_seconds_count \(cumulative)\n"
+            return out
+        }
+    }
+}
+
+extension ContinuousClock.Instant {
+    /// Seconds from `earlier` to this instant.
+    func duration(since earlier: ContinuousClock.Instant) -> Double {
+        let elapsed = self - earlier
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
