@@ -23,6 +23,8 @@ struct Log: ParsableCommand {
             help: "Whose view: a device (its own events in full, other devices' as 'device X acted'), or auditor (everything, the default).")
     var perspective: String?
     @Flag(help: "Print one JSON object per line.") var json = false
+    @Flag(help: "After listing, keep listing the events appended to the log, as they come (Ctrl-C ends; with --limit, after that many).")
+    var follow = false
     @Flag(help: "With --as DEVICE, show the messages of a game this gamelog does not register whole (by default what they carry is left out and the command fails: no view of them can be computed).")
     var unredacted = false
 
@@ -70,14 +72,16 @@ struct Log: ParsableCommand {
         var decoder = StreamDecoder(store: store)
         // Enough listed: the scan stops there (it read the whole log before).
         struct Enough: Error {}
-        do { try store.scan(query, skippingDamaged: { problem in
+        // A closure, not a local function: the compiler then sees that it counts.
+        let listDamaged = { (problem: EventStoreError) in
             damaged += 1
             if json {
                 print(#"{"damaged":true,"position":\#(problem.position ?? 0)}"#)
             } else {
                 print("\(String(problem.position ?? 0).leftPad(7))  damaged: \(problem)")
             }
-        }) { event in
+        }
+        func list(_ event: StoredEvent) throws {
             if let limit, shown >= limit { throw Enough() }
             let wanted = (positions?.contains(event.position) ?? true) && (kind.map { event.type == $0 || event.type.hasPrefix($0 + ".") } ?? true)
             // A device's view folds all of that device's events, listed or not, to know what its owner may see.
@@ -124,12 +128,32 @@ struct Log: ParsableCommand {
                 let style = context.map { "\($0.style)\($0.isActive ? "" : " inactive")" } ?? ""
                 print("\(String(event.position).leftPad(7))  \(event.recordedAt)  \((deviceName ?? "-").leftPad(2))  \(event.type.rightPad(31)) \(style.rightPad(20)) \(decoded.map { ParticipantNames.resolve(summary($0), names: namesOf[event.stream] ?? [:]) } ?? "(undecodable payload)")")
             }
-        } } catch is Enough {}
+        }
+        // Under --follow the first pass goes to the log's end as it is now; later passes list what was appended since.
+        var through = follow ? try store.lastPosition() : Int64.max
+        var scope = query
+        if follow { scope.positions = 1...max(through, 1) }
+        do { try store.scan(scope, skippingDamaged: { listDamaged($0) }) { event in try list(event) } } catch is Enough {}
         if damaged > 0 {
             Terminal.standardError("\(damaged) damaged events were listed in place. `gamelog verify` says what is wrong; `gamelog export --skip-damaged` salvages the rest.")
             throw ExitCode.failure
         }
         try views.finish(command: "log --as \(perspective ?? "DEVICE")")
+        if follow {
+            fflush(nil)
+            while limit.map({ shown < $0 }) ?? true {
+                Thread.sleep(forTimeInterval: 0.3)
+                // Opened again each time: another process's appends are read from the file as it is now.
+                let now = try EventStore(path: store.path, access: .readOnly)
+                let last = try now.lastPosition()
+                guard last > through else { continue }
+                var next = query
+                next.positions = (through + 1)...last
+                through = last
+                do { try now.scan(next, skippingDamaged: { listDamaged($0) }) { event in try list(event) } } catch is Enough {}
+                fflush(nil)
+            }
+        }
     }
 
     private func summary(_ event: RecordedEvent) -> String {

@@ -232,3 +232,26 @@ func acknowledged(_ output: String) -> (ranges: [ClosedRange<Int>], conflicts: I
         #expect(without == "401" && wrong == "401" && with == "200", "\(without) \(wrong) \(with)")
     }
 }
+
+/// Issue 39, item 5: `log --follow` shows a growing log's new events as they are appended.
+@Suite(.serialized) struct LogFollowTests {
+    @Test func logFollowListsWhatIsAppendedAfterIt() throws {
+        let folder = try Folder()
+        #expect(try gamelog(["simulate", "--db", "live.sqlite", "--games", "1", "--seed", "3", "--insecure-test-keys"], in: folder.url).status == 0)
+        let before = try EventStore(path: folder.path("live.sqlite"), access: .readOnly).lastPosition()
+        let follow = try ChildProcess(try gamelogPath(), ["log", "--follow", "--db", "live.sqlite"], in: folder.url.path)
+        defer { follow.send(SIGKILL); _ = follow.wait(atMost: 10) }
+        #expect(try gamelog(["simulate", "--db", "live.sqlite", "--games", "3", "--seed", "4", "--insecure-test-keys"], in: folder.url).status == 0)
+        let after = try EventStore(path: folder.path("live.sqlite"), access: .readOnly).lastPosition()
+        #expect(after > before)
+        var lines: [Substring] = []
+        for _ in 0..<100 {
+            lines = follow.outputSoFar.split(separator: "\n")
+            if lines.count >= Int(after) { break }
+            usleep(100_000)
+        }
+        // Every event once, in order: the first pass's and the appended ones.
+        let positions = lines.compactMap { Int64($0.split(separator: " ").first ?? "") }
+        #expect(positions == Array(1...after), "\(positions.count) lines for \(after) events; last \(positions.suffix(3))")
+    }
+}
