@@ -119,7 +119,8 @@ import Testing
 
     @Test func badURLsAreNamed() {
         for (text, part) in [("postgres://host/db", "user"), ("postgres://u@/db", "host"), ("postgres://u@h", "database"),
-                             ("postgres://u@h:70000/db", "port"), ("postgres://u@h/db?sslmode=require", "options")] {
+                             ("postgres://u@h:70000/db", "port"), ("postgres://u@h/db?connect_timeout=3", "option connect_timeout"),
+                             ("postgres://u@h/db?sslmode=prefer", "sslmode=prefer"), ("postgres://u@h/db?sslrootcert=ca.pem", "verify-full")] {
             #expect(throws: SharedStoreError.self) { try SharedStoreLocation(url: text) }
             do { _ = try SharedStoreLocation(url: text) } catch { #expect("\(error)".contains(part), "\(text): \(error)") }
         }
