@@ -203,7 +203,8 @@ extension TreeCheck {
         }
         // Every leaf below the largest head used is held or named absent: a subtree hash
         // stands in for leaves in a proof, never silently for a whole log's history.
-        let reach = max(latest, known.map(\.size).max() ?? 0)
+        // (A known head past what the file knows of the tree is a rollback, said above once.)
+        let reach = max(latest, known.map(\.size).filter { $0 <= tree.size }.max() ?? 0)
         let absentRanges = roots.absent(below: min(reach, MerkleTree.maximumSize))
         if !absentRanges.isEmpty {
             let count = absentRanges.reduce(Int64(0)) { $0 + Int64($1.count) }
