@@ -207,7 +207,8 @@ let package = Package(
                           path: "Tests/StressAppender", swiftSettings: strict),
         .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
         .testTarget(name: "GameConformanceTests",
-                    dependencies: ["GameKitTesting", "GameKit", "BattleshipGame", "TicTacToeGame", "ConnectFourGame", "MessagesModel"], swiftSettings: strict),
+                    dependencies: ["GameKitTesting", "GameKit", "BattleshipGame", "TicTacToeGame", "ConnectFourGame", "MessagesModel", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],

@@ -59,24 +59,10 @@ final class RetapCountingBattleship: MessagesAppExtension {
 }
 
 /// The shipped Battleship plug-in with the variant extension.
-struct VariantBattleship: GamePlugin {
+struct VariantBattleship: WrappedBattleship {
     let base = BattleshipPlugin()
-    var kind: String { base.kind }
-    var title: String { base.title }
-    var boardColumns: Int { base.boardColumns }
     func makeExtension() -> any MessagesAppExtension { RetapCountingBattleship() }
-    func isGameMessage(_ message: Message) -> Bool { base.isGameMessage(message) }
-    func newBoard() -> BattleshipBoard { base.newBoard() }
-    func reduce(_ board: inout BattleshipBoard, _ event: GameEvent) { base.reduce(&board, event) }
-    func progress(of board: BattleshipBoard) -> GameProgress { base.progress(of: board) }
-    func playerView(of board: BattleshipBoard, for player: String?) -> BattleshipBoard { base.playerView(of: board, for: player) }
     func playerView(of message: Message, in sight: MessageSight<BattleshipBoard>) -> Message { base.playerView(of: message, in: sight) }
-    func picture(of board: BattleshipBoard) -> BoardPicture { base.picture(of: board) }
-    func result(of board: BattleshipBoard) -> String { base.result(of: board) }
-    func makeChecker() -> any LegalityChecker { base.makeChecker() }
-    func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
-        base.makeStrategy(players: players, conversation: conversation)
-    }
 }
 
 @Suite struct RerunTests {
@@ -187,25 +173,9 @@ struct VariantBattleship: GamePlugin {
 }
 
 /// Issue 41, item 1: a game whose view shows what it declares secret.
-struct LeakyViewBattleship: GamePlugin {
+struct LeakyViewBattleship: WrappedBattleship {
     let base = BattleshipPlugin()
-    var kind: String { base.kind }
-    var title: String { base.title }
-    var boardColumns: Int { base.boardColumns }
-    func makeExtension() -> any MessagesAppExtension { base.makeExtension() }
-    func isGameMessage(_ message: Message) -> Bool { base.isGameMessage(message) }
-    func newBoard() -> BattleshipBoard { base.newBoard() }
-    func reduce(_ board: inout BattleshipBoard, _ event: GameEvent) { base.reduce(&board, event) }
-    func progress(of board: BattleshipBoard) -> GameProgress { base.progress(of: board) }
-    func playerView(of board: BattleshipBoard, for player: String?) -> BattleshipBoard { base.playerView(of: board, for: player) }
     func playerView(of message: Message, in sight: MessageSight<BattleshipBoard>) -> Message { message }
-    func secrets(of board: BattleshipBoard, hiddenFrom player: String?) -> [String] { base.secrets(of: board, hiddenFrom: player) }
-    func picture(of board: BattleshipBoard) -> BoardPicture { base.picture(of: board) }
-    func result(of board: BattleshipBoard) -> String { base.result(of: board) }
-    func makeChecker() -> any LegalityChecker { base.makeChecker() }
-    func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
-        base.makeStrategy(players: players, conversation: conversation)
-    }
 }
 
 @Suite struct SecretViewTests {

@@ -3,6 +3,7 @@ import ConnectFourGame
 import GameKit
 import GameKitTesting
 import MessagesModel
+import TestSupport
 import Testing
 import TicTacToeGame
 
@@ -25,26 +26,10 @@ import TicTacToeGame
 
 /// Issue 41, item 1: a game written against the older API, whose message view was
 /// `playerView(of: Message, for:)` (nothing calls it any more), with its secrets declared.
-struct OlderAPIBattleship: GamePlugin {
+struct OlderAPIBattleship: WrappedBattleship {
     let base = BattleshipPlugin()
-    var kind: String { base.kind }
-    var title: String { base.title }
-    var boardColumns: Int { base.boardColumns }
-    func makeExtension() -> any MessagesAppExtension { base.makeExtension() }
-    func isGameMessage(_ message: Message) -> Bool { base.isGameMessage(message) }
-    func newBoard() -> BattleshipBoard { base.newBoard() }
-    func reduce(_ board: inout BattleshipBoard, _ event: GameEvent) { base.reduce(&board, event) }
-    func progress(of board: BattleshipBoard) -> GameProgress { base.progress(of: board) }
-    func playerView(of board: BattleshipBoard, for player: String?) -> BattleshipBoard { base.playerView(of: board, for: player) }
     /// The older API's view: never called now.
     func playerView(of message: Message, for player: String?) -> Message { message }
-    func secrets(of board: BattleshipBoard, hiddenFrom player: String?) -> [String] { base.secrets(of: board, hiddenFrom: player) }
-    func picture(of board: BattleshipBoard) -> BoardPicture { base.picture(of: board) }
-    func result(of board: BattleshipBoard) -> String { base.result(of: board) }
-    func makeChecker() -> any LegalityChecker { base.makeChecker() }
-    func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
-        base.makeStrategy(players: players, conversation: conversation)
-    }
 }
 
 @Suite struct OlderAPIGameTests {
