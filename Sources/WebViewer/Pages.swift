@@ -113,7 +113,7 @@ enum Pages {
             pager = "<p class=pager>\(pageNumber > 1 ? link(pageNumber - 1, "← previous") : "") page \(pageNumber) of \(pages) \(pageNumber < pages ? link(pageNumber + 1, "next →") : "")</p>"
         }
         let body: HTML = """
-            <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) games</p>\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged events were left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)\(auditLine(model))</header>
+            <header><h1>gamelog</h1><p>\(model.path) · \(gameCount) game\(gameCount == 1 ? "" : "s")</p>\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged event\(model.damagedEvents == 1 ? " was" : "s were") left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)\(auditLine(model))</header>
             <form class=filters method=get action="/games">
             <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) })</select></label>
             <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status, label: GameStatus.words($0)) })</select></label>
@@ -330,7 +330,7 @@ enum Pages {
                 """
         }
         let errors = findings.filter { $0.severity == .error }.count
-        var verdict: HTML = errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) errors (marked on the timeline)</span>"
+        var verdict: HTML = errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) error\(errors == 1 ? "" : "s") (marked on the timeline)</span>"
         if let kept = model.storedAudit(conversation) {
             verdict += " <small class=stored>(as `verify --workers` stored it at the store's revision \(kept.revision); signatures checked now)</small>"
         }
