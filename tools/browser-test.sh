@@ -64,6 +64,9 @@ check battleship-auditor "the board shows a hit" has battleship-auditor 'cell hi
 check battleship-auditor "the board shows a miss" has battleship-auditor 'cell miss'
 check battleship-auditor "both phones" has battleship-auditor 'data-device="B"'
 check battleship-auditor "the timeline" has battleship-auditor 'id="slider"'
+# Accessible names (issue 39, item 7): the slider and the arrow buttons say what they are.
+check battleship-auditor "the slider has a name" has battleship-auditor 'aria-label="step"'
+check battleship-auditor "the arrow buttons have names" has battleship-auditor 'aria-label="previous step"'
 check battleship-auditor "the replaced bubble is a summary line" has battleship-auditor 'bubble summary'
 
 page battleship-B-step2 "$base/games/$battleship?step=2&as=B"
@@ -201,6 +204,7 @@ check tampered-games "the tampered game is an error on the list" has tampered-ga
 check tampered-games "the whole log's checks say the chain is broken" has tampered-games "the whole log's chain, signatures and catalog: [0-9]* error"
 check tampered-games "the untouched game stays ok" has tampered-games 'class="ok">ok<'
 page tampered-game "$base/games/$battleship?as=auditor"
+check tampered-game "its timeline marks are out of the tab order (the findings list links them)" has tampered-game 'tabindex="-1" aria-hidden="true"'
 check tampered-game "the tampered game's page says verify failed" has tampered-game 'verify: [0-9]* errors\?'
 check tampered-game "its findings are listed" has tampered-game 'id="findings"'
 kill "$server"; wait "$server" 2>/dev/null || true; server=""

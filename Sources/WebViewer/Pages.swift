@@ -224,7 +224,8 @@ enum Pages {
         let marks = shown.compactMap { finding -> HTML? in
             guard let position = finding.position, let at = positionsToStep[position], finding.severity != .notCheckable else { return nil }
             let left = replayer.stepCount > 0 ? Double(at) / Double(replayer.stepCount) * 100 : 0
-            return "<a class=\"mark \(finding.severity.rawValue)\" style=\"left:\(String(format: "%.2f", left))%\" href=\"\(link(at, asParameter))\" title=\"\(text(finding))\"></a>"
+            // The list below links each finding by name; these marks only draw them, out of the tab order.
+            return "<a class=\"mark \(finding.severity.rawValue)\" tabindex=\"-1\" aria-hidden=\"true\" style=\"left:\(String(format: "%.2f", left))%\" href=\"\(link(at, asParameter))\" title=\"\(text(finding))\"></a>"
         }
         // And as a list, each with its step; the current step's stand out.
         let listed = shown.filter { $0.severity != .notCheckable }.prefix(200).map { finding -> HTML in
@@ -339,12 +340,12 @@ enum Pages {
             \(origin)\(damageHTML)<nav class=views>seen as: \(switcher)</nav>
             <p class=audit>\(verdict)</p></header>
             <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)">
-            <button id=first title="first step">first</button><button id=prev title="previous step (←)">◀</button>
-            <button id=play title="play or pause (space)">▶</button><button id=next title="next step (→)">▶▶</button><button id=last title="last step (End)">last</button>
-            <button id=helpButton title="keys (?)">?</button>
+            <button id=first title="first step">first</button><button id=prev title="previous step (←)" aria-label="previous step">◀</button>
+            <button id=play title="play or pause (space)" aria-label="play or pause">▶</button><button id=next title="next step (→)" aria-label="next step">▶▶</button><button id=last title="last step (End)">last</button>
+            <button id=helpButton title="keys (?)" aria-label="keys">?</button>
             <label>speed <select id=speed><option value=1000>1×</option><option value=400 selected>2.5×</option><option value=150>6×</option></select></label>
             <span id=stepLabel>step \(step) of \(replayer.stepCount)</span>
-            <div class=track><input type=range id=slider min=0 max=\(replayer.stepCount) value=\(step)><div class=marks>\(marks)</div></div>
+            <div class=track><input type=range id=slider aria-label="step" min=0 max=\(replayer.stepCount) value=\(step)><div class=marks>\(marks)</div></div>
             </section>
             <div id=help hidden><h2>keys</h2><ul><li>← → previous, next step</li><li>Home, End: first, last step</li>
             <li>[ ] previous, next move</li><li>{ } previous, next finding</li><li>space: play or pause</li><li>?: this help</li></ul></div>
@@ -434,9 +435,9 @@ enum Pages {
 
     static let css = """
         body{font:14px/1.4 -apple-system,system-ui,sans-serif;margin:0 1.5em 2em;color:#222;background:#fafafa}
-        header h1{margin:.4em 0 .1em}h1 small{font-size:.5em;color:#888}a{color:#0a58ca}.muted{color:#888}
+        header h1{margin:.4em 0 .1em}h1 small{font-size:.5em;color:#666}a{color:#0a58ca}.muted{color:#666}
         table#games{border-collapse:collapse;width:100%}#games td,#games th{padding:.3em .5em;border-bottom:1px solid #ddd;text-align:left}
-        .num{text-align:right}.ok{color:#197a2e}.bad{color:#b00020;font-weight:bold}.pending{color:#888}.fork{color:#6a3cbc}
+        .num{text-align:right}.ok{color:#197a2e}.bad{color:#b00020;font-weight:bold}.pending{color:#666}.fork{color:#6a3cbc}
         .filters{margin:.8em 0}.filters label{margin-right:1em}.views a{margin-right:.6em;padding:.1em .5em;border-radius:4px}
         .views a.current{background:#0a58ca;color:#fff;text-decoration:none}
         .timeline{position:sticky;top:0;background:#fafafa;padding:.5em 0;border-bottom:1px solid #ddd;z-index:2}
@@ -448,13 +449,13 @@ enum Pages {
         .game{flex:0 0 auto}.phones{display:flex;gap:1.5em;flex-wrap:wrap}
         .phone{width:300px;border:10px solid #222;border-radius:28px;background:#fff;padding:.6em;min-height:420px;display:flex;flex-direction:column}
         .phone h3{margin:.2em 0 .5em;font-size:13px;text-align:center}.transcript{flex:1;display:flex;flex-direction:column;gap:.35em}
-        .bubble{max-width:78%;padding:.35em .6em;border-radius:14px;font-size:13px}.bubble.out{align-self:flex-end;background:#0a84ff;color:#fff}
-        .bubble.in{align-self:flex-start;background:#e5e5ea}.bubble.summary{align-self:center;background:none;color:#888;font-style:italic;font-size:12px}
+        .bubble{max-width:78%;padding:.35em .6em;border-radius:14px;font-size:13px}.bubble.out{align-self:flex-end;background:#0a64d0;color:#fff}
+        .bubble.in{align-self:flex-start;background:#e5e5ea}.bubble.summary{align-self:center;background:none;color:#666;font-style:italic;font-size:12px}
         .who{display:block;font-size:11px;color:#555}.input{border:1px dashed #999;border-radius:12px;padding:.3em .6em;margin-top:.4em;font-size:12px}
-        .screen{border-top:1px solid #ccc;margin-top:.6em;padding-top:.4em;font-size:12px}.screen.off{color:#888;text-align:center}
+        .screen{border-top:1px solid #ccc;margin-top:.6em;padding-top:.4em;font-size:12px}.screen.off{color:#666;text-align:center}
         .screen.expanded{background:#f2f7ff}.style{color:#555;margin:.2em 0}.alert{background:#fff3cd;padding:.3em}
         table.grid{border-collapse:collapse;margin:.3em 0}.grid td{width:26px;height:26px;border:1px solid #999;text-align:center;font-weight:bold}
-        .cell.ship{background:#5b6f8a;color:#fff}.cell.hit{background:#2e9e44;color:#fff}.cell.miss{background:#d9534f;color:#fff}
+        .cell.ship{background:#5b6f8a;color:#fff}.cell.hit{background:#23803a;color:#fff}.cell.miss{background:#c0392b;color:#fff}
         .cell.x{color:#0a58ca}.cell.o{color:#b00020}.cell.red{background:#e53935;color:#e53935}.cell.yellow{background:#fdd835;color:#fdd835}
         .findings ol{padding-left:1.2em;font-size:12px}.finding.error{color:#b00020}.finding.warning{color:#8a6d00}
         .finding.current{background:#fff3cd;font-weight:bold}
@@ -462,7 +463,7 @@ enum Pages {
         .steps{flex:0 0 260px;max-height:32em;overflow:auto;font-size:12px}.steps ol{list-style:none;padding:0;margin:0}
         .step a{display:block;padding:.1em .4em;border-left:4px solid #ccc;color:#222;text-decoration:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
         .step.d0 a{border-color:#0a84ff}.step.d1 a{border-color:#2e9e44}.step.d2 a{border-color:#6a3cbc}.step.d3 a{border-color:#e0a800}
-        .step.move a{font-weight:bold}.step.same a{color:#999}.step.finding.error a{background:#fde7ea}.step.finding.warning a{background:#fff3cd}
+        .step.move a{font-weight:bold}.step.same a{color:#707070}.step.finding.error a{background:#fde7ea}.step.finding.warning a{background:#fff3cd}
         .step.current a{background:#0a58ca;color:#fff}.legend{font-size:11px;color:#555}.legend>span{margin-right:.6em}
         .legend .cell{display:inline-block;width:14px;height:14px;border:1px solid #999;text-align:center;line-height:14px}
         .cell.changed{outline:3px solid #ff9800;outline-offset:-3px}#help{position:fixed;top:4em;right:2em;background:#fff;border:1px solid #999;padding:.5em 1em;z-index:3}
