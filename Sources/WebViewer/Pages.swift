@@ -331,7 +331,11 @@ enum Pages {
                 """
         }
         let errors = findings.filter { $0.severity == .error }.count
-        var verdict: HTML = errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) error\(errors == 1 ? "" : "s") (marked on the timeline)</span>"
+        // Only findings at a step of this view are marked on its timeline (not the whole log's,
+        // nor those at steps this view does not have): the count says how many are.
+        let markedErrors = shown.filter { $0.severity == .error && $0.position.flatMap { positionsToStep[$0] } != nil }.count
+        let marking = markedErrors == errors ? "marked on the timeline" : "\(markedErrors) of them at a step, marked on the timeline"
+        var verdict: HTML = errors == 0 ? "<span class=ok>verify: no errors</span>" : "<span class=bad>verify: \(errors) error\(errors == 1 ? "" : "s") (\(marking))</span>"
         if let kept = model.storedAudit(conversation) {
             verdict += " <small class=stored>(as `verify --workers` stored it at the store's revision \(kept.revision); signatures checked now)</small>"
         }
@@ -442,7 +446,7 @@ enum Pages {
         .views a.current{background:#0a58ca;color:#fff;text-decoration:none}
         .timeline{position:sticky;top:0;background:#fafafa;padding:.5em 0;border-bottom:1px solid #ddd;z-index:2}
         .track{position:relative;margin-top:.4em}#slider{width:100%}.marks{position:relative;height:10px}
-        .mark{position:absolute;top:0;width:6px;height:10px;margin-left:-3px;background:#b00020;border-radius:2px}.mark.warning{background:#e0a800}
+        .mark{position:absolute;top:0;width:6px;height:10px;margin-left:-3px;background:#b00020;border-radius:2px}.mark.warning{background:#e0a800}.mark.design{background:#6a3cbc}
         main{display:flex;flex-wrap:wrap;gap:1.5em;margin-top:1em}.event{flex:1 1 320px;min-width:280px}
         pre{background:#fff;border:1px solid #ddd;padding:.5em;max-height:16em;overflow:auto;font-size:12px}
         .diff{font-family:ui-monospace,monospace;font-size:12px;padding-left:1.2em}
