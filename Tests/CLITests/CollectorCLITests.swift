@@ -267,7 +267,7 @@ import Testing
         #expect(try fetch("/games", ["-H", "Authorization: Bearer \(readerToken)x"]).status == "401")
         let page = try fetch("/games/\(game)", ["-u", "auditor:\(readerToken)"])
         #expect(page.status == "200" && page.body.contains("as `verify --workers` stored it"), "\(page.body.prefix(300))")
-        #expect(page.body.contains("verify: 1 errors") && !page.body.contains("<b>planted</b>"))
+        #expect(page.body.contains("verify: 1 error ") && !page.body.contains("<b>planted</b>"))
         let api = try fetch("/api/verify/\(game)", ["-H", "Authorization: Bearer \(readerToken)"])
         #expect(api.status == "200" && api.body.contains("planted-by-the-test"), "\(api.body.prefix(300))")
 
