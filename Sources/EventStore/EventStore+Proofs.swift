@@ -182,16 +182,18 @@ extension EventStore {
         // Recordings: their trees, and the older checkpoints of those in none.
         // Logs of schema 5 and 6 read without a migration: they have no trees.
         let hasTrees = try read { try $0.tableExists("trees") }
+        // Each recording's stored head, tree and version (what absent leaves held is named by it).
         let streamRows = try read { db in
-            try Row.fetchAll(db, sql: "SELECT uuid, head, \(hasTrees ? "tree_id" : "NULL") FROM streams").compactMap { row -> (UUID, [UInt8]?, Int64?)? in
+            try Row.fetchAll(db, sql: "SELECT uuid, head, \(hasTrees ? "tree_id" : "NULL"), version FROM streams").compactMap {
+                row -> (UUID, [UInt8]?, Int64?, Int64)? in
                 guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }) else { return nil }
-                return (uuid, Data.fromDatabaseValue(row[1]).map(Array.init), Int64.fromDatabaseValue(row[2]))
+                return (uuid, Data.fromDatabaseValue(row[1]).map(Array.init), Int64.fromDatabaseValue(row[2]), Int64.fromDatabaseValue(row[3]) ?? 0)
             }
         }
         let nodes = hasTrees ? try read { try treeNodes($0) } : [:]
         for id in checks.keys { checks[id]!.compareTiles(with: nodes[id] ?? [:]) }
         var treeOfStream: [UUID: Int64] = [:]
-        for (stream, _, tree) in streamRows {
+        for (stream, _, tree, _) in streamRows {
             if let tree, let owner = trees[tree]?.owner {
                 treeOfStream[stream] = tree
                 report.deviceOfStream[stream] = owner.device
@@ -230,25 +232,19 @@ extension EventStore {
             if scanned % 16_384 == 0 { progress?(scanned) }
         }
 
-        // What the log says absent leaves held: its recordings in the tree that hold fewer
-        // events than their stored version, and the games the catalog names for them.
-        let versions = try read { db in
-            Dictionary(try Row.fetchAll(db, sql: "SELECT uuid, version FROM streams").compactMap { row -> (UUID, Int64)? in
-                guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }), let version = Int64.fromDatabaseValue(row[1]) else { return nil }
-                return (uuid, version)
-            }, uniquingKeysWith: { a, _ in a })
-        }
         for (id, check) in checks.sorted(by: { $0.key < $1.key }) {
-            let short = streamRows.filter { $0.2 == id && (versions[$0.0] ?? 0) > (running[$0.0]?.version ?? 0) }.map(\.0)
+            // What the log says absent leaves held: its recordings in the tree that hold fewer
+            // events than their stored version, and the games the catalog names for them.
+            let short = streamRows.filter { $0.2 == id && $0.3 > (running[$0.0]?.version ?? 0) }.map(\.0)
             report.problems += try check.verdicts(nodes: nodes[id] ?? [:], strict: strict, partial: partial,
                                                   readLeaves: { try self.leafHashes(tree: id, range: $0) },
-                                                  holders: { _ in self.describe(recordings: short) })
+                                                  holders: { self.describe(recordings: short) })
         }
         for (stream, found) in outside {
             report.problems.append(ProofProblem(kind: .outsideTree, device: report.deviceOfStream[stream], stream: stream, position: found.first,
                 detail: "\(found.count) events of recording \(short(stream)) from position \(found.first) are in no leaf of device \(SafeText.line(report.deviceOfStream[stream] ?? "?"))'s tree: they were added after signing"))
         }
-        for (stream, head, _) in streamRows {
+        for (stream, head, _, _) in streamRows {
             let state = running[stream]
             if let head, let state, head != state.hash {
                 report.problems.append(ProofProblem(kind: .wrongStreamHead, device: report.deviceOfStream[stream], stream: stream, detail:
@@ -316,7 +312,7 @@ extension EventStore {
         let isTestKey = signer.isTestKey || (strict && DeviceKey.isPublishedTestKey(tree.owner.publicKey, device: tree.owner.device))
         if isTestKey {
             problems.append(ProofProblem(kind: .testKey, device: tree.owner.device, detail:
-                "device \(name) signs with a test key, which anyone can compute from its name and a seed\(signer.isTestKey ? "" : " (its heads do not say so: the mark was removed)"): its signatures prove nothing",
+                "device \(name) signs with a test key, which anyone can compute from its name\(signer.isTestKey ? "" : " (its heads do not say so: the mark was removed)"): its signatures prove nothing",
                 isError: strict))
             if strict { trustedKey = false }
         }

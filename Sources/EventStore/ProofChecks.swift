@@ -150,7 +150,7 @@ extension TreeCheck {
     ///   - holders: what the log says the absent leaves held (recordings, games), for the finding.
     func verdicts(nodes: [Range<Int64>: [UInt8]], strict: Bool, partial: Bool = false,
                   readLeaves: ((Range<Int64>) throws -> [Int64: [UInt8]])? = nil,
-                  holders: ([Range<Int64>]) -> String = { _ in "" }) throws -> [ProofProblem] {
+                  holders: () -> String = { "" }) throws -> [ProofProblem] {
         var out: [ProofProblem] = []
         let device = tree.owner.device, name = SafeText.line(device)
         let within = MerkleTree.RangeIndex(nodes.keys)
@@ -210,7 +210,7 @@ extension TreeCheck {
             let count = absentRanges.reduce(Int64(0)) { $0 + Int64($1.count) }
             let listed = absentRanges.prefix(8).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound - 1)" }
                 .joined(separator: ", ") + (absentRanges.count > 8 ? " and \(absentRanges.count - 8) more ranges" : "")
-            let held = holders(absentRanges)
+            let held = holders()
             out.append(ProofProblem(kind: .absentLeaves, device: device, detail:
                 "\(count) of the \(reach) leaves device \(name) signed are not in this log (leaves \(listed))"
                 + (held.isEmpty ? "" : "; the log says they held \(held)")
