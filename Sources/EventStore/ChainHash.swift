@@ -146,9 +146,9 @@ struct Hash32: ContiguousBytes, Sendable {
 
 extension UUID {
     /// The 16 bytes in RFC 4122 order.
-    var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+    package var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
 
-    init?(bytes: some Collection<UInt8>) {
+    package init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
         let b = Array(bytes)
         self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],

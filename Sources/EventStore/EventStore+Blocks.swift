@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 
-/// What a read found at a position: an event, or the damage in its place.
-enum Found {
+/// What a read found at a position: an event, or the damage in its place. Each store
+/// reads these; ``ChainCheck`` decides what they mean.
+package enum FoundEvent {
     /// `predecessorHash`: the stored hash of the event before it, when the read was
     /// asked for it (a read of scattered events checks each against it).
     /// `block`: the first position of the block that holds it (nil for a row).
@@ -11,7 +12,7 @@ enum Found {
     /// a scan that goes on chains the next event to it.
     case damaged(EventStoreError, position: Int64, storedHash: [UInt8]?)
 
-    var position: Int64 {
+    package var position: Int64 {
         switch self {
         case .event(let event, _, _): return event.position
         case .damaged(_, let position, _): return position
@@ -26,7 +27,7 @@ extension EventStore {
     /// Calls `body` with what every position matching `query` holds, rows and blocks
     /// merged in position order, until it returns false. Damage is handed to `body`,
     /// never thrown, so the caller decides whether to stop.
-    func forEachFound(_ db: Database, _ query: EventQuery, predecessors: Bool, _ body: (Found) throws -> Bool) throws {
+    func forEachFound(_ db: Database, _ query: EventQuery, predecessors: Bool, _ body: (FoundEvent) throws -> Bool) throws {
         let names = RowNames()
         // Rows of `events`: the whole log of a file written before blocks, the first part
         // of one migrated with a recording open, every event of a shared store's copy.
@@ -36,7 +37,7 @@ extension EventStore {
         let usual = (query.streams?.count ?? 0) <= 8 && (query.types?.count ?? 0) <= 8
         let rows = usual ? try Row.fetchCursor(try db.cachedStatement(sql: sql), arguments: arguments)
                          : try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        func nextRow() throws -> Found? {
+        func nextRow() throws -> FoundEvent? {
             guard let row = try rows.next() else { return nil }
             let position: Int64 = row[0]
             do {
@@ -55,7 +56,7 @@ extension EventStore {
         var row = try nextRow()
         var inBlock = try blocks?.next()
         while row != nil || inBlock != nil {
-            let found: Found
+            let found: FoundEvent
             if let candidate = row, inBlock == nil || candidate.position <= inBlock!.position {
                 found = candidate
                 row = try nextRow()
@@ -212,7 +213,7 @@ struct BlockScan {
     private let cursor: RowCursor
     private let streamRowIDs: Set<Int64>?
     private let typeRowIDs: Set<Int64>?
-    private var pending: [Found] = []
+    private var pending: [FoundEvent] = []
     private var pendingIndex = 0
 
     init(store: EventStore, db: Database, query: EventQuery, names: RowNames, predecessors: Bool) throws {
@@ -273,7 +274,7 @@ struct BlockScan {
             : try Row.fetchCursor(db, sql: sql, arguments: arguments)
     }
 
-    mutating func next() throws -> Found? {
+    mutating func next() throws -> FoundEvent? {
         while pendingIndex == pending.count {
             guard let row = try cursor.next() else { return nil }
             pending = []

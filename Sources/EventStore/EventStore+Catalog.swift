@@ -24,6 +24,12 @@ public struct CatalogEntry: Hashable, Sendable {
     public var tag: EventTag
     public var stream: UUID
     public var position: Int64
+
+    package init(tag: EventTag, stream: UUID, position: Int64) {
+        self.tag = tag
+        self.stream = stream
+        self.position = position
+    }
 }
 
 extension EventStore {

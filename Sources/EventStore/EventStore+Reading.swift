@@ -18,75 +18,13 @@ extension EventStore {
                      _ body: (StoredEvent) throws -> Void) throws {
         try Self.translating(path) {
             try queue.read { db in
-                // A contiguous range is checked as a chain: each hash from the one before.
-                var previousHash: [UInt8]? = nil
-                var expectedPosition: Int64? = nil
-                if verify && query.isContiguous {
-                    let first = query.positions?.lowerBound ?? 1
-                    expectedPosition = max(first, 1)
-                    if first > 1 {
-                        previousHash = try hash(db, at: first - 1)
-                        if previousHash == nil, try lastPosition(db) >= first {
-                            throw EventStoreError.missingEvent(position: first - 1)
-                        }
-                    } else {
-                        previousHash = ChainHash.genesis
-                    }
-                }
-                var envelope = SplitEnvelope()
-                var emitted = 0
-                try forEachFound(db, query, predecessors: verify && !query.isContiguous) { found in
-                    let event: StoredEvent, storedPredecessor: [UInt8]?
-                    switch found {
-                    case .damaged(let error, let position, let storedHash):
-                        guard let damaged else { throw error }
-                        damaged(error)
-                        if verify && query.isContiguous, let storedHash { previousHash = storedHash }
-                        if expectedPosition != nil { expectedPosition = position + 1 }
-                        return true
-                    case .event(let found, let predecessor, _):
-                        (event, storedPredecessor) = (found, predecessor)
-                    }
-                    if verify {
-                        if let expected = expectedPosition {
-                            if event.position != expected {
-                                guard let damaged else { throw EventStoreError.missingEvent(position: expected) }
-                                for missing in expected..<event.position { damaged(.missingEvent(position: missing)) }
-                            }
-                            expectedPosition = event.position + 1
-                        }
-                        let predecessor: [UInt8]
-                        if let previousHash {
-                            predecessor = previousHash
-                        } else if event.position == 1 {
-                            predecessor = ChainHash.genesis
-                        } else if let storedPredecessor {
-                            predecessor = storedPredecessor
-                        } else {
-                            throw EventStoreError.missingEvent(position: event.position - 1)
-                        }
-                        guard ChainHash.hash(previous: predecessor, event: event, scratch: &envelope) == event.hash else {
-                            guard let damaged else { throw EventStoreError.hashMismatch(position: event.position) }
-                            damaged(.hashMismatch(position: event.position))
-                            if query.isContiguous { previousHash = event.hash }
-                            return true
-                        }
-                        if query.isContiguous { previousHash = event.hash }
-                    }
-                    try body(event)
-                    emitted += 1
-                    return query.limit.map { emitted < $0 } ?? true
+                var check = try ChainCheck(query: query, verify: verify, hashAt: { try hash(db, at: $0) },
+                                           lastPosition: { try lastPosition(db) })
+                try forEachFound(db, query, predecessors: check.needsPredecessors) { found in
+                    try check.take(found, skippingDamaged: damaged, body)
                 }
             }
         }
-    }
-
-    /// The events matching `query`, in position order. Prefer ``scan(_:verify:_:)``
-    /// for long logs.
-    public func events(_ query: EventQuery = .all, verify: Bool = true) throws -> [StoredEvent] {
-        var out: [StoredEvent] = []
-        try scan(query, verify: verify) { out.append($0) }
-        return out
     }
 
     /// A stream's first event (a recording's `recording.started`), or nil. Callable from
@@ -107,11 +45,6 @@ extension EventStore {
                 return first
             }
         }
-    }
-
-    /// The event at `position`, or nil.
-    public func event(at position: Int64, verify: Bool = true) throws -> StoredEvent? {
-        try events(EventQuery(positions: position...position), verify: verify).first
     }
 
     /// Calls `body` with where each stream begins and ends: its first event (for a

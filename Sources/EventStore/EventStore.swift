@@ -45,8 +45,7 @@ public final class EventStore {
     }
 
     private var compressor: Compressor?
-    private var inflaters: [Int64: RawInflater] = [:]
-    private var plainInflater: RawInflater?
+    private let payloadDecoder = PayloadDecoder()
     var typeIDs: [String: Int64] = [:]
 
     /// Opens (and for `.readWrite`, creates and migrates) the database at `path`.
@@ -304,38 +303,10 @@ public final class EventStore {
     /// A payload (or a block's body, up to its larger `limit`) as stored, decompressed.
     func decodePayload(_ db: Database, position: Int64, codec: Int64, dictionaryID: Int64?,
                        rawSize: Int, stored: [UInt8], limit: Int = EventStore.maximumPayloadSize) throws -> [UInt8] {
-        do {
-            switch PayloadCodec(rawValue: codec) {
-            case .raw?:
-                guard stored.count == rawSize else {
-                    throw EventStoreError.corruptPayload(position: position, detail: "stored \(stored.count) bytes, expected \(rawSize)")
-                }
-                return stored
-            case .deflate?:
-                if plainInflater == nil { plainInflater = try RawInflater() }
-                return try plainInflater!.decompress(stored, expectedSize: rawSize, limit: limit)
-            case .deflateWithDictionary?:
-                guard let dictionaryID else {
-                    throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
-                }
-                return try inflater(db, dictionaryID: dictionaryID, position: position)
-                    .decompress(stored, expectedSize: rawSize, limit: limit)
-            case nil:
-                throw EventStoreError.unknownCodec(position: position, codec: codec)
-            }
-        } catch let error as ZlibError {
-            throw EventStoreError.corruptPayload(position: position, detail: error.description)
+        try payloadDecoder.decode(position: position, codec: codec, dictionaryID: dictionaryID, rawSize: rawSize,
+                                  stored: stored, limit: limit) { id in
+            try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [id]).map(Array.init)
         }
-    }
-
-    private func inflater(_ db: Database, dictionaryID: Int64, position: Int64) throws -> RawInflater {
-        if let cached = inflaters[dictionaryID] { return cached }
-        guard let bytes = try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [dictionaryID]) else {
-            throw EventStoreError.unknownDictionary(position: position, dictionaryID: dictionaryID)
-        }
-        let made = try RawInflater(dictionary: Array(bytes))
-        inflaters[dictionaryID] = made
-        return made
     }
 
     // MARK: - Dictionaries

@@ -139,6 +139,21 @@ public struct StoredEvent: Hashable, Sendable {
     /// The event's index among the leaves of its device's tree; nil for an event of a
     /// recording no device signs (or of a log older than device trees).
     public var leaf: Int64?
+
+    /// For a store's reader: an event as read, before any check.
+    package init(position: Int64, id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
+                 recordedAt: Timestamp, payload: [UInt8], hash: [UInt8], leaf: Int64?) {
+        self.position = position
+        self.id = id
+        self.stream = stream
+        self.streamVersion = streamVersion
+        self.type = type
+        self.typeVersion = typeVersion
+        self.recordedAt = recordedAt
+        self.payload = payload
+        self.hash = hash
+        self.leaf = leaf
+    }
 }
 
 /// How payload bytes are stored.

@@ -52,7 +52,7 @@ public final class GameFork {
     ///   - game: the id the user gave (kept as the origin's name).
     ///   - seed: the new world's seed (identifiers).
     ///   - keys: each device's signing key in the new world (see ``Recorder``).
-    public init(source replayer: Replayer, sourceStore: EventStore, game: String, at step: Int, into store: EventStore,
+    public init(source replayer: Replayer, sourceStore: any EventLogReader, game: String, at step: Int, into store: EventStore,
                 seed: UInt64, keys: ((DeviceID) -> DeviceKey?)? = nil, clock: any RecordingClock = SystemClock()) throws {
         guard (0...replayer.stepCount).contains(step) else { throw ForkError.stepOutOfRange(step, count: replayer.stepCount) }
         let infos = replayer.events.compactMap { e -> InstanceInfo? in

@@ -20,17 +20,17 @@ func parsePerspective(_ text: String, devices: [DeviceID]) throws -> Perspective
 
 /// Opens the log read-only and finds a game (or conversation) by id prefix.
 struct OpenedGame {
-    let store: EventStore
+    let store: any EventLogReader
     let replayer: Replayer
     let session: SessionID?
     /// Where the game was forked from, if it is a fork.
     let origin: ForkOrigin?
 
     init(options: GlobalOptions, id: String) throws {
-        try self.init(store: try options.openForReading(), id: id)
+        try self.init(store: try options.openReader(), id: id)
     }
 
-    init(store: EventStore, id: String) throws {
+    init(store: any EventLogReader, id: String) throws {
         self.store = store
         let index = try GameIndex(store: store)
         let (conversation, session) = try index.resolve(id)
@@ -41,7 +41,7 @@ struct OpenedGame {
         origin = try store.forkOrigins()[conversation.uuid]
     }
 
-    private init(store: EventStore, replayer: Replayer, session: SessionID?, origin: ForkOrigin?) {
+    private init(store: any EventLogReader, replayer: Replayer, session: SessionID?, origin: ForkOrigin?) {
         self.store = store
         self.replayer = replayer
         self.session = session

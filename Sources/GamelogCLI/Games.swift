@@ -25,7 +25,7 @@ struct GamesCommand: ParsableCommand {
     }
 
     func run() throws {
-        let store = try options.openForReading()
+        let store = try options.openReader()
         var damaged: [Error] = []
         // The devices are listed (a scan of the recordings) only to check a device's name.
         let seenAs = try parsePerspective(perspective, devices: perspective == "auditor" ? [] : try recordedDevices(store))
@@ -39,6 +39,9 @@ struct GamesCommand: ParsableCommand {
             }
         }
         if listed == nil {
+            // The whole log folded once: a shared store's copy on this machine when the
+            // page could not be read from the store as it is.
+            let store = try (store as? EventStore) ?? options.openForReading()
             let progress = ProgressBar(total: Int(try store.count().events), label: "events")
             let every = try GameCatalog(store: store, games: GamelogCLI.games, progress: { progress.update($0) },
                                         skippingDamaged: { damaged.append($0) }, as: seenAs).games
@@ -62,7 +65,7 @@ struct GamesCommand: ParsableCommand {
             if !damaged.isEmpty { throw ExitCode.failure }
             return
         }
-        if games.isEmpty { print(total == 0 ? "No games recorded in \(store.path)." : "No games on page \(page): there are \(total) games, \(perPage) a page.") }
+        if games.isEmpty { print(total == 0 ? "No games recorded in \(store.location)." : "No games on page \(page): there are \(total) games, \(perPage) a page.") }
         // Column names over the rows (the widths the rows use); scripts read --json.
         if !games.isEmpty {
             print("game".rightPad(8) + "  " + "kind".rightPad(11) + " " + "players".rightPad(18) + " " + "status".rightPad(11) + " "
@@ -96,7 +99,7 @@ struct GamesCommand: ParsableCommand {
 
     /// Conversations whose extension holds no game (a sticker browser), so they are not
     /// missed: by kind, with an id to open one.
-    private func listConversationsWithoutGames(_ store: EventStore) throws {
+    private func listConversationsWithoutGames(_ store: any EventLogReader) throws {
         let index = try GameIndex(store: store)
         let withGames = Set(try index.games().map(\.conversation))
         var byKind: [String: [ConversationID]] = [:]

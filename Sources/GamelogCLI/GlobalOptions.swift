@@ -54,6 +54,19 @@ struct GlobalOptions: ParsableArguments {
         try EventStore(path: try readablePath(fresh: fresh), access: .readOnly)
     }
 
+    /// Opens the log to read games from it: a SQLite file as it is; a shared store as it
+    /// is in PostgreSQL, through its indexes, with nothing copied to this machine
+    /// (``SharedStore/reader()``). A shared store whose catalog does not cover every event
+    /// (it can only be read game by game through the catalog) is read through this
+    /// machine's copy instead, which is said on standard error.
+    func openReader() throws -> any EventLogReader {
+        guard let shared = try sharedStore() else { return try EventStore(path: db, access: .readOnly) }
+        let reader = shared.reader()
+        if try reader.catalogIsComplete() { return reader }
+        Terminal.standardError("note: the catalog of \(shared.location) does not cover every event, so it is read through a copy on this machine")
+        return try openForReading()
+    }
+
     /// The SQLite file to read: `--db`, or this machine's up-to-date copy of the shared store it names.
     func readablePath(fresh: Bool = false) throws -> String {
         guard let shared = try sharedStore() else { return db }
@@ -151,6 +164,8 @@ func hint(for error: Error) -> String? {
         return "`gamelog games` lists the games and their ids."
     case ReplayError.catalogContradictsEvents:
         return "`gamelog verify` lists every catalog row that disagrees with the events; `gamelog export` then `gamelog import` into a new file rebuilds the catalog from the events."
+    case ReplayError.incompleteCatalog:
+        return "`gamelog index --db PATH` fills the catalog of a SQLite log; a shared store's catalog is filled by the import that wrote it."
     case ReplayError.undecodableEvent:
         return "`gamelog verify` checks the whole log."
     case EventStoreError.corruptPayload, EventStoreError.hashMismatch, EventStoreError.missingEvent,

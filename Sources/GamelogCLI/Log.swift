@@ -33,7 +33,7 @@ struct Log: ParsableCommand {
     }
 
     func run() throws {
-        let store = try options.openForReading()
+        let store = try options.openReader()
         var streams: Set<UUID>? = nil
         var positions: Set<Int64>? = nil
         var devices: [DeviceID]
@@ -143,8 +143,9 @@ struct Log: ParsableCommand {
             fflush(nil)
             while limit.map({ shown < $0 }) ?? true {
                 Thread.sleep(forTimeInterval: 0.3)
-                // Opened again each time: another process's appends are read from the file as it is now.
-                let now = try EventStore(path: store.path, access: .readOnly)
+                // A file is opened again each time, so another process's appends are read
+                // from it as it is now; a shared store's reader reads the store as it is now.
+                let now = try (store as? EventStore).map { try EventStore(path: $0.path, access: .readOnly) } ?? store
                 let last = try now.lastPosition()
                 guard last > through else { continue }
                 var next = query
@@ -183,7 +184,7 @@ struct Log: ParsableCommand {
 }
 
 /// Each recording (stream) of the log, or of `streams`, with who and where it is.
-func recordings(_ store: EventStore, streams: Set<UUID>? = nil) throws -> [UUID: InstanceInfo] {
+func recordings(_ store: any EventLogReader, streams: Set<UUID>? = nil) throws -> [UUID: InstanceInfo] {
     var out: [UUID: InstanceInfo] = [:]
     // A recording starts with its recording.started event: for a few streams, their first
     // events (through the stream index) cost less than that type's events in the whole log.
@@ -199,7 +200,7 @@ func recordings(_ store: EventStore, streams: Set<UUID>? = nil) throws -> [UUID:
 }
 
 /// The devices whose recordings a log holds, by name.
-func recordedDevices(_ store: EventStore) throws -> [DeviceID] {
+func recordedDevices(_ store: any EventLogReader) throws -> [DeviceID] {
     Set(try recordings(store).values.map(\.device)).sorted()
 }
 

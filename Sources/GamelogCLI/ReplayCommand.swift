@@ -144,7 +144,7 @@ final class InteractiveReplay {
     /// the prompt (as `gamelog fork --input` reads them), then shows the branch.
     private func forkHere() {
         guard let path = prompt("fork at step \(step) into (a new .sqlite file): "), !path.isEmpty else { return }
-        guard URL(fileURLWithPath: path).standardizedFileURL != URL(fileURLWithPath: opened.store.path).standardizedFileURL else {
+        guard URL(fileURLWithPath: path).standardizedFileURL != URL(fileURLWithPath: opened.store.location).standardizedFileURL else {
             message = "a fork never writes the log it comes from: name another file"
             return
         }

@@ -146,10 +146,11 @@ extension GameCatalog {
     ///   - limit: the most games to list.
     /// - Parameter damaged: called with each event of the page's games that cannot be
     ///   read; the game is folded without it. Without it, such an event fails the page.
-    public static func page(store: EventStore, games registry: GameRegistry, offset: Int, limit: Int,
+    public static func page(store: any EventLogReader, games registry: GameRegistry, offset: Int, limit: Int,
                             as perspective: Perspective = .auditor, skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> GamePage {
         guard try store.catalogIsComplete() else {
-            let all = try GameCatalog(store: store, games: registry, as: perspective).games
+            guard let file = store as? EventStore else { throw ReplayError.incompleteCatalog(location: store.location) }
+            let all = try GameCatalog(store: file, games: registry, as: perspective).games
             return GamePage(games: Array(all.dropFirst(offset).prefix(limit)), total: all.count, offset: offset)
         }
         let index = try GameIndex(store: store)

@@ -11,7 +11,7 @@ import StoredEvents
 /// In a log written before the catalog existed, the index scans the few event types
 /// that name conversations and games, as ``GameIndex/fillCatalog(_:progress:)`` would.
 public struct GameIndex {
-    private let store: EventStore
+    private let store: any EventLogReader
     private let scanned: Scanned?
 
     /// What a scan found: the whole index in memory.
@@ -25,7 +25,7 @@ public struct GameIndex {
 
     /// Opens the index: nothing is read yet when the catalog is complete; otherwise the
     /// log's catalogued event types are scanned once.
-    public init(store: EventStore) throws {
+    public init(store: any EventLogReader) throws {
         self.store = store
         if try store.catalogIsComplete() {
             scanned = nil
@@ -150,10 +150,10 @@ public struct GameIndex {
                 .sorted { $0.key.uuid.uuidString < $1.key.uuid.uuidString }.map { ($0.value, $0.key) }
         } else {
             guard isUUIDPrefix(needle) else { throw ReplayError.noSuchGame(prefix) }
-            matches = Set(try store.catalogEntries(.conversation, idPrefix: needle).map { ConversationID($0.tag.id) })
+            matches = Set(try store.catalogEntries(.conversation, idPrefix: needle, limit: 1000).map { ConversationID($0.tag.id) })
                 .sorted { $0.uuid.uuidString < $1.uuid.uuidString }.map { ($0, nil) }
             var sessions: [SessionID: ConversationID] = [:]
-            let games = try store.catalogEntries(.game, idPrefix: needle)
+            let games = try store.catalogEntries(.game, idPrefix: needle, limit: 1000)
             if games.count <= 64 { try check(games) }
             for entry in games where sessions[SessionID(entry.tag.id)] == nil {
                 // The game's conversation: that of the recording that named it.

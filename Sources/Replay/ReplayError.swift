@@ -9,6 +9,9 @@ public enum ReplayError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A catalog row names an id its event does not: the catalog was changed, and the
     /// game it would assemble is not the log's.
     case catalogContradictsEvents(position: Int64, detail: String)
+    /// The log's catalog does not cover every event, and this store can only be read
+    /// through it (a shared store read natively); a SQLite log is folded whole instead.
+    case incompleteCatalog(location: String)
 
     public var description: String {
         switch self {
@@ -24,6 +27,8 @@ public enum ReplayError: Error, Hashable, Sendable, CustomStringConvertible {
             return "event at position \(position) cannot be decoded: \(detail)."
         case .catalogContradictsEvents(let position, let detail):
             return "the game catalog contradicts the event at position \(position) (\(detail)): the catalog was changed, so no game is shown from it."
+        case .incompleteCatalog(let location):
+            return "the catalog of \(location) does not cover every event, so its games cannot be listed from it."
         }
     }
 }

@@ -47,7 +47,7 @@ public final class Replayer {
     /// - Parameter skippingDamaged: leave out events that cannot be read (listed in
     ///   ``damaged``) instead of failing: every other step still shows, and
     ///   ``damage(through:)`` says which states may differ from what the devices showed.
-    public init(store: EventStore, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32,
+    public init(store: any EventLogReader, conversation: ConversationID, streams: Set<UUID>, snapshotInterval: Int = 32,
                 useStoredSnapshots: Bool = false, verify: Bool = true, skippingDamaged: Bool = false, games: GameRegistry) throws {
         self.conversation = conversation
         self.games = games
@@ -119,7 +119,7 @@ public final class Replayer {
     /// device's events in a block; time puts them back in step.
     /// - Parameter verify: check each event's chain hash as it is read; pass false
     ///   only when the caller has just checked the whole chain.
-    public static func load(from store: EventStore, streams: Set<UUID>, verify: Bool = true,
+    public static func load(from store: any EventLogReader, streams: Set<UUID>, verify: Bool = true,
                             skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> [ReplayEvent] {
         var loaded: [ReplayEvent] = []
         var decoder = StreamDecoder(store: store)

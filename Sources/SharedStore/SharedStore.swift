@@ -95,15 +95,7 @@ public final class SharedStore: Sendable {
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         await connections.acquire()
         defer { connections.release() }
-        var configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
-                                                             password: location.password, database: location.database, tls: try tls())
-        configuration.options.connectTimeout = .seconds(10)
-        let connection: PostgresConnection
-        do {
-            connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Self.logger)
-        } catch {
-            throw SharedStoreError.unreachable(location: location.description, detail: Self.describe(error))
-        }
+        let connection = try await connect()
         do {
             let result = try await body(connection)
             try? await connection.close()
@@ -111,6 +103,18 @@ public final class SharedStore: Sendable {
         } catch {
             try? await connection.close()
             throw translate(error)
+        }
+    }
+
+    /// A new connection to the store, as the URL says (TLS included); the caller closes it.
+    func connect() async throws -> PostgresConnection {
+        var configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
+                                                             password: location.password, database: location.database, tls: try tls())
+        configuration.options.connectTimeout = .seconds(10)
+        do {
+            return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Self.logger)
+        } catch {
+            throw SharedStoreError.unreachable(location: location.description, detail: Self.describe(error))
         }
     }
 

@@ -39,7 +39,7 @@ extension StreamDecoder {
     /// A decoder that looks up, in `store`, the start of each recording it meets first
     /// in the middle (one read through the stream index, then remembered).
     /// - Parameter startsElsewhere: where to look first, for events not stored yet (an import's lines).
-    public init(store: EventStore, startsElsewhere: ((UUID) -> Payload?)? = nil) {
+    public init(store: any EventLogReader, startsElsewhere: ((UUID) -> Payload?)? = nil) {
         self.init(firstEventOf: { stream in
             startsElsewhere?(stream)
                 ?? (try? store.firstEvent(ofStream: stream))?.map { ($0.type, $0.typeVersion, $0.payload) }

@@ -33,6 +33,7 @@ struct ViewerFailure: HTTPResponseError {
             case .ambiguousGame, .stepOutOfRange: status = .badRequest
             case .undecodableEvent: status = .unprocessableContent
             case .catalogContradictsEvents: status = .conflict
+            case .incompleteCatalog: status = .serviceUnavailable
             }
             self.init(status, error.description, html: html)
         case let error as ViewerError:

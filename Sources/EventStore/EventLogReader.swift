@@ -1,0 +1,210 @@
+import Foundation
+import ZlibCodec
+
+/// What every reader of a log asks of it, whichever store holds it: events by query with
+/// their chain checked, a recording's first event, the catalog, forks and snapshots.
+///
+/// Two stores answer it: ``EventStore`` (a SQLite file) and the shared store's native
+/// reader (`SharedStore.reader()`, PostgreSQL read through its indexes, nothing copied).
+/// The rules a read follows (the hash chain, what counts as damage, how payloads
+/// decompress) are the same code for both (``ChainCheck``, ``PayloadDecoder``), so a game
+/// replayed from either is the same game and a changed row is named the same way.
+///
+/// Like ``EventStore``, a reader is used from one thread at a time.
+public protocol EventLogReader: AnyObject {
+    /// Where the log is, as a person is shown it: a file's path, a URL without its password.
+    var location: String { get }
+
+    /// Calls `body` with each event matching `query`, in position order: see
+    /// ``EventStore/scan(_:verify:skippingDamaged:_:)``, whose rules every store follows.
+    func forEachEvent(matching query: EventQuery, verify: Bool, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+                      _ body: (StoredEvent) throws -> Void) throws
+    /// A recording's first event (its `recording.started`), or nil; its hash is not checked here.
+    func firstEvent(ofStream stream: UUID) throws -> StoredEvent?
+    /// The position of the last event (0 for an empty log).
+    func lastPosition() throws -> Int64
+    /// The hash of the last event (the chain's genesis for an empty log).
+    func headHash() throws -> [UInt8]
+    /// The event type names the log holds, sorted.
+    func eventTypes() throws -> [String]
+
+    /// Whether the catalog covers every event, so that its answers are the log's.
+    func catalogIsComplete() throws -> Bool
+    /// The catalog entries that name `id` as `kind`.
+    func catalogEntries(_ kind: EventTag.Kind, id: UUID) throws -> [CatalogEntry]
+    /// The catalog entries of `kind` whose id starts with the hexadecimal `prefix`, at most `limit`.
+    func catalogEntries(_ kind: EventTag.Kind, idPrefix prefix: String, limit: Int) throws -> [CatalogEntry]
+    /// The catalog entries of one recording.
+    func catalogEntries(ofStream stream: UUID) throws -> [CatalogEntry]
+    /// Every catalog entry of `kind`, in order of first position.
+    func catalogEntries(_ kind: EventTag.Kind) throws -> [CatalogEntry]
+    /// The first entry of each id of `kind`, in order of first position, a page of them.
+    func firstCatalogEntries(_ kind: EventTag.Kind, offset: Int, limit: Int) throws -> [CatalogEntry]
+    /// How many distinct ids of `kind` the catalog holds.
+    func catalogCount(_ kind: EventTag.Kind) throws -> Int
+
+    /// Every fork recorded in the log, by conversation.
+    func forkOrigins() throws -> [UUID: ForkOrigin]
+    /// A conversation's stored snapshots for `projectionVersion` (a cache: a store may keep none).
+    func snapshots(conversation: UUID, projectionVersion: Int) throws -> [StoredSnapshot]
+}
+
+extension EventLogReader {
+    /// Calls `body` with each event matching `query`, in position order, holding one
+    /// event in memory at a time however long the log is; with `verify`, every event's
+    /// chain hash is checked (``EventStore/scan(_:verify:skippingDamaged:_:)`` says how).
+    public func scan(_ query: EventQuery = .all, verify: Bool = true,
+                     skippingDamaged damaged: ((EventStoreError) -> Void)? = nil,
+                     _ body: (StoredEvent) throws -> Void) throws {
+        try forEachEvent(matching: query, verify: verify, skippingDamaged: damaged, body)
+    }
+
+    /// The events matching `query`, in position order. Prefer ``scan(_:verify:skippingDamaged:_:)`` for long logs.
+    public func events(_ query: EventQuery = .all, verify: Bool = true) throws -> [StoredEvent] {
+        var out: [StoredEvent] = []
+        try scan(query, verify: verify) { out.append($0) }
+        return out
+    }
+
+    /// The event at `position`, or nil.
+    public func event(at position: Int64, verify: Bool = true) throws -> StoredEvent? {
+        try events(EventQuery(positions: position...position), verify: verify).first
+    }
+}
+
+/// The chain rule of a read, the same for every store: a contiguous range is checked as
+/// a chain (each hash from the one before, a missing position named); scattered events
+/// each against the stored hash of their predecessor. A store reads ``FoundEvent``s in
+/// position order and hands each to ``take(_:skippingDamaged:_:)``.
+package struct ChainCheck {
+    private let query: EventQuery
+    private let verify: Bool
+    private var previousHash: [UInt8]?
+    private var expectedPosition: Int64?
+    private var envelope = SplitEnvelope()
+    private var emitted = 0
+
+    /// - Parameters:
+    ///   - hashAt: the hash stored at a position, nil when nothing is stored there.
+    ///   - lastPosition: the log's last position.
+    /// - Throws: ``EventStoreError/missingEvent(position:)`` when a contiguous read starts
+    ///   after a position the log lacks.
+    package init(query: EventQuery, verify: Bool, hashAt: (Int64) throws -> [UInt8]?, lastPosition: () throws -> Int64) throws {
+        self.query = query
+        self.verify = verify
+        guard verify && query.isContiguous else { return }
+        let first = query.positions?.lowerBound ?? 1
+        expectedPosition = max(first, 1)
+        if first > 1 {
+            previousHash = try hashAt(first - 1)
+            if previousHash == nil, try lastPosition() >= first {
+                throw EventStoreError.missingEvent(position: first - 1)
+            }
+        } else {
+            previousHash = ChainHash.genesis
+        }
+    }
+
+    /// Whether predecessors' hashes must come with scattered events.
+    package var needsPredecessors: Bool { verify && !query.isContiguous }
+
+    /// Checks one thing a read found and hands `body` the event if it holds; whether to
+    /// read on. Damage goes to `damaged`, or is thrown without it.
+    package mutating func take(_ found: FoundEvent, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+                               _ body: (StoredEvent) throws -> Void) throws -> Bool {
+        let event: StoredEvent, storedPredecessor: [UInt8]?
+        switch found {
+        case .damaged(let error, let position, let storedHash):
+            guard let damaged else { throw error }
+            damaged(error)
+            if verify && query.isContiguous, let storedHash { previousHash = storedHash }
+            if expectedPosition != nil { expectedPosition = position + 1 }
+            return true
+        case .event(let found, let predecessor, _):
+            (event, storedPredecessor) = (found, predecessor)
+        }
+        if verify {
+            if let expected = expectedPosition {
+                if event.position != expected {
+                    guard let damaged else { throw EventStoreError.missingEvent(position: expected) }
+                    for missing in expected..<event.position { damaged(.missingEvent(position: missing)) }
+                }
+                expectedPosition = event.position + 1
+            }
+            let predecessor: [UInt8]
+            if let previousHash {
+                predecessor = previousHash
+            } else if event.position == 1 {
+                predecessor = ChainHash.genesis
+            } else if let storedPredecessor {
+                predecessor = storedPredecessor
+            } else {
+                throw EventStoreError.missingEvent(position: event.position - 1)
+            }
+            guard ChainHash.hash(previous: predecessor, event: event, scratch: &envelope) == event.hash else {
+                guard let damaged else { throw EventStoreError.hashMismatch(position: event.position) }
+                damaged(.hashMismatch(position: event.position))
+                if query.isContiguous { previousHash = event.hash }
+                return true
+            }
+            if query.isContiguous { previousHash = event.hash }
+        }
+        try body(event)
+        emitted += 1
+        return query.limit.map { emitted < $0 } ?? true
+    }
+}
+
+/// Turns a payload (or a block's body) as stored back into its bytes, for any store: the
+/// codecs of docs/FORMAT.md, with each dictionary's inflater made once.
+package final class PayloadDecoder {
+    private var inflaters: [Int64: RawInflater] = [:]
+    private var plainInflater: RawInflater?
+
+    package init() {}
+
+    /// - Parameter dictionary: a dictionary's bytes by id, nil when the log has none of that id.
+    package func decode(position: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int, stored: [UInt8],
+                        limit: Int = EventStore.maximumPayloadSize, dictionary: (Int64) throws -> [UInt8]?) throws -> [UInt8] {
+        do {
+            switch PayloadCodec(rawValue: codec) {
+            case .raw?:
+                guard stored.count == rawSize else {
+                    throw EventStoreError.corruptPayload(position: position, detail: "stored \(stored.count) bytes, expected \(rawSize)")
+                }
+                return stored
+            case .deflate?:
+                if plainInflater == nil { plainInflater = try RawInflater() }
+                return try plainInflater!.decompress(stored, expectedSize: rawSize, limit: limit)
+            case .deflateWithDictionary?:
+                guard let dictionaryID else {
+                    throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
+                }
+                let inflater: RawInflater
+                if let cached = inflaters[dictionaryID] {
+                    inflater = cached
+                } else {
+                    guard let bytes = try dictionary(dictionaryID) else {
+                        throw EventStoreError.unknownDictionary(position: position, dictionaryID: dictionaryID)
+                    }
+                    inflater = try RawInflater(dictionary: bytes)
+                    inflaters[dictionaryID] = inflater
+                }
+                return try inflater.decompress(stored, expectedSize: rawSize, limit: limit)
+            case nil:
+                throw EventStoreError.unknownCodec(position: position, codec: codec)
+            }
+        } catch let error as ZlibError {
+            throw EventStoreError.corruptPayload(position: position, detail: error.description)
+        }
+    }
+}
+
+extension EventStore: EventLogReader {
+    public var location: String { path }
+
+    public func forEachEvent(matching query: EventQuery, verify: Bool, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+                             _ body: (StoredEvent) throws -> Void) throws {
+        try scan(query, verify: verify, skippingDamaged: damaged, body)
+    }
+}

@@ -1,0 +1,316 @@
+import EventStore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+extension SharedStore {
+    /// A reader of the store as it is in PostgreSQL: every answer is a few statements
+    /// through the store's indexes (one game, one page of games, a recording's start),
+    /// and nothing is copied to this machine.
+    ///
+    /// It follows the same rules as a SQLite log's reads (the chain, damage, payloads):
+    /// see ``EventLogReader``.
+    public func reader() -> PostgresLogReader { PostgresLogReader(store: self) }
+}
+
+/// The shared store read natively: an ``EventLogReader`` over PostgreSQL.
+///
+/// It holds one connection, opened at its first read (which also checks the schema's
+/// version) and opened again if the server dropped it. Like a SQLite ``EventStore``, it
+/// is used from one thread at a time; make one per thread for parallel reads.
+public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
+    public let store: SharedStore
+    public var location: String { store.location.description }
+
+    /// Events fetched per statement when a read pages through the log: a whole game is
+    /// usually one statement, and a read of the whole log holds one page at a time.
+    public static let pageSize = 2_000
+
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+    private let payloads = PayloadDecoder()
+    /// The log's dictionaries by id, fetched at the first payload that names one (a log
+    /// has a handful, each at most 32 KiB).
+    private var dictionaries: [Int64: [UInt8]]?
+
+    init(store: SharedStore) { self.store = store }
+
+    deinit {
+        if let connection { _ = connection.close() as EventLoopFuture<Void> }
+    }
+
+    // MARK: - Statements
+
+    /// One statement's rows, each turned into a value by `decode` on the connection's side.
+    private func fetch<T: Sendable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
+                                    _ decode: @escaping @Sendable (PostgresRandomAccessRow) throws -> T) throws -> [T] {
+        try SharedStore.wait { [self] in
+            let connection = try await self.openConnection()
+            do {
+                return try await store.run(connection, sql, binds).map { try decode($0.makeRandomAccess()) }
+            } catch {
+                // A dropped connection is opened again by the next read.
+                if connection.isClosed { self.forget(connection) }
+                throw store.translate(error)
+            }
+        }
+    }
+
+    private func openConnection() async throws -> PostgresConnection {
+        if let open = lock.withLock({ connection }), !open.isClosed { return open }
+        let made = try await store.connect()
+        do {
+            _ = try await store.version(made)
+        } catch {
+            _ = try? await made.close()
+            throw store.translate(error)
+        }
+        lock.withLock { connection = made }
+        return made
+    }
+
+    private func forget(_ closed: PostgresConnection) {
+        lock.withLock { if connection === closed { connection = nil } }
+    }
+
+    private static func binds(_ values: [any PostgresNonThrowingEncodable & Sendable]) -> PostgresBindings {
+        var binds = PostgresBindings()
+        for value in values { binds.append(value) }
+        return binds
+    }
+
+    // MARK: - Events
+
+    public func forEachEvent(matching query: EventQuery, verify: Bool, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+                             _ body: (StoredEvent) throws -> Void) throws {
+        var check = try ChainCheck(query: query, verify: verify, hashAt: { try hash(at: $0) }, lastPosition: { try lastPosition() })
+        var after = max(0, (query.positions?.lowerBound ?? 1) - 1)
+        // A read of a few events (a recording's first) asks for no more than that.
+        let page = max(1, min(Self.pageSize, query.limit ?? Self.pageSize))
+        while true {
+            let (sql, binds) = Self.eventSQL(query, after: after, predecessors: check.needsPredecessors, byStreamVersion: false, limit: page)
+            let rows = try fetch(sql, binds, EventRow.init)
+            for row in rows {
+                guard try check.take(try found(row), skippingDamaged: damaged, body) else { return }
+            }
+            guard rows.count == page, let last = rows.last else { return }
+            after = last.position
+        }
+    }
+
+    public func firstEvent(ofStream stream: UUID) throws -> StoredEvent? {
+        // By stream version, through the (stream_id, stream_version) index: by position
+        // the planner may walk the log from its start to the recording's.
+        let (sql, binds) = Self.eventSQL(EventQuery(stream: stream), after: 0, predecessors: false, byStreamVersion: true, limit: 1)
+        guard let row = try fetch(sql, binds, EventRow.init).first else { return nil }
+        switch try found(row) {
+        case .event(let event, _, _): return event
+        case .damaged(let error, _, _): throw error
+        }
+    }
+
+    /// The stored hash at `position`, nil when no event is there.
+    private func hash(at position: Int64) throws -> [UInt8]? {
+        try fetch("SELECT hash FROM events WHERE position = $1", Self.binds([position])) { row in
+            Array(try row[0].decode(ByteBuffer.self).readableBytesView)
+        }.first
+    }
+
+    public func lastPosition() throws -> Int64 {
+        try fetch("SELECT coalesce(max(position), 0) FROM events") { try $0[0].decode(Int64.self) }.first ?? 0
+    }
+
+    public func headHash() throws -> [UInt8] {
+        try fetch("SELECT hash FROM events ORDER BY position DESC LIMIT 1") { row in
+            Array(try row[0].decode(ByteBuffer.self).readableBytesView)
+        }.first ?? ChainHash.genesis
+    }
+
+    public func eventTypes() throws -> [String] {
+        try fetch("SELECT name FROM event_types ORDER BY name") { try $0[0].decode(String.self) }
+    }
+
+    /// One row of `events` as read, before any check.
+    struct EventRow: Sendable {
+        var position: Int64
+        var id: [UInt8]?
+        var stream: [UInt8]?
+        var streamVersion: Int64
+        var type: String?
+        var typeVersion: Int64
+        var recordedAt: Int64
+        var codec: Int64
+        var dictionaryID: Int64?
+        var rawSize: Int64
+        var payload: [UInt8]
+        var hash: [UInt8]
+        var leaf: Int64?
+        var predecessor: [UInt8]?
+
+        init(_ row: PostgresRandomAccessRow) throws {
+            func bytes(_ index: Int) throws -> [UInt8]? { try row[index].decode(ByteBuffer?.self).map { Array($0.readableBytesView) } }
+            position = try row[0].decode(Int64.self)
+            id = try bytes(1)
+            stream = try bytes(2)
+            streamVersion = try row[3].decode(Int64.self)
+            type = try row[4].decode(String?.self)
+            typeVersion = try row[5].decode(Int64.self)
+            recordedAt = try row[6].decode(Int64.self)
+            codec = try row[7].decode(Int64.self)
+            dictionaryID = try row[8].decode(Int64?.self)
+            rawSize = try row[9].decode(Int64.self)
+            payload = try bytes(10) ?? []
+            hash = try bytes(11) ?? []
+            leaf = try row[12].decode(Int64?.self)
+            predecessor = row.count > 13 ? try bytes(13) : nil
+        }
+    }
+
+    /// What the row holds, by the rules a SQLite log's rows are read by.
+    private func found(_ row: EventRow) throws -> FoundEvent {
+        do {
+            guard let id = row.id.flatMap(UUID.init(bytes:)), let stream = row.stream.flatMap(UUID.init(bytes:)) else {
+                throw EventStoreError.corruptPayload(position: row.position, detail: "malformed event or stream id")
+            }
+            guard let type = row.type else {
+                throw EventStoreError.corruptPayload(position: row.position, detail: "its stream or type row is missing")
+            }
+            guard let typeVersion = Int(exactly: row.typeVersion), let rawSize = Int(exactly: row.rawSize), rawSize >= 0 else {
+                throw EventStoreError.corruptPayload(position: row.position, detail: "a size or version out of range")
+            }
+            let payload = try payloads.decode(position: row.position, codec: row.codec, dictionaryID: row.dictionaryID,
+                                              rawSize: rawSize, stored: row.payload) { try dictionary($0) }
+            let event = StoredEvent(position: row.position, id: id, stream: stream, streamVersion: row.streamVersion, type: type,
+                                    typeVersion: typeVersion, recordedAt: Timestamp(microsecondsSince1970: row.recordedAt),
+                                    payload: payload, hash: row.hash, leaf: row.leaf)
+            return .event(event, predecessorHash: row.predecessor, block: nil)
+        } catch let error as EventStoreError {
+            return .damaged(error, position: row.position, storedHash: row.hash)
+        }
+    }
+
+    private func dictionary(_ id: Int64) throws -> [UInt8]? {
+        if dictionaries == nil {
+            dictionaries = Dictionary(try fetch("SELECT id, bytes FROM dictionaries") { row in
+                (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
+            }, uniquingKeysWith: { first, _ in first })
+        }
+        return dictionaries?[id]
+    }
+
+    /// The statement that reads a page of the events matching `query` after position
+    /// `after`: the columns ``EventRow`` reads, names joined in (a missing stream or type
+    /// row reads as NULL, which is damage, as in SQLite).
+    static func eventSQL(_ query: EventQuery, after: Int64, predecessors: Bool, byStreamVersion: Bool,
+                         limit: Int) -> (String, PostgresBindings) {
+        var binds = PostgresBindings()
+        func placeholder(_ value: some PostgresNonThrowingEncodable & Sendable) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
+        }
+        var sql = """
+            SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version, e.recorded_at, e.codec,
+                   e.dictionary_id, e.raw_size, e.payload, e.hash, e.leaf
+            """
+        if predecessors { sql += ", (SELECT p.hash FROM events p WHERE p.position = e.position - 1)" }
+        sql += """
+
+            FROM events e LEFT JOIN streams s ON s.id = e.stream_id LEFT JOIN event_types t ON t.id = e.type_id
+            WHERE e.position > \(placeholder(after))
+            """
+        if let range = query.positions { sql += " AND e.position <= \(placeholder(range.upperBound))" }
+        if let stream = query.stream {
+            sql += " AND e.stream_id = (SELECT id FROM streams WHERE uuid = \(placeholder(ByteBuffer(bytes: stream.bytes))))"
+            if let from = query.fromStreamVersion { sql += " AND e.stream_version >= \(placeholder(from))" }
+        }
+        if let streams = query.streams {
+            let list = streams.sorted { $0.uuidString < $1.uuidString }.map { placeholder(ByteBuffer(bytes: $0.bytes)) }
+            sql += " AND e.stream_id IN (SELECT id FROM streams WHERE uuid IN (\(list.isEmpty ? "NULL" : list.joined(separator: ", "))))"
+        }
+        if let types = query.types {
+            let list = types.sorted().map { placeholder($0) }
+            sql += " AND e.type_id IN (SELECT id FROM event_types WHERE name IN (\(list.isEmpty ? "NULL" : list.joined(separator: ", "))))"
+        }
+        if let since = query.since { sql += " AND e.recorded_at >= \(placeholder(since.microsecondsSince1970))" }
+        if let until = query.until { sql += " AND e.recorded_at <= \(placeholder(until.microsecondsSince1970))" }
+        sql += byStreamVersion ? " ORDER BY e.stream_version" : " ORDER BY e.position"
+        sql += " LIMIT \(max(1, limit))"
+        return (sql, binds)
+    }
+
+    // MARK: - Catalog
+
+    public func catalogIsComplete() throws -> Bool {
+        let through = try fetch("SELECT through FROM catalog_coverage") { try $0[0].decode(Int64.self) }.first ?? -1
+        return through == (try lastPosition())
+    }
+
+    public func catalogEntries(_ kind: EventTag.Kind, id: UUID) throws -> [CatalogEntry] {
+        try catalogEntries(where: "c.kind = $1 AND c.key = $2", [Int64(kind.rawValue), ByteBuffer(bytes: id.bytes)])
+    }
+
+    public func catalogEntries(_ kind: EventTag.Kind, idPrefix prefix: String, limit: Int) throws -> [CatalogEntry] {
+        let hex = prefix.lowercased().filter { $0 != "-" }
+        guard !hex.isEmpty, hex.count <= 32, hex.allSatisfy(\.isHexDigit),
+              let low = Hex.bytes(hex.padding(toLength: 32, withPad: "0", startingAt: 0), count: 16),
+              let high = Hex.bytes(hex.padding(toLength: 32, withPad: "f", startingAt: 0), count: 16) else { return [] }
+        return try catalogEntries(where: "c.kind = $1 AND c.key BETWEEN $2 AND $3",
+                                  [Int64(kind.rawValue), ByteBuffer(bytes: low), ByteBuffer(bytes: high)], limit: limit)
+    }
+
+    public func catalogEntries(ofStream stream: UUID) throws -> [CatalogEntry] {
+        try catalogEntries(where: "c.stream_id = (SELECT id FROM streams WHERE uuid = $1)", [ByteBuffer(bytes: stream.bytes)])
+    }
+
+    public func catalogEntries(_ kind: EventTag.Kind) throws -> [CatalogEntry] {
+        try catalogEntries(where: "c.kind = $1", [Int64(kind.rawValue)], ordered: true)
+    }
+
+    public func firstCatalogEntries(_ kind: EventTag.Kind, offset: Int, limit: Int) throws -> [CatalogEntry] {
+        try catalogEntries(where: """
+            c.kind = $1 AND c.position = (SELECT min(d.position) FROM catalog d WHERE d.kind = c.kind AND d.key = c.key)
+            """, [Int64(kind.rawValue)], limit: limit, offset: offset, ordered: true)
+    }
+
+    public func catalogCount(_ kind: EventTag.Kind) throws -> Int {
+        Int(try fetch("SELECT count(DISTINCT key) FROM catalog WHERE kind = $1", Self.binds([Int64(kind.rawValue)])) {
+            try $0[0].decode(Int64.self)
+        }.first ?? 0)
+    }
+
+    private func catalogEntries(where condition: String, _ values: [any PostgresNonThrowingEncodable & Sendable], limit: Int? = nil,
+                                offset: Int = 0, ordered: Bool = false) throws -> [CatalogEntry] {
+        var sql = "SELECT c.kind, c.key, s.uuid, c.position FROM catalog c JOIN streams s ON s.id = c.stream_id WHERE \(condition)"
+        if ordered { sql += " ORDER BY c.position, c.kind, c.key" }
+        if let limit { sql += " LIMIT \(max(0, limit)) OFFSET \(max(0, offset))" }
+        return try fetch(sql, Self.binds(values)) { row -> CatalogEntry? in
+            let kind = try row[0].decode(Int64.self)
+            guard let id = UUID(bytes: Array(try row[1].decode(ByteBuffer.self).readableBytesView)),
+                  let stream = UUID(bytes: Array(try row[2].decode(ByteBuffer.self).readableBytesView)),
+                  let kindNumber = Int(exactly: kind) else { return nil }
+            return CatalogEntry(tag: EventTag(kind: EventTag.Kind(rawValue: kindNumber), id: id), stream: stream,
+                                position: try row[3].decode(Int64.self))
+        }.compactMap { $0 }
+    }
+
+    // MARK: - Forks and snapshots
+
+    public func forkOrigins() throws -> [UUID: ForkOrigin] {
+        let origins = try fetch("""
+            SELECT conversation, source_game, source_conversation, source_step, source_head, branch_step, created_at FROM forks
+            """) { row -> ForkOrigin? in
+            func bytes(_ index: Int) throws -> [UInt8] { Array(try row[index].decode(ByteBuffer.self).readableBytesView) }
+            guard let conversation = UUID(bytes: try bytes(0)), let source = UUID(bytes: try bytes(2)),
+                  let step = Int(exactly: try row[3].decode(Int64.self)), let branch = Int(exactly: try row[5].decode(Int64.self))
+            else { return nil }
+            return ForkOrigin(conversation: conversation, sourceGame: try row[1].decode(String.self), sourceConversation: source,
+                              sourceStep: step, sourceHead: try bytes(4), branchStep: branch,
+                              createdAt: Timestamp(microsecondsSince1970: try row[6].decode(Int64.self)))
+        }
+        return Dictionary(origins.compactMap { $0 }.map { ($0.conversation, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The shared store keeps no snapshots (they are a SQLite log's cache of folds): a
+    /// game is folded from its first event.
+    public func snapshots(conversation: UUID, projectionVersion: Int) throws -> [StoredSnapshot] { [] }
+}
