@@ -233,7 +233,7 @@ let package = Package(
         .testTarget(name: "ForkTests", dependencies: shellTest, swiftSettings: strict),
         .testTarget(
             name: "SharedStoreTests",
-            dependencies: ["SharedStore", "Collector", "EventStore", "Interchange", "TestSupport", "Recorder", "Simulation", "Games",
+            dependencies: ["SharedStore", "Collector", "EventStore", "Interchange", "TestSupport", "Recorder", "Simulation", "Games", "Replay", "StoredEvents", "Projections",
                            "MessagesModel", "Audit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(

@@ -24,7 +24,7 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
 
     /// Events fetched per statement when a read pages through the log: a whole game is
     /// usually one statement, and a read of the whole log holds one page at a time.
-    public static let pageSize = 2_000
+    public var pageSize = 2_000
 
     private let lock = NSLock()
     private var connection: PostgresConnection?
@@ -86,7 +86,7 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
         var check = try ChainCheck(query: query, verify: verify, hashAt: { try hash(at: $0) }, lastPosition: { try lastPosition() })
         var after = max(0, (query.positions?.lowerBound ?? 1) - 1)
         // A read of a few events (a recording's first) asks for no more than that.
-        let page = max(1, min(Self.pageSize, query.limit ?? Self.pageSize))
+        let page = max(1, min(pageSize, query.limit ?? pageSize))
         while true {
             let (sql, binds) = Self.eventSQL(query, after: after, predecessors: check.needsPredecessors, byStreamVersion: false, limit: page)
             let rows = try fetch(sql, binds, EventRow.init)
