@@ -22,6 +22,8 @@ public final class Collector: Sendable {
     public static let maximumUpload = 64 << 20
     /// What this collector counted since it started (`GET /metrics`).
     public let metrics = CollectorMetrics()
+    /// Puts checked uploads into the store in groups (see ``GroupCommit``).
+    private let sequencer = GroupCommit()
 
     public init(store: SharedStore, witness: String, witnessKey: DeviceKey) {
         self.store = store
@@ -126,24 +128,53 @@ public final class Collector: Sendable {
         guard enrolled == tree.owner.device else {
             throw Refusal.notEnrolled("the key is enrolled as device \(SafeText.line(enrolled)), and the upload signs as \(SafeText.line(tree.owner.device))")
         }
+        return try await sequencer.store(Upload(plan: plan, tree: tree, newest: newest), with: self)
+    }
+
+    /// An upload checked on its own (everything but its place in the store), waiting to be stored.
+    struct Upload: Sendable {
+        var plan: ImportPlan
+        var tree: PlannedTree
+        var newest: TreeHead
+        var events: Int { tree.leaves.count }
+    }
+
+    /// Stores a group of checked uploads in one write of the store (one lock, one commit)
+    /// and answers for each: accepted, cosigned; or refused (nothing of it kept). Only a
+    /// failure of the store itself fails the group.
+    func storeGroup(_ uploads: [Upload]) async throws -> [Result<Accepted, Error>] {
         let witness = self.witness, witnessKey = self.witnessKey
-        return try await store.write { copy -> Accepted in
-            try Self.checkExtends(tree, in: copy)
-            let summary: ImportSummary
-            do {
-                summary = try Interchange.import(plan, into: copy)
-            } catch let error as InterchangeError {
-                throw Refusal.conflict(error.description)
-            } catch EventStoreError.headConflict(let device, let size) {
-                throw Refusal.conflict("device \(SafeText.line(device)) signed another tree of \(size) events before: its history forked")
+        return try await store.write { copy -> [Result<Accepted, Error>] in
+            try uploads.map { upload in
+                do {
+                    return .success(try Self.storeOne(upload, into: copy, witness: witness, witnessKey: witnessKey))
+                } catch let refusal as Refusal {
+                    // Refused before it wrote: its import is one SQLite transaction, undone whole.
+                    return .failure(refusal)
+                }
             }
-            let stored = try copy.cosignatures(of: newest).first { $0.witnessKey == witnessKey.publicKey }
-            let cosignature = try stored ?? Cosignature.signing(newest, witness: witness, key: witnessKey)
-            if stored == nil { try copy.store(cosignatures: [(newest, cosignature)]) }
-            return Accepted(device: newest.device, publicKey: Hex.string(newest.publicKey), size: newest.size, stored: summary.stored,
-                            note: CosignedHead(head: newest, cosignatures: [cosignature]).note, cosignature: cosignature.line,
-                            witnessKey: Hex.string(witnessKey.publicKey))
         }
+    }
+
+    /// One upload into the writer's copy: it must extend what the device sent before
+    /// (which includes the uploads stored before it in this group).
+    static func storeOne(_ upload: Upload, into copy: EventStore, witness: String, witnessKey: DeviceKey) throws -> Accepted {
+        try checkExtends(upload.tree, in: copy)
+        let summary: ImportSummary
+        do {
+            summary = try Interchange.import(upload.plan, into: copy)
+        } catch let error as InterchangeError {
+            throw Refusal.conflict(error.description)
+        } catch EventStoreError.headConflict(let device, let size) {
+            throw Refusal.conflict("device \(SafeText.line(device)) signed another tree of \(size) events before: its history forked")
+        }
+        let newest = upload.newest
+        let stored = try copy.cosignatures(of: newest).first { $0.witnessKey == witnessKey.publicKey }
+        let cosignature = try stored ?? Cosignature.signing(newest, witness: witness, key: witnessKey)
+        if stored == nil { try copy.store(cosignatures: [(newest, cosignature)]) }
+        return Accepted(device: newest.device, publicKey: Hex.string(newest.publicKey), size: newest.size, stored: summary.stored,
+                        note: CosignedHead(head: newest, cosignatures: [cosignature]).note, cosignature: cosignature.line,
+                        witnessKey: Hex.string(witnessKey.publicKey))
     }
 
     /// The upload's heads must extend the newest head accepted from the device: its proof

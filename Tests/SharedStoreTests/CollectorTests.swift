@@ -332,4 +332,68 @@ import Testing
         #expect(problems.isEmpty, "\(problems)")
         #expect(try log.deviceTrees().count == 8)
     }
+
+    /// Group commit: uploads that arrive while a write runs are stored together in the
+    /// next one (fewer writes of the store than uploads), each is answered on its own,
+    /// and a refused upload in a group costs the others nothing.
+    @Test func uploadsArrivingTogetherShareAWriteAndARefusalStaysTheirOwn() throws {
+        let setup = try Setup()
+        var bodies: [String] = []
+        var events = 0
+        for pair in 0..<4 {
+            let names = ("G\(pair)a", "G\(pair)b")
+            let phones = try recordPhones(2, in: setup.folder.path("pair\(pair)"), seed: UInt64(70 + pair), keys: setup.keys, devices: names)
+            for (path, device) in [(phones.a, names.0), (phones.b, names.1)] {
+                try setup.enroll(device)
+                let upload = try setup.upload(path, device, accepted: 0)
+                bodies.append(upload.body)
+                events += upload.events
+            }
+        }
+        // One that checks on its own and is refused only in the write: a device's upload
+        // that starts after events this collector never got.
+        let late = try recordPhones(2, in: setup.folder.path("late"), seed: 90, keys: setup.keys, devices: ("Late", "Other"))
+        try setup.enroll("Late")
+        let sent = bodies + [try setup.upload(late.a, "Late", accepted: 5).body]
+        let revisionBefore = Int(try PostgresServer.shared().psql(setup.url, "SELECT revision FROM store_state")) ?? -1
+
+        let outcomes = try SharedStore.wait { [collector = setup.collector] in
+            try await withThrowingTaskGroup(of: (Int, Result<Int, Collector.Refusal>).self) { group in
+                for (index, body) in sent.enumerated() {
+                    group.addTask {
+                        do {
+                            return (index, .success(try await collector.accept(Data(body.utf8)).stored))
+                        } catch let refusal as Collector.Refusal {
+                            return (index, .failure(refusal))
+                        }
+                    }
+                }
+                var outcomes: [Int: Result<Int, Collector.Refusal>] = [:]
+                for try await (index, outcome) in group { outcomes[index] = outcome }
+                return outcomes
+            }
+        }
+        #expect(outcomes.count == sent.count)
+        let stored = (0..<bodies.count).compactMap { try? outcomes[$0]?.get() }
+        #expect(stored.count == bodies.count && stored.reduce(0, +) == events)
+        guard case .failure(let refusal)? = outcomes[sent.count - 1] else {
+            Issue.record("the forged upload was not refused: \(String(describing: outcomes[sent.count - 1]))")
+            return
+        }
+        #expect(refusal.status == 409 && refusal.description.contains("missing"), "\(refusal)")
+        // Every honest event once, gapless; fewer writes than uploads.
+        #expect(try PostgresServer.shared().psql(setup.url, "SELECT count(*) || ' ' || max(position) || ' ' || count(DISTINCT event_id) FROM events")
+                == "\(events) \(events) \(events)")
+        let writes = (Int(try PostgresServer.shared().psql(setup.url, "SELECT revision FROM store_state")) ?? 0) - revisionBefore
+        #expect(writes >= 1 && writes < bodies.count, "\(writes) writes for \(bodies.count) uploads")
+        let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
+        defer { copy.release() }
+        // The refused device left nothing: only the honest devices' trees, each proven.
+        let log = try EventStore(path: copy.path, access: .readOnly)
+        let honest = setup.keys.trusted.filter { $0.key.hasPrefix("G") }
+        let trees = Set(try log.deviceTrees().map(\.owner.device))
+        #expect(honest.count == bodies.count && trees == Set(honest.keys))
+        let problems = try log.verifyProofs(trusting: honest).problems
+        #expect(problems.isEmpty, "\(problems)")
+    }
 }
