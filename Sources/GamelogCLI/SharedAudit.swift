@@ -51,7 +51,8 @@ enum SharedAudit {
 
     /// Starts a run over every game of `copy` and `count` local processes joining it;
     /// waits for them with a progress line, then finishes what any of them left (a
-    /// worker that died leaves its game unclaimed) and returns every game's result.
+    /// worker that died leaves its claimed games to the next claim) and returns every
+    /// game's result.
     static func coordinate(_ kind: SharedStore.AuditKind, reruns: Bool, workers count: Int, options: GlobalOptions,
                            shared: SharedStore, copy: LocalCopy, whileWaiting: () throws -> Void) throws -> [SharedStore.AuditTaskResult] {
         let store = try EventStore(path: copy.path, access: .readOnly)
@@ -87,8 +88,10 @@ enum SharedAudit {
             let text = String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self)
             Terminal.standardError("a worker ended with status \(process.terminationStatus): \(SafeText.line(String(text.suffix(500))))")
         }
-        // What the workers left (one died, or none could start) is checked here.
-        _ = try join(run, shared: shared, copy: copy)
+        // What the workers left (one died, or none could start) is checked here, without
+        // waiting for the leases of workers that have ended.
+        let ended = processes.map { "\(ProcessInfo.processInfo.hostName):\($0.process.processIdentifier)" }
+        _ = try join(run, shared: shared, copy: copy, reclaimingFrom: ended)
         let results = try SharedStore.wait { try await shared.results(of: run) }
         guard results.count == games.count else {
             throw CommandFailure("audit run \(run.id.uuidString.lowercased()) holds \(results.count) results of \(games.count) games; run it again")
@@ -96,38 +99,51 @@ enum SharedAudit {
         return results
     }
 
+    /// Games a worker claims at a time: few enough that the last claims share the work
+    /// out evenly, enough that claiming costs little next to checking.
+    static let claimSize = 4
+    /// How long a claim holds: a worker that died is replaced after this.
+    static let lease: Duration = .seconds(300)
+
     /// Claims and checks games of `run` on `copy` until none is left; returns how many.
-    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, copy: LocalCopy) throws -> Int {
+    /// No transaction is open while a game is checked: a claim is a lease.
+    /// - Parameter reclaimingFrom: workers that ended, whose leases need not be waited for.
+    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, copy: LocalCopy, reclaimingFrom ended: [String] = []) throws -> Int {
         guard copy.revision >= run.revision else {
             throw CommandFailure("this machine's copy of the store is at revision \(copy.revision), before the run's \(run.revision); run the command again")
         }
-        let opened = OpenedCopy(store: try EventStore(path: copy.path, access: .readOnly))
+        let store = try EventStore(path: copy.path, access: .readOnly)
+        let index = try GameIndex(store: store)
         var auditor = Auditor(games: GamelogCLI.games)
         auditor.rerunsExtensions = run.reruns
         let worker = workerName
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var checked = 0
-        while try SharedStore.wait({ [auditor] in
-            try await shared.claimGame(of: run, worker: worker) { game in
-                let (store, index) = (opened.store, try opened.index())
+        while true {
+            let games = try SharedStore.wait {
+                try await shared.claimGames(of: run, worker: worker, count: claimSize, lease: lease, reclaimingFrom: ended)
+            }
+            guard !games.isEmpty else { return checked }
+            var outcomes: [(game: UUID, outcome: SharedStore.AuditOutcome)] = []
+            for game in games {
                 let conversation = ConversationID(game)
                 switch run.kind {
                 case .verify:
                     let findings = try auditor.conversationFindings(store, conversation: conversation, streams: try index.streams(of: conversation))
-                    return .init(result: String(decoding: try encoder.encode(findings), as: UTF8.self),
-                                 errors: findings.filter { $0.severity == .error }.count,
-                                 warnings: findings.filter { $0.severity == .warning }.count, revision: copy.revision)
+                    outcomes.append((game, .init(result: String(decoding: try encoder.encode(findings), as: UTF8.self),
+                                                 errors: findings.filter { $0.severity == .error }.count,
+                                                 warnings: findings.filter { $0.severity == .warning }.count, revision: copy.revision)))
                 case .rerun:
                     let results = try Rerunner(games: GamelogCLI.games).rerun(store: store, conversations: [conversation])
-                    return .init(result: String(decoding: try encoder.encode(results), as: UTF8.self),
-                                 errors: results.filter { $0.outcome == .diverged }.count, warnings: 0, revision: copy.revision)
+                    outcomes.append((game, .init(result: String(decoding: try encoder.encode(results), as: UTF8.self),
+                                                 errors: results.filter { $0.outcome == .diverged }.count, warnings: 0, revision: copy.revision)))
                 }
             }
-        }) {
-            checked += 1
+            let finished = outcomes
+            try SharedStore.wait { try await shared.storeOutcomes(of: run, worker: worker, finished) }
+            checked += games.count
         }
-        return checked
     }
 
     /// The run `id` names, for `--join`.
@@ -150,21 +166,5 @@ enum SharedAudit {
                 throw CommandFailure("the stored result of game \(result.game.uuidString.lowercased()) (by \(SafeText.line(result.worker))) does not read: \(error)")
             }
         }
-    }
-}
-
-/// The copy a worker checks games on. Only one thread uses it at a time: the worker
-/// waits while a claim's check runs on the shared store's queue.
-private final class OpenedCopy: @unchecked Sendable {
-    let store: EventStore
-    private var cached: GameIndex?
-
-    init(store: EventStore) { self.store = store }
-
-    func index() throws -> GameIndex {
-        if let cached { return cached }
-        let index = try GameIndex(store: store)
-        cached = index
-        return index
     }
 }

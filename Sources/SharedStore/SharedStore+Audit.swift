@@ -4,9 +4,10 @@ import NIOCore
 import PostgresNIO
 
 /// Audits shared among processes, on any number of machines: a run lists the games to
-/// check, and each process claims one at a time (`FOR UPDATE SKIP LOCKED`), checks it on
-/// its own copy of the store and stores what it found, in the transaction that holds the
-/// claim. A process that dies mid-game leaves that game to another.
+/// check, and each process claims a few at a time for a while (a lease, taken with `FOR
+/// UPDATE SKIP LOCKED` in one short statement), checks them on its own copy of the store
+/// with no transaction open, and stores what it found. A process that dies leaves its
+/// games to whoever claims after its lease.
 extension SharedStore {
     /// What a shared audit checks.
     public enum AuditKind: String, Sendable, Codable {
@@ -92,32 +93,68 @@ extension SharedStore {
         }
     }
 
-    /// Claims one game of `run` no other process holds, checks it with `check` while
-    /// holding the claim, and stores the outcome; false when every game is done or held.
-    /// A `verify` outcome also becomes the game's latest stored audit.
+    /// Checking one game while holding its claim in an open transaction: replaced by
+    /// leases, which hold no transaction while the games are checked.
+    @available(*, unavailable, message: "claim with claimGames(of:worker:count:lease:reclaimingFrom:), check with no transaction open, then storeOutcomes(of:worker:_:)")
     public func claimGame(of run: AuditRun, worker: String, check: (UUID) throws -> AuditOutcome) async throws -> Bool {
+        fatalError("unavailable")
+    }
+
+    /// Claims up to `count` games of `run` that are neither done nor claimed by another
+    /// worker whose lease still runs, for `lease`: one short statement (`FOR UPDATE SKIP
+    /// LOCKED`, so workers never wait for each other). The worker then checks them with
+    /// no transaction open and stores what it found with ``storeOutcomes(of:worker:_:)``.
+    /// A worker that dies leaves its games to whoever claims after the lease.
+    ///
+    /// - Parameter reclaimingFrom: workers known to have ended (a coordinator's own
+    ///   processes, once they exited): their leases are not waited for.
+    /// - Returns: the games claimed, none when every game is done or held.
+    public func claimGames(of run: AuditRun, worker: String, count: Int, lease: Duration,
+                           reclaimingFrom ended: [String] = []) async throws -> [UUID] {
+        try await withConnection { connection in
+            let now = Timestamp(Date()).microsecondsSince1970
+            var binds = PostgresBindings()
+            binds.append(run.id)
+            binds.append(worker)
+            binds.append(now + lease.components.seconds * 1_000_000)
+            binds.append(now)
+            binds.append(Int64(max(1, count)))
+            binds.append(ended)
+            return try await self.run(connection, """
+                UPDATE audit_tasks SET claimed_by = $2, claimed_until = $3
+                WHERE run = $1 AND game IN (
+                    SELECT game FROM audit_tasks
+                    WHERE run = $1 AND NOT done
+                      AND (claimed_until IS NULL OR claimed_until < $4 OR claimed_by = $2 OR claimed_by = ANY($6))
+                    ORDER BY game LIMIT $5 FOR UPDATE SKIP LOCKED)
+                RETURNING game
+                """, binds).compactMap { row in gameID(Array(try row.decode(ByteBuffer.self).readableBytesView)) }
+                .sorted { $0.uuidString < $1.uuidString }
+        }
+    }
+
+    /// Stores what checking claimed games found, in one short transaction. A game another
+    /// worker finished first (it claimed it after this worker's lease ran out) keeps that
+    /// worker's outcome: both checked the same store at the run's revision or later.
+    /// A `verify` outcome also becomes the game's latest stored audit.
+    public func storeOutcomes(of run: AuditRun, worker: String, _ outcomes: [(game: UUID, outcome: AuditOutcome)]) async throws {
+        guard !outcomes.isEmpty else { return }
         try await withConnection { connection in
             try await inTransaction(connection) {
-                var binds = PostgresBindings()
-                binds.append(run.id)
-                guard let row = try await self.run(connection, """
-                    SELECT game FROM audit_tasks WHERE run = $1 AND NOT done ORDER BY game LIMIT 1 FOR UPDATE SKIP LOCKED
-                    """, binds).first else { return false }
-                let bytes = Array(try row.decode(ByteBuffer.self).readableBytesView)
-                guard let game = gameID(bytes) else { throw SharedStoreError.server(location: location.description, detail: "an audit task names no game") }
-                let outcome = try check(game)
-                var done = PostgresBindings()
-                done.append(run.id)
-                done.append(ByteBuffer(bytes: bytes))
-                done.append(worker)
-                done.append(outcome.revision)
-                done.append(outcome.result)
-                try await self.run(connection, """
-                    UPDATE audit_tasks SET done = true, worker = $3, store_rev = $4, result = $5 WHERE run = $1 AND game = $2
-                    """, done)
-                if run.kind == .verify {
+                for (game, outcome) in outcomes {
+                    var done = PostgresBindings()
+                    done.append(run.id)
+                    done.append(ByteBuffer(bytes: gameBytes(game)))
+                    done.append(worker)
+                    done.append(outcome.revision)
+                    done.append(outcome.result)
+                    let stored = try await self.run(connection, """
+                        UPDATE audit_tasks SET done = true, worker = $3, store_rev = $4, result = $5
+                        WHERE run = $1 AND game = $2 AND NOT done RETURNING game
+                        """, done)
+                    guard run.kind == .verify, !stored.isEmpty else { continue }
                     var latest = PostgresBindings()
-                    latest.append(ByteBuffer(bytes: bytes))
+                    latest.append(ByteBuffer(bytes: gameBytes(game)))
                     latest.append(outcome.revision)
                     latest.append(Int64(outcome.errors))
                     latest.append(Int64(outcome.warnings))
@@ -130,7 +167,6 @@ extension SharedStore {
                         WHERE audit_results.store_rev <= excluded.store_rev
                         """, latest)
                 }
-                return true
             }
         }
     }

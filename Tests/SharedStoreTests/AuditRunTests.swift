@@ -4,72 +4,70 @@ import SharedStore
 import TestSupport
 import Testing
 
-/// Audits shared among processes: each game of a run is claimed by one process at a
-/// time, skipped (not waited for) by the others, and done exactly once.
+/// Audits shared among processes: games are claimed a few at a time for a while (a
+/// lease), skipped (not waited for) by the other workers, checked with no transaction
+/// open, and each stored once.
 @Suite(.serialized) struct AuditRunTests {
-    final class Seen: @unchecked Sendable {
-        private let lock = NSLock()
-        private var games: [String: UUID] = [:]
-        func record(_ worker: String, _ game: UUID) { lock.lock(); games[worker] = game; lock.unlock() }
-        func game(of worker: String) -> UUID? { lock.lock(); defer { lock.unlock() }; return games[worker] }
-    }
-
     static func outcome(_ game: UUID) -> SharedStore.AuditOutcome {
         .init(result: "[\"\(game.uuidString)\"]", errors: 0, warnings: 1, revision: 1)
     }
 
-    @Test func aClaimedGameIsSkippedNotWaitedForAndEveryGameIsDoneOnce() throws {
+    @Test func claimsAreLeasesThatOtherWorkersSkipAndEveryGameIsStoredOnce() throws {
         let folder = try TemporaryFolder()
-        let (store, _) = try SharedStoreTests.makeStore(folder)
-        let games = (0..<3).map { _ in UUID() }
+        let (store, url) = try SharedStoreTests.makeStore(folder)
+        let games = (0..<7).map { _ in UUID() }.sorted { $0.uuidString < $1.uuidString }
         let run = try SharedStore.wait { try await store.startAuditRun(.verify, revision: 1, reruns: false, games: games) }
-        let seen = Seen()
-        let aClaimed = DispatchSemaphore(value: 0), bFinished = DispatchSemaphore(value: 0), aFinished = DispatchSemaphore(value: 0)
-        let aWaitedForB = Seen()
+        func claim(_ worker: String, _ count: Int, lease: Duration = .seconds(300), ended: [String] = []) throws -> [UUID] {
+            try SharedStore.wait { try await store.claimGames(of: run, worker: worker, count: count, lease: lease, reclaimingFrom: ended) }
+        }
+        func finish(_ worker: String, _ claimed: [UUID]) throws {
+            try SharedStore.wait { try await store.storeOutcomes(of: run, worker: worker, claimed.map { ($0, Self.outcome($0)) }) }
+        }
 
-        // A holds its claim until B has claimed and finished another game: with a plain
-        // FOR UPDATE, B would wait for A's row and A would time out.
-        DispatchQueue.global().async {
-            _ = try? SharedStore.wait {
-                try await store.claimGame(of: run, worker: "A") { game in
-                    seen.record("A", game)
-                    aClaimed.signal()
-                    if bFinished.wait(timeout: .now() + 30) == .success { aWaitedForB.record("A", game) }
-                    return Self.outcome(game)
-                }
-            }
-            aFinished.signal()
-        }
-        #expect(aClaimed.wait(timeout: .now() + 30) == .success)
-        let claimedByB = try SharedStore.wait {
-            try await store.claimGame(of: run, worker: "B") { game in
-                seen.record("B", game)
-                return Self.outcome(game)
-            }
-        }
-        bFinished.signal()
-        #expect(aFinished.wait(timeout: .now() + 60) == .success)
-        #expect(claimedByB && aWaitedForB.game(of: "A") != nil)
-        #expect(seen.game(of: "A") != nil && seen.game(of: "A") != seen.game(of: "B"))
+        // A and B claim at once: different games, and neither waits for the other's claim.
+        let a = try claim("A", 3), b = try claim("B", 3)
+        #expect(a.count == 3 && b.count == 3 && Set(a).isDisjoint(with: b))
+        // No transaction is open while they check: the claims are rows anyone can read now.
+        #expect(try PostgresServer.shared().psql(url, "SELECT count(*) FROM audit_tasks WHERE claimed_by IS NOT NULL") == "6")
+        #expect(try PostgresServer.shared().psql(url, "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'") == "0")
 
-        // A check that fails leaves its game to the next process.
-        struct Crash: Error {}
-        #expect(throws: Crash.self) {
-            try SharedStore.wait { try await store.claimGame(of: run, worker: "C") { _ in throw Crash() } }
-        }
-        #expect(try SharedStore.wait { try await store.progress(of: run) } == (2, 3))
-        #expect(try SharedStore.wait { try await store.claimGame(of: run, worker: "D") { Self.outcome($0) } })
-        #expect(try !SharedStore.wait { try await store.claimGame(of: run, worker: "E") { Self.outcome($0) } })
+        // C dies holding its claim of the last game (a lease that ran out long ago).
+        let c = try claim("C", 3, lease: .seconds(-1))
+        #expect(c.count == 1 && Set(games) == Set(a + b + c))
+        try finish("A", a)
+        #expect(try SharedStore.wait { try await store.progress(of: run) } == (3, 7))
+        // B's games are still B's while its lease runs; C's lapsed lease lets D take its game.
+        let d = try claim("D", 5)
+        #expect(d == c)
+        try finish("B", b)
+        try finish("D", d)
+        // Nothing is left to claim; an outcome stored late for a game done already changes nothing.
+        #expect(try claim("E", 5).isEmpty)
+        try finish("C", c)
 
         let results = try SharedStore.wait { try await store.results(of: run) }
-        #expect(Set(results.map(\.game)) == Set(games) && results.count == 3)
-        #expect(results.map(\.worker).sorted() == ["A", "B", "D"])
+        #expect(Set(results.map(\.game)) == Set(games) && results.count == 7)
+        #expect(Dictionary(grouping: results, by: \.worker).mapValues(\.count) == ["A": 3, "B": 3, "D": 1])
         #expect(results.allSatisfy { $0.result == "[\"\($0.game.uuidString)\"]" })
         // A verify run's outcome is each game's latest stored audit.
         let stored = try SharedStore.wait { try await store.storedAudit(game: games[0]) }
         #expect(stored?.warnings == 1 && stored?.report == "[\"\(games[0].uuidString)\"]")
-        // Joining a run that is done does nothing; a run that does not exist is nil.
         #expect(try SharedStore.wait { try await store.auditRun(run.id) } == run)
         #expect(try SharedStore.wait { try await store.auditRun(UUID()) } == nil)
+    }
+
+    @Test func aCoordinatorTakesBackTheGamesOfWorkersItSawEnd() throws {
+        let folder = try TemporaryFolder()
+        let (store, _) = try SharedStoreTests.makeStore(folder)
+        let games = (0..<4).map { _ in UUID() }
+        let run = try SharedStore.wait { try await store.startAuditRun(.rerun, revision: 1, reruns: true, games: games) }
+        let held = try SharedStore.wait { try await store.claimGames(of: run, worker: "host:101", count: 4, lease: .seconds(300)) }
+        #expect(held.count == 4)
+        // Another worker waits for the lease; the coordinator that saw host:101 exit does not.
+        #expect(try SharedStore.wait { try await store.claimGames(of: run, worker: "other", count: 4, lease: .seconds(300)) }.isEmpty)
+        let taken = try SharedStore.wait {
+            try await store.claimGames(of: run, worker: "coordinator", count: 4, lease: .seconds(300), reclaimingFrom: ["host:101"])
+        }
+        #expect(Set(taken) == Set(games))
     }
 }
