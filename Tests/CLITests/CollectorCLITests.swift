@@ -336,4 +336,38 @@ import Testing
         let unknown = try studio.run(["verify", "--db", studio.url, "--join", UUID().uuidString])
         #expect(unknown.status != 0 && unknown.stderr.contains("--workers N` starts one"), "\(unknown.stderr)")
     }
+
+    /// Reading commands read a shared store as it is in PostgreSQL: the same answers as
+    /// the SQLite log it was imported from, and nothing copied to this machine. A store
+    /// whose catalog does not cover its events is read through a copy, and says so.
+    @Test func readingCommandsReadTheStoreNativelyWithNothingCopied() throws {
+        let server = try PostgresServer.shared()
+        let studio = Studio(folder: try Folder(), server: server, url: try server.makeDatabase())
+        try #require(try studio.run(["simulate", "--games", "8", "--seed", "12"]).status == 0)
+        let exported = try studio.run(["export"])
+        try exported.stdout.write(toFile: studio.folder.path("all.jsonl"), atomically: true, encoding: .utf8)
+        let imported = try studio.run(["import", "--db", studio.url, "all.jsonl"])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        try? FileManager.default.removeItem(atPath: studio.folder.path("cache"))
+
+        let listed = try studio.run(["games", "--db", studio.url])
+        try #require(listed.status == 0, "\(listed.stderr)")
+        let id = try #require(listed.stdout.split(separator: "\n").dropFirst().first.map { String($0.prefix(8)) })
+        var compared = 0
+        for command in [["games"], ["games", "--json", "--per-page", "3", "--page", "2"], ["state", id], ["state", id, "--json"],
+                        ["log", "--game", id], ["log", "--game", id, "--as", "B"], ["log", "--limit", "40"]] {
+            let native = try studio.run(command + ["--db", studio.url]), file = try studio.run(command)
+            #expect(native.status == 0 && native.status == file.status, "\(command): \(native.stderr)")
+            #expect(!native.stdout.isEmpty && native.stdout == file.stdout, "\(command)")
+            compared += 1
+        }
+        #expect(compared == 7)
+        #expect(!FileManager.default.fileExists(atPath: studio.folder.path("cache")), "a reading command copied the store")
+
+        // A catalog that no longer covers the log: read through a copy, with a note.
+        _ = try server.psql(studio.url, "UPDATE catalog_coverage SET through = 1")
+        let throughCopy = try studio.run(["games", "--db", studio.url])
+        #expect(throughCopy.status == 0 && throughCopy.stdout == listed.stdout, "\(throughCopy.stderr)")
+        #expect(throughCopy.stderr.contains("does not cover every event") && throughCopy.stderr.contains("copy"), "\(throughCopy.stderr)")
+    }
 }
