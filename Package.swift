@@ -233,8 +233,9 @@ let package = Package(
         .testTarget(name: "ForkTests", dependencies: shellTest, swiftSettings: strict),
         .testTarget(
             name: "SharedStoreTests",
-            dependencies: ["SharedStore", "Collector", "EventStore", "Interchange", "TestSupport", "Recorder", "Simulation", "Games", "Replay", "StoredEvents", "Projections",
-                           "MessagesModel", "Audit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["SharedStore", "Collector", "EventStore", "Interchange", "TestSupport", "Recorder", "Simulation", "Games", "Replay", "StoredEvents", "Projections", "WebViewer",
+                           "MessagesModel", "Audit", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
             name: "WebViewerTests",

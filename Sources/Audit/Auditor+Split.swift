@@ -35,7 +35,7 @@ extension Auditor {
     /// The checks of one conversation: lifecycle, game rules, invariants, cross-device
     /// consistency, its stored snapshots and (if ``rerunsExtensions``) its recordings
     /// re-run. They count only if ``logFindings(_:trusting:known:progress:)`` finds the chain sound.
-    public func conversationFindings(_ store: EventStore, conversation: ConversationID, streams: Set<UUID>) throws -> [Finding] {
+    public func conversationFindings(_ store: any EventLogReader, conversation: ConversationID, streams: Set<UUID>) throws -> [Finding] {
         let events = try Replayer.load(from: store, streams: streams, verify: false)
         var findings = check(conversation, events)
         findings += try snapshotFindings(store, conversations: [conversation], streams: [conversation: streams])

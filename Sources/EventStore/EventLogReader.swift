@@ -23,6 +23,8 @@ public protocol EventLogReader: AnyObject {
     func firstEvent(ofStream stream: UUID) throws -> StoredEvent?
     /// The position of the last event (0 for an empty log).
     func lastPosition() throws -> Int64
+    /// How many events the log holds, and its last position.
+    func count() throws -> (events: Int64, lastPosition: Int64)
     /// The hash of the last event (the chain's genesis for an empty log).
     func headHash() throws -> [UInt8]
     /// The event type names the log holds, sorted.

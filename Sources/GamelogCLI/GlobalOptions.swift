@@ -141,6 +141,8 @@ func shortened(_ text: String) -> String {
 /// The way out, in commands and flags, for errors the library describes.
 func hint(for error: Error) -> String? {
     switch error {
+    case SharedStoreError.olderSchema(let location, _, _):
+        return "Run `gamelog migrate --db \(location)` to upgrade it: stop the collectors, migrate, start the new ones (docs/OPERATIONS.md, \"PostgreSQL\")."
     case SharedStoreError.notMigrated(let location):
         return "Run `gamelog migrate --db postgres://...` (\(location)) to create the schema."
     case SharedStoreError.unreachable:

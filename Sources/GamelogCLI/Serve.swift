@@ -42,10 +42,27 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let shared = try options.sharedStore()
-        let copy = try shared.map { try options.localCopy(of: $0) }
-        let model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games,
-                                    keepingResultsIn: fresh ? nil : SharedStore.defaultCacheFolder.appending(path: "viewer"),
-                                    build: Self.buildIdentity)
+        let keepIn = fresh ? nil : SharedStore.defaultCacheFolder.appending(path: "viewer")
+        let model: ViewerModel
+        var shownAs = options.db
+        if let shared, try shared.reader().catalogIsComplete() {
+            // Pages read the store as it is; the audit's copy is made in the background,
+            // after the first pages have answered.
+            model = try ViewerModel(location: shared.location.description, games: GamelogCLI.games, reader: { shared.reader() },
+                                    auditCopy: {
+                                        let copy = try SharedStore.wait { try await shared.localCopy() }
+                                        OpenCopies.keep(copy)
+                                        return copy.path
+                                    }, keepingResultsIn: keepIn, build: Self.buildIdentity)
+            shownAs = "\(shared.location) as it is in PostgreSQL"
+        } else {
+            let copy = try shared.map { try options.localCopy(of: $0) }
+            if let shared {
+                Terminal.standardError("note: the catalog of \(shared.location) does not cover every event, so it is shown from a copy on this machine")
+                shownAs = "\(shared.location) as copied now"
+            }
+            model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games, keepingResultsIn: keepIn, build: Self.buildIdentity)
+        }
         var reader: (@Sendable (String) async throws -> Bool)?
         if let shared {
             // The audits `verify --workers` stored are shown, not computed again; the
@@ -72,7 +89,7 @@ struct Serve: ParsableCommand {
         // The list and the verdicts fill in while the pages already answer.
         model.listInBackground()
         model.auditInBackground()
-        let path = shared.map { "\($0.location) as copied now" } ?? options.db
+        let path = shownAs
         let host = self.host, printedToken = madeToken
         let app = WebViewer.application(model, host: host, port: port, reader: reader) { port in
             // Written at once (not buffered), so a script waiting for this line sees it.

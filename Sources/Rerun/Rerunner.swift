@@ -168,7 +168,7 @@ public struct Rerunner: Sendable {
     /// Re-runs every recording of `store` (or of the given conversations), one
     /// conversation in memory at a time.
     /// - Parameter progress: called with (events done, events in all).
-    public func rerun(store: EventStore, conversations only: Set<ConversationID>? = nil,
+    public func rerun(store: any EventLogReader, conversations only: Set<ConversationID>? = nil,
                       progress: ((Int, Int) -> Void)? = nil) throws -> [RerunResult] {
         let index = try GameIndex(store: store)
         let conversations = try only.map { $0.sorted { $0.uuid.uuidString < $1.uuid.uuidString } } ?? index.conversations()

@@ -137,6 +137,12 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
         try fetch("SELECT coalesce(max(position), 0) FROM events") { try $0[0].decode(Int64.self) }.first ?? 0
     }
 
+    public func count() throws -> (events: Int64, lastPosition: Int64) {
+        try fetch("SELECT count(*), coalesce(max(position), 0) FROM events") { row in
+            (try row[0].decode(Int64.self), try row[1].decode(Int64.self))
+        }.first ?? (0, 0)
+    }
+
     public func headHash() throws -> [UInt8] {
         try fetch("SELECT hash FROM events ORDER BY position DESC LIMIT 1") { row in
             Array(try row[0].decode(ByteBuffer.self).readableBytesView)

@@ -68,7 +68,9 @@ extension SharedStore {
         if version > Self.currentVersion {
             throw SharedStoreError.newerSchema(location: location.description, found: version, supported: Self.currentVersion)
         }
-        if requireMigrated && version < Self.currentVersion { throw SharedStoreError.notMigrated(location: location.description) }
+        if requireMigrated && version < Self.currentVersion {
+            throw SharedStoreError.olderSchema(location: location.description, found: version, current: Self.currentVersion)
+        }
         return version
     }
 

@@ -11,6 +11,8 @@ public enum SharedStoreError: Error, Hashable, Sendable, CustomStringConvertible
     case notMigrated(location: String)
     /// The database has tables, but not gamelog's.
     case notAGamelogStore(location: String)
+    /// An older gamelog migrated it: `migrate` brings it to this version's schema.
+    case olderSchema(location: String, found: Int, current: Int)
     /// A newer gamelog migrated it.
     case newerSchema(location: String, found: Int, supported: Int)
     /// The server refused a statement.
@@ -28,6 +30,8 @@ public enum SharedStoreError: Error, Hashable, Sendable, CustomStringConvertible
             return "the shared store \(location) has no gamelog schema yet"
         case .notAGamelogStore(let location):
             return "\(location) holds tables, but not a gamelog shared store's"
+        case .olderSchema(let location, let found, let current):
+            return "the shared store \(location) has schema version \(found), older than this gamelog's \(current)"
         case .newerSchema(let location, let found, let supported):
             return "the shared store \(location) has schema version \(found); this gamelog reads up to \(supported)"
         case .server(let location, let detail):

@@ -16,9 +16,18 @@ import Rerun
 /// pool), each open game has a lock of its own (its replayer caches folds), and the
 /// shared tables are locked only to look up or store a finished result.
 public final class ViewerModel: @unchecked Sendable {
-    public let path: String
+    /// Where the log is, as the pages show it: a file's path, or a shared store's URL
+    /// (without its password).
+    public let location: String
+    @available(*, deprecated, renamed: "location")
+    public var path: String { location }
     public let games: GameRegistry
     private let readers: ReaderPool
+    /// The SQLite file the whole-log audit and the signature checks read: the log itself,
+    /// or, for a store read natively, a copy made when the audit first needs it.
+    private let auditFile: AuditFile
+    /// Whether pages read a store natively while its copy for the audit may not exist yet.
+    private let readsNatively: Bool
     /// The index made at opening. A log without a complete catalog was scanned for it,
     /// and that scan is kept; with the catalog, each request asks its own connection.
     private let openingIndex: GameIndex
@@ -94,14 +103,42 @@ public final class ViewerModel: @unchecked Sendable {
     ///     the log's exact content and `build`, so the next start on the same file shows
     ///     every verdict at once (nil: nothing kept).
     ///   - build: what identifies this build of gamelog; results of another are not reused.
-    public init(path: String, games: GameRegistry, keepingResultsIn folder: URL? = nil, build: String = "") throws {
-        self.path = path
+    public convenience init(path: String, games: GameRegistry, keepingResultsIn folder: URL? = nil, build: String = "") throws {
+        try self.init(location: path, games: games, reader: { try EventStore(path: path, access: .readOnly) }, auditFile: AuditFile(path: path),
+                      readsNatively: false, keepingResultsIn: folder, build: build)
+    }
+
+    /// Opens a log that `reader` reads as it is (a shared store in PostgreSQL, through its
+    /// indexes): the list and every game page answer from it at once, with nothing copied.
+    /// The whole-log audit and the signature checks read a SQLite copy that `auditCopy`
+    /// makes when the background audit first needs it; until then a game's findings say
+    /// its signatures are not checked yet, and its verdict is not whole.
+    ///
+    /// - Parameter reader: makes a reader (one per concurrent request, kept in a pool).
+    /// - Parameter auditCopy: makes the copy and returns its path (called once, off any request).
+    public convenience init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any EventLogReader,
+                            auditCopy: @escaping @Sendable () throws -> String, keepingResultsIn folder: URL? = nil,
+                            build: String = "") throws {
+        try self.init(location: location, games: games, reader: reader, auditFile: AuditFile(making: auditCopy),
+                      readsNatively: true, keepingResultsIn: folder, build: build)
+    }
+
+    private init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any EventLogReader,
+                 auditFile: AuditFile, readsNatively: Bool, keepingResultsIn folder: URL?, build: String) throws {
+        self.location = location
         self.games = games
+        self.auditFile = auditFile
+        self.readsNatively = readsNatively
         kept = folder.map { KeptResults(folder: $0, build: build + " " + games.kinds.joined(separator: ",")) }
-        let store = try EventStore(path: path, access: .readOnly)
+        let store = try reader()
         openingIndex = try GameIndex(store: store)
         origins = try store.forkOrigins()
-        readers = ReaderPool(path: path, first: store, capacity: max(4, ProcessInfo.processInfo.activeProcessorCount * 2))
+        readers = ReaderPool(make: reader, first: store, capacity: max(4, ProcessInfo.processInfo.activeProcessorCount * 2))
+    }
+
+    /// The audit's SQLite file, opened read-only (made first, for a store read natively).
+    private func auditStore() throws -> EventStore {
+        try EventStore(path: try auditFile.path(), access: .readOnly)
     }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
@@ -111,7 +148,7 @@ public final class ViewerModel: @unchecked Sendable {
     }
 
     /// Runs `body` with a connection of its own and the index that goes with it.
-    private func reading<T>(_ body: (EventStore, GameIndex) throws -> T) throws -> T {
+    private func reading<T>(_ body: (any EventLogReader, GameIndex) throws -> T) throws -> T {
         try readers.with { reader in
             try body(reader, openingIndex.usesCatalog ? try GameIndex(store: reader) : openingIndex)
         }
@@ -129,7 +166,7 @@ public final class ViewerModel: @unchecked Sendable {
     public func summaries() throws -> [GameSummary] {
         if let complete = locked({ listIsComplete ? sortedList() : nil }) { return complete }
         var damaged = 0
-        let made = try readers.with { try GameCatalog(store: $0, games: games, skippingDamaged: { _ in damaged += 1 }).games }
+        let made = try GameCatalog(store: try auditStore(), games: games, skippingDamaged: { _ in damaged += 1 }).games
         locked {
             listed = made
             listedSorted = made
@@ -182,7 +219,8 @@ public final class ViewerModel: @unchecked Sendable {
     /// Reads the whole game list on a connection of its own, adding each conversation's
     /// games as soon as they are folded, so filters answer at once with what is known.
     public func listInBackground() {
-        let path = self.path, games = self.games
+        guard !readsNatively else { return listPagesInBackground() }
+        let path = self.location, games = self.games
         Thread { [weak self] in
             var damaged = 0
             do {
@@ -204,6 +242,37 @@ public final class ViewerModel: @unchecked Sendable {
                     self?.listIsComplete = true
                     self?.damaged = damaged
                     self?.gameless = gameless
+                }
+            } catch {
+                self?.locked { self?.listFailure = String(describing: error) }
+            }
+        }.start()
+    }
+
+    /// The list of a store read natively: page after page of its catalog, each page's
+    /// conversations folded from the store, so the list grows without a copy. Its
+    /// conversations that hold no game are not listed (that needs every recording read).
+    private func listPagesInBackground() {
+        let games = self.games
+        Thread { [weak self] in
+            var damaged = 0, offset = 0
+            let size = 100
+            do {
+                while let self {
+                    WorkQueue.shared.yieldToRequests()
+                    let page = try self.readers.with { reader in
+                        try GameCatalog.page(store: reader, games: games, offset: offset, limit: size, skippingDamaged: { _ in damaged += 1 })
+                    }
+                    self.locked {
+                        self.listed += page.games
+                        self.listedSorted = nil
+                    }
+                    offset += size
+                    if offset >= page.total { break }
+                }
+                self?.locked {
+                    self?.listIsComplete = true
+                    self?.damaged = damaged
                 }
             } catch {
                 self?.locked { self?.listFailure = String(describing: error) }
@@ -354,10 +423,18 @@ public final class ViewerModel: @unchecked Sendable {
         } else if let derived = try signaturesFromTheWholeLog(conversation) {
             signed = derived
             locked { signatures[conversation] = signed }
+        } else if readsNatively && auditFile.ready == nil {
+            // The devices' trees are checked on the audit's copy, which is not made yet:
+            // said, and not kept, so the verdict stays "not whole" until they are.
+            signed = [Finding(.notCheckable, .signature, position: nil, game: conversation.uuid.uuidString.lowercased(),
+                              rule: "signatures-checked", expected: "every event checked against its device's signed tree",
+                              found: "not checked yet: the viewer is still making its copy of the store for the audit")]
         } else {
+            let store = readsNatively ? try auditStore() : nil
             signed = try reading { reader, index in
                 let streams = try index.streams(of: conversation)
-                return try Auditor.signatures(reader, streams: streams,
+                guard let file = store ?? (reader as? EventStore) else { return [] }
+                return try Auditor.signatures(file, streams: streams,
                                               conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
             }
             locked { signatures[conversation] = signed }
@@ -472,10 +549,14 @@ public final class ViewerModel: @unchecked Sendable {
     /// log's own checks. A conversation already checked (a page asked first, or a stored
     /// audit) is not checked again.
     public func auditInBackground() {
-        let path = self.path, games = self.games
+        let games = self.games, auditFile = self.auditFile
         let kept = self.kept
         Thread { [weak self] in
-            guard let reader = try? EventStore(path: path, access: .readOnly) else { return }
+            guard let path = try? auditFile.path(), let reader = try? EventStore(path: path, access: .readOnly) else {
+                self?.locked { self?.logWide = [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read",
+                                                        found: "its file for the audit could not be opened")] }
+                return
+            }
             // The same file audited by the same build before: its results at once.
             let key = kept?.key(of: path)
             if let key, let results = kept?.load(key), let self {
@@ -531,5 +612,47 @@ public final class ViewerModel: @unchecked Sendable {
     private func keptResults(logWide: [Finding]) -> KeptResults.Results {
         KeptResults.Results(conversations: Dictionary(uniqueKeysWithValues: checks.map { ($0.key.uuid.uuidString.lowercased(), $0.value) }),
                             logWide: logWide)
+    }
+}
+
+/// The SQLite file the viewer's audit reads: given, or made once when first asked for
+/// (a shared store's copy), while requests that only want it if it is there go on.
+final class AuditFile: @unchecked Sendable {
+    private let make: @Sendable () throws -> String
+    private let condition = NSCondition()
+    private var made: Result<String, Error>?
+    private var making = false
+
+    init(path: String) {
+        make = { path }
+        made = .success(path)
+    }
+
+    init(making: @escaping @Sendable () throws -> String) { make = making }
+
+    /// The file, made now if nobody has made it yet (others asking meanwhile wait for it).
+    func path() throws -> String {
+        condition.lock()
+        while making { condition.wait() }
+        if let made {
+            condition.unlock()
+            return try made.get()
+        }
+        making = true
+        condition.unlock()
+        let result = Result { try make() }
+        condition.lock()
+        made = result
+        making = false
+        condition.broadcast()
+        condition.unlock()
+        return try result.get()
+    }
+
+    /// The file if it is made, without waiting.
+    var ready: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return try? made?.get()
     }
 }

@@ -5,16 +5,16 @@ import Foundation
 /// shared between threads, and one connection for every request made each request
 /// wait for all the others.
 final class ReaderPool: @unchecked Sendable {
-    let path: String
+    private let make: @Sendable () throws -> any EventLogReader
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var idle: [EventStore]
+    private var idle: [any EventLogReader]
     private var opened: Int
     private let capacity: Int
 
-    /// - Parameter first: a connection already open (the one that checked the file).
-    init(path: String, first: EventStore, capacity: Int) {
-        self.path = path
+    /// - Parameter first: a connection already open (the one that checked the log).
+    init(make: @escaping @Sendable () throws -> any EventLogReader, first: any EventLogReader, capacity: Int) {
+        self.make = make
         idle = [first]
         opened = 1
         self.capacity = max(1, capacity)
@@ -22,13 +22,13 @@ final class ReaderPool: @unchecked Sendable {
 
     /// Runs `body` with a connection of its own, opening one while fewer than `capacity`
     /// are open, else waiting for one to come back.
-    func with<T>(_ body: (EventStore) throws -> T) throws -> T {
+    func with<T>(_ body: (any EventLogReader) throws -> T) throws -> T {
         let reader = try borrow()
         defer { giveBack(reader) }
         return try body(reader)
     }
 
-    private func borrow() throws -> EventStore {
+    private func borrow() throws -> any EventLogReader {
         condition.lock()
         while idle.isEmpty && opened >= capacity { condition.wait() }
         if let reader = idle.popLast() {
@@ -38,7 +38,7 @@ final class ReaderPool: @unchecked Sendable {
         opened += 1
         condition.unlock()
         do {
-            return try EventStore(path: path, access: .readOnly)
+            return try make()
         } catch {
             condition.lock()
             opened -= 1
@@ -48,7 +48,7 @@ final class ReaderPool: @unchecked Sendable {
         }
     }
 
-    private func giveBack(_ reader: EventStore) {
+    private func giveBack(_ reader: any EventLogReader) {
         condition.lock()
         idle.append(reader)
         condition.signal()
