@@ -102,9 +102,13 @@ struct GamesCommand: ParsableCommand {
     private func listConversationsWithoutGames(_ store: any EventLogReader) throws {
         let index = try GameIndex(store: store)
         let withGames = Set(try index.games().map(\.conversation))
+        // Their kinds, from their recordings' first events, read together: one conversation
+        // at a time cost a store read over the network a few statements each.
+        let streamsOf = try index.allStreams().filter { !withGames.contains($0.key) }
+        let started = try recordings(store, streams: streamsOf.values.reduce(into: Set<UUID>()) { $0.formUnion($1) })
         var byKind: [String: [ConversationID]] = [:]
         for conversation in try index.conversations() where !withGames.contains(conversation) {
-            let kind = try recordings(store, streams: try index.streams(of: conversation)).values.first?.kind ?? "unknown"
+            let kind = streamsOf[conversation]?.lazy.compactMap { started[$0]?.kind }.first ?? "unknown"
             byKind[kind, default: []].append(conversation)
         }
         guard !byKind.isEmpty else { return }

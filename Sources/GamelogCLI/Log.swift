@@ -187,9 +187,12 @@ struct Log: ParsableCommand {
 func recordings(_ store: any EventLogReader, streams: Set<UUID>? = nil) throws -> [UUID: InstanceInfo] {
     var out: [UUID: InstanceInfo] = [:]
     // A recording starts with its recording.started event: for a few streams, their first
-    // events (through the stream index) cost less than that type's events in the whole log.
-    let queries = streams.map { $0.map { EventQuery(stream: $0, limit: 1) } }
-        ?? [EventQuery(types: [RecordedEvent.TypeName.recordingStarted])]
+    // events (through the stream index) cost less than that type's events in the whole log;
+    // for many, one read of that type's events among them costs less than a read each
+    // (a shared store answers each read over the network).
+    let started: Set<String> = [RecordedEvent.TypeName.recordingStarted]
+    let queries = streams.map { $0.count <= 8 ? $0.map { EventQuery(stream: $0, limit: 1) } : [EventQuery(streams: $0, types: started)] }
+        ?? [EventQuery(types: started)]
     for query in queries { try store.scan(query) { stored in
         if case .recordingStarted(let info)? = try? RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion,
                                                                           payload: stored.payload) {
