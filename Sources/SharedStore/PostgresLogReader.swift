@@ -41,36 +41,34 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
 
     // MARK: - Statements
 
-    /// One statement's rows, each turned into a value by `decode` on the connection's side.
+    /// One statement's rows, each turned into a value by `decode`.
     ///
-    /// A statement has ``SharedStore/statementDeadline``, kept by a timer on the
-    /// connection's own event loop that closes it (a server gone without a word would
-    /// otherwise hold the reader forever): a reader sends hundreds of small statements
-    /// for one page, and the deadline that writers use (two tasks a statement) cost a
-    /// fifth of a page's time.
-    private func fetch<T: Sendable>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
-                                    _ decode: @escaping @Sendable (PostgresRandomAccessRow) throws -> T) throws -> [T] {
-        try SharedStore.wait { [self] in
-            let connection = try await self.openConnection()
-            let deadline = SharedStore.statementDeadline.components.seconds
-            let watchdog = connection.eventLoop.scheduleTask(in: .seconds(deadline)) { _ = connection.close() as EventLoopFuture<Void> }
-            defer { watchdog.cancel() }
-            do {
-                var out: [T] = []
-                for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger) {
-                    out.append(try decode(row.makeRandomAccess()))
-                }
-                return out
-            } catch {
-                // A dropped connection is opened again by the next read.
-                if connection.isClosed {
-                    self.forget(connection)
-                    throw SharedStoreError.unreachable(location: store.location.description,
-                                                       detail: "the connection closed during a statement (no answer within \(SharedStore.statementDeadline), or the server went away)")
-                }
-                throw store.translate(error)
+    /// The caller's thread waits for the connection's event loop (no task is made: a
+    /// reader sends hundreds of small statements for one page, and the hops through Swift
+    /// tasks were most of each one's time). A statement has
+    /// ``SharedStore/statementDeadline``, kept by a timer on the same event loop that
+    /// closes the connection: a server gone without a word would otherwise hold the reader
+    /// forever. Never called on an event loop (readers are used from the callers' threads).
+    private func fetch<T>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
+                          _ decode: (PostgresRandomAccessRow) throws -> T) throws -> [T] {
+        let open: PostgresConnection? = lock.withLock { self.connection.flatMap { $0.isClosed ? nil : $0 } }
+        let connection = try open ?? SharedStore.wait { [self] in try await self.openConnection() }
+        let deadline = SharedStore.statementDeadline.components.seconds
+        let watchdog = connection.eventLoop.scheduleTask(in: .seconds(deadline)) { _ = connection.close() as EventLoopFuture<Void> }
+        defer { watchdog.cancel() }
+        let result: PostgresQueryResult
+        do {
+            result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger).wait()
+        } catch {
+            // A dropped connection is opened again by the next read.
+            if connection.isClosed {
+                forget(connection)
+                throw SharedStoreError.unreachable(location: store.location.description,
+                                                   detail: "the connection closed during a statement (no answer within \(SharedStore.statementDeadline), or the server went away)")
             }
+            throw store.translate(error)
         }
+        return try result.rows.map { try decode($0.makeRandomAccess()) }
     }
 
     private func openConnection() async throws -> PostgresConnection {
