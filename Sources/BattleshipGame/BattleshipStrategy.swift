@@ -8,6 +8,15 @@ struct BattleshipStrategy: GameStrategy {
     let guesser: DeviceID
     let conversation: ConversationID
     private var resultViewed = false
+    /// Ticks the placer has waited for its game to come back.
+    private var waited = 0
+    /// The game the placer stopped waiting for.
+    private var gaveUpOn: MessageID?
+    /// How long (in ticks) the placer waits for an answer before setting up another game:
+    /// long enough for a phone that lost its signal to come back (on the phone network it
+    /// does with a chance of 1% a tick). A game lost on the network outlasts the
+    /// simulator's own patience first and stays in progress, as it would for people.
+    static let patience = 200
 
     init(placer: DeviceID, guesser: DeviceID, conversation: ConversationID) {
         self.placer = placer
@@ -45,7 +54,19 @@ struct BattleshipStrategy: GameStrategy {
             guard let cell = untried.randomElement(using: &rng) else { return (guesser, .act(.dismissExtension)) }
             return (guesser, .act(.touch(.cell(cell))))
         }
-        // Nothing sent yet: the placer sets up a game.
+        // A game the placer sent is on its way, or its answer is: the placer waits for it,
+        // as people do, and after a while gives up and sets up another.
+        if let sent = placerLatest, let m = model(sent), !m.isComplete,
+           sent.id != gaveUpOn,
+           host.transcript(on: placer, in: conversation).last(where: { $0.message?.id == sent.id })?.isOutgoing == true {
+            if waited < Self.patience {
+                waited += 1
+                return (placer, .wait)
+            }
+            gaveUpOn = sent.id
+        }
+        waited = 0
+        // Nothing sent yet (or given up on): the placer sets up a game.
         if let step = openConversation(host, placer, conversation) { return step }
         guard let active = host.shownExtension(on: placer) else { return (placer, .act(.openExtension)) }
         let screen = active.screen

@@ -175,6 +175,7 @@ public final class GameFork {
                 }
                 try host.perform(.tapMessage(message.id), on: device)
             case .deliver: try host.deliverNext(to: device)
+            case .wait: host.tick()
             }
         } catch let error as ForkError {
             throw error

@@ -25,6 +25,9 @@ extension MessagesHost: MessagesWorld {
                 try perform(.tapMessage(message.id), on: device)
             case .deliver:
                 try deliverNext(to: device)
+            case .wait:
+                // Nothing is carried out: the caller lets the world's time move on.
+                return false
             }
             return true
         } catch {

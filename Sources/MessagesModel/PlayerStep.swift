@@ -6,12 +6,16 @@ public enum PlayerStep: Hashable, Sendable, CustomStringConvertible {
     case tapLatestMessage
     /// Deliver the oldest message waiting for this device.
     case deliver
+    /// Wait for what is on its way: nothing is done, and the world's time moves on (a
+    /// person who sent a game waits for the answer rather than start another).
+    case wait
 
     public var description: String {
         switch self {
         case .act(let action): return action.description
         case .tapLatestMessage: return "tap the latest message"
         case .deliver: return "a message arrives"
+        case .wait: return "waits"
         }
     }
 }
