@@ -7,9 +7,11 @@ import MessagesModel
 /// "Stepper Value" message (URL `emptyURL`), text and attachment inserts, and:
 /// - the stepper (`+`) sets the value the custom messages carry;
 /// - `Link` inserts the value as an https message with every template field, a
-///   summary and an accessibility label; `Picture` inserts it as a `data:` image that
+///   summary and an accessibility label (at 3, with the app's own `stepper:` scheme,
+///   which Messages refuses); `Picture` inserts it as a `data:` image that
 ///   expires, whose URL grows with the value past Messages' 5,000 characters;
-/// - `Live` inserts a message with a live layout: shown in the transcript, the tour
+/// - `Live` asks for transcript style (which cannot be requested), then inserts a
+///   message with a live layout: shown in the transcript, the tour
 ///   runs as its bubble and tries what a bubble may not do (leave transcript style,
 ///   dismiss itself, insert);
 /// - `Send Now`, `Send Text`, `Send Sticker` and `Send Attachment` use iOS 11's `send` variants;
@@ -105,9 +107,14 @@ public final class APITourExtension: MessagesAppViewController {
         case .button("+"):
             value = value % 9 + 1
         case .button("Link"):
-            host.insert(linkMessage(host), completion: record)
+            var message = linkMessage(host)
+            // At 3, a careless extension uses its own app's scheme, which Messages refuses.
+            if value == 3 { message.url = "stepper://value/\(value)" }
+            host.insert(message, completion: record)
         case .button("Live"):
             // MSMessageLiveLayout: the bubble is drawn by an instance in transcript style.
+            // A careless extension asks for that style itself; it cannot be requested.
+            host.requestPresentationStyle(.transcript)
             var message = host.makeMessage(session: nil)
             message.url = "https://example.com/stepper?value=\(value)&live=1"
             message.layout = .live(alternate: TemplateLayout(caption: "Stepper live", subcaption: "value \(value)"))

@@ -41,7 +41,8 @@ public struct Coverage: Sendable, Equatable {
             rows.append("action \(action): refused")
         }
         rows += ["action requestPresentationStyle in transcript style (ignored)", "action dismiss in transcript style (does nothing)",
-                 "action insert in transcript style: refused"]
+                 "action insert in transcript style: refused",
+                 "action requestPresentationStyle transcript (it cannot be requested: ignored)"]
         rows += ["action insert(_:localizedChangeDescription:)", "action insert replacing a staged item",
                  "action requestPresentationStyle",
                  "action requestPresentationStyle ignored (already in that style or not active)", "action dismiss"]
@@ -54,7 +55,10 @@ public struct Coverage: Sendable, Equatable {
         rows += ["user switches the selection to another message", "user re-taps the selected message",
                  "conversation of 2 participants", "conversation of 3 participants", "conversation of 4 participants",
                  "message sent", "message arrived", "message sent with an error",
-                 "message url with no scheme", "message url http or https", "message url data",
+                 "message replaces the earlier one of its session (a summary line stays)",
+                 "message pending in the input field when deleted (isPending)", "message no longer pending once sent (isPending false)",
+                 "selected message read by its own extension",
+                 "message url with no scheme", "message url with another scheme (refused)", "message url http or https", "message url data",
                  "message url over 5,000 characters",
                  "message with summaryText", "message with shouldExpire", "message with accessibilityLabel",
                  "message with a live layout"]
@@ -81,6 +85,18 @@ public struct Coverage: Sendable, Equatable {
             if let alert = screen.alert { add("alert \(alert.title)") }
         case .callback(let record, let context):
             add("callback \(record.callback.rawValue) in \(context.style.description)")
+            // isPending as the spec has it: true while the message waits in the input field.
+            if record.callback == .didCancelSending, record.message?.isPending == true {
+                add("message pending in the input field when deleted (isPending)")
+            }
+            if record.callback == .didStartSending, record.message?.isPending == false {
+                add("message no longer pending once sent (isPending false)")
+            }
+            // An extension is handed the selected message only when it is one of its own.
+            if let selected = record.conversation?.selectedMessage,
+               before?.transcript.contains(where: { $0.bubble.message?.id == selected.id }) == true {
+                add("selected message read by its own extension")
+            }
             if record.callback == .willTransition, let to = record.style {
                 add("transition \(context.style.description) -> \(to.description)")
             }
@@ -89,6 +105,7 @@ public struct Coverage: Sendable, Equatable {
             switch record.action {
             case .requestPresentationStyle(let style):
                 add("action requestPresentationStyle")
+                if style == .transcript { add("action requestPresentationStyle transcript (it cannot be requested: ignored)") }
                 if !context.isActive || style == context.style || style == .transcript || context.style == .transcript {
                     add("action requestPresentationStyle ignored (already in that style or not active)")
                 }
@@ -121,17 +138,27 @@ public struct Coverage: Sendable, Equatable {
             }
         case .transcript(.sent(let item), _):
             add("message sent")
+            countReplacement(of: item, before: before)
             // GAMES.md's captions, whoever is named in them.
             if let caption = item.message?.caption { add("caption \(Self.withoutMentions(caption))") }
             if case .message(let message) = item, let error = message.error {
                 add("message sent with an error")
                 add("error \(error.code.rawValue) \(error.code.name)")
             }
-        case .transcript(.arrived, _):
+        case .transcript(.arrived(let item, _), _):
             add("message arrived")
+            countReplacement(of: item, before: before)
         default:
             break
         }
+    }
+
+    /// The session rule: a message of a session that already has one in the transcript
+    /// takes the earlier one's place, which keeps a summary line.
+    private mutating func countReplacement(of item: Item, before: DeviceView?) {
+        guard let session = item.message?.session, let before,
+              before.transcript.contains(where: { $0.bubble.message?.session == session }) else { return }
+        add("message replaces the earlier one of its session (a summary line stays)")
     }
 
     private mutating func countFields(_ message: Message) {
@@ -139,6 +166,7 @@ public struct Coverage: Sendable, Equatable {
             let lower = url.lowercased()
             if lower.hasPrefix("http://") || lower.hasPrefix("https://") { add("message url http or https") }
             else if lower.hasPrefix("data:") { add("message url data") }
+            else if URLComponents(string: url)?.scheme != nil { add("message url with another scheme (refused)") }
             else { add("message url with no scheme") }
             if url.count > URLRules.maximumLength { add("message url over 5,000 characters") }
         }
