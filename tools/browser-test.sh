@@ -59,7 +59,20 @@ check games "both games are listed" has games "${battleship:0:8}"
 check games "tic-tac-toe is listed" has games "${tictactoe:0:8}"
 check games "the audit ran" has games 'class="ok">ok<\|class=ok>ok<'
 
-page battleship-auditor "$base/games/$battleship?as=auditor"
+# A game's page is the game (issue 39, item 4): it opens at the game's first step and
+# lists the game's own steps; the whole conversation is one link away.
+page battleship-opened "$base/games/$battleship"
+opened_at=$(grep -o 'data-step="[0-9]*"' "$work/battleship-opened.html" | head -1 | grep -o '[0-9]*')
+last_step=$(grep -o 'data-steps="[0-9]*"' "$work/battleship-opened.html" | head -1 | grep -o '[0-9]*')
+own_rows=$(grep -o '<li class="step' "$work/battleship-opened.html" | wc -l)
+check battleship-opened "it opens at the game's first step, not its last" test "${opened_at:-0}" -ge 1 -a "${opened_at:-0}" -lt "${last_step:-0}"
+check battleship-opened "it says whose steps it lists, with the way to the rest" has battleship-opened 'show the whole conversation'
+page battleship-whole "$base/games/$battleship?whole=1"
+whole_rows=$(grep -o '<li class="step' "$work/battleship-whole.html" | wc -l)
+check battleship-whole "the whole conversation lists more steps than the game's own" test "$own_rows" -gt 0 -a "$whole_rows" -gt "$own_rows"
+check battleship-whole "and links back to the game's own" has battleship-whole "show this game's steps"
+
+page battleship-auditor "$base/games/$battleship?step=$last_step&as=auditor"
 check battleship-auditor "the board shows a hit" has battleship-auditor 'cell hit'
 check battleship-auditor "the board shows a miss" has battleship-auditor 'cell miss'
 check battleship-auditor "both phones" has battleship-auditor 'data-device="B"'
@@ -74,7 +87,8 @@ check battleship-B-step2 "Bob sees no ship before the placement arrives" lacks b
 check battleship-B-step2 "Alice's events are not there, not even as 'acted'" lacks battleship-B-step2 'acted'
 check battleship-B-step2 "no phone of Alice's" lacks battleship-B-step2 'data-device="A"'
 
-page battleship-B-end "$base/games/$battleship?as=B"
+b_last=$(curl -s "$base/games/$battleship?as=B" | grep -o 'data-steps="[0-9]*"' | grep -o '[0-9]*')
+page battleship-B-end "$base/games/$battleship?step=$b_last&as=B"
 check battleship-B-end "Bob's board has his hits" has battleship-B-end 'cell hit'
 check battleship-B-end "Bob never sees the ships he did not hit" lacks battleship-B-end 'title="ship"'
 
@@ -109,7 +123,8 @@ page tictactoe-step40 "$base/games/$tictactoe?step=40&as=auditor"
 check tictactoe-step40 "marks on the board" has tictactoe-step40 'cell x'
 check tictactoe-step40 "the event at the step" has tictactoe-step40 'id="payload"'
 
-page tictactoe-B-end "$base/games/$tictactoe?as=B"
+t_last=$(curl -s "$base/games/$tictactoe?as=B" | grep -o 'data-steps="[0-9]*"' | grep -o '[0-9]*')
+page tictactoe-B-end "$base/games/$tictactoe?step=$t_last&as=B"
 check tictactoe-B-end "X won, as Bob saw" has tictactoe-B-end 'X (Alice) won'
 
 page not-found "$base/games/ffffffff"

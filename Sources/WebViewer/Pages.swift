@@ -172,7 +172,11 @@ enum Pages {
 
     // MARK: One game at one step
 
-    static func game(_ model: ViewerModel, id: String, step requested: Int?, perspective text: String?) throws -> String {
+    /// A game's page at a step. An id that names a game (not a conversation) shows that
+    /// game: it opens at the game's first step, lists the game's own steps and findings,
+    /// and links to the whole conversation (`whole`), which shows every step.
+    static func game(_ model: ViewerModel, id: String, step requested: Int?, perspective text: String?,
+                     whole wholeConversation: Bool = false) throws -> String {
         let (conversation, session) = try model.resolve(id)
         let whole = try model.replayer(conversation)
         let perspective: Perspective
@@ -183,7 +187,12 @@ enum Pages {
         }
         // A device's view steps through its own events alone.
         let replayer = try model.view(conversation, as: perspective)
-        let step = requested ?? replayer.stepCount
+        // The game's own steps in this view, unless the whole conversation was asked for
+        // (or the id named the conversation, or this view saw none of the game).
+        let ownSteps = try session.flatMap { session in
+            wholeConversation ? nil : try model.steps(ofGame: session, in: conversation, as: perspective)
+        }.flatMap { $0.isEmpty ? nil : $0 }
+        let step = requested ?? ownSteps?.first ?? replayer.stepCount
         guard (0...replayer.stepCount).contains(step) else { throw ViewerError.badParameter("step \(step) is outside 0...\(replayer.stepCount)") }
         let state = try model.state(conversation, at: step, as: perspective)
         // The step before, folded once: for what changed and for the board's changed cells.
@@ -195,8 +204,9 @@ enum Pages {
         let heading = final.plugin?.title ?? (final.kind.isEmpty ? "conversation" : final.kind)
         let asParameter = perspective == .auditor ? "auditor" : { if case .device(let d) = perspective { return d.name } else { return "" } }()
         let base = "/games/\(percentEncoded(id))"
+        let extra = wholeConversation && session != nil ? "&whole=1" : ""
         /// A link to a step as a perspective: every part of it percent-encoded, then escaped.
-        func link(_ step: Int, _ view: String) -> String { "\(base)?step=\(step)&as=\(percentEncoded(view))" }
+        func link(_ step: Int, _ view: String) -> String { "\(base)?step=\(step)&as=\(percentEncoded(view))\(extra)" }
 
         // The perspective switch: each view at the same moment, in its own steps.
         let choices = ["auditor"] + whole.devices.map(\.name)
@@ -214,11 +224,26 @@ enum Pages {
         for (index, event) in replayer.events.enumerated() { positionsToStep[event.position] = index + 1 }
         // A device's view shows the findings at the steps it saw (and those of no step), never
         // what happened where it was not.
-        let shown = findings.filter { finding in
+        let ownSet = ownSteps.map(Set.init)
+        let gameID = session?.uuid.uuidString.lowercased(), conversationID = conversation.uuid.uuidString.lowercased()
+        let seen = findings.filter { finding in
             guard let position = finding.position else { return true }
             guard let at = positionsToStep[position] else { return perspective == .auditor }
             return replayer.event(at: at).map(perspective.sees) ?? true
         }
+        // A game's page leaves out only what is about another game of the conversation: a
+        // finding naming another game, or a move's finding (its legality, an invariant, what
+        // its message reveals) at a step that is not this game's. What is about the
+        // recordings themselves (their integrity, signatures, lifecycle, delivery) concerns
+        // every game they hold. What is left out is counted, with the way to it.
+        let shown = seen.filter { finding in
+            guard let ownSet else { return true }
+            if let named = finding.game?.lowercased(), named != gameID, named != conversationID { return false }
+            guard [.legality, .invariant, .design].contains(finding.check),
+                  let at = finding.position.flatMap({ positionsToStep[$0] }) else { return true }
+            return ownSet.contains(at)
+        }
+        let elsewhere = seen.count - shown.count
         // A finding's full text quotes messages as the auditor sees them: a device's view shows its outline.
         let text = { (finding: Finding) -> String in perspective == .auditor ? finding.description : finding.outline }
         let marks = shown.compactMap { finding -> HTML? in
@@ -264,7 +289,16 @@ enum Pages {
         // marks for moves, findings and steps that change nothing (filtered in the page).
         let stepsHTML = try stepList(model, conversation, replayer, perspective, step: step, findingSteps: Dictionary(
             shown.compactMap { finding in finding.position.flatMap { positionsToStep[$0] }.map { ($0, finding.severity) } },
-            uniquingKeysWith: { a, b in a == .error ? a : b }), link: { link($0, asParameter) })
+            uniquingKeysWith: { a, b in a == .error ? a : b }), only: ownSet, link: { link($0, asParameter) })
+        // Which steps these are, and the way to the rest of the conversation.
+        var scopeHTML: HTML = ""
+        if let ownSteps {
+            let others: HTML = elsewhere == 0 ? "" : " (\(elsewhere) finding\(elsewhere == 1 ? "" : "s") there)"
+            let count: HTML = "this game's \(ownSteps.count) step\(ownSteps.count == 1 ? "" : "s") of the conversation's \(replayer.stepCount)"
+            scopeHTML = "<p id=scope>\(count) · <a href=\"\(base)?step=\(step)&as=\(percentEncoded(asParameter))&whole=1\">show the whole conversation</a>\(others)</p>"
+        } else if wholeConversation, session != nil {
+            scopeHTML = "<p id=scope>the whole conversation's \(replayer.stepCount) steps · <a href=\"\(base)?as=\(percentEncoded(asParameter))\">show this game's steps</a></p>"
+        }
 
         // The game's board, as this perspective knows it: the cells the last step changed
         // marked, and a legend of the cells it shows.
@@ -336,7 +370,8 @@ enum Pages {
                 <p class=bad id=damaged>\(positions.count) damaged event\(positions.count == 1 ? "" : "s") (position \(positions.prefix(5).map(String.init).joined(separator: ", "))) could not be read and \(positions.count == 1 ? "is" : "are") left out\(past > 0 ? ": this step comes after it, so it may differ from what the devices showed" : "; this step comes before it"). `gamelog verify` names every damaged event.</p>
                 """
         }
-        let errors = findings.filter { $0.severity == .error }.count
+        // A game's page counts the game's errors; a conversation's, all of them.
+        let errors = (ownSteps == nil ? findings : shown).filter { $0.severity == .error }.count
         // Only findings at a step of this view are marked on its timeline (not the whole log's,
         // nor those at steps this view does not have): the count says how many are.
         let markedErrors = shown.filter { $0.severity == .error && $0.position.flatMap { positionsToStep[$0] } != nil }.count
@@ -348,8 +383,8 @@ enum Pages {
         let body: HTML = """
             <header><p><a href="/games">← games</a></p><h1>\(heading) <small>\(id)</small></h1>
             \(origin)\(damageHTML)<nav class=views>seen as: \(switcher)</nav>
-            <p class=audit>\(verdict)</p></header>
-            <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)">
+            <p class=audit>\(verdict)</p>\(scopeHTML)</header>
+            <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)" data-extra="\(extra)">
             <button id=first title="first step">first</button><button id=prev title="previous step (←)" aria-label="previous step">◀</button>
             <button id=play title="play or pause (space)" aria-label="play or pause">▶</button><button id=next title="next step (→)" aria-label="next step">▶▶</button><button id=last title="last step (End)">last</button>
             <button id=helpButton title="keys (?)" aria-label="keys">?</button>
@@ -371,15 +406,29 @@ enum Pages {
     /// The step list of a view: each step's device (a colour), a short label, and classes
     /// for the page's filters: `move` (a game message sent), `finding`, `same` (nothing
     /// this view shows changed).
+    /// - Parameter only: the steps to list (a game's own), else every step.
     static func stepList(_ model: ViewerModel, _ conversation: ConversationID, _ replayer: Replayer, _ perspective: Perspective,
-                         step current: Int, findingSteps: [Int: Finding.Severity], link: (Int) -> String) throws -> HTML {
+                         step current: Int, findingSteps: [Int: Finding.Severity], only: Set<Int>? = nil,
+                         link: (Int) -> String) throws -> HTML {
         let count = replayer.stepCount
         guard count > 0 else { return "" }
-        let window = count <= stepListLimit ? 1...count
-            : max(1, current - stepListLimit / 2)...min(count, max(1, current - stepListLimit / 2) + stepListLimit - 1)
+        // A game's own steps come from the whole view's rows (kept once computed), cut
+        // around the current step if there are more than the limit.
+        var listed: [ViewerModel.StepRow]
+        if let only {
+            let own = try model.stepRows(conversation, in: 1...count, as: perspective).filter { only.contains($0.step) }
+            let at = own.firstIndex { $0.step >= current } ?? own.count
+            let start = max(0, min(at - stepListLimit / 2, own.count - stepListLimit))
+            listed = Array(own[start..<min(own.count, start + stepListLimit)])
+        } else {
+            let window = count <= stepListLimit ? 1...count
+                : max(1, current - stepListLimit / 2)...min(count, max(1, current - stepListLimit / 2) + stepListLimit - 1)
+            listed = try model.stepRows(conversation, in: window, as: perspective)
+        }
+        let total = only?.count ?? count
         let devices = Dictionary(uniqueKeysWithValues: model.devicesOf(conversation).enumerated().map { ($1, $0) })
         var rows: HTML = ""
-        for row in try model.stepRows(conversation, in: window, as: perspective) {
+        for row in listed {
             let n = row.step
             var classes = "step d\((row.device.flatMap { devices[$0] } ?? 0) % 4)"
             if row.isMove { classes += " move" }
@@ -389,7 +438,7 @@ enum Pages {
             let id: HTML = n == current ? " id=currentStep" : ""
             rows += "<li class=\"\(classes)\" data-step=\(n)\(id)><a href=\"\(link(n))\">\(n) · \(row.device?.name ?? "-") · \(row.label)</a></li>"
         }
-        let more: HTML = window == 1...count ? "" : "<p class=muted>steps \(window.lowerBound)-\(window.upperBound) of \(count)</p>"
+        let more: HTML = listed.count == total ? "" : "<p class=muted>steps \(listed.first?.step ?? 0)-\(listed.last?.step ?? 0), \(listed.count) of \(total)</p>"
         return """
             <section class=steps id=steps><h2>steps</h2>
             <p class=stepfilters><label><input type=checkbox id=onlyMoves> moves only</label> <label><input type=checkbox id=onlyFindings> findings only</label>
@@ -483,8 +532,8 @@ enum Pages {
     /// every step is a link that can be shared.
     static let script = """
         (function(){var t=document.querySelector('.timeline');if(!t)return;
-        var step=+t.dataset.step,steps=+t.dataset.steps,as=t.dataset.as,base=t.dataset.base;
-        function go(n){n=Math.max(0,Math.min(steps,n));if(n!==step)location.href=base+'?step='+n+'&as='+encodeURIComponent(as)+(playing()?'&play='+speed():'');}
+        var step=+t.dataset.step,steps=+t.dataset.steps,as=t.dataset.as,base=t.dataset.base,extra=t.dataset.extra||'';
+        function go(n){n=Math.max(0,Math.min(steps,n));if(n!==step)location.href=base+'?step='+n+'&as='+encodeURIComponent(as)+extra+(playing()?'&play='+speed():'');}
         function playing(){return new URLSearchParams(location.search).has('play')||window.__playing;}
         function speed(){return document.getElementById('speed').value;}
         document.getElementById('slider').addEventListener('change',function(e){go(+e.target.value);});
@@ -495,7 +544,7 @@ enum Pages {
         var q=new URLSearchParams(location.search);if(q.has('play')){document.getElementById('speed').value=q.get('play');}
         function tick(){if(step<steps){window.__playing=true;setTimeout(function(){go(step+1);},+speed());}else{play.textContent='▶';}}
         if(q.has('play')){play.textContent='⏸';tick();}
-        play.onclick=function(){if(q.has('play')){location.href=base+'?step='+step+'&as='+encodeURIComponent(as);}else{window.__playing=true;play.textContent='⏸';tick();}};
+        play.onclick=function(){if(q.has('play')){location.href=base+'?step='+step+'&as='+encodeURIComponent(as)+extra;}else{window.__playing=true;play.textContent='⏸';tick();}};
         document.getElementById('last').onclick=function(){window.__playing=false;go(steps);};
         var help=document.getElementById('help');
         document.getElementById('helpButton').onclick=function(){help.hidden=!help.hidden;};

@@ -69,6 +69,13 @@ public final class ViewerModel: @unchecked Sendable {
         var stepRows: [Perspective: [StepRow]] = [:]
         /// The conversation's games as its last step shows them.
         var summaries: [GameSummary]?
+        /// Each game's own steps in each view (a fold over the view's events).
+        var gameSteps: [GameStepsKey: [Int]] = [:]
+
+        struct GameStepsKey: Hashable {
+            var perspective: Perspective
+            var session: SessionID
+        }
 
         init(_ replayer: Replayer) { self.replayer = replayer }
 
@@ -394,6 +401,21 @@ public final class ViewerModel: @unchecked Sendable {
             }
             if whole { game.stepRows[perspective] = rows }
             return rows
+        }
+    }
+
+    /// The steps of `perspective`'s view that are a game's own events (the events the
+    /// fold counts as the game's), in order: computed once per view and game.
+    public func steps(ofGame session: SessionID, in conversation: ConversationID, as perspective: Perspective) throws -> [Int] {
+        let game = try openGame(conversation)
+        return game.locked { replayer in
+            let key = OpenGame.GameStepsKey(perspective: perspective, session: session)
+            if let known = game.gameSteps[key] { return known }
+            let view = replayer.seen(by: perspective)
+            let positions = view.positions(ofGame: session)
+            let steps = view.events.enumerated().compactMap { positions.contains($1.position) ? $0 + 1 : nil }
+            game.gameSteps[key] = steps
+            return steps
         }
     }
 

@@ -181,8 +181,10 @@ struct PagesController {
         router.get("/games/:id") { request, context in
             let id = try gameID(context)
             let (stepText, view) = (request.uri.queryParameters["step"].map(String.init), WebViewer.nonEmpty(request.uri.queryParameters["as"]))
+            // A game's page shows its own steps; `whole=1`, its whole conversation's.
+            let whole = request.uri.queryParameters["whole"].map { $0 == "1" } ?? false
             return try await WebViewer.respond(model, html: true) {
-                try Pages.game(model, id: id, step: try WebViewer.step(stepText), perspective: view)
+                try Pages.game(model, id: id, step: try WebViewer.step(stepText), perspective: view, whole: whole)
             }
         }
     }

@@ -142,7 +142,7 @@ final class Folder {
 
     @Test func gamesListsAPageAtATimeAndSaysWhereTheListGoesOn() throws {
         let folder = try Folder()
-        #expect(try gamelog(["simulate", "--games", "6", "--seed", "4", "--clock", "fixed"], in: folder.url).status == 0)
+        #expect(try gamelog(["simulate", "--games", "9", "--seed", "4", "--clock", "fixed"], in: folder.url).status == 0)
         let every = try gamelog(["games", "--all", "--json"], in: folder.url)
         let all = try #require(try JSONSerialization.jsonObject(with: Data(every.stdout.utf8)) as? [[String: Any]])
         #expect(all.count >= 5, "\(all.count)")

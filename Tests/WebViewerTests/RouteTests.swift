@@ -80,8 +80,13 @@ import Audit
                 let html = String(buffer: response.body)
                 #expect(!html.contains(String(game.prefix(8))) && html.contains("Tic-tac-toe"))
             }
+            var last = 0
             try await client.execute(uri: "/games/\(game)?as=auditor", method: .get) { response in
                 #expect(response.status == .ok)
+                last = Int(String(buffer: response.body).firstMatch(of: /data-steps="(\d+)"/)?.output.1 ?? "") ?? 0
+            }
+            try await client.execute(uri: "/games/\(game)?step=\(last)&as=auditor", method: .get) { response in
+                #expect(response.status == .ok && last > 0)
                 let html = String(buffer: response.body)
                 #expect(html.contains("id=slider") && html.contains("data-device=\"A\"") && html.contains("data-device=\"B\""))
                 #expect(html.contains("cell ship"))
@@ -294,7 +299,8 @@ import Audit
             }
             // The damaged game's own page still shows, with the damage named: where it is,
             // and whether the step shown comes after it.
-            try await client.execute(uri: "/games/\(tictactoe.id)", method: .get) { response in
+            try await client.execute(uri: "/games/\(tictactoe.id)?step=\(try model.replayer(try model.resolve(tictactoe.id).conversation).stepCount)",
+                                     method: .get) { response in
                 let html = String(buffer: response.body)
                 #expect(response.status == .ok && html.contains("id=damaged") && html.contains("gamelog verify"), "\(response.status)")
                 #expect(html.contains("this step comes after it") && html.contains("id=stepList"))

@@ -87,7 +87,8 @@ import WebViewer
         let all = try model.view(conversation, as: .auditor).stepCount
         let bobs = try model.view(conversation, as: .device("B")).stepCount
         try await app.test(.router) { client in
-            try await client.execute(uri: "/games/\(game)?step=5", method: .get) { response in
+            // The whole conversation: a row per step.
+            try await client.execute(uri: "/games/\(game)?step=5&whole=1", method: .get) { response in
                 let html = String(buffer: response.body)
                 let rows = html.matches(of: #/<li class="step /#).count
                 #expect(rows == all && all > 20, "\(rows) rows, \(all) steps")
@@ -96,12 +97,21 @@ import WebViewer
                 #expect(html.contains(#"current" data-step=5 id=currentStep>"#), "the current row")
                 #expect(html.contains("id=onlyMoves") && html.contains("id=hideSame") && html.contains("id=help"))
             }
-            // Once the game has a board: its legend, and the cells the last step changed marked.
+            // The game's page (issue 39, item 4): it opens at the game's first step and lists
+            // the game's own steps, every move among them, and links to the rest.
+            let own = try model.steps(ofGame: try #require(model.resolve(game).game), in: conversation, as: .auditor)
             try await client.execute(uri: "/games/\(game)", method: .get) { response in
+                let html = String(buffer: response.body)
+                let rows = html.matches(of: #/<li class="step /#).count, moves = html.matches(of: #/<li class="step [^"]*\bmove\b/#).count
+                #expect(own.count > 5 && rows == own.count && rows < all, "\(rows) rows, \(own.count) of the game's, \(all) in all")
+                #expect(moves >= 5 && html.contains("data-step=\"\(own[0])\"") && html.contains("show the whole conversation"))
+            }
+            // Once the game has a board: its legend, and the cells the last step changed marked.
+            try await client.execute(uri: "/games/\(game)?step=\(own.last!)", method: .get) { response in
                 let html = String(buffer: response.body)
                 #expect(html.contains("class=legend") && html.contains("changed by this step"))
             }
-            try await client.execute(uri: "/games/\(game)?step=3&as=B", method: .get) { response in
+            try await client.execute(uri: "/games/\(game)?step=3&as=B&whole=1", method: .get) { response in
                 let html = String(buffer: response.body)
                 let rows = html.matches(of: #/<li class="step /#).count
                 #expect(rows == bobs && bobs < all, "\(rows) rows as B, \(bobs) of B's steps, \(all) in all")
