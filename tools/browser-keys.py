@@ -157,10 +157,32 @@ def main():
 
         page.go(f"{url}?step=5&as=auditor")
         check("the page opens at step 5", page.step() == 5, page.evaluate("location.href"))
+        # Stepping swaps the step in place (issue 39, item 1): a value the page holds survives it.
+        page.evaluate("window.__loaded = 'once'")
         page.key("ArrowRight", keycode=39)
         check("→ goes to step 6", page.step() == 6, str(page.step()))
+        shown_step = page.evaluate("document.querySelector('.timeline').dataset.step")
+        check("the page shows step 6", shown_step == "6", str(shown_step))
         page.key("ArrowLeft", keycode=37)
         check("← goes back to step 5", page.step() == 5, str(page.step()))
+        check("stepping loads no page", page.evaluate("window.__loaded") == "once", str(page.evaluate("window.__loaded")))
+        before = page.evaluate("location.href")
+        page.evaluate("history.back()")
+        page.wait_loaded(before)
+        deadline = time.time() + 5
+        while time.time() < deadline and page.evaluate("document.querySelector('.timeline').dataset.step") != "6":
+            time.sleep(0.05)
+        check("the back button steps back", page.step() == 6
+              and page.evaluate("document.querySelector('.timeline').dataset.step") == "6", page.evaluate("location.href"))
+        # Keys work after a click in a filter (focus stays in the checkbox); Ctrl+→ is not "next".
+        page.evaluate("document.getElementById('hideSame').focus()")
+        page.key("ArrowRight", keycode=39)
+        check("→ works with a filter focused", page.step() == 7, str(page.step()))
+        for kind in ("keyDown", "keyUp"):
+            page.call("Input.dispatchKeyEvent", type=kind, key="ArrowRight", code="ArrowRight", windowsVirtualKeyCode=39, modifiers=2)
+        time.sleep(0.3)
+        check("Ctrl+→ is left to the browser", page.step() == 7, str(page.step()))
+        check("still no page load", page.evaluate("window.__loaded") == "once")
         steps = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
         page.key("End", keycode=35)
         check("End goes to the last step", page.step() == steps, f"{page.step()} of {steps}")

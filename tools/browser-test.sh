@@ -67,6 +67,9 @@ last_step=$(grep -o 'data-steps="[0-9]*"' "$work/battleship-opened.html" | head 
 own_rows=$(grep -o '<li class="step' "$work/battleship-opened.html" | wc -l)
 check battleship-opened "it opens at the game's first step, not its last" test "${opened_at:-0}" -ge 1 -a "${opened_at:-0}" -lt "${last_step:-0}"
 check battleship-opened "it says whose steps it lists, with the way to the rest" has battleship-opened 'show the whole conversation'
+# Without scripts every control still moves: the arrows are links, the slider a form.
+check battleship-opened "without scripts, ▶▶ is a link to the next step" has battleship-opened "id=\"next\" href=\"/games/$battleship?step=$((opened_at + 1))"
+check battleship-opened "and the slider is a form" has battleship-opened 'name="step"'
 page battleship-whole "$base/games/$battleship?whole=1"
 whole_rows=$(grep -o '<li class="step' "$work/battleship-whole.html" | wc -l)
 check battleship-whole "the whole conversation lists more steps than the game's own" test "$own_rows" -gt 0 -a "$whole_rows" -gt "$own_rows"
@@ -200,7 +203,7 @@ page damaged-game "$base/games/$tictactoe"
 check damaged-game "the damaged game's page shows, the damage named" has damaged-game 'id="damaged"'
 check damaged-game "with its position" has damaged-game "position $damaged_at"
 check damaged-game "and its steps" has damaged-game 'id="stepList"'
-page damaged-other "$base/games/$battleship?as=auditor"
+page damaged-other "$base/games/$battleship?step=$last_step&as=auditor"
 check damaged-other "the other game's page shows as before" has damaged-other 'cell hit'
 check damaged-other "with no damage" lacks damaged-other 'id="damaged"'
 check damaged-game "its verdict by the API is not ok" grep -q '"ok" *: *false' <<< "$(curl -s "$base/api/verify/$tictactoe")"

@@ -385,12 +385,12 @@ enum Pages {
             \(origin)\(damageHTML)<nav class=views>seen as: \(switcher)</nav>
             <p class=audit>\(verdict)</p>\(scopeHTML)</header>
             <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)" data-extra="\(extra)">
-            <button id=first title="first step">first</button><button id=prev title="previous step (←)" aria-label="previous step">◀</button>
-            <button id=play title="play or pause (space)" aria-label="play or pause">▶</button><button id=next title="next step (→)" aria-label="next step">▶▶</button><button id=last title="last step (End)">last</button>
+            <a class=button id=first href="\(link(0, asParameter))" title="first step">first</a><a class=button id=prev href="\(link(max(0, step - 1), asParameter))" title="previous step (←)" aria-label="previous step">◀</a>
+            <button id=play title="play or pause (space)" aria-label="play or pause">▶</button><a class=button id=next href="\(link(min(replayer.stepCount, step + 1), asParameter))" title="next step (→)" aria-label="next step">▶▶</a><a class=button id=last href="\(link(replayer.stepCount, asParameter))" title="last step (End)">last</a>
             <button id=helpButton title="keys (?)" aria-label="keys">?</button>
             <label>speed <select id=speed><option value=1000>1×</option><option value=400 selected>2.5×</option><option value=150>6×</option></select></label>
             <span id=stepLabel>step \(step) of \(replayer.stepCount)</span>
-            <div class=track><input type=range id=slider aria-label="step" min=0 max=\(replayer.stepCount) value=\(step)><div class=marks>\(marks)</div></div>
+            <form class=track method=get action="\(base)"><input type=range id=slider name=step aria-label="step" min=0 max=\(replayer.stepCount) value=\(step)><input type=hidden name=as value="\(asParameter)">\(extra.isEmpty ? "" : "<input type=hidden name=whole value=1>" as HTML)<noscript><button type=submit>go to this step</button></noscript><div class=marks>\(marks)</div></form>
             </section>
             <div id=help hidden><h2>keys</h2><ul><li>← → previous, next step</li><li>Home, End: first, last step</li>
             <li>[ ] previous, next move</li><li>{ } previous, next finding</li><li>space: play or pause</li><li>?: this help</li></ul></div>
@@ -500,7 +500,8 @@ enum Pages {
         .filters{margin:.8em 0}.filters label{margin-right:1em}.views a{margin-right:.6em;padding:.1em .5em;border-radius:4px}
         .views a.current{background:#0a58ca;color:#fff;text-decoration:none}
         .timeline{position:sticky;top:0;background:#fafafa;padding:.5em 0;border-bottom:1px solid #ddd;z-index:2}
-        .track{position:relative;margin-top:.4em}#slider{width:100%}.marks{position:relative;height:10px}
+        .track{position:relative;margin-top:.4em}#slider{width:100%}
+        a.button{display:inline-block;padding:1px 6px;margin-right:2px;border:1px solid #767676;border-radius:2px;background:#efefef;color:#000;text-decoration:none;font-size:13px}.marks{position:relative;height:10px}
         .mark{position:absolute;top:0;width:6px;height:10px;margin-left:-3px;background:#b00020;border-radius:2px}.mark.warning{background:#e0a800}.mark.design{background:#6a3cbc}
         main{display:flex;flex-wrap:wrap;gap:1.5em;margin-top:1em}.event{flex:1 1 320px;min-width:280px}
         pre{background:#fff;border:1px solid #ddd;padding:.5em;max-height:16em;overflow:auto;font-size:12px}
@@ -528,44 +529,66 @@ enum Pages {
         .cell.changed{outline:3px solid #ff9800;outline-offset:-3px}#help{position:fixed;top:4em;right:2em;background:#fff;border:1px solid #999;padding:.5em 1em;z-index:3}
         """
 
-    /// The timeline: slider, buttons, arrow keys and play, moving by page loads so
-    /// every step is a link that can be shared.
+    /// The timeline: slider, buttons, arrow keys and play. A step is fetched as the page the
+    /// server renders for it and swapped in place (no page load; the window keeps its
+    /// scroll), its address pushed to the history, so every step stays a link that can be
+    /// shared and the back button steps back; the neighbours are fetched ahead. Without
+    /// scripts every control is still a link or a form that loads the step's page.
     static let script = """
-        (function(){var t=document.querySelector('.timeline');if(!t)return;
-        var step=+t.dataset.step,steps=+t.dataset.steps,as=t.dataset.as,base=t.dataset.base,extra=t.dataset.extra||'';
-        function go(n){n=Math.max(0,Math.min(steps,n));if(n!==step)location.href=base+'?step='+n+'&as='+encodeURIComponent(as)+extra+(playing()?'&play='+speed():'');}
-        function playing(){return new URLSearchParams(location.search).has('play')||window.__playing;}
-        function speed(){return document.getElementById('speed').value;}
-        document.getElementById('slider').addEventListener('change',function(e){go(+e.target.value);});
-        document.getElementById('prev').onclick=function(){window.__playing=false;go(step-1);};
-        document.getElementById('next').onclick=function(){window.__playing=false;go(step+1);};
-        document.getElementById('first').onclick=function(){window.__playing=false;go(0);};
-        var play=document.getElementById('play');
-        var q=new URLSearchParams(location.search);if(q.has('play')){document.getElementById('speed').value=q.get('play');}
-        function tick(){if(step<steps){window.__playing=true;setTimeout(function(){go(step+1);},+speed());}else{play.textContent='▶';}}
-        if(q.has('play')){play.textContent='⏸';tick();}
-        play.onclick=function(){if(q.has('play')){location.href=base+'?step='+step+'&as='+encodeURIComponent(as)+extra;}else{window.__playing=true;play.textContent='⏸';tick();}};
-        document.getElementById('last').onclick=function(){window.__playing=false;go(steps);};
-        var help=document.getElementById('help');
-        document.getElementById('helpButton').onclick=function(){help.hidden=!help.hidden;};
-        var rows=Array.prototype.slice.call(document.querySelectorAll('#stepList li'));
+        (function(){if(!document.querySelector('.timeline'))return;
+        var step=0,steps=0,as='',base='',extra='',rows=[],cache={},timer=null,playingNow=false;
+        function url(n){return base+'?step='+n+'&as='+encodeURIComponent(as)+extra;}
+        function load(u){if(!cache[u]){cache[u]=fetch(u,{credentials:'same-origin'}).then(function(r){if(!r.ok)throw new Error(r.status);return r.text();});
+        cache[u].catch(function(){delete cache[u];});}return cache[u];}
+        function show(u,push){return load(u).then(function(html){var doc=new DOMParser().parseFromString(html,'text/html');
+        if(!doc.querySelector('.timeline'))throw new Error('no timeline');
+        var list=document.getElementById('stepList'),top=list?list.parentNode.scrollTop:0,focused=document.activeElement&&document.activeElement.id;
+        document.title=doc.title;document.body.replaceWith(doc.body);
+        if(push)history.pushState({u:u},'',u);init(top);
+        if(focused&&document.getElementById(focused))document.getElementById(focused).focus({preventScroll:true});
+        }).catch(function(){location.href=u;});}
+        function go(n){n=Math.max(0,Math.min(steps,n));if(n===step)return Promise.resolve();return show(url(n),true);}
+        function ahead(){[step-1,step+1].forEach(function(n){if(n>=0&&n<=steps)load(url(n));});}
+        function speed(){var s=document.getElementById('speed');return s?+s.value:400;}
+        function stop(){playingNow=false;if(timer){clearTimeout(timer);timer=null;}var b=document.getElementById('play');if(b)b.textContent='▶';}
+        function tick(){if(!playingNow)return;if(step>=steps){stop();return;}timer=setTimeout(function(){go(step+1).then(tick);},speed());}
         function find(cls,dir){var list=dir>0?rows:rows.slice().reverse();
         for(var i=0;i<list.length;i++){var n=+list[i].dataset.step;if(list[i].classList.contains(cls)&&(dir>0?n>step:n<step))return n;}return null;}
         function jump(cls,dir){var n=find(cls,dir);if(n!==null)go(n);}
-        var filters={onlyMoves:'move',onlyFindings:'finding',hideSame:'same'};
         function filter(){var m=document.getElementById('onlyMoves'),f=document.getElementById('onlyFindings'),h=document.getElementById('hideSame');
         if(!m)return;rows.forEach(function(r){var c=r.classList;var hide=(m.checked&&!c.contains('move'))||(f.checked&&!c.contains('finding'))||(h.checked&&c.contains('same'));
         r.hidden=hide&&!c.contains('current');});
         try{sessionStorage.setItem('gamelog.filters',JSON.stringify({m:m.checked,f:f.checked,h:h.checked}));}catch(e){}}
-        Object.keys(filters).forEach(function(id){var box=document.getElementById(id);if(box)box.addEventListener('change',filter);});
+        function init(listTop){var t=document.querySelector('.timeline');if(!t)return;
+        step=+t.dataset.step;steps=+t.dataset.steps;as=t.dataset.as;base=t.dataset.base;extra=t.dataset.extra||'';
+        document.getElementById('slider').addEventListener('change',function(e){stop();go(+e.target.value);});
+        var play=document.getElementById('play');play.textContent=playingNow?'⏸':'▶';
+        play.onclick=function(){if(playingNow){stop();}else{playingNow=true;play.textContent='⏸';tick();}};
+        var help=document.getElementById('help');document.getElementById('helpButton').onclick=function(){help.hidden=!help.hidden;};
+        rows=Array.prototype.slice.call(document.querySelectorAll('#stepList li'));
+        ['onlyMoves','onlyFindings','hideSame'].forEach(function(id){var box=document.getElementById(id);
+        if(box)box.addEventListener('change',function(){filter();box.blur();});});
         try{var kept=JSON.parse(sessionStorage.getItem('gamelog.filters')||'null');if(kept&&document.getElementById('onlyMoves')){
         document.getElementById('onlyMoves').checked=kept.m;document.getElementById('onlyFindings').checked=kept.f;document.getElementById('hideSame').checked=kept.h;filter();}}catch(e){}
-        var cur=document.getElementById('currentStep');if(cur&&cur.scrollIntoView)cur.scrollIntoView({block:'center'});
-        document.addEventListener('keydown',function(e){if(e.target.tagName==='INPUT'||e.target.tagName==='SELECT')return;
-        if(e.key==='ArrowLeft'){go(step-1);}else if(e.key==='ArrowRight'){go(step+1);}else if(e.key===' '){e.preventDefault();play.click();}
-        else if(e.key==='Home'){go(0);}else if(e.key==='End'){go(steps);}else if(e.key===']'){jump('move',1);}else if(e.key==='['){jump('move',-1);}
-        else if(e.key==='}'){jump('finding',1);}else if(e.key==='{'){jump('finding',-1);}else if(e.key==='?'){help.hidden=!help.hidden;}});
-        })();
+        // The current step's row in view inside the list alone: the window does not move.
+        var list=document.getElementById('stepList'),cur=document.getElementById('currentStep');
+        if(list){var box=list.parentNode;if(listTop!==undefined)box.scrollTop=listTop;
+        if(cur){var r=cur.getBoundingClientRect(),b=box.getBoundingClientRect();
+        if(r.top<b.top||r.bottom>b.bottom)box.scrollTop+=r.top-b.top-box.clientHeight/2;}}
+        ahead();}
+        document.addEventListener('click',function(e){var a=e.target.closest&&e.target.closest('a');
+        if(!a||e.ctrlKey||e.metaKey||e.shiftKey||e.altKey||e.button!==0)return;
+        var u=new URL(a.href,location.href);if(u.origin!==location.origin||u.pathname!==location.pathname||!u.searchParams.has('step'))return;
+        e.preventDefault();stop();show(u.pathname+u.search,true);});
+        window.addEventListener('popstate',function(){stop();show(location.pathname+location.search,false);});
+        document.addEventListener('keydown',function(e){var el=e.target;
+        if(e.ctrlKey||e.metaKey||e.altKey)return;
+        if(el.tagName==='SELECT'||el.tagName==='TEXTAREA'||(el.tagName==='INPUT'&&el.type!=='checkbox'))return;
+        var help=document.getElementById('help');
+        if(e.key==='ArrowLeft'){stop();go(step-1);}else if(e.key==='ArrowRight'){stop();go(step+1);}else if(e.key===' '){e.preventDefault();document.getElementById('play').click();}
+        else if(e.key==='Home'){stop();go(0);}else if(e.key==='End'){stop();go(steps);}else if(e.key===']'){jump('move',1);}else if(e.key==='['){jump('move',-1);}
+        else if(e.key==='}'){jump('finding',1);}else if(e.key==='{'){jump('finding',-1);}else if(e.key==='?'&&help){help.hidden=!help.hidden;}});
+        init();})();
         """
 }
 
