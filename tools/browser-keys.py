@@ -183,6 +183,23 @@ def main():
         time.sleep(0.3)
         check("Ctrl+→ is left to the browser", page.step() == 7, str(page.step()))
         check("still no page load", page.evaluate("window.__loaded") == "once")
+        # "When did this change?" (issue 39, item 5): a board cell's link goes, in place, to
+        # the step that last changed it; the compare form shows the changes from any step.
+        last = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
+        page.key("End", keycode=35)
+        before = page.evaluate("location.href")
+        clicked = page.evaluate("(function(){var a=document.querySelector('#board td.cell:not(.empty) a.when');if(!a)return false;a.click();return true})()")
+        if clicked:
+            page.wait_loaded(before)
+        landed = page.step()
+        check("a cell's link goes to the step that last changed it", clicked and 0 < landed < last, f"{landed} of {last}")
+        check("and the cell shows as changed there", page.evaluate("!!document.querySelector('#board td.cell.changed')") is True)
+        before = page.evaluate("location.href")
+        page.evaluate("(function(){var f=document.querySelector('form.compare');f.elements.from.value='2';f.requestSubmit();})()")
+        page.wait_loaded(before)
+        heading = page.evaluate("Array.prototype.map.call(document.querySelectorAll('h2'),function(h){return h.textContent}).join('|')")
+        check("the compare form shows the changes from step 2", "changes from step 2" in heading, heading)
+        check("no page load for either", page.evaluate("window.__loaded") == "once")
         steps = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
         page.key("End", keycode=35)
         check("End goes to the last step", page.step() == steps, f"{page.step()} of {steps}")

@@ -29,13 +29,31 @@ enum Pages {
         var kind: String?
         var status: String?
         var result: String?
-        /// The audit's verdict: `ok`, `errors` or `checking`.
+        /// The audit's verdict: `ok`, `errors`, `warnings` (any) or `checking`.
         var audit: String?
+        /// A game id's or conversation id's beginning, a device, a player, or a finding's rule.
+        var search: String?
         var page = 1
         static let pageSize = 50
-        static let verdicts = ["ok", "errors", "checking"]
+        static let verdicts = ["ok", "errors", "warnings", "checking"]
 
-        var isFiltered: Bool { kind != nil || status != nil || result != nil || audit != nil }
+        var isFiltered: Bool { kind != nil || status != nil || result != nil || audit != nil || search != nil }
+
+        /// Whether a game is one `search` finds: by the beginning of its id or its
+        /// conversation's, a device's name, a player's name (in part), or a rule its checks found.
+        static func finds(_ search: String, _ game: GameSummary, _ verdict: ViewerModel.Verdict?) -> Bool {
+            let needle = search.trimmingCharacters(in: .whitespaces).lowercased()
+            guard !needle.isEmpty else { return true }
+            return game.id.hasPrefix(needle) || game.conversation.hasPrefix(needle)
+                || game.devices.contains { $0.lowercased() == needle }
+                || game.players.values.contains { $0.lowercased().contains(needle) }
+                || verdict?.rules.contains { $0.lowercased() == needle } == true
+        }
+
+        func passes(_ verdict: ViewerModel.Verdict?) -> Bool {
+            guard let audit else { return true }
+            return audit == "warnings" ? (verdict?.warnings ?? 0) > 0 : audit == Pages.verdictWord(verdict)
+        }
     }
 
     /// A game's verdict in the list's words.
@@ -64,7 +82,10 @@ enum Pages {
                 let game = listing.games[index]
                 return (query.kind.map { $0 == game.kind } ?? true) && (query.status.map { $0 == game.status } ?? true)
                     && (query.result.map { game.result.localizedCaseInsensitiveContains($0) } ?? true)
-                    && (query.audit.map { $0 == verdictWord(model.verdict(of: game)) } ?? true)
+                    && (query.audit == nil && query.search == nil || {
+                        let verdict = model.verdict(of: game)
+                        return query.passes(verdict) && (query.search.map { GamesQuery.finds($0, game, verdict) } ?? true)
+                    }())
             }
             pages = max(1, (matching.count + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
             pageNumber = min(max(1, query.page), pages)
@@ -108,6 +129,7 @@ enum Pages {
                 if let status = query.status { parts.append("status=\(percentEncoded(status))") }
                 if let result = query.result { parts.append("result=\(percentEncoded(result))") }
                 if let audit = query.audit { parts.append("audit=\(percentEncoded(audit))") }
+                if let search = query.search { parts.append("q=\(percentEncoded(search))") }
                 return "<a href=\"/games?\(parts.joined(separator: "&"))\">\(label)</a>"
             }
             pager = "<p class=pager>\(pageNumber > 1 ? link(pageNumber - 1, "← previous") : "") page \(pageNumber) of \(pages) \(pageNumber < pages ? link(pageNumber + 1, "next →") : "")</p>"
@@ -119,6 +141,7 @@ enum Pages {
             <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status, label: GameStatus.words($0)) })</select></label>
             <label>result <input name=result value="\(query.result ?? "")" placeholder="e.g. Alice"></label>
             <label>audit <select name=audit><option value="">all</option>\(GamesQuery.verdicts.map { option($0, query.audit) })</select></label>
+            <label>search <input name=q value="\(query.search ?? "")" placeholder="game id, device, player or rule"></label>
             <button>filter</button></form>\(partial)
             <table id=games><thead><tr><th>game</th><th>kind</th><th>players</th><th>status</th><th>result</th><th>events</th>
             <th>time</th><th>audit</th></tr></thead><tbody>\(rows)</tbody></table>
@@ -175,8 +198,10 @@ enum Pages {
     /// A game's page at a step. An id that names a game (not a conversation) shows that
     /// game: it opens at the game's first step, lists the game's own steps and findings,
     /// and links to the whole conversation (`whole`), which shows every step.
+    /// - Parameter from: the step the changes are counted from (any step of the view; the
+    ///   one before by default), to compare any two.
     static func game(_ model: ViewerModel, id: String, step requested: Int?, perspective text: String?,
-                     whole wholeConversation: Bool = false) throws -> String {
+                     whole wholeConversation: Bool = false, from: Int? = nil) throws -> String {
         let (conversation, session) = try model.resolve(id)
         let whole = try model.replayer(conversation)
         let perspective: Perspective
@@ -196,8 +221,12 @@ enum Pages {
         guard (0...replayer.stepCount).contains(step) else { throw ViewerError.badParameter("step \(step) is outside 0...\(replayer.stepCount)") }
         let state = try model.state(conversation, at: step, as: perspective)
         // The step before, folded once: for what changed and for the board's changed cells.
-        let previous = step > 0 ? try model.state(conversation, at: step - 1, as: perspective) : state
-        let changes = step > 0 ? ConversationState.diff(previous, state) : []
+        if let from, !(0...replayer.stepCount).contains(from) {
+            throw ViewerError.badParameter("from: step \(from) is outside 0...\(replayer.stepCount)")
+        }
+        let since = from ?? max(step - 1, 0)
+        let previous = since != step ? try model.state(conversation, at: since, as: perspective) : state
+        let changes = since != step ? ConversationState.diff(previous, state) : []
         let findings = try model.findings(conversation)
         // The game's name even before the view's first event names it (step 0 of a device's view).
         let final = state.kind.isEmpty ? try model.state(conversation, at: whole.stepCount, as: .auditor) : state
@@ -310,7 +339,9 @@ enum Pages {
             let changed = Set(picture.cells.indices.filter { before.indices.contains($0) && before[$0] != picture.cells[$0] })
             boardHTML += """
                 <section class=game><h2>\(plugin.title) · \(game.status.words)</h2>
-                \(grid(picture.cells, columns: picture.columns, id: "board", changed: changed))\(legend(picture.cells))
+                \(grid(picture.cells, columns: picture.columns, id: "board", changed: changed, when: { cell in
+                    "\(base)/changed?cell=\(cell)&game=\(game.session.uuid.uuidString.lowercased())&step=\(step)&as=\(percentEncoded(asParameter))\(extra)" }))\(legend(picture.cells))
+                <p class=muted>a cell's link: the step that last changed it</p>
                 \(picture.lines.map { "<p>\($0)</p>" as HTML })<p class=result>\(GameCatalog.result(game, in: state))</p></section>
                 """
         }
@@ -394,7 +425,8 @@ enum Pages {
             </section>
             <div id=help hidden><h2>keys</h2><ul><li>← → previous, next step</li><li>Home, End: first, last step</li>
             <li>[ ] previous, next move</li><li>{ } previous, next finding</li><li>space: play or pause</li><li>?: this help</li></ul></div>
-            <main>\(stepsHTML)<section class=event><h2>this step</h2>\(eventHTML)<h2>changes from step \(max(step - 1, 0))</h2>\(diffHTML)\(findingsHTML)</section>
+            <main>\(stepsHTML)<section class=event><h2>this step</h2>\(eventHTML)<h2>changes from step \(since)</h2>
+            <form class=compare method=get action="\(base)"><input type=hidden name=step value=\(step)><input type=hidden name=as value="\(asParameter)">\(extra.isEmpty ? "" : "<input type=hidden name=whole value=1>" as HTML)<label>compare with step <input type=number name=from min=0 max=\(replayer.stepCount) value=\(since)></label> <button>compare</button></form>\(diffHTML)\(findingsHTML)</section>
             \(boardHTML)<div class=phones>\(phones)</div></main>
             """
         return page(title: "game \(id.prefix(8))", body: body)
@@ -477,7 +509,8 @@ enum Pages {
         return "<p class=legend>\(items.joined(separator: " "))<span><span class=\"cell changed\"> </span> changed by this step</span></p>"
     }
 
-    static func grid(_ cells: [String], columns: Int, id: String?, changed: Set<Int> = []) -> HTML {
+    /// - Parameter when: for a board, the link that asks which step last changed a cell.
+    static func grid(_ cells: [String], columns: Int, id: String?, changed: Set<Int> = [], when: ((Int) -> String)? = nil) -> HTML {
         guard columns > 0, !cells.isEmpty, cells.count % columns == 0 else { return "" }
         var rows: HTML = ""
         for row in 0..<(cells.count / columns) {
@@ -485,7 +518,8 @@ enum Pages {
                 let index = row * columns + column
                 let cell = cells[index]
                 let mark = changed.contains(index) ? " changed" : ""
-                return "<td class=\"cell \(cell)\(mark)\" title=\"\(cell)\">\(BoardPicture.symbol(cell))</td>"
+                guard let when else { return "<td class=\"cell \(cell)\(mark)\" title=\"\(cell)\">\(BoardPicture.symbol(cell))</td>" }
+                return "<td class=\"cell \(cell)\(mark)\" title=\"\(cell)\"><a class=when href=\"\(when(index))\" aria-label=\"\(cell): when did this change?\">\(BoardPicture.symbol(cell))</a></td>"
             }
             rows += "<tr>\(line)</tr>"
         }
@@ -501,6 +535,7 @@ enum Pages {
         .views a.current{background:#0a58ca;color:#fff;text-decoration:none}
         .timeline{position:sticky;top:0;background:#fafafa;padding:.5em 0;border-bottom:1px solid #ddd;z-index:2}
         .track{position:relative;margin-top:.4em}#slider{width:100%}
+        .cell a.when{color:inherit;text-decoration:none;display:block}.compare{font-size:12px;margin:.2em 0 .4em}.compare input{width:5em}
         a.button{display:inline-block;padding:1px 6px;margin-right:2px;border:1px solid #767676;border-radius:2px;background:#efefef;color:#000;text-decoration:none;font-size:13px}.marks{position:relative;height:10px}
         .mark{position:absolute;top:0;width:6px;height:10px;margin-left:-3px;background:#b00020;border-radius:2px}.mark.warning{background:#e0a800}.mark.design{background:#6a3cbc}
         main{display:flex;flex-wrap:wrap;gap:1.5em;margin-top:1em}.event{flex:1 1 320px;min-width:280px}
@@ -538,13 +573,13 @@ enum Pages {
         (function(){if(!document.querySelector('.timeline'))return;
         var step=0,steps=0,as='',base='',extra='',rows=[],cache={},timer=null,playingNow=false;
         function url(n){return base+'?step='+n+'&as='+encodeURIComponent(as)+extra;}
-        function load(u){if(!cache[u]){cache[u]=fetch(u,{credentials:'same-origin'}).then(function(r){if(!r.ok)throw new Error(r.status);return r.text();});
-        cache[u].catch(function(){delete cache[u];});}return cache[u];}
-        function show(u,push){return load(u).then(function(html){var doc=new DOMParser().parseFromString(html,'text/html');
+        function load(u){if(!cache[u]){cache[u]=fetch(u,{credentials:'same-origin'}).then(function(r){if(!r.ok)throw new Error(r.status);
+        return r.text().then(function(t){return {html:t,url:r.url};});});cache[u].catch(function(){delete cache[u];});}return cache[u];}
+        function show(u,push){return load(u).then(function(got){var doc=new DOMParser().parseFromString(got.html,'text/html');
         if(!doc.querySelector('.timeline'))throw new Error('no timeline');
         var list=document.getElementById('stepList'),top=list?list.parentNode.scrollTop:0,focused=document.activeElement&&document.activeElement.id;
         document.title=doc.title;document.body.replaceWith(doc.body);
-        if(push)history.pushState({u:u},'',u);init(top);
+        if(push)history.pushState({},'',got.url);init(top);
         if(focused&&document.getElementById(focused))document.getElementById(focused).focus({preventScroll:true});
         }).catch(function(){location.href=u;});}
         function go(n){n=Math.max(0,Math.min(steps,n));if(n===step)return Promise.resolve();return show(url(n),true);}
@@ -578,8 +613,12 @@ enum Pages {
         ahead();}
         document.addEventListener('click',function(e){var a=e.target.closest&&e.target.closest('a');
         if(!a||e.ctrlKey||e.metaKey||e.shiftKey||e.altKey||e.button!==0)return;
-        var u=new URL(a.href,location.href);if(u.origin!==location.origin||u.pathname!==location.pathname||!u.searchParams.has('step'))return;
+        var u=new URL(a.href,location.href);if(u.origin!==location.origin)return;
+        // A step of this game, or "when did this cell change?" (answered with that step's address).
+        if(!a.classList.contains('when')&&(u.pathname!==location.pathname||!u.searchParams.has('step')))return;
         e.preventDefault();stop();show(u.pathname+u.search,true);});
+        document.addEventListener('submit',function(e){var f=e.target;if(!f.classList||!(f.classList.contains('compare')||f.classList.contains('track')))return;
+        e.preventDefault();stop();show(f.getAttribute('action')+'?'+new URLSearchParams(new FormData(f)).toString(),true);});
         window.addEventListener('popstate',function(){stop();show(location.pathname+location.search,false);});
         document.addEventListener('keydown',function(e){var el=e.target;
         if(e.ctrlKey||e.metaKey||e.altKey)return;

@@ -419,6 +419,33 @@ public final class ViewerModel: @unchecked Sendable {
         }
     }
 
+    /// "When did this change?": the step of `perspective`'s view that last changed a cell of
+    /// a game's board at or before `step` (or, `forward`, first after it), as the board shows
+    /// it; nil if no step did. One pass over the steps between.
+    public func stepChanging(cell: Int, ofGame session: SessionID, in conversation: ConversationID, as perspective: Perspective,
+                             from step: Int, forward: Bool) throws -> Int? {
+        try withReplayer(conversation) { replayer in
+            let view = replayer.seen(by: perspective)
+            let range = forward ? min(step + 1, view.stepCount + 1)...view.stepCount : 1...min(max(step, 0), view.stepCount)
+            guard !range.isEmpty, range.lowerBound >= 1 else { return nil }
+            func cellValue(_ state: ConversationState) -> String? {
+                guard let plugin = state.plugin, let game = state.games[session] else { return nil }
+                let cells = plugin.picture(of: game.board).cells
+                return cells.indices.contains(cell) ? cells[cell] : nil
+            }
+            var found: Int?
+            struct Done: Error {}
+            do {
+                try view.forEachStep(in: range, as: perspective) { n, before, after, _ in
+                    guard cellValue(before) != cellValue(after) else { return }
+                    found = n
+                    if forward { throw Done() }
+                }
+            } catch is Done {}
+            return found
+        }
+    }
+
     /// The state at a step (of the perspective's own steps) as a perspective sees it.
     public func state(_ conversation: ConversationID, at step: Int, as perspective: Perspective) throws -> ConversationState {
         try withReplayer(conversation) { try $0.seen(by: perspective).state(at: step, as: perspective) }
@@ -513,6 +540,10 @@ public final class ViewerModel: @unchecked Sendable {
         public var isWhole: Bool
         /// Log positions of the game's events that could not be read.
         public var damaged: [Int64] = []
+        /// Warnings among the game's own checks (what the network did, a recording missing).
+        public var warnings = 0
+        /// The rules the game's own checks found broken or unchecked, for a search by rule.
+        public var rules: Set<String> = []
     }
 
     /// The verdict of each listed game known so far.
@@ -533,13 +564,15 @@ public final class ViewerModel: @unchecked Sendable {
         let about = { (finding: Finding) in names.contains((finding.game ?? game.conversation).lowercased()) }
         let errors = { (findings: [Finding]) in findings.filter { $0.severity == .error && about($0) }.count }
         let damaged = own.filter { $0.rule == "readable-event" }.compactMap(\.position)
+        let warnings = own.filter { $0.severity == .warning && about($0) }.count
+        let rules = Set(own.filter(about).map(\.rule))
         if let signed = signatures[conversation] {
-            return Verdict(errors: errors(own) + errors(signed), isWhole: true, damaged: damaged)
+            return Verdict(errors: errors(own) + errors(signed), isWhole: true, damaged: damaged, warnings: warnings, rules: rules)
         }
-        guard let logWide else { return Verdict(errors: errors(own), isWhole: false, damaged: damaged) }
+        guard let logWide else { return Verdict(errors: errors(own), isWhole: false, damaged: damaged, warnings: warnings, rules: rules) }
         // Findings of the whole log that name no game count against none.
         return Verdict(errors: errors(own) + logWide.filter { $0.severity == .error && $0.game.map { names.contains($0.lowercased()) } == true }.count,
-                       isWhole: true, damaged: damaged)
+                       isWhole: true, damaged: damaged, warnings: warnings, rules: rules)
     }
 
     /// How far the background audit has come: conversations checked, of how many, and

@@ -175,16 +175,52 @@ struct PagesController {
                 if let audit, !Pages.GamesQuery.verdicts.contains(audit) {
                     throw ViewerError.badParameter("audit '\(audit)' is not one of \(Pages.GamesQuery.verdicts.joined(separator: ", "))")
                 }
-                return try Pages.games(model, Pages.GamesQuery(kind: kind, status: status, result: result, audit: audit, page: page))
+                return try Pages.games(model, Pages.GamesQuery(kind: kind, status: status, result: result, audit: audit,
+                                                               search: WebViewer.nonEmpty(q["q"]).map { String($0.prefix(200)) }, page: page))
             }
+        }
+        // "When did this change?": the step that last changed a board's cell (`dir=next`: the
+        // next step that does), as a redirect to that step's page.
+        router.get("/games/:id/changed") { request, context in
+            let id = try gameID(context)
+            let q = request.uri.queryParameters
+            let (cellText, gameText, stepText, view) = (q["cell"].map(String.init), q["game"].map(String.init), q["step"].map(String.init),
+                                                        WebViewer.nonEmpty(q["as"]))
+            let forward = q["dir"] == "next", whole = q["whole"] == "1"
+            let location: String
+            do {
+                location = try await model.work {
+                    guard let cellText, let cell = Int(cellText), (0...10_000).contains(cell) else {
+                        throw ViewerError.badParameter("cell '\((cellText ?? "").prefix(40))' is not a cell of the board")
+                    }
+                    guard let gameText, let game = UUID(uuidString: gameText).map(SessionID.init) else {
+                        throw ViewerError.badParameter("game '\((gameText ?? "").prefix(40))' is not a game id")
+                    }
+                    let step = try WebViewer.step(stepText) ?? 0
+                    let (conversation, _) = try model.resolve(id)
+                    let perspective: Perspective
+                    do { perspective = try model.replayer(conversation).perspective(view ?? "auditor") } catch {
+                        throw ViewerError.badParameter("as: \(error)")
+                    }
+                    guard let found = try model.stepChanging(cell: cell, ofGame: game, in: conversation, as: perspective, from: step, forward: forward) else {
+                        throw ViewerError.badParameter(forward ? "cell \(cell) does not change after step \(step)" : "cell \(cell) did not change up to step \(step)")
+                    }
+                    return "/games/\(Pages.percentEncoded(id))?step=\(found)&as=\(Pages.percentEncoded(view ?? "auditor"))\(whole ? "&whole=1" : "")"
+                }
+            } catch {
+                throw ViewerFailure(error, html: true)
+            }
+            return Response(status: .seeOther, headers: [.location: location])
         }
         router.get("/games/:id") { request, context in
             let id = try gameID(context)
             let (stepText, view) = (request.uri.queryParameters["step"].map(String.init), WebViewer.nonEmpty(request.uri.queryParameters["as"]))
             // A game's page shows its own steps; `whole=1`, its whole conversation's.
             let whole = request.uri.queryParameters["whole"].map { $0 == "1" } ?? false
+            let fromText = request.uri.queryParameters["from"].map(String.init)
             return try await WebViewer.respond(model, html: true) {
-                try Pages.game(model, id: id, step: try WebViewer.step(stepText), perspective: view, whole: whole)
+                try Pages.game(model, id: id, step: try WebViewer.step(stepText), perspective: view, whole: whole,
+                               from: try fromText.flatMap { $0.isEmpty ? nil : try WebViewer.step($0) })
             }
         }
     }
