@@ -425,11 +425,44 @@ enum Pages {
             </section>
             <div id=help hidden><h2>keys</h2><ul><li>← → previous, next step</li><li>Home, End: first, last step</li>
             <li>[ ] previous, next move</li><li>{ } previous, next finding</li><li>space: play or pause</li><li>?: this help</li></ul></div>
-            <main>\(stepsHTML)<section class=event><h2>this step</h2>\(eventHTML)<h2>changes from step \(since)</h2>
+            <main>\(stepsHTML)<section class=event><h2>this step</h2>\(eventHTML)\(try stateTree(state, as: perspective))<h2>changes from step \(since)</h2>
             <form class=compare method=get action="\(base)"><input type=hidden name=step value=\(step)><input type=hidden name=as value="\(asParameter)">\(extra.isEmpty ? "" : "<input type=hidden name=whole value=1>" as HTML)<label>compare with step <input type=number name=from min=0 max=\(replayer.stepCount) value=\(since)></label> <button>compare</button></form>\(diffHTML)\(findingsHTML)</section>
             \(boardHTML)<div class=phones>\(phones)</div></main>
             """
         return page(title: "game \(id.prefix(8))", body: body)
+    }
+
+    /// The state at the step as a tree that folds open (Redux DevTools' state view): every
+    /// field of the conversation's projection, participants named. The auditor's alone: a
+    /// device's state holds what its messages carried, which its player's view hides.
+    static func stateTree(_ state: ConversationState, as perspective: Perspective) throws -> HTML {
+        guard perspective == .auditor else { return "" }
+        // Names from every device: the auditor reads them all.
+        var names: [ParticipantID: String] = [:]
+        for view in state.orderedDevices {
+            for (key, name) in view.names { if let uuid = UUID(hyphenated: key) { names[ParticipantID(uuid)] = name } }
+        }
+        var budget = 3_000
+        func node(_ key: String, _ value: JSONValue, open: Bool = false) -> HTML {
+            budget -= 1
+            guard budget > 0 else { return budget == 0 ? "<li class=muted>… (the rest left out)</li>" : "" }
+            switch value {
+            case .object(let fields):
+                let children = fields.keys.sorted().map { node($0, fields[$0]!) }
+                return "<li><details\(open ? " open" : "" as HTML)><summary>\(key) <small>{\(fields.count)}</small></summary><ul>\(children)</ul></details></li>"
+            case .array(let items):
+                let children = items.enumerated().map { node(String($0.offset), $0.element) }
+                return "<li><details\(open ? " open" : "" as HTML)><summary>\(key) <small>[\(items.count)]</small></summary><ul>\(children)</ul></details></li>"
+            case .string(let text):
+                return "<li>\(key): <span class=v>\(ParticipantNames.resolve(String(text.prefix(500)), names: names))</span></li>"
+            case .null: return "<li>\(key): <span class=v>null</span></li>"
+            case .bool(let flag): return "<li>\(key): <span class=v>\(flag ? "true" : "false")</span></li>"
+            case .integer(let number): return "<li>\(key): <span class=v>\(number)</span></li>"
+            case .double(let number): return "<li>\(key): <span class=v>\(number)</span></li>"
+            }
+        }
+        let value = JSONStyle.normalize(try JSONValue(encoding: state))
+        return "<details class=tree id=stateTree><summary>the state, as a tree</summary><ul>\(node("state", value, open: true))</ul></details>"
     }
 
     /// Steps listed in full up to this many; past it, this many around the current one.
@@ -535,7 +568,7 @@ enum Pages {
         .views a.current{background:#0a58ca;color:#fff;text-decoration:none}
         .timeline{position:sticky;top:0;background:#fafafa;padding:.5em 0;border-bottom:1px solid #ddd;z-index:2}
         .track{position:relative;margin-top:.4em}#slider{width:100%}
-        .cell a.when{color:inherit;text-decoration:none;display:block}.compare{font-size:12px;margin:.2em 0 .4em}.compare input{width:5em}
+        .cell a.when{color:inherit;text-decoration:none;display:block}.tree{font:12px/1.35 ui-monospace,monospace;margin:.4em 0}.tree ul{list-style:none;padding-left:1.1em;margin:0}.tree .v{color:#0a5a2a}.compare{font-size:12px;margin:.2em 0 .4em}.compare input{width:5em}
         a.button{display:inline-block;padding:1px 6px;margin-right:2px;border:1px solid #767676;border-radius:2px;background:#efefef;color:#000;text-decoration:none;font-size:13px}.marks{position:relative;height:10px}
         .mark{position:absolute;top:0;width:6px;height:10px;margin-left:-3px;background:#b00020;border-radius:2px}.mark.warning{background:#e0a800}.mark.design{background:#6a3cbc}
         main{display:flex;flex-wrap:wrap;gap:1.5em;margin-top:1em}.event{flex:1 1 320px;min-width:280px}

@@ -79,6 +79,16 @@ import WebViewer
                 let listed = html.components(separatedBy: "<ul class=diff>").dropFirst().first?.components(separatedBy: "</ul>").first ?? ""
                 #expect(listed.components(separatedBy: "<li>").count - 1 == min(expected.count, 200), "\(listed.prefix(300))")
             }
+            // The state as a tree: the auditor's, every participant named; none in a device's view.
+            try await client.execute(uri: "/games/\(tictactoe.id)?step=\(last)", method: .get) { response in
+                let html = String(buffer: response.body)
+                let tree = html.components(separatedBy: "id=stateTree>").dropFirst().first?.components(separatedBy: "<h2>changes from step").first ?? ""
+                #expect(tree.contains("<summary>games") && tree.contains("<summary>devices") && tree.contains("Alice"), "\(tree.prefix(500))")
+                #expect(tree.range(of: #"\$[0-9A-Fa-f]{8}-"#, options: .regularExpression) == nil, "an unresolved mention")
+            }
+            try await client.execute(uri: "/games/\(tictactoe.id)?step=\(last)&as=B", method: .get) { response in
+                #expect(!String(buffer: response.body).contains("id=stateTree"))
+            }
             try await client.execute(uri: "/games/\(tictactoe.id)?step=3&from=99999", method: .get) { response in
                 #expect(response.status == .badRequest)
             }
