@@ -12,7 +12,11 @@ import StoredEvents
 /// Step 0 is before any event; step N is after the conversation's N-th event. States
 /// are rebuilt from snapshots taken every ``snapshotInterval`` steps, so reaching any
 /// step costs at most that many reducer steps.
-public final class Replayer {
+///
+/// A replayer may be used from several threads at once: its caches (the snapshots, the
+/// devices' views) are behind a lock held only to look up or store an entry, never while
+/// folding, so requests for one game fold in parallel.
+public final class Replayer: @unchecked Sendable {
     public let conversation: ConversationID
     /// The conversation's events in log order.
     public let events: [ReplayEvent]
@@ -20,8 +24,10 @@ public final class Replayer {
     /// The games whose boards the states fold.
     public let games: GameRegistry
     /// States every ``snapshotInterval`` steps, per perspective (a device's fold
-    /// skips other devices' events, so each perspective keeps its own).
+    /// skips other devices' events, so each perspective keeps its own). Under `cache`.
     private var snapshots: [Perspective: [Int: ConversationState]] = [:]
+    /// Guards `snapshots` and `views`.
+    private let cache = NSLock()
 
     /// Events that could not be read and were left out (with `skippingDamaged`).
     public private(set) var damaged: [EventStoreError] = []
@@ -82,12 +88,16 @@ public final class Replayer {
     /// devices' events, not even how many there were or when. The auditor's is this one.
     public func seen(by perspective: Perspective) -> Replayer {
         guard case .device = perspective else { return self }
-        if let known = views[perspective] { return known }
+        if let known = cache.withLock({ views[perspective] }) { return known }
         let view = Replayer(conversation: conversation, events: events.filter(perspective.sees), snapshotInterval: snapshotInterval,
                             games: games)
         view.damaged = damaged
-        views[perspective] = view
-        return view
+        // Two threads may have made it at once: the first kept is everyone's.
+        return cache.withLock {
+            if let raced = views[perspective] { return raced }
+            views[perspective] = view
+            return view
+        }
     }
 
     /// The step of `other` (another view of this conversation) that shows the moment of
@@ -287,13 +297,21 @@ public final class Replayer {
 
     /// The fold (before any player view) at a multiple of the snapshot interval.
     private func snapshot(at step: Int, as perspective: Perspective) -> ConversationState {
-        if let known = snapshots[perspective]?[step] { return known }
-        var nearest = step
-        while nearest > 0 && snapshots[perspective]?[nearest] == nil { nearest -= snapshotInterval }
-        var state = snapshots[perspective]?[nearest] ?? ConversationState(conversation: conversation, games: games)
+        // The nearest kept state, looked up under the lock; the fold from it runs without
+        // it (two threads may fold the same stretch: the states are equal).
+        let (nearest, start): (Int, ConversationState) = cache.withLock {
+            if let known = snapshots[perspective]?[step] { return (step, known) }
+            var nearest = step
+            while nearest > 0 && snapshots[perspective]?[nearest] == nil { nearest -= snapshotInterval }
+            return (nearest, snapshots[perspective]?[nearest] ?? ConversationState(conversation: conversation, games: games))
+        }
+        var state = start
         for index in nearest..<step {
             if perspective.sees(events[index]) { state.apply(events[index]) }
-            if (index + 1) % snapshotInterval == 0 { snapshots[perspective, default: [:]][index + 1] = state }
+            if (index + 1) % snapshotInterval == 0 {
+                let made = state
+                cache.withLock { snapshots[perspective, default: [:]][index + 1] = made }
+            }
         }
         return state
     }

@@ -60,15 +60,16 @@ public final class ViewerModel: @unchecked Sendable {
     /// How many open games keep their replayer (each holds its events and some states).
     static let openGames = 64
 
-    /// One open game: its replayer, what its pages computed from it, and the lock its folds take.
+    /// One open game: its replayer (which folds for any number of requests at once) and
+    /// what its pages computed from it, under a lock held only to look up or keep an entry.
     final class OpenGame: @unchecked Sendable {
-        let lock = NSLock()
+        private let lock = NSLock()
         let replayer: Replayer
         /// Each view's step list (a fold over every step): the same for every page of that
         /// view, and most of a page's work before it was kept (session 13's profile).
         var stepRows: [Perspective: [StepRow]] = [:]
-        /// The conversation's games as its last step shows them.
-        var summaries: [GameSummary]?
+        /// The conversation's games as its last step shows them (one entry, key `0`).
+        var summaries: [Int: [GameSummary]] = [:]
         /// Each game's own steps in each view (a fold over the view's events).
         var gameSteps: [GameStepsKey: [Int]] = [:]
 
@@ -79,10 +80,17 @@ public final class ViewerModel: @unchecked Sendable {
 
         init(_ replayer: Replayer) { self.replayer = replayer }
 
-        func locked<T>(_ body: (Replayer) throws -> T) rethrows -> T {
-            lock.lock()
-            defer { lock.unlock() }
-            return try body(replayer)
+        /// A kept result, or `make`'s, computed outside the lock (two requests may both
+        /// compute it: the results are equal, the first kept stays).
+        func kept<Key: Hashable, Value>(_ table: ReferenceWritableKeyPath<OpenGame, [Key: Value]>, _ key: Key,
+                                        _ make: (Replayer) throws -> Value) rethrows -> Value {
+            if let known = lock.withLock({ self[keyPath: table][key] }) { return known }
+            let made = try make(replayer)
+            return lock.withLock {
+                if let raced = self[keyPath: table][key] { return raced }
+                self[keyPath: table][key] = made
+                return made
+            }
         }
     }
 
@@ -303,12 +311,9 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// The games of one conversation, as its replayer folds them.
     public func summaries(of conversation: ConversationID) throws -> [GameSummary] {
-        let game = try openGame(conversation)
-        return try game.locked { replayer in
-            if let known = game.summaries { return known }
-            let made = GameCatalog.summaries(of: try replayer.state(at: replayer.stepCount), origin: origins[conversation.uuid])
-            game.summaries = made
-            return made
+        let origin = origins[conversation.uuid]
+        return try openGame(conversation).kept(\.summaries, 0) { replayer in
+            GameCatalog.summaries(of: try replayer.state(at: replayer.stepCount), origin: origin)
         }
     }
 
@@ -345,9 +350,9 @@ public final class ViewerModel: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on a conversation's replayer, alone on it: replayers cache folds.
+    /// Runs `body` on a conversation's replayer (which any number of requests use at once).
     public func withReplayer<T>(_ conversation: ConversationID, _ body: (Replayer) throws -> T) throws -> T {
-        try openGame(conversation).locked(body)
+        try body(try openGame(conversation).replayer)
     }
 
     /// A conversation's replayer (its events and devices; fold it through ``withReplayer(_:_:)``).
@@ -387,10 +392,8 @@ public final class ViewerModel: @unchecked Sendable {
     /// whole view, else each time (a long conversation's window moves with the page).
     func stepRows(_ conversation: ConversationID, in range: ClosedRange<Int>, as perspective: Perspective) throws -> [StepRow] {
         let game = try openGame(conversation)
-        return try game.locked { replayer in
+        func rows(_ replayer: Replayer) throws -> [StepRow] {
             let view = replayer.seen(by: perspective)
-            let whole = range == 1...view.stepCount
-            if whole, let known = game.stepRows[perspective] { return known }
             var rows: [StepRow] = []
             rows.reserveCapacity(range.count)
             try view.forEachStep(in: range, as: perspective) { n, before, after, seen in
@@ -399,23 +402,19 @@ public final class ViewerModel: @unchecked Sendable {
                 rows.append(StepRow(step: n, device: event.device, label: label.text, isMove: label.isMove,
                                     changesNothing: after.devices == before.devices && after.games == before.games))
             }
-            if whole { game.stepRows[perspective] = rows }
             return rows
         }
+        guard range == 1...game.replayer.seen(by: perspective).stepCount else { return try rows(game.replayer) }
+        return try game.kept(\.stepRows, perspective, rows)
     }
 
     /// The steps of `perspective`'s view that are a game's own events (the events the
     /// fold counts as the game's), in order: computed once per view and game.
     public func steps(ofGame session: SessionID, in conversation: ConversationID, as perspective: Perspective) throws -> [Int] {
-        let game = try openGame(conversation)
-        return game.locked { replayer in
-            let key = OpenGame.GameStepsKey(perspective: perspective, session: session)
-            if let known = game.gameSteps[key] { return known }
+        return try openGame(conversation).kept(\.gameSteps, OpenGame.GameStepsKey(perspective: perspective, session: session)) { replayer in
             let view = replayer.seen(by: perspective)
             let positions = view.positions(ofGame: session)
-            let steps = view.events.enumerated().compactMap { positions.contains($1.position) ? $0 + 1 : nil }
-            game.gameSteps[key] = steps
-            return steps
+            return view.events.enumerated().compactMap { positions.contains($1.position) ? $0 + 1 : nil }
         }
     }
 
