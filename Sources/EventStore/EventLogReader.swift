@@ -15,8 +15,8 @@ public protocol EventLogReader: AnyObject {
     /// Where the log is, as a person is shown it: a file's path, a URL without its password.
     var location: String { get }
 
-    /// Calls `body` with each event matching `query`, in position order: see
-    /// ``EventStore/scan(_:verify:skippingDamaged:_:)``, whose rules every store follows.
+    /// Calls `body` with each event matching `query`, in position order, by the rules of
+    /// ``scan(_:verify:skippingDamaged:_:)`` (``ChainCheck``), which every store follows.
     func forEachEvent(matching query: EventQuery, verify: Bool, skippingDamaged damaged: ((EventStoreError) -> Void)?,
                       _ body: (StoredEvent) throws -> Void) throws
     /// A recording's first event (its `recording.started`), or nil; its hash is not checked here.
@@ -53,8 +53,16 @@ public protocol EventLogReader: AnyObject {
 
 extension EventLogReader {
     /// Calls `body` with each event matching `query`, in position order, holding one
-    /// event in memory at a time however long the log is; with `verify`, every event's
-    /// chain hash is checked (``EventStore/scan(_:verify:skippingDamaged:_:)`` says how).
+    /// event in memory at a time however long the log is.
+    ///
+    /// With `verify` (the default) every event's chain hash is recomputed from its
+    /// predecessor's, and a gap in positions is reported, so a changed or deleted row
+    /// throws an ``EventStoreError`` naming its position.
+    ///
+    /// With `skippingDamaged`, an event that does not decode or does not match its
+    /// hash (and a gap where one was deleted) is handed to it instead of stopping the
+    /// scan, and the scan goes on with the next event, chained to the damaged one's
+    /// stored hash.
     public func scan(_ query: EventQuery = .all, verify: Bool = true,
                      skippingDamaged damaged: ((EventStoreError) -> Void)? = nil,
                      _ body: (StoredEvent) throws -> Void) throws {
@@ -204,9 +212,4 @@ package final class PayloadDecoder {
 
 extension EventStore: EventLogReader {
     public var location: String { path }
-
-    public func forEachEvent(matching query: EventQuery, verify: Bool, skippingDamaged damaged: ((EventStoreError) -> Void)?,
-                             _ body: (StoredEvent) throws -> Void) throws {
-        try scan(query, verify: verify, skippingDamaged: damaged, body)
-    }
 }

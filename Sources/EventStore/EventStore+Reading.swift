@@ -2,20 +2,10 @@ import Foundation
 import GRDB
 
 extension EventStore {
-    /// Calls `body` with each event matching `query`, in position order, holding one
-    /// event in memory at a time however long the log is.
-    ///
-    /// With `verify` (the default) every event's chain hash is recomputed from its
-    /// predecessor's, and a gap in positions is reported, so a changed or deleted row
-    /// throws an ``EventStoreError`` naming its position. Reading never writes.
-    ///
-    /// With `skippingDamaged`, an event that does not decode or does not match its
-    /// hash (and a gap where one was deleted) is handed to it instead of stopping the
-    /// scan, and the scan goes on with the next event, chained to the damaged one's
-    /// stored hash.
-    public func scan(_ query: EventQuery = .all, verify: Bool = true,
-                     skippingDamaged damaged: ((EventStoreError) -> Void)? = nil,
-                     _ body: (StoredEvent) throws -> Void) throws {
+    /// Rows and blocks merged in position order, each checked by ``ChainCheck``: see
+    /// ``EventLogReader/scan(_:verify:skippingDamaged:_:)``. Reading never writes.
+    public func forEachEvent(matching query: EventQuery, verify: Bool, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+                             _ body: (StoredEvent) throws -> Void) throws {
         try Self.translating(path) {
             try queue.read { db in
                 var check = try ChainCheck(query: query, verify: verify, hashAt: { try hash(db, at: $0) },

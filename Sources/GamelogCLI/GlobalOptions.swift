@@ -60,11 +60,18 @@ struct GlobalOptions: ParsableArguments {
     /// (it can only be read game by game through the catalog) is read through this
     /// machine's copy instead, which is said on standard error.
     func openReader() throws -> any EventLogReader {
-        guard let shared = try sharedStore() else { return try EventStore(path: db, access: .readOnly) }
+        try nativeReader() ?? openForReading()
+    }
+
+    /// A reader of the shared store `--db` names, as it is in PostgreSQL; nil for a SQLite
+    /// file, and for a store whose catalog does not cover every event (said on standard
+    /// error: such a store is read through this machine's copy).
+    func nativeReader() throws -> PostgresLogReader? {
+        guard let shared = try sharedStore() else { return nil }
         let reader = shared.reader()
         if try reader.catalogIsComplete() { return reader }
         Terminal.standardError("note: the catalog of \(shared.location) does not cover every event, so it is read through a copy on this machine")
-        return try openForReading()
+        return nil
     }
 
     /// The SQLite file to read: `--db`, or this machine's up-to-date copy of the shared store it names.

@@ -45,7 +45,7 @@ struct Serve: ParsableCommand {
         let keepIn = fresh ? nil : SharedStore.defaultCacheFolder.appending(path: "viewer")
         let model: ViewerModel
         var shownAs = options.db
-        if let shared, try shared.reader().catalogIsComplete() {
+        if let shared, try options.nativeReader() != nil {
             // Pages read the store as it is; the audit's copy is made in the background,
             // after the first pages have answered.
             model = try ViewerModel(location: shared.location.description, games: GamelogCLI.games, reader: { shared.reader() },
@@ -57,10 +57,7 @@ struct Serve: ParsableCommand {
             shownAs = "\(shared.location) as it is in PostgreSQL"
         } else {
             let copy = try shared.map { try options.localCopy(of: $0) }
-            if let shared {
-                Terminal.standardError("note: the catalog of \(shared.location) does not cover every event, so it is shown from a copy on this machine")
-                shownAs = "\(shared.location) as copied now"
-            }
+            if let shared { shownAs = "\(shared.location) as copied now" }
             model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games, keepingResultsIn: keepIn, build: Self.buildIdentity)
         }
         var reader: (@Sendable (String) async throws -> Bool)?

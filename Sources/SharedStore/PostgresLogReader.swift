@@ -88,7 +88,7 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
         lock.withLock { if connection === closed { connection = nil } }
     }
 
-    private static func binds(_ values: [any PostgresNonThrowingEncodable & Sendable]) -> PostgresBindings {
+    private static func binds(_ values: [any PostgresNonThrowingEncodable]) -> PostgresBindings {
         var binds = PostgresBindings()
         for value in values { binds.append(value) }
         return binds
@@ -225,7 +225,7 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
     static func eventSQL(_ query: EventQuery, after: Int64, predecessors: Bool, byStreamVersion: Bool,
                          limit: Int) -> (String, PostgresBindings) {
         var binds = PostgresBindings()
-        func placeholder(_ value: some PostgresNonThrowingEncodable & Sendable) -> String {
+        func placeholder(_ value: some PostgresNonThrowingEncodable) -> String {
             binds.append(value)
             return "$\(binds.count)"
         }
@@ -299,7 +299,7 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
         }.first ?? 0)
     }
 
-    private func catalogEntries(where condition: String, _ values: [any PostgresNonThrowingEncodable & Sendable], limit: Int? = nil,
+    private func catalogEntries(where condition: String, _ values: [any PostgresNonThrowingEncodable], limit: Int? = nil,
                                 offset: Int = 0, ordered: Bool = false) throws -> [CatalogEntry] {
         var sql = "SELECT c.kind, c.key, s.uuid, c.position FROM catalog c JOIN streams s ON s.id = c.stream_id WHERE \(condition)"
         if ordered { sql += " ORDER BY c.position, c.kind, c.key" }

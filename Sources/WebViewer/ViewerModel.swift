@@ -68,8 +68,8 @@ public final class ViewerModel: @unchecked Sendable {
         /// Each view's step list (a fold over every step): the same for every page of that
         /// view, and most of a page's work before it was kept (session 13's profile).
         var stepRows: [Perspective: [StepRow]] = [:]
-        /// The conversation's games as its last step shows them (one entry, key `0`).
-        var summaries: [Int: [GameSummary]] = [:]
+        /// The conversation's games as its last step shows them, by view (the list's are the auditor's).
+        var summaries: [Perspective: [GameSummary]] = [:]
         /// Each game's own steps in each view (a fold over the view's events).
         var gameSteps: [GameStepsKey: [Int]] = [:]
 
@@ -312,7 +312,7 @@ public final class ViewerModel: @unchecked Sendable {
     /// The games of one conversation, as its replayer folds them.
     public func summaries(of conversation: ConversationID) throws -> [GameSummary] {
         let origin = origins[conversation.uuid]
-        return try openGame(conversation).kept(\.summaries, 0) { replayer in
+        return try openGame(conversation).kept(\.summaries, .auditor) { replayer in
             GameCatalog.summaries(of: try replayer.state(at: replayer.stepCount), origin: origin)
         }
     }
