@@ -142,36 +142,43 @@ public final class Collector: Sendable {
     /// Stores a group of checked uploads in one write of the store (one lock, one commit)
     /// and answers for each: accepted, cosigned; or refused (nothing of it kept). Only a
     /// failure of the store itself fails the group.
+    ///
+    /// The store is written as itself (``SharedStore/writeNatively(_:)``): no copy of it
+    /// is made or brought up to date, so a new collector's first push costs what a warm
+    /// one's does.
     func storeGroup(_ uploads: [Upload]) async throws -> [Result<Accepted, Error>] {
         let witness = self.witness, witnessKey = self.witnessKey
-        return try await store.write { copy -> [Result<Accepted, Error>] in
+        return try await store.writeNatively { writer -> [Result<Accepted, Error>] in
             try uploads.map { upload in
                 do {
-                    return .success(try Self.storeOne(upload, into: copy, witness: witness, witnessKey: witnessKey))
+                    // A refusal undoes this upload's rows alone.
+                    return .success(try writer.undoingOnFailure {
+                        try Self.storeOne(upload, into: writer, witness: witness, witnessKey: witnessKey)
+                    })
                 } catch let refusal as Refusal {
-                    // Refused before it wrote: its import is one SQLite transaction, undone whole.
                     return .failure(refusal)
                 }
             }
         }
     }
 
-    /// One upload into the writer's copy: it must extend what the device sent before
-    /// (which includes the uploads stored before it in this group).
-    static func storeOne(_ upload: Upload, into copy: EventStore, witness: String, witnessKey: DeviceKey) throws -> Accepted {
-        try checkExtends(upload.tree, in: copy)
+    /// One upload into the store: it must extend what the device sent before (which
+    /// includes the uploads stored before it in this group).
+    static func storeOne(_ upload: Upload, into writer: PostgresLogWriter, witness: String, witnessKey: DeviceKey) throws -> Accepted {
+        let key = upload.tree.owner.publicKey
+        try checkExtends(upload.tree, known: try writer.deviceTree(publicKey: key), frontier: { try writer.treeFrontier(publicKey: key) })
         let summary: ImportSummary
         do {
-            summary = try Interchange.import(upload.plan, into: copy)
+            summary = try Interchange.import(upload.plan, into: writer)
         } catch let error as InterchangeError {
             throw Refusal.conflict(error.description)
         } catch EventStoreError.headConflict(let device, let size) {
             throw Refusal.conflict("device \(SafeText.line(device)) signed another tree of \(size) events before: its history forked")
         }
         let newest = upload.newest
-        let stored = try copy.cosignatures(of: newest).first { $0.witnessKey == witnessKey.publicKey }
+        let stored = try writer.cosignatures(of: newest).first { $0.witnessKey == witnessKey.publicKey }
         let cosignature = try stored ?? Cosignature.signing(newest, witness: witness, key: witnessKey)
-        if stored == nil { try copy.store(cosignatures: [(newest, cosignature)]) }
+        if stored == nil { try writer.store(cosignatures: [(newest, cosignature)]) }
         return Accepted(device: newest.device, publicKey: Hex.string(newest.publicKey), size: newest.size, stored: summary.stored,
                         note: CosignedHead(head: newest, cosignatures: [cosignature]).note, cosignature: cosignature.line,
                         witnessKey: Hex.string(witnessKey.publicKey))
@@ -180,9 +187,11 @@ public final class Collector: Sendable {
     /// The upload's heads must extend the newest head accepted from the device: its proof
     /// nodes must be the accepted tree's own frontier, and any head it carries at or below
     /// the accepted size must be the one accepted.
-    static func checkExtends(_ tree: PlannedTree, in copy: EventStore) throws {
+    /// - Parameters:
+    ///   - known: the device's tree as the store holds it, if it holds one.
+    ///   - frontier: the stored tree's frontier (read only when the upload grows the tree).
+    static func checkExtends(_ tree: PlannedTree, known: DeviceTree?, frontier storedFrontier: () throws -> MerkleTree.Frontier?) throws {
         let device = SafeText.line(tree.owner.device)
-        let known = try copy.deviceTrees().first { $0.owner.publicKey == tree.owner.publicKey }
         let accepted = known?.heads.last?.size ?? 0
         let acceptedHeads = Dictionary((known?.heads ?? []).map { ($0.size, $0) }, uniquingKeysWith: { first, _ in first })
         for head in tree.heads where head.size <= accepted {
@@ -204,7 +213,7 @@ public final class Collector: Sendable {
                 ? "the upload starts at event \(base + 1) of device \(device), and this collector accepted \(accepted): events \(accepted + 1)...\(base) are missing; push again"
                 : "the upload repeats events of device \(device) this collector accepted (it holds \(accepted)): push again, it asks where to start")
         }
-        guard accepted == 0 || known?.size == accepted, let frontier = try copy.treeFrontier(publicKey: tree.owner.publicKey) ?? (accepted == 0 ? MerkleTree.Frontier() : nil),
+        guard accepted == 0 || known?.size == accepted, let frontier = try storedFrontier() ?? (accepted == 0 ? MerkleTree.Frontier() : nil),
               frontier.size == accepted else {
             throw Refusal.conflict("this collector holds only part of device \(device)'s tree and cannot check that the upload extends it")
         }

@@ -123,25 +123,25 @@ struct SplitEnvelope {
 }
 
 /// A SHA-256 hash held inline, for a value kept and replaced once per event.
-struct Hash32: ContiguousBytes, Sendable {
+package struct Hash32: ContiguousBytes, Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
     /// Nil unless `bytes` holds exactly 32.
-    init?(_ bytes: UnsafeRawBufferPointer) {
+    package init?(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count == 32 else { return nil }
         Swift.withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
     }
 
-    init?(_ bytes: [UInt8]) {
+    package init?(_ bytes: [UInt8]) {
         guard let hash = bytes.withUnsafeBytes({ Hash32($0) }) else { return nil }
         self = hash
     }
 
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try Swift.withUnsafeBytes(of: words, body)
     }
 
-    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+    package var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }
 
 extension UUID {

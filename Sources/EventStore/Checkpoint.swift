@@ -65,7 +65,7 @@ public struct Checkpoint: Hashable, Codable, Sendable {
     }
 
     /// The heads as stored: 56 bytes each.
-    static func packed(_ heads: [SignedHead]) -> [UInt8] {
+    package static func packed(_ heads: [SignedHead]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(heads.count * 56)
         for head in heads {
@@ -76,7 +76,7 @@ public struct Checkpoint: Hashable, Codable, Sendable {
         return out
     }
 
-    static func unpacked(_ bytes: [UInt8]) -> [SignedHead]? {
+    package static func unpacked(_ bytes: [UInt8]) -> [SignedHead]? {
         guard bytes.count % 56 == 0 else { return nil }
         return stride(from: 0, to: bytes.count, by: 56).map { start in
             let version = bytes[(start + 16)..<(start + 24)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }

@@ -88,7 +88,8 @@ extension EventStore {
         /// Stores signed heads (those already stored must be equal) and proof nodes.
         public func store(heads: [TreeHead], nodes: [(owner: TreeOwner, lo: Int64, hi: Int64, hash: [UInt8])]) throws {
             for head in heads {
-                let tree = try trees.tree(db, owner: TreeOwner(device: head.device, publicKey: head.publicKey))
+                var rows = SQLiteTreeRows(db: db)
+                let tree = try trees.tree(&rows, owner: TreeOwner(device: head.device, publicKey: head.publicKey))
                 if let stored = try Data.fetchOne(db, sql: "SELECT root FROM tree_heads WHERE tree_id = ? AND size = ?",
                                                   arguments: [tree, head.size]) {
                     guard Array(stored) == head.root else { throw EventStoreError.headConflict(device: head.device, size: head.size) }
@@ -98,7 +99,8 @@ extension EventStore {
                 trees.grow(tree, to: head.size)
             }
             for node in nodes {
-                let tree = try trees.tree(db, owner: node.owner)
+                var rows = SQLiteTreeRows(db: db)
+                let tree = try trees.tree(&rows, owner: node.owner)
                 try db.execute(sql: "INSERT INTO tree_nodes (tree_id, lo, hi, hash) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                                arguments: [tree, node.lo, node.hi, Data(node.hash)])
                 trees.grow(tree, to: node.hi)
@@ -106,43 +108,18 @@ extension EventStore {
         }
     }
 
-    static func validate(_ events: [NewEvent]) throws {
-        for event in events {
-            if event.type.isEmpty || event.type.utf8.count > 200 {
-                throw EventStoreError.invalidEvent(id: event.id, reason: "the type must have 1 to 200 bytes")
-            }
-            if event.typeVersion < 1 || event.typeVersion > Int(UInt32.max) {
-                throw EventStoreError.invalidEvent(id: event.id, reason: "the type version must be at least 1")
-            }
-            if event.payload.count > Self.maximumPayloadSize {
-                throw EventStoreError.invalidEvent(id: event.id, reason: "the payload exceeds \(Self.maximumPayloadSize) bytes")
-            }
-            if let leaf = event.leaf, leaf < 0 {
-                throw EventStoreError.invalidEvent(id: event.id, reason: "a leaf index is never negative")
-            }
-        }
-    }
-
-    private struct StreamState {
-        var rowID: Int64
-        var version: Int64
-        var startVersion: Int64
-        /// The stream hash at `version`.
-        var head: Hash32
-        /// The device tree its events are leaves of, if any.
-        var tree: Int64?
-    }
+    static func validate(_ events: [NewEvent]) throws { try AppendPlanner.validate(events) }
 
     /// Appends; returns the results and the new head of every stream that grew.
     func appendInTransaction(_ db: Database, _ events: [NewEvent], expecting: [UUID: ExpectedVersion],
                              newTypes: inout [String: Int64], trees: inout TreeStates,
                              owner: (UUID) -> TreeOwner?) throws -> [AppendedEvent] {
         let compressor = try currentCompressor(db)
-        var position = try lastPosition(db)
-        var previousHash = try hash(db, at: position) ?? ChainHash.genesis
+        let lastPosition = try lastPosition(db)
+        let lastHash = try hash(db, at: lastPosition) ?? ChainHash.genesis
         // Its lanes are waited for when it goes, also when the append throws: the next
         // append reuses their deflaters.
-        let blocks = layout == .blocks && hasBlocks ? try blockWriter(db, lastPosition: position, compressor: compressor) : nil
+        let blocks = layout == .blocks && hasBlocks ? try blockWriter(db, lastPosition: lastPosition, compressor: compressor) : nil
         if blocks == nil {
             // Rows after blocks would store positions twice (a writer that took a new file
             // for empty while another made it): the file itself is asked, not what this
@@ -155,146 +132,146 @@ extension EventStore {
                     "it stores events in blocks, and this writer would append rows after them; nothing was written (open the file again to append)")
             }
         }
-        var reader = BlockReader(store: self, db: db)
-
-        // The per-event statements run through SQLite's C API: GRDB's argument and
-        // row values cost more per event than SQLite's own work (tools/bench.sh,
-        // perf). GRDB still prepares, caches and finalizes them.
-        let findEvent = try SQLiteCall(db, try db.cachedStatement(sql: """
-            SELECT position, stream_version FROM events WHERE event_id = ?
-            """))
-        let insertEvent = try SQLiteCall(db, try db.cachedStatement(sql: """
-            INSERT INTO events (position, event_id, stream_id, stream_version, type_id, type_version,
-                                recorded_at, codec, dictionary_id, raw_size, payload, hash, leaf)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """))
-        let findInBlocks = hasBlocks ? try SQLiteCall(db, try db.cachedStatement(sql: "SELECT position FROM block_ids WHERE event_id = ?")) : nil
-        // A new event in blocks claims its id in `block_ids` before it takes its position:
-        // one index search serves the retry check and the index row (an id already
-        // there is a retry, looked up then).
-        let claimID = blocks != nil ? try SQLiteCall(db, try db.cachedStatement(sql: """
-            INSERT INTO block_ids (event_id, position) VALUES (?, ?) ON CONFLICT (event_id) DO NOTHING
-            """)) : nil
-        // A log written since blocks has no rows to look in (one check per batch, not per event).
-        let rowsExist = try Int64.fetchOne(db, sql: "SELECT 1 FROM events LIMIT 1") != nil
-        let findStream = try db.cachedStatement(sql: "SELECT id, version, head, tree_id FROM streams WHERE uuid = ?")
-        let insertStream = try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)")
-
-        var streams: [UUID: StreamState] = [:]
-        var seenInBatch: [UUID: AppendedEvent] = [:]
-        seenInBatch.reserveCapacity(events.count)
-        var results: [AppendedEvent] = []
-        results.reserveCapacity(events.count)
         let pipeline = blocks == nil ? CompressionPipeline(events: events, compressor: compressor) : nil
         defer { pipeline?.finish() }
-        var envelope = SplitEnvelope()
-        let firstPosition = position
-        // The catalog rows of this batch, each (id, stream) once; and whether every new
-        // event came with its tags, without which the catalog no longer covers the log.
-        var catalogRows: [CatalogRow: Int64] = [:]
-        var everyEventTagged = true
-
+        var rows = try SQLiteAppendRows(store: self, db: db, blocks: blocks, pipeline: pipeline, newTypes: newTypes)
+        var planner = AppendPlanner(lastPosition: lastPosition, lastHash: lastHash, expectedEvents: events.count)
+        var results: [AppendedEvent] = []
+        results.reserveCapacity(events.count)
         for (index, event) in events.enumerated() {
-            if let earlier = seenInBatch[event.id] {
-                results.append(AppendedEvent(position: earlier.position, streamVersion: earlier.streamVersion, isNew: false))
-                continue
-            }
-            let stored = rowsExist ? try withUnsafeBytes(of: event.id.uuid) { id in
-                try findEvent.run(binding: { $0.blob(1, id) }, row: { ($0.int64(0), $0.int64(1)) })
-            } : nil
-            if let (storedPosition, storedVersion) = stored {
-                results.append(AppendedEvent(position: storedPosition, streamVersion: storedVersion, isNew: false))
-                continue
-            }
-            let claimed = try claimID.map { claim in
-                try withUnsafeBytes(of: event.id.uuid) { id in
-                    _ = try claim.run(binding: { $0.blob(1, id); $0.int64(2, position + 1) }, row: { _ in () })
-                    return claim.changes == 1
-                }
-            }
-            if claimed != true, let findInBlocks, let storedPosition = try withUnsafeBytes(of: event.id.uuid, { id in
-                try findInBlocks.run(binding: { $0.blob(1, id) }, row: { $0.int64(0) })
-            }) {
-                // A retry: its version is read from its block (rare, so not kept in the index).
-                let version = try reader.event(at: storedPosition, RowNames())?.streamVersion ?? 0
-                results.append(AppendedEvent(position: storedPosition, streamVersion: version, isNew: false))
-                continue
-            }
-            var stream: StreamState
-            if let known = streams[event.stream] {
-                stream = known
-            } else {
-                let uuidBytes = Data(event.stream.bytes)
-                if let row = try Row.fetchOne(findStream, arguments: [uuidBytes]) {
-                    let version: Int64 = row[1]
-                    let stored = try (row[2] as Data?).map(Array.init)
-                        ?? (version == 0 ? ChainHash.genesis : legacyHead(db, stream: event.stream))
-                    guard let head = Hash32(stored) else {
-                        throw EventStoreError.damagedDatabase(path: path, detail:
-                            "recording \(event.stream.uuidString.lowercased())'s chain head is \(stored.count) bytes, not 32")
-                    }
-                    stream = StreamState(rowID: row[0], version: version, startVersion: version, head: head, tree: row[3])
-                } else {
-                    try insertStream.execute(arguments: [uuidBytes])
-                    stream = StreamState(rowID: db.lastInsertedRowID, version: 0, startVersion: 0, head: Hash32(ChainHash.genesis)!)
-                }
-                stream.tree = try trees.join(db, stream: event.stream, rowID: stream.rowID, tree: stream.tree, owner: owner(event.stream))
-                if let expected = expecting[event.stream], !expected.matches(stream.version) {
-                    throw EventStoreError.versionConflict(stream: event.stream, expected: expected, actual: stream.version)
-                }
-            }
-            position += 1
-            stream.version += 1
-
-            let typeID = try typeID(db, for: event.type, newTypes: &newTypes)
-            envelope.set(position: position, id: event.id, stream: event.stream, streamVersion: stream.version,
-                         type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)
-            let hash = envelope.chainHash(previous: previousHash)
-            stream.head = envelope.streamHash(previous: stream.head)
-            streams[event.stream] = stream
-            let leaf = try stream.tree.map { try trees.take(db, $0, leaf: event.leaf, envelope: envelope) }
-            if let blocks {
-                blocks.add(EventBlock.Event(id: event.id, hash: hash, streamRowID: stream.rowID, streamVersion: stream.version,
-                                            typeRowID: typeID, typeVersion: Int64(event.typeVersion),
-                                            recordedAt: event.recordedAt.microsecondsSince1970, leaf: leaf, payload: event.payload),
-                           at: position, tree: stream.tree)
-            } else if let pipeline {
-                try insertRow(insertEvent, pipeline.encoded(index), event: event, position: position, stream: stream,
-                              typeID: typeID, hash: hash, leaf: leaf)
-            }
-            previousHash = hash
-            if let tags = event.tags {
-                for tag in tags where catalogRows[CatalogRow(tag: tag, streamRowID: stream.rowID)] == nil {
-                    catalogRows[CatalogRow(tag: tag, streamRowID: stream.rowID)] = position
-                }
-            } else {
-                everyEventTagged = false
-            }
-            let appended = AppendedEvent(position: position, streamVersion: stream.version, isNew: true)
-            seenInBatch[event.id] = appended
-            results.append(appended)
+            results.append(try planner.add(event, index: index, expecting: expecting, owner: owner, trees: &trees, store: &rows))
         }
+        newTypes = rows.newTypes
         try blocks?.store(db)
         let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?")
-        for (_, stream) in streams where stream.version != stream.startVersion {
+        for stream in planner.grownStreams {
             try updateStream.execute(arguments: [stream.version, Data(stream.head.bytes), stream.rowID])
         }
-        if position > firstPosition { try updateCatalog(db, catalogRows, from: firstPosition, to: position, covering: everyEventTagged) }
+        if planner.position > lastPosition {
+            try updateCatalog(db, planner.catalogRows, from: lastPosition, to: planner.position, covering: planner.everyEventTagged)
+        }
         return results
     }
 
-    private func insertRow(_ insertEvent: SQLiteCall, _ encoded: CompressionPipeline.Encoded, event: NewEvent, position row: Int64,
-                           stream: StreamState, typeID: Int64, hash: [UInt8], leaf: Int64?) throws {
-        let version = stream.version
+    /// A SQLite log as an append's ``AppendRowStore``.
+    ///
+    /// The per-event statements run through SQLite's C API: GRDB's argument and row values
+    /// cost more per event than SQLite's own work (tools/bench.sh, perf). GRDB still
+    /// prepares, caches and finalizes them.
+    struct SQLiteAppendRows: AppendRowStore {
+        let store: EventStore
+        let db: Database
+        let blocks: BlockWriter?
+        let pipeline: CompressionPipeline?
+        var newTypes: [String: Int64]
+        private let findEvent: SQLiteCall
+        private let insertEvent: SQLiteCall
+        private let findInBlocks: SQLiteCall?
+        /// A new event in blocks claims its id in `block_ids` before it takes its position:
+        /// one index search serves the retry check and the index row (an id already there
+        /// is a retry, looked up then).
+        private let claimID: SQLiteCall?
+        /// A log written since blocks has no rows to look in (one check per batch, not per event).
+        private let rowsExist: Bool
+        private let findStream: Statement
+        private let insertStream: Statement
+        private var reader: BlockReader
+
+        init(store: EventStore, db: Database, blocks: BlockWriter?, pipeline: CompressionPipeline?, newTypes: [String: Int64]) throws {
+            self.store = store
+            self.db = db
+            self.blocks = blocks
+            self.pipeline = pipeline
+            self.newTypes = newTypes
+            findEvent = try SQLiteCall(db, try db.cachedStatement(sql: "SELECT position, stream_version FROM events WHERE event_id = ?"))
+            insertEvent = try SQLiteCall(db, try db.cachedStatement(sql: """
+                INSERT INTO events (position, event_id, stream_id, stream_version, type_id, type_version,
+                                    recorded_at, codec, dictionary_id, raw_size, payload, hash, leaf)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """))
+            findInBlocks = store.hasBlocks ? try SQLiteCall(db, try db.cachedStatement(sql: "SELECT position FROM block_ids WHERE event_id = ?")) : nil
+            claimID = blocks != nil ? try SQLiteCall(db, try db.cachedStatement(sql: """
+                INSERT INTO block_ids (event_id, position) VALUES (?, ?) ON CONFLICT (event_id) DO NOTHING
+                """)) : nil
+            rowsExist = try Int64.fetchOne(db, sql: "SELECT 1 FROM events LIMIT 1") != nil
+            findStream = try db.cachedStatement(sql: "SELECT id, version, head, tree_id FROM streams WHERE uuid = ?")
+            insertStream = try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)")
+            reader = BlockReader(store: store, db: db)
+        }
+
+        mutating func storedEvent(_ id: UUID, nextPosition: Int64) throws -> (position: Int64, streamVersion: Int64)? {
+            if rowsExist, let stored = try withUnsafeBytes(of: id.uuid, { id in
+                try findEvent.run(binding: { $0.blob(1, id) }, row: { ($0.int64(0), $0.int64(1)) })
+            }) {
+                return stored
+            }
+            let claimed = try claimID.map { claim in
+                try withUnsafeBytes(of: id.uuid) { id in
+                    _ = try claim.run(binding: { $0.blob(1, id); $0.int64(2, nextPosition) }, row: { _ in () })
+                    return claim.changes == 1
+                }
+            }
+            if claimed != true, let findInBlocks, let position = try withUnsafeBytes(of: id.uuid, { id in
+                try findInBlocks.run(binding: { $0.blob(1, id) }, row: { $0.int64(0) })
+            }) {
+                // A retry: its version is read from its block (rare, so not kept in the index).
+                let version = try reader.event(at: position, RowNames())?.streamVersion ?? 0
+                return (position, version)
+            }
+            return nil
+        }
+
+        mutating func stream(_ uuid: UUID) throws -> AppendPlanner.Stream {
+            let uuidBytes = Data(uuid.bytes)
+            guard let row = try Row.fetchOne(findStream, arguments: [uuidBytes]) else {
+                try insertStream.execute(arguments: [uuidBytes])
+                return AppendPlanner.Stream(rowID: db.lastInsertedRowID, version: 0, head: Hash32(ChainHash.genesis)!, tree: nil, isNew: true)
+            }
+            let version: Int64 = row[1]
+            let stored = try (row[2] as Data?).map(Array.init)
+                ?? (version == 0 ? ChainHash.genesis : store.legacyHead(db, stream: uuid))
+            guard let head = Hash32(stored) else {
+                throw EventStoreError.damagedDatabase(path: store.path, detail:
+                    "recording \(uuid.uuidString.lowercased())'s chain head is \(stored.count) bytes, not 32")
+            }
+            return AppendPlanner.Stream(rowID: row[0], version: version, head: head, tree: row[3], isNew: false)
+        }
+
+        mutating func typeID(_ name: String) throws -> Int64 {
+            try store.typeID(db, for: name, newTypes: &newTypes)
+        }
+
+        func write(_ planned: AppendPlanner.PlannedEvent, of event: NewEvent, index: Int) throws {
+            if let blocks {
+                blocks.add(EventBlock.Event(id: event.id, hash: planned.hash, streamRowID: planned.streamRowID,
+                                            streamVersion: planned.streamVersion, typeRowID: planned.typeID,
+                                            typeVersion: Int64(event.typeVersion), recordedAt: event.recordedAt.microsecondsSince1970,
+                                            leaf: planned.leaf, payload: event.payload),
+                           at: planned.position, tree: planned.tree)
+            } else if let pipeline {
+                try EventStore.insertRow(insertEvent, pipeline.encoded(index), event: event, planned: planned)
+            }
+        }
+
+        func tree(publicKey: [UInt8]) throws -> (id: Int64, device: String?)? { try SQLiteTreeRows(db: db).tree(publicKey: publicKey) }
+        func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)? {
+            try SQLiteTreeRows(db: db).treeRow(id: id)
+        }
+        func insertTree(_ owner: TreeOwner) throws -> Int64 { try SQLiteTreeRows(db: db).insertTree(owner) }
+        func setTree(_ tree: Int64, ofStream rowID: Int64) throws { try SQLiteTreeRows(db: db).setTree(tree, ofStream: rowID) }
+    }
+
+    fileprivate static func insertRow(_ insertEvent: SQLiteCall, _ encoded: CompressionPipeline.Encoded, event: NewEvent,
+                                      planned: AppendPlanner.PlannedEvent) throws {
         try withUnsafeBytes(of: event.id.uuid) { id in
             try encoded.bytes.withUnsafeBytes { payload in
-                try hash.withUnsafeBytes { hashBytes in
+                try planned.hash.withUnsafeBytes { hashBytes in
                     _ = try insertEvent.run(binding: { statement in
-                        statement.int64(1, row)
+                        statement.int64(1, planned.position)
                         statement.blob(2, id)
-                        statement.int64(3, stream.rowID)
-                        statement.int64(4, version)
-                        statement.int64(5, typeID)
+                        statement.int64(3, planned.streamRowID)
+                        statement.int64(4, planned.streamVersion)
+                        statement.int64(5, planned.typeID)
                         statement.int64(6, Int64(event.typeVersion))
                         statement.int64(7, event.recordedAt.microsecondsSince1970)
                         statement.int64(8, encoded.codec.rawValue)
@@ -302,7 +279,7 @@ extension EventStore {
                         statement.int64(10, Int64(event.payload.count))
                         statement.blob(11, payload)
                         statement.blob(12, hashBytes)
-                        if let leaf { statement.int64(13, leaf) } else { statement.null(13) }
+                        if let leaf = planned.leaf { statement.int64(13, leaf) } else { statement.null(13) }
                     }, row: { _ in () })
                 }
             }
@@ -335,14 +312,9 @@ extension EventStore {
         }
     }
 
-    private struct CatalogRow: Hashable {
-        var tag: EventTag
-        var streamRowID: Int64
-    }
-
     /// Writes a batch's catalog rows; the catalog goes on covering the log only if it
     /// covered it before the batch and every new event came with its tags.
-    private func updateCatalog(_ db: Database, _ rows: [CatalogRow: Int64], from oldLast: Int64, to newLast: Int64,
+    private func updateCatalog(_ db: Database, _ rows: [AppendPlanner.CatalogRow: Int64], from oldLast: Int64, to newLast: Int64,
                                covering: Bool) throws {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO catalog (kind, key, stream_id, position) VALUES (?, ?, ?, ?)
@@ -357,7 +329,7 @@ extension EventStore {
     }
 
     /// The head of a stream written before streams kept one: its chain from its events.
-    private func legacyHead(_ db: Database, stream: UUID) throws -> [UInt8] {
+    func legacyHead(_ db: Database, stream: UUID) throws -> [UInt8] {
         var head = ChainHash.genesis, scratch = SplitEnvelope()
         try forEachFound(db, EventQuery(stream: stream), predecessors: false) { found in
             switch found {
@@ -405,7 +377,7 @@ extension EventStore {
                              Data(checkpoint.signature)])
     }
 
-    private func typeID(_ db: Database, for name: String, newTypes: inout [String: Int64]) throws -> Int64 {
+    func typeID(_ db: Database, for name: String, newTypes: inout [String: Int64]) throws -> Int64 {
         if let id = typeIDs[name] ?? newTypes[name] { return id }
         if let id = try Int64.fetchOne(db, sql: "SELECT id FROM event_types WHERE name = ?", arguments: [name]) {
             newTypes[name] = id

@@ -644,19 +644,6 @@ extension EventStore {
         }
     }
 
-    /// A stream's chain hash after `version` of its stored events; genesis for 0,
-    /// nil if the stream holds fewer.
-    public func streamHash(_ stream: UUID, at version: Int64) throws -> [UInt8]? {
-        guard version > 0 else { return ChainHash.genesis }
-        var hash = ChainHash.genesis, reached: Int64 = 0, scratch = SplitEnvelope()
-        try scan(EventQuery(stream: stream), verify: false) { event in
-            guard event.streamVersion <= version else { return }
-            hash = ChainHash.streamHash(previous: hash, event: event, scratch: &scratch)
-            reached = event.streamVersion
-        }
-        return reached == version ? hash : nil
-    }
-
     /// Stores checkpoints from another log (an import), keeping those already here.
     /// - Throws: ``EventStoreError/checkpointConflict(device:sequence:)`` if one
     ///   stored here under the same key and sequence differs.

@@ -73,26 +73,9 @@ public struct ReplicatedRows: Sendable {
     }
 }
 
-/// What a log held before a write, so the write's rows can be found afterwards
-/// (``EventStore/rowsWritten(since:)``): the last position, each table's highest id,
-/// and each tree's size and row counts.
-public struct ReplicaMark: Sendable {
-    /// The last event's position.
-    public internal(set) var lastPosition: Int64
-    /// The highest row id of `dictionaries`, `event_types`, `trees` and `streams`.
-    public internal(set) var highestIDs: [String: Int64]
-    var trees: [Int64: TreeMark]
-    var checkpoints: Int
-    var forks: Int
-
-    struct TreeMark: Hashable {
-        var size: Int64
-        var hasFrontier: Bool
-        var heads: Int
-        var nodes: Int
-        var cosignatures: Int
-    }
-}
+/// What a log held before a write, so the write's rows could be sent to the shared store.
+@available(*, unavailable, message: "the shared store is written as itself now (SharedStore.writeNatively), so no write of a local copy is sent back")
+public struct ReplicaMark: Sendable {}
 
 extension EventStore {
     /// The log's rows that `rows` selects for `table` (`WHERE` clause, arguments), in key order.
@@ -116,92 +99,17 @@ extension EventStore {
         }
     }
 
-    /// What the log holds now, to find what a write adds (``rowsWritten(since:)``).
-    public func replicaMark() throws -> ReplicaMark {
-        try read { db in
-            var highest: [String: Int64] = [:]
-            for (table, column) in [("dictionaries", "id"), ("event_types", "id"), ("trees", "id"), ("streams", "id")] {
-                highest[table] = try Int64.fetchOne(db, sql: "SELECT coalesce(max(\(column)), 0) FROM \(table)") ?? 0
-            }
-            return ReplicaMark(
-                lastPosition: try lastPosition(db),
-                highestIDs: highest, trees: try treeMarks(db),
-                checkpoints: try Int.fetchOne(db, sql: "SELECT count(*) FROM checkpoints") ?? 0,
-                forks: try Int.fetchOne(db, sql: "SELECT count(*) FROM forks") ?? 0)
-        }
-    }
+    /// What the log held, to find what a write added.
+    @available(*, unavailable, message: "the shared store is written as itself now (SharedStore.writeNatively), so no write of a local copy is sent back")
+    public func replicaMark() throws -> ReplicaMark { fatalError("unavailable") }
 
-    private func treeMarks(_ db: Database) throws -> [Int64: ReplicaMark.TreeMark] {
-        var marks: [Int64: ReplicaMark.TreeMark] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT id, size, frontier IS NOT NULL FROM trees") {
-            marks[row[0]] = ReplicaMark.TreeMark(size: row[1], hasFrontier: row[2], heads: 0, nodes: 0, cosignatures: 0)
-        }
-        for (table, path) in [("tree_heads", \ReplicaMark.TreeMark.heads), ("tree_nodes", \.nodes), ("cosignatures", \.cosignatures)] {
-            for row in try Row.fetchAll(db, sql: "SELECT tree_id, count(*) FROM \(table) GROUP BY tree_id") {
-                let tree: Int64 = row[0]
-                marks[tree]?[keyPath: path] = row[1]
-            }
-        }
-        return marks
-    }
+    /// Every row written since `mark`.
+    @available(*, unavailable, message: "the shared store is written as itself now (SharedStore.writeNatively), so no write of a local copy is sent back")
+    public func rowsWritten(since mark: ReplicaMark) throws -> [ReplicatedRows] { fatalError("unavailable") }
 
-    /// Every row written since `mark` (added, or changed in place), by table, parents first:
-    /// what a write into a copy of the shared store sends back to it.
-    public func rowsWritten(since mark: ReplicaMark) throws -> [ReplicatedRows] {
-        try read { db in
-            let now = try treeMarks(db)
-            var out: [ReplicatedRows] = []
-            func add(_ name: String, _ condition: String, _ arguments: StatementArguments = []) throws {
-                let table = ReplicatedTable.named(name)!
-                let rows = try replicatedRows(db, table, where: condition, arguments: arguments)
-                if !rows.isEmpty { out.append(ReplicatedRows(table: table, rows: rows)) }
-            }
-            let last = mark.lastPosition
-            // A copy of a shared store writes rows (``EventStore/Layout/rows``): blocks
-            // would not be sent back, and the shared store would miss their events.
-            if hasBlocks, try Int64.fetchOne(db, sql: "SELECT 1 FROM event_blocks WHERE first_position + count - 1 > ? LIMIT 1",
-                                             arguments: [last]) != nil {
-                throw EventStoreError.blocksInCopy(path: path)
-            }
-            try add("dictionaries", "id > ?", [mark.highestIDs["dictionaries"] ?? 0])
-            try add("event_types", "id > ?", [mark.highestIDs["event_types"] ?? 0])
-            let changedTrees = now.filter { mark.trees[$0.key] != $0.value }.keys.sorted()
-            let treeList = changedTrees.map(String.init).joined(separator: ",")
-            if !changedTrees.isEmpty { try add("trees", "id IN (\(treeList))") }
-            try add("streams", "id > ? OR id IN (SELECT DISTINCT stream_id FROM events WHERE position > ?)",
-                    [mark.highestIDs["streams"] ?? 0, last])
-            try add("events", "position > ?", [last])
-            try add("catalog", "position > ?", [last])
-            try add("catalog_coverage", "1")
-            for tree in changedTrees {
-                let before = mark.trees[tree], after = now[tree]!
-                let size = before?.size ?? 0
-                // Rows of a growing tree are past its old size; anything else (a merged
-                // log's earlier heads, proof nodes) sends the tree's rows whole.
-                for (table, column, path) in [("tree_heads", "size", \ReplicaMark.TreeMark.heads),
-                                              ("tree_nodes", "hi", \.nodes), ("cosignatures", "size", \.cosignatures)]
-                where after[keyPath: path] != before?[keyPath: path] ?? 0 {
-                    let past = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE tree_id = ? AND \(column) > ?",
-                                                arguments: [tree, size]) ?? 0
-                    if past == after[keyPath: path] - (before?[keyPath: path] ?? 0) {
-                        try add(table, "tree_id = ? AND \(column) > ?", [tree, size])
-                    } else {
-                        try add(table, "tree_id = ?", [tree])
-                    }
-                }
-            }
-            if try Int.fetchOne(db, sql: "SELECT count(*) FROM checkpoints") != mark.checkpoints { try add("checkpoints", "1") }
-            if try Int.fetchOne(db, sql: "SELECT count(*) FROM forks") != mark.forks { try add("forks", "1") }
-            return out
-        }
-    }
-
-    /// Every row of the log, by table, parents first (a whole copy).
-    public func allReplicatedRows() throws -> [ReplicatedRows] {
-        try read { db in
-            try ReplicatedTable.all.map { ReplicatedRows(table: $0, rows: try replicatedRows(db, $0)) }.filter { !$0.rows.isEmpty }
-        }
-    }
+    /// Every row of the log, by table.
+    @available(*, unavailable, message: "the shared store is written as itself now (SharedStore.writeNatively), so no write of a local copy is sent back")
+    public func allReplicatedRows() throws -> [ReplicatedRows] { fatalError("unavailable") }
 
     /// Stores rows copied from the shared store, in one transaction: a row whose key is
     /// stored replaces it. Used only on a local copy of a shared store, never on a log of
@@ -238,12 +146,7 @@ extension EventStore {
 }
 
 extension EventStore {
-    /// The dictionaries whose id is above `id`, for a store that lacks them.
-    public func dictionaryRows(above id: Int64) throws -> [ReplicatedRows] {
-        try read { db in
-            let table = ReplicatedTable.named("dictionaries")!
-            let rows = try replicatedRows(db, table, where: "id > ?", arguments: [id])
-            return rows.isEmpty ? [] : [ReplicatedRows(table: table, rows: rows)]
-        }
-    }
+    /// The dictionaries whose id is above `id`.
+    @available(*, unavailable, message: "the shared store is written as itself now (SharedStore.writeNatively), so no write of a local copy is sent back")
+    public func dictionaryRows(above id: Int64) throws -> [ReplicatedRows] { fatalError("unavailable") }
 }

@@ -13,76 +13,86 @@ public struct TreeOwner: Hashable, Sendable {
     }
 }
 
+/// The device-tree rows an append reads and makes: what ``TreeStates`` asks of a store.
+package protocol TreeRowStore {
+    /// The tree of `publicKey`: its id and device name (nil where the name is not text).
+    mutating func tree(publicKey: [UInt8]) throws -> (id: Int64, device: String?)?
+    /// Tree `id`'s row, or nil where it is missing or a value has the wrong type.
+    mutating func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)?
+    /// Makes a tree for `owner` (size 0, empty frontier) and returns its id.
+    mutating func insertTree(_ owner: TreeOwner) throws -> Int64
+    /// Makes recording `rowID`'s events leaves of tree `tree`.
+    mutating func setTree(_ tree: Int64, ofStream rowID: Int64) throws
+}
+
 /// The device trees one transaction touches: found or made on first use, grown leaf by
-/// leaf, saved at the end.
-struct TreeStates {
-    struct State {
-        var owner: TreeOwner
-        var size: Int64
-        var startSize: Int64
+/// leaf, saved at the end. The rules of a tree's growth live here; the rows come from a
+/// ``TreeRowStore``, so both stores grow a tree the same way.
+package struct TreeStates {
+    package struct State {
+        package var owner: TreeOwner
+        package var size: Int64
+        package var startSize: Int64
         /// Nil where this file holds only part of the tree.
-        var frontier: MerkleTree.Frontier?
-        var changed = false
+        package var frontier: MerkleTree.Frontier?
+        package var changed = false
     }
 
-    private(set) var states: [Int64: State] = [:]
+    package private(set) var states: [Int64: State] = [:]
     /// Tiles completed in this transaction: tree, lo, hi, hash.
-    private var tiles: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])] = []
+    package private(set) var tiles: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])] = []
     private var byKey: [[UInt8]: Int64] = [:]
     /// A recording of each tree whose key the appender gave, to ask for the key again when signing.
-    private(set) var signers: [Int64: UUID] = [:]
+    package private(set) var signers: [Int64: UUID] = [:]
+
+    package init() {}
 
     /// The trees the recorder's own leaves grew, which their devices sign.
-    var grown: [Int64: State] { states.filter { $0.value.frontier != nil && $0.value.size != $0.value.startSize } }
+    package var grown: [Int64: State] { states.filter { $0.value.frontier != nil && $0.value.size != $0.value.startSize } }
 
     /// The tree of `owner`'s key, made if new.
-    mutating func tree(_ db: Database, owner: TreeOwner) throws -> Int64 {
+    package mutating func tree(_ rows: inout some TreeRowStore, owner: TreeOwner) throws -> Int64 {
         if let id = byKey[owner.publicKey] { return id }
         guard PublicKeyCheck.isAcceptable(owner.publicKey) else { throw KeyError.weakPublicKey }
-        if let row = try Row.fetchOne(db, sql: "SELECT id, device FROM trees WHERE public_key = ?", arguments: [Data(owner.publicKey)]) {
-            let id: Int64 = row[0]
-            guard let device = String.fromDatabaseValue(row[1]), device == owner.device else {
+        if let found = try rows.tree(publicKey: owner.publicKey) {
+            guard let device = found.device, device == owner.device else {
                 throw EventStoreError.treeConflict(device: owner.device, detail: "its key already signs for another device name here")
             }
-            byKey[owner.publicKey] = id
-            _ = try load(db, id)
-            return id
+            byKey[owner.publicKey] = found.id
+            _ = try load(&rows, found.id)
+            return found.id
         }
-        try db.execute(sql: "INSERT INTO trees (public_key, device, size, frontier) VALUES (?, ?, 0, x'')",
-                       arguments: [Data(owner.publicKey), owner.device])
-        let id = db.lastInsertedRowID
+        let id = try rows.insertTree(owner)
         byKey[owner.publicKey] = id
         states[id] = State(owner: owner, size: 0, startSize: 0, frontier: MerkleTree.Frontier())
         return id
     }
 
     @discardableResult
-    mutating func load(_ db: Database, _ id: Int64) throws -> State {
+    mutating func load(_ rows: inout some TreeRowStore, _ id: Int64) throws -> State {
         if let known = states[id] { return known }
-        guard let row = try Row.fetchOne(db, sql: "SELECT public_key, device, size, frontier FROM trees WHERE id = ?", arguments: [id]),
-              let key = Data.fromDatabaseValue(row[0]), let device = String.fromDatabaseValue(row[1]),
-              let size = Int64.fromDatabaseValue(row[2]) else {
+        guard let row = try rows.treeRow(id: id) else {
             throw EventStoreError.treeConflict(device: "?", detail: "tree \(id) is missing or has values of the wrong type")
         }
-        let frontier = Data.fromDatabaseValue(row[3]).flatMap { MerkleTree.Frontier(size: size, packed: Array($0)) }
-        let state = State(owner: TreeOwner(device: device, publicKey: Array(key)), size: size, startSize: size, frontier: frontier)
+        let frontier = row.frontier.flatMap { MerkleTree.Frontier(size: row.size, packed: $0) }
+        let state = State(owner: TreeOwner(device: row.device, publicKey: row.publicKey), size: row.size, startSize: row.size, frontier: frontier)
         states[id] = state
-        byKey[Array(key)] = id
+        byKey[row.publicKey] = id
         return state
     }
 
     /// The tree a recording's next events join: the one it has, or `owner`'s for a
     /// recording that has none yet.
-    mutating func join(_ db: Database, stream: UUID, rowID: Int64, tree current: Int64?, owner: TreeOwner?) throws -> Int64? {
+    mutating func join(_ rows: inout some TreeRowStore, stream: UUID, rowID: Int64, tree current: Int64?, owner: TreeOwner?) throws -> Int64? {
         guard let owner else { return current }
-        let id = try tree(db, owner: owner)
+        let id = try tree(&rows, owner: owner)
         if let current {
             guard current == id else {
                 throw EventStoreError.treeConflict(device: owner.device, detail:
                     "recording \(stream.uuidString.prefix(8).lowercased()) is already a leaf range of another device's tree")
             }
         } else {
-            try db.execute(sql: "UPDATE streams SET tree_id = ? WHERE id = ?", arguments: [id, rowID])
+            try rows.setTree(id, ofStream: rowID)
         }
         signers[id] = stream
         return id
@@ -90,10 +100,10 @@ struct TreeStates {
 
     /// The leaf an event takes in tree `id`: the next one (a recorded event), or the one
     /// it was exported with (an import).
-    mutating func take(_ db: Database, _ id: Int64, leaf given: Int64?, envelope: SplitEnvelope) throws -> Int64 {
+    mutating func take(_ rows: inout some TreeRowStore, _ id: Int64, leaf given: Int64?, envelope: SplitEnvelope) throws -> Int64 {
         // Taken out of the dictionary while it grows, so its frontier is not copied
         // for every leaf (copy-on-write while the dictionary still held it).
-        if states[id] == nil { try load(db, id) }
+        if states[id] == nil { try load(&rows, id) }
         var state = states.removeValue(forKey: id)!
         defer { states[id] = state }
         let hash = envelope.leafHash()
@@ -122,7 +132,7 @@ struct TreeStates {
     }
 
     /// A signed head or proof from an import: the tree has at least `size` leaves.
-    mutating func grow(_ id: Int64, to size: Int64) {
+    package mutating func grow(_ id: Int64, to size: Int64) {
         guard var state = states[id], size > state.size else { return }
         state.size = size
         if state.frontier?.size != size { state.frontier = nil }
@@ -142,6 +152,33 @@ struct TreeStates {
     }
 }
 
+/// A SQLite log's tree rows.
+struct SQLiteTreeRows: TreeRowStore {
+    let db: Database
+
+    func tree(publicKey: [UInt8]) throws -> (id: Int64, device: String?)? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT id, device FROM trees WHERE public_key = ?", arguments: [Data(publicKey)]) else { return nil }
+        return (row[0], String.fromDatabaseValue(row[1]))
+    }
+
+    func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT public_key, device, size, frontier FROM trees WHERE id = ?", arguments: [id]),
+              let key = Data.fromDatabaseValue(row[0]), let device = String.fromDatabaseValue(row[1]),
+              let size = Int64.fromDatabaseValue(row[2]) else { return nil }
+        return (Array(key), device, size, Data.fromDatabaseValue(row[3]).map(Array.init))
+    }
+
+    func insertTree(_ owner: TreeOwner) throws -> Int64 {
+        try db.execute(sql: "INSERT INTO trees (public_key, device, size, frontier) VALUES (?, ?, 0, x'')",
+                       arguments: [Data(owner.publicKey), owner.device])
+        return db.lastInsertedRowID
+    }
+
+    func setTree(_ tree: Int64, ofStream rowID: Int64) throws {
+        try db.execute(sql: "UPDATE streams SET tree_id = ? WHERE id = ?", arguments: [tree, rowID])
+    }
+}
+
 /// A device's tree as a log holds it: its key, its latest signed head and its size.
 public struct DeviceTree: Hashable, Sendable {
     public var owner: TreeOwner
@@ -153,6 +190,13 @@ public struct DeviceTree: Hashable, Sendable {
     /// device's own log or a whole import does), rather than some leaves and proof
     /// nodes for the others (an import of part of a log).
     public var holdsEveryLeaf = true
+
+    public init(owner: TreeOwner, size: Int64, heads: [TreeHead], holdsEveryLeaf: Bool = true) {
+        self.owner = owner
+        self.size = size
+        self.heads = heads
+        self.holdsEveryLeaf = holdsEveryLeaf
+    }
 }
 
 extension EventStore {

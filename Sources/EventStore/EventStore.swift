@@ -336,3 +336,21 @@ public final class EventStore {
         }
     }
 }
+
+/// Compresses payloads as a log's rows store them (level 6, the log's newest dictionary),
+/// for a store that writes rows itself: the shared store in PostgreSQL.
+package final class PayloadEncoder {
+    package let dictionaryID: Int64?
+    private let deflater: RawDeflater
+
+    package init(dictionaryID: Int64?, dictionary: [UInt8]) throws {
+        self.dictionaryID = dictionaryID
+        deflater = try RawDeflater(level: 6, dictionary: dictionary)
+    }
+
+    /// The payload's codec, dictionary and stored bytes (raw where compressing does not pay).
+    package func encode(_ payload: [UInt8]) throws -> (codec: Int64, dictionaryID: Int64?, bytes: [UInt8]) {
+        let encoded = try EventStore.encode(payload, deflater: deflater, dictionaryID: dictionaryID)
+        return (encoded.codec.rawValue, encoded.dictionaryID, encoded.bytes)
+    }
+}

@@ -167,7 +167,7 @@ struct WitnessForwarder {
                 case .cosigned(let cosignature):
                     if !head.cosignatures.contains(where: { $0.witnessKey == cosignature.witnessKey }) {
                         let pair = (head.head, cosignature)
-                        _ = try SharedStore.wait { [store] in try await store.write { try $0.store(cosignatures: [pair]) } }
+                        _ = try SharedStore.wait { [store] in try await store.writeNatively { try $0.store(cosignatures: [pair]) } }
                     }
                     cosigned.insert(key)
                 case .refused(let reason):

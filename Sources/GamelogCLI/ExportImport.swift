@@ -89,8 +89,9 @@ struct Import: ParsableCommand {
             // database holding anything else is refused by the migration.
             let (from, to) = try SharedStore.wait { try await shared.migrate() }
             if from == 0 { Terminal.standardError("made the gamelog schema (version \(to)) in \(shared.location)") }
-            // Checked again against the store's rows and stored in one transaction.
-            summary = try SharedStore.wait { try await shared.write { store in try Interchange.import(plan, into: store) } }
+            // Checked again against the store's rows and stored in one transaction, written
+            // as the store itself (nothing copied to this machine).
+            summary = try SharedStore.wait { try await shared.writeNatively { writer in try Interchange.import(plan, into: writer) } }
             place = shared.location.description
         } else {
             let store = try options.openForWriting()

@@ -256,7 +256,7 @@ extension Interchange {
     /// order (files interleave by recording time), and every stream must arrive
     /// gapless, or nothing is stored. Each line is
     /// parsed again when its batch is stored, so memory holds only the plan.
-    public static func `import`(_ plan: ImportPlan, into store: EventStore, batchSize: Int = 1_000,
+    public static func `import`(_ plan: ImportPlan, into store: any EventLogWriter, batchSize: Int = 1_000,
                                 progress: ((_ eventsDone: Int, _ eventsTotal: Int) -> Void)? = nil) throws -> ImportSummary {
         try checkAgainst(store, plan)
         // A stream's start is in the files, or (for a stream that continues) already in the store.
@@ -265,7 +265,7 @@ extension Interchange {
         })
         var stored = 0
         // All or nothing: one transaction for every batch, the heads and the checkpoints.
-        try store.importing { transaction in
+        try store.importTransaction { transaction in
             stored = try merge(
                 count: plan.lines.count, key: { plan.keys[$0] },
                 event: { index in
@@ -287,7 +287,7 @@ extension Interchange {
     }
 
     /// ``check(files:progress:)`` then ``import(_:into:batchSize:progress:)``.
-    public static func `import`(files: [ExportFile], into store: EventStore, batchSize: Int = 1_000,
+    public static func `import`(files: [ExportFile], into store: any EventLogWriter, batchSize: Int = 1_000,
                                 progress: ((ImportStage, Int, Int) -> Void)? = nil) throws -> ImportSummary {
         let plan = try check(files: files) { progress?(.checking, $0, $1) }
         return try self.import(plan, into: store, batchSize: batchSize) { progress?(.storing, $0, $1) }
@@ -295,7 +295,7 @@ extension Interchange {
 
     /// What needs the store: lines whose id is stored must carry the same event, and
     /// streams that continue a stored one must continue its chain.
-    static func checkAgainst(_ store: EventStore, _ plan: ImportPlan) throws {
+    static func checkAgainst(_ store: any EventLogWriter, _ plan: ImportPlan) throws {
         for (stream, start) in plan.continued {
             let ref = plan.lines[start.firstLine], file = plan.files[Int(ref.file)].name
             guard let hash = try store.streamHash(stream, at: start.firstVersion - 1) else {

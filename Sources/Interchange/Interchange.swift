@@ -259,7 +259,7 @@ public enum Interchange {
                                       recordedAt: Timestamp(microsecondsSince1970: e.recordedAt), payload: payload,
                                       tags: decoder.catalogTags(stream: e.stream, type: e.type, typeVersion: e.typeVersion, payload: payload))
                   },
-                  store: store, batchSize: batchSize, progress: progress)
+                  store: store, append: { try store.append($0) }, batchSize: batchSize, progress: progress)
     }
 
     /// What orders and checks a merge. Events of one run (one file: a log's export, in
@@ -320,7 +320,7 @@ public enum Interchange {
     /// order and one version per stream are held; `event(i)` makes each event when its
     /// batch is stored.
     static func merge(count: Int, key: (Int) -> MergeKey, event: (Int) throws -> NewEvent,
-                      store: EventStore, append: (([NewEvent]) throws -> [AppendedEvent])? = nil,
+                      store: any EventLogWriter, append: ([NewEvent]) throws -> [AppendedEvent],
                       batchSize: Int, progress: ((Int) -> Void)?) throws -> Int {
         let keys = (0..<count).map(key)
         let order = mergeOrder(keys)
@@ -340,7 +340,7 @@ public enum Interchange {
         var start = 0
         while start < order.count {
             let batch = try order[start..<min(start + batchSize, order.count)].map(event)
-            written += try (append ?? { try store.append($0) })(batch).filter(\.isNew).count
+            written += try append(batch).filter(\.isNew).count
             start += batchSize
             progress?(min(start, order.count))
         }

@@ -18,7 +18,7 @@ extension SharedStore {
 /// It holds one connection, opened at its first read (which also checks the schema's
 /// version) and opened again if the server dropped it. Like a SQLite ``EventStore``, it
 /// is used from one thread at a time; make one per thread for parallel reads.
-public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
+public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     public let store: SharedStore
     public var location: String { store.location.description }
 
@@ -33,10 +33,25 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// has a handful, each at most 32 KiB).
     private var dictionaries: [Int64: [UInt8]]?
 
-    init(store: SharedStore) { self.store = store }
+    /// Whether the reader opened its connection (and closes it), rather than reading
+    /// on a writer's, inside the writer's transaction.
+    private let ownsConnection: Bool
+
+    init(store: SharedStore) {
+        self.store = store
+        ownsConnection = true
+    }
+
+    /// A reader on `connection`, which the caller owns: it sees what the caller's open
+    /// transaction wrote.
+    init(store: SharedStore, borrowing connection: PostgresConnection) {
+        self.store = store
+        self.connection = connection
+        ownsConnection = false
+    }
 
     deinit {
-        if let connection { _ = connection.close() as EventLoopFuture<Void> }
+        if ownsConnection, let connection { _ = connection.close() as EventLoopFuture<Void> }
     }
 
     // MARK: - Statements
@@ -49,9 +64,12 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// ``SharedStore/statementDeadline``, kept by a timer on the same event loop that
     /// closes the connection: a server gone without a word would otherwise hold the reader
     /// forever. Never called on an event loop (readers are used from the callers' threads).
-    private func fetch<T>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
+    func fetch<T>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
                           _ decode: (PostgresRandomAccessRow) throws -> T) throws -> [T] {
         let open: PostgresConnection? = lock.withLock { self.connection.flatMap { $0.isClosed ? nil : $0 } }
+        if open == nil && !ownsConnection {
+            throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
+        }
         let connection = try open ?? SharedStore.wait { [self] in try await self.openConnection() }
         let deadline = SharedStore.statementDeadline.components.seconds
         let watchdog = connection.eventLoop.scheduleTask(in: .seconds(deadline)) { _ = connection.close() as EventLoopFuture<Void> }
@@ -61,7 +79,7 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
             result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger).wait()
         } catch {
             // A dropped connection is opened again by the next read.
-            if connection.isClosed {
+            if connection.isClosed && ownsConnection {
                 forget(connection)
                 throw SharedStoreError.unreachable(location: store.location.description,
                                                    detail: "the connection closed during a statement (no answer within \(SharedStore.statementDeadline), or the server went away)")
@@ -125,7 +143,7 @@ public final class PostgresLogReader: EventLogReader, @unchecked Sendable {
     }
 
     /// The stored hash at `position`, nil when no event is there.
-    private func hash(at position: Int64) throws -> [UInt8]? {
+    func hash(at position: Int64) throws -> [UInt8]? {
         try fetch("SELECT hash FROM events WHERE position = $1", Self.binds([position])) { row in
             Array(try row[0].decode(ByteBuffer.self).readableBytesView)
         }.first

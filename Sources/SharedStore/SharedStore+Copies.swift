@@ -208,102 +208,10 @@ extension SharedStore {
         }
     }
 
-    /// Stores `batches` in the store with revision `revision` (inside the writer's transaction).
-    func push(_ connection: PostgresConnection, _ batches: [ReplicatedRows], revision: Int64) async throws {
-        for batch in batches {
-            let table = batch.table
-            let columns = table.columns + ["rev"]
-            let others = columns.filter { !table.key.contains($0) }
-            let conflict = table.updatable
-                ? "DO UPDATE SET " + others.map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }.joined(separator: ", ")
-                : "DO NOTHING"
-            // PostgreSQL takes at most 65,535 parameters a statement.
-            let perStatement = max(1, 30_000 / columns.count)
-            var start = 0
-            while start < batch.rows.count {
-                let rows = batch.rows[start..<min(start + perStatement, batch.rows.count)]
-                var binds = PostgresBindings(capacity: rows.count * columns.count)
-                var tuples: [String] = []
-                tuples.reserveCapacity(rows.count)
-                var parameter = 0
-                for row in rows {
-                    var names: [String] = []
-                    for value in row + [.integer(revision)] {
-                        Self.bind(value, into: &binds)
-                        parameter += 1
-                        names.append("$\(parameter)")
-                    }
-                    tuples.append("(" + names.joined(separator: ", ") + ")")
-                }
-                try await run(connection, """
-                    INSERT INTO \(table.name) (\(columns.map(quoted).joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \
-                    ON CONFLICT (\(table.key.map(quoted).joined(separator: ", "))) \(conflict)
-                    """, binds)
-                start += perStatement
-            }
-        }
-    }
-
-    /// Runs `body` on an up-to-date copy of the store and stores in the store exactly the
-    /// rows `body` wrote, in one transaction: all of them, or (if anything fails) none.
-    /// Writers anywhere are serialised on the store's revision row.
+    /// Ran a write on a local copy and sent back the rows it wrote.
+    @available(*, unavailable, message: "use writeNatively(_:): the store is written as itself, through the same append rules as a SQLite log, with no copy made (Interchange.import(_:into:) and a collector's checks take the PostgresLogWriter it hands out)")
     public func write<T: Sendable>(_ body: @escaping (EventStore) throws -> T) async throws -> T {
-        try await Self.blocking { try await writeOnCopy(body) }
-    }
-
-    private func writeOnCopy<T: Sendable>(_ body: @escaping (EventStore) throws -> T) async throws -> T {
-        let (result, files, revision): (T, CopyFiles?, Int64) = try await withConnection { connection in
-            _ = try await version(connection)
-            return try await inTransaction(connection) {
-                let state = try await self.state(connection, forUpdate: true)
-                let (cached, descriptor) = try lockedCopyFiles(state.id)
-                var folderToRemove: URL?
-                var files = cached
-                if descriptor == nil {
-                    let folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-write-\(UUID().uuidString)")
-                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                    folderToRemove = folder
-                    files = self.copyFiles(state.id, in: folder)
-                }
-                defer {
-                    if let descriptor { close(descriptor) }
-                    if let folderToRemove { try? FileManager.default.removeItem(at: folderToRemove) }
-                }
-                try await update(connection, files, to: state, progress: nil)
-                let store = try EventStore(path: files.database.path, access: .readWrite, layout: .rows)
-                let mark = try store.replicaMark()
-                let value: T
-                do {
-                    value = try body(store)
-                } catch {
-                    // A refused write usually wrote nothing; if it did (a later step of it
-                    // failed), the copy holds rows the store will not: make it again.
-                    if (try? store.rowsWritten(since: mark).contains { $0.table.name != "catalog_coverage" }) != false { removeCopy(files) }
-                    throw error
-                }
-                do {
-                    var rows = try store.rowsWritten(since: mark)
-                    let dictionaries = try await run(connection, "SELECT coalesce(max(id), 0) FROM dictionaries").first?.decode(Int64.self) ?? 0
-                    if dictionaries < mark.highestIDs["dictionaries"] ?? 0 {
-                        rows.removeAll { $0.table.name == "dictionaries" }
-                        rows.insert(contentsOf: try store.dictionaryRows(above: dictionaries), at: 0)
-                    }
-                    let wrote = rows.contains { $0.table.name != "catalog_coverage" }
-                    guard wrote else { return (value, files as CopyFiles?, state.revision) }
-                    try await push(connection, rows, revision: state.revision + 1)
-                    var binds = PostgresBindings()
-                    binds.append(state.revision + 1)
-                    try await run(connection, "UPDATE store_state SET revision = $1", binds)
-                    return (value, folderToRemove == nil ? files : nil, state.revision + 1)
-                } catch {
-                    // The copy holds rows the store will not: make it again next time.
-                    removeCopy(files)
-                    throw error
-                }
-            }
-        }
-        if let files { try? String(revision).write(to: files.revision, atomically: true, encoding: .utf8) }
-        return result
+        fatalError("unavailable")
     }
 }
 

@@ -104,3 +104,15 @@ extension SharedStore {
         return (id, revision)
     }
 }
+
+extension SharedStore {
+    /// The store's revision: how many writes changed it (a write that stored nothing,
+    /// such as a repeated upload, leaves it as it was). Local copies record the revision
+    /// they hold.
+    public func revision() async throws -> Int64 {
+        try await withConnection { connection in
+            _ = try await version(connection)
+            return try await state(connection).revision
+        }
+    }
+}

@@ -9,16 +9,17 @@ import NIOSSL
 /// number of machines read.
 ///
 /// It holds the same rows as a SQLite log, column for column (`Migrations/postgres`), so
-/// events, hashes, heads and signatures are the same bytes in both. Every reader and every
-/// check works on a *local copy*: a SQLite log kept in a cache folder and brought up to
-/// date from the store before each use, fetching only the rows written since (each row
-/// carries the revision of the write that wrote it). So one implementation of every
-/// proof and verdict serves both stores, and a verdict cannot differ between them.
+/// events, hashes, heads and signatures are the same bytes in both.
 ///
-/// Writes (`import`, a collector's uploads) take the store's revision row lock, bring the
-/// writer's copy up to date, run the write on the copy with all of its checks, and send
-/// back exactly the rows it wrote, all in one PostgreSQL transaction: writers from any
-/// number of processes and machines are serialised, and a write is stored whole or not at all.
+/// - Writes (`import`, a collector's uploads) go to the store as itself
+///   (``writeNatively(_:)``): one transaction that holds the store's revision row, so
+///   writers from any number of processes and machines are serialised and a write is
+///   stored whole or not at all; appends follow the same planner as a SQLite log's
+///   (`AppendPlanner`), so the rows are the ones a SQLite file would hold.
+/// - Reads of one game, a page of games, a recording go to the store as itself too
+///   (``reader()``). Whole-log checks (`verify`, `export`, proofs) still work on a *local
+///   copy*: a SQLite log in a cache folder brought up to date from the rows written since
+///   it was made (each row carries the revision of the write that wrote it).
 public final class SharedStore: Sendable {
     public let location: SharedStoreLocation
     /// Where local copies are kept (see ``defaultCacheFolder``).

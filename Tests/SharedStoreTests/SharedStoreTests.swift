@@ -25,7 +25,7 @@ import Testing
     static func importing(_ lines: [String], into store: SharedStore) throws -> ImportSummary {
         let body = Data((lines.joined(separator: "\n") + "\n").utf8)
         return try SharedStore.wait {
-            try await store.write { copy in try Interchange.import(files: [ExportFile(name: "lines", contents: body)], into: copy) }
+            try await store.writeNatively { writer in try Interchange.import(files: [ExportFile(name: "lines", contents: body)], into: writer) }
         }
     }
 

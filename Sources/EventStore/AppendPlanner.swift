@@ -1,0 +1,155 @@
+import Foundation
+
+/// What an append needs from the store it writes into: stored ids, recordings, type ids
+/// and device trees looked up (or made), and each new event written.
+///
+/// The rules of appending (positions, both hash chains, stream versions, retries,
+/// expected versions, device-tree leaves, the catalog) are ``AppendPlanner``'s alone; a
+/// store only answers and writes, so a batch appended to a SQLite file and to the shared
+/// store in PostgreSQL gets the same positions, hashes and leaves.
+package protocol AppendRowStore: TreeRowStore {
+    /// Where event `id` is stored already (its position and stream version), or nil if it
+    /// is new. `nextPosition` is the position it takes if it is new (a store that claims
+    /// ids as it goes records it).
+    mutating func storedEvent(_ id: UUID, nextPosition: Int64) throws -> (position: Int64, streamVersion: Int64)?
+    /// The recording's state as stored, or a new recording's (version 0, genesis head),
+    /// made with its row id.
+    mutating func stream(_ uuid: UUID) throws -> AppendPlanner.Stream
+    /// The id of event type `name`, made if new.
+    mutating func typeID(_ name: String) throws -> Int64
+    /// Writes one new event; called in position order. `index` is the event's place in the batch.
+    mutating func write(_ planned: AppendPlanner.PlannedEvent, of event: NewEvent, index: Int) throws
+}
+
+/// The rules of appending a batch, apart from any store: see ``AppendRowStore``.
+package struct AppendPlanner {
+    /// A recording as the batch leaves it.
+    package struct Stream {
+        package var rowID: Int64
+        package var version: Int64
+        package var startVersion: Int64
+        /// The stream hash at `version`.
+        package var head: Hash32
+        /// The device tree its events are leaves of, if any.
+        package var tree: Int64?
+        /// Whether its row was made by this batch.
+        package var isNew: Bool
+
+        package init(rowID: Int64, version: Int64, head: Hash32, tree: Int64?, isNew: Bool) {
+            self.rowID = rowID
+            self.version = version
+            self.startVersion = version
+            self.head = head
+            self.tree = tree
+            self.isNew = isNew
+        }
+    }
+
+    /// A new event as it is to be stored.
+    package struct PlannedEvent {
+        package var position: Int64
+        package var hash: [UInt8]
+        package var streamRowID: Int64
+        package var streamVersion: Int64
+        package var typeID: Int64
+        package var leaf: Int64?
+        package var tree: Int64?
+    }
+
+    /// A catalog row: the tag's first position in the recording is the row's value.
+    package struct CatalogRow: Hashable {
+        package var tag: EventTag
+        package var streamRowID: Int64
+    }
+
+    /// The position of the last event planned (the log's last before the batch, at first).
+    package private(set) var position: Int64
+    /// The log's last position before the batch.
+    package let firstPosition: Int64
+    private var previousHash: [UInt8]
+    /// Every recording the batch touched.
+    package private(set) var streams: [UUID: Stream] = [:]
+    private var seenInBatch: [UUID: AppendedEvent] = [:]
+    /// The batch's catalog rows, each (tag, recording) once, with its first position.
+    package private(set) var catalogRows: [CatalogRow: Int64] = [:]
+    /// Whether every new event came with its tags: without them the catalog no longer covers the log.
+    package private(set) var everyEventTagged = true
+    private var envelope = SplitEnvelope()
+
+    /// - Parameters:
+    ///   - lastPosition: the log's last position before the batch.
+    ///   - lastHash: the chain hash at `lastPosition` (genesis for an empty log).
+    package init(lastPosition: Int64, lastHash: [UInt8], expectedEvents: Int = 0) {
+        position = lastPosition
+        firstPosition = lastPosition
+        previousHash = lastHash
+        seenInBatch.reserveCapacity(expectedEvents)
+    }
+
+    /// The recordings whose version the batch moved.
+    package var grownStreams: [Stream] { streams.values.filter { $0.version != $0.startVersion } }
+
+    /// Plans one event: a repeat of an id stored (or earlier in the batch) is reported
+    /// where it is; a new one takes the next position, extends both chains and its
+    /// device's tree, and is handed to `store` to write.
+    package mutating func add<Store: AppendRowStore>(_ event: NewEvent, index: Int, expecting: [UUID: ExpectedVersion],
+                                                    owner: (UUID) -> TreeOwner?, trees: inout TreeStates,
+                                                    store: inout Store) throws -> AppendedEvent {
+        if let earlier = seenInBatch[event.id] {
+            return AppendedEvent(position: earlier.position, streamVersion: earlier.streamVersion, isNew: false)
+        }
+        if let stored = try store.storedEvent(event.id, nextPosition: position + 1) {
+            return AppendedEvent(position: stored.position, streamVersion: stored.streamVersion, isNew: false)
+        }
+        var stream: Stream
+        if let known = streams[event.stream] {
+            stream = known
+        } else {
+            stream = try store.stream(event.stream)
+            stream.tree = try trees.join(&store, stream: event.stream, rowID: stream.rowID, tree: stream.tree, owner: owner(event.stream))
+            if let expected = expecting[event.stream], !expected.matches(stream.version) {
+                throw EventStoreError.versionConflict(stream: event.stream, expected: expected, actual: stream.version)
+            }
+        }
+        position += 1
+        stream.version += 1
+        let typeID = try store.typeID(event.type)
+        envelope.set(position: position, id: event.id, stream: event.stream, streamVersion: stream.version,
+                     type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)
+        let hash = envelope.chainHash(previous: previousHash)
+        stream.head = envelope.streamHash(previous: stream.head)
+        streams[event.stream] = stream
+        let leaf = try stream.tree.map { try trees.take(&store, $0, leaf: event.leaf, envelope: envelope) }
+        try store.write(PlannedEvent(position: position, hash: hash, streamRowID: stream.rowID, streamVersion: stream.version,
+                                     typeID: typeID, leaf: leaf, tree: stream.tree), of: event, index: index)
+        previousHash = hash
+        if let tags = event.tags {
+            for tag in tags where catalogRows[CatalogRow(tag: tag, streamRowID: stream.rowID)] == nil {
+                catalogRows[CatalogRow(tag: tag, streamRowID: stream.rowID)] = position
+            }
+        } else {
+            everyEventTagged = false
+        }
+        let appended = AppendedEvent(position: position, streamVersion: stream.version, isNew: true)
+        seenInBatch[event.id] = appended
+        return appended
+    }
+
+    /// Checks a batch before anything of it is planned.
+    package static func validate(_ events: [NewEvent]) throws {
+        for event in events {
+            if event.type.isEmpty || event.type.utf8.count > 200 {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "the type must have 1 to 200 bytes")
+            }
+            if event.typeVersion < 1 || event.typeVersion > Int(UInt32.max) {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "the type version must be at least 1")
+            }
+            if event.payload.count > EventStore.maximumPayloadSize {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "the payload exceeds \(EventStore.maximumPayloadSize) bytes")
+            }
+            if let leaf = event.leaf, leaf < 0 {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "a leaf index is never negative")
+            }
+        }
+    }
+}

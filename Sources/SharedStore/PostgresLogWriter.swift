@@ -1,0 +1,570 @@
+import EventStore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+extension SharedStore {
+    /// Runs `body` with a writer of the store as it is in PostgreSQL, in one transaction
+    /// that holds the store's revision row (writers anywhere are serialised on it):
+    /// everything `body` stored is committed if it returns, nothing if it throws.
+    ///
+    /// Nothing is copied to this machine: the writer reads and writes the store's rows
+    /// through its indexes, and appends through the same rules as a SQLite log
+    /// (``EventLogWriter``), so the positions, hashes, leaves and heads are the ones a
+    /// SQLite file would hold. Every row it writes carries the write's revision, so local
+    /// copies (`verify`, `export`) fetch exactly what changed.
+    ///
+    /// `body` runs on a thread that may block (it waits for the server's answers).
+    public func writeNatively<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws -> T {
+        try await Self.blocking {
+            try await withConnection { connection in
+                _ = try await version(connection)
+                return try await inTransaction(connection) {
+                    let state = try await self.state(connection, forUpdate: true)
+                    let writer = PostgresLogWriter(store: self, connection: connection, revision: state.revision + 1)
+                    let result = try body(writer)
+                    if writer.wrote {
+                        var binds = PostgresBindings()
+                        binds.append(state.revision + 1)
+                        try await run(connection, "UPDATE store_state SET revision = $1", binds)
+                    }
+                    return result
+                }
+            }
+        }
+    }
+}
+
+/// The shared store written as itself, inside ``SharedStore/writeNatively(_:)``'s
+/// transaction: an ``EventLogWriter`` (imports, a collector's uploads) and what a
+/// collector checks and stores besides (device trees, cosignatures).
+///
+/// Used from one thread at a time, the one `writeNatively` runs its body on.
+public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchecked Sendable {
+    /// The revision every row this write makes carries.
+    let revision: Int64
+    /// Whether anything was written (the store's revision moves only then).
+    private(set) var wrote = false
+    private var savepoints = 0
+
+    init(store: SharedStore, connection: PostgresConnection, revision: Int64) {
+        self.revision = revision
+        super.init(store: store, borrowing: connection)
+    }
+
+    /// Runs a statement whose rows are not read.
+    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws {
+        _ = try fetch(sql, binds) { _ in () }
+    }
+
+    func changed() { wrote = true }
+
+    /// Runs `body` so that what it writes is undone alone if it throws (a savepoint): a
+    /// refused upload in a group leaves the others stored.
+    public func undoingOnFailure<T>(_ body: () throws -> T) throws -> T {
+        savepoints += 1
+        let name = "gamelog_\(savepoints)"
+        let wroteBefore = wrote
+        try execute("SAVEPOINT \(name)")
+        do {
+            let result = try body()
+            try execute("RELEASE SAVEPOINT \(name)")
+            return result
+        } catch {
+            try execute("ROLLBACK TO SAVEPOINT \(name)")
+            wrote = wroteBefore
+            throw error
+        }
+    }
+
+    // MARK: - EventLogWriter
+
+    public func streamVersion(_ stream: UUID) throws -> Int64 {
+        var binds = PostgresBindings()
+        binds.append(ByteBuffer(bytes: stream.bytes))
+        return try fetch("SELECT version FROM streams WHERE uuid = $1", binds) { try $0[0].decode(Int64.self) }.first ?? 0
+    }
+
+    public func event(id: UUID) throws -> StoredEvent? {
+        var binds = PostgresBindings()
+        binds.append(ByteBuffer(bytes: id.bytes))
+        guard let position = try fetch("SELECT position FROM events WHERE event_id = $1", binds, { try $0[0].decode(Int64.self) }).first,
+              let event = try event(at: position, verify: false), event.id == id else { return nil }
+        return event
+    }
+
+    public func importTransaction(_ body: (any EventLogImport) throws -> Void) throws {
+        try undoingOnFailure {
+            let transaction = try PostgresImport(writer: self)
+            try body(transaction)
+            try transaction.finish()
+        }
+    }
+
+    // MARK: - What a collector reads and stores
+
+    /// The device tree of `publicKey` as stored (with its heads, smallest first), or nil.
+    public func deviceTree(publicKey: [UInt8]) throws -> DeviceTree? {
+        var binds = PostgresBindings()
+        binds.append(ByteBuffer(bytes: publicKey))
+        guard let (id, device, size, frontier) = try fetch("SELECT id, device, size, frontier FROM trees WHERE public_key = $1", binds, { row in
+            (try row[0].decode(Int64.self), try row[1].decode(String.self), try row[2].decode(Int64.self), try row[3].decode(ByteBuffer?.self))
+        }).first else { return nil }
+        var lookup = PostgresBindings()
+        lookup.append(id)
+        let heads = try fetch("SELECT size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = $1 ORDER BY size", lookup) { row in
+            TreeHead(device: device, publicKey: publicKey, size: try row[0].decode(Int64.self),
+                     root: Array(try row[1].decode(ByteBuffer.self).readableBytesView),
+                     signedAt: Timestamp(microsecondsSince1970: try row[2].decode(Int64.self)), isTestKey: try row[3].decode(Int64.self) == 1,
+                     signature: Array(try row[4].decode(ByteBuffer.self).readableBytesView))
+        }
+        return DeviceTree(owner: TreeOwner(device: device, publicKey: publicKey), size: size, heads: heads,
+                          holdsEveryLeaf: frontier.map { MerkleTree.Frontier(size: size, packed: Array($0.readableBytesView)) != nil } ?? false)
+    }
+
+    /// The frontier of `publicKey`'s tree, where the store holds every leaf of it.
+    public func treeFrontier(publicKey: [UInt8]) throws -> MerkleTree.Frontier? {
+        var binds = PostgresBindings()
+        binds.append(ByteBuffer(bytes: publicKey))
+        return try fetch("SELECT size, frontier FROM trees WHERE public_key = $1", binds) { row -> MerkleTree.Frontier? in
+            guard let packed = try row[1].decode(ByteBuffer?.self) else { return nil }
+            return MerkleTree.Frontier(size: try row[0].decode(Int64.self), packed: Array(packed.readableBytesView))
+        }.first ?? nil
+    }
+
+    /// The cosignatures stored for `head` that verify, by witness name.
+    public func cosignatures(of head: TreeHead) throws -> [Cosignature] {
+        var binds = PostgresBindings()
+        binds.append(ByteBuffer(bytes: head.publicKey))
+        binds.append(head.size)
+        return try fetch("""
+            SELECT c.witness, c.witness_key, c.cosigned_at, c.signature FROM cosignatures c JOIN trees t ON t.id = c.tree_id
+            WHERE t.public_key = $1 AND c.size = $2 ORDER BY c.witness
+            """, binds) { row -> Cosignature? in
+            let at = try row[2].decode(Int64.self)
+            guard at >= 0 else { return nil }
+            let cosignature = Cosignature(witness: try row[0].decode(String.self), witnessKey: Array(try row[1].decode(ByteBuffer.self).readableBytesView),
+                                          cosignedAt: UInt64(at), signature: Array(try row[3].decode(ByteBuffer.self).readableBytesView))
+            return cosignature.isValid(for: head) ? cosignature : nil
+        }.compactMap { $0 }
+    }
+
+    /// Stores cosignatures of heads the store holds (one already stored is kept).
+    /// - Throws: ``EventStoreError/invalidCosignature(device:size:witness:)`` for one that
+    ///   does not verify or whose head is not stored.
+    public func store(cosignatures: [(head: TreeHead, cosignature: Cosignature)]) throws {
+        for (head, cosignature) in cosignatures {
+            guard cosignature.isValid(for: head) else {
+                throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
+            }
+            var binds = PostgresBindings()
+            binds.append(ByteBuffer(bytes: head.publicKey))
+            binds.append(head.size)
+            binds.append(ByteBuffer(bytes: head.root))
+            binds.append(ByteBuffer(bytes: head.signature))
+            guard let tree = try fetch("""
+                SELECT t.id FROM trees t JOIN tree_heads h ON h.tree_id = t.id
+                WHERE t.public_key = $1 AND h.size = $2 AND h.root = $3 AND h.signature = $4
+                """, binds, { try $0[0].decode(Int64.self) }).first else {
+                throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
+            }
+            var insert = PostgresBindings()
+            insert.append(tree)
+            insert.append(head.size)
+            insert.append(cosignature.witness)
+            insert.append(ByteBuffer(bytes: cosignature.witnessKey))
+            insert.append(Int64(clamping: cosignature.cosignedAt))
+            insert.append(ByteBuffer(bytes: cosignature.signature))
+            insert.append(revision)
+            let inserted = try fetch("""
+                INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature, rev) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                ON CONFLICT DO NOTHING RETURNING 1
+                """, insert) { _ in () }
+            if !inserted.isEmpty { changed() }
+        }
+    }
+}
+
+/// One import into the shared store: ``EventLogImport`` over PostgreSQL rows.
+///
+/// Each batch is planned by ``AppendPlanner`` (the rules a SQLite log appends by) from
+/// rows fetched for the whole batch at once (its ids, its recordings), then written in a
+/// few statements of arrays (`unnest`): one for the batch's events, one for its new
+/// recordings, one for the recordings it moved, one for its catalog rows.
+final class PostgresImport: EventLogImport {
+    private let writer: PostgresLogWriter
+    private var trees = TreeStates()
+    private var lastPosition: Int64
+    private var lastHash: [UInt8]
+    private var types: [String: Int64]
+    private var nextStreamID: Int64
+    private var nextTypeID: Int64
+    private let encoder: PayloadEncoder
+
+    init(writer: PostgresLogWriter) throws {
+        self.writer = writer
+        let tail = try writer.fetch("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1") { row in
+            (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
+        }.first
+        lastPosition = tail?.0 ?? 0
+        lastHash = tail?.1 ?? ChainHash.genesis
+        types = Dictionary(try writer.fetch("SELECT name, id FROM event_types") { row in
+            (try row[0].decode(String.self), try row[1].decode(Int64.self))
+        }, uniquingKeysWith: { first, _ in first })
+        nextStreamID = (try writer.fetch("SELECT coalesce(max(id), 0) FROM streams") { try $0[0].decode(Int64.self) }.first ?? 0) + 1
+        nextTypeID = (types.values.max() ?? 0) + 1
+        let dictionary = try writer.fetch("SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1") { row in
+            (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
+        }.first
+        encoder = try PayloadEncoder(dictionaryID: dictionary?.0, dictionary: dictionary?.1 ?? [])
+        // A store no write has touched yet has no coverage row: its empty catalog covers its empty log.
+        var binds = PostgresBindings()
+        binds.append(writer.revision)
+        try writer.execute("""
+            INSERT INTO catalog_coverage ("only", through, rev) SELECT 1, 0, $1
+            WHERE NOT EXISTS (SELECT 1 FROM catalog_coverage) AND NOT EXISTS (SELECT 1 FROM events)
+            """, binds)
+    }
+
+    func append(_ events: [NewEvent], owners: [UUID: TreeOwner]) throws -> [AppendedEvent] {
+        guard !events.isEmpty else { return [] }
+        try AppendPlanner.validate(events)
+        var rows = try PostgresAppendRows(writer: writer, events: events, types: types, nextStreamID: nextStreamID,
+                                          nextTypeID: nextTypeID, encoder: encoder)
+        var planner = AppendPlanner(lastPosition: lastPosition, lastHash: lastHash, expectedEvents: events.count)
+        var results: [AppendedEvent] = []
+        results.reserveCapacity(events.count)
+        for (index, event) in events.enumerated() {
+            results.append(try planner.add(event, index: index, expecting: [:], owner: { owners[$0] }, trees: &trees, store: &rows))
+        }
+        guard planner.position > lastPosition else { return results }
+        try rows.store(planner)
+        types = rows.types
+        nextStreamID = rows.nextStreamID
+        nextTypeID = rows.nextTypeID
+        lastPosition = planner.position
+        lastHash = rows.lastHash ?? lastHash
+        writer.changed()
+        return results
+    }
+
+    func store(_ checkpoints: [Checkpoint]) throws {
+        for checkpoint in checkpoints {
+            var key = PostgresBindings()
+            key.append(ByteBuffer(bytes: checkpoint.publicKey))
+            key.append(checkpoint.sequence)
+            let stored = try writer.fetch("""
+                SELECT device, previous, signed_at, heads, signature FROM checkpoints WHERE public_key = $1 AND sequence = $2
+                """, key) { row in
+                Checkpoint(device: try row[0].decode(String.self), publicKey: checkpoint.publicKey, sequence: checkpoint.sequence,
+                           previous: Array(try row[1].decode(ByteBuffer.self).readableBytesView),
+                           signedAt: Timestamp(microsecondsSince1970: try row[2].decode(Int64.self)),
+                           heads: Checkpoint.unpacked(Array(try row[3].decode(ByteBuffer.self).readableBytesView)) ?? [],
+                           signature: Array(try row[4].decode(ByteBuffer.self).readableBytesView))
+            }.first
+            if let stored {
+                guard stored == checkpoint else { throw EventStoreError.checkpointConflict(device: checkpoint.device, sequence: checkpoint.sequence) }
+                continue
+            }
+            var binds = key
+            binds.append(checkpoint.device)
+            binds.append(ByteBuffer(bytes: checkpoint.previous))
+            binds.append(checkpoint.signedAt.microsecondsSince1970)
+            binds.append(ByteBuffer(bytes: Checkpoint.packed(checkpoint.heads)))
+            binds.append(ByteBuffer(bytes: checkpoint.signature))
+            binds.append(writer.revision)
+            try writer.execute("""
+                INSERT INTO checkpoints (public_key, sequence, device, previous, signed_at, heads, signature, rev)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                """, binds)
+            writer.changed()
+        }
+    }
+
+    func store(heads: [TreeHead], nodes: [(owner: TreeOwner, lo: Int64, hi: Int64, hash: [UInt8])]) throws {
+        var rows = PostgresTreeRows(writer: writer)
+        for head in heads {
+            let tree = try trees.tree(&rows, owner: TreeOwner(device: head.device, publicKey: head.publicKey))
+            var key = PostgresBindings()
+            key.append(tree)
+            key.append(head.size)
+            if let stored = try writer.fetch("SELECT root FROM tree_heads WHERE tree_id = $1 AND size = $2", key, { row in
+                Array(try row[0].decode(ByteBuffer.self).readableBytesView)
+            }).first {
+                guard stored == head.root else { throw EventStoreError.headConflict(device: head.device, size: head.size) }
+                continue
+            }
+            var binds = key
+            binds.append(ByteBuffer(bytes: head.root))
+            binds.append(head.signedAt.microsecondsSince1970)
+            binds.append(Int64(head.isTestKey ? 1 : 0))
+            binds.append(ByteBuffer(bytes: head.signature))
+            binds.append(writer.revision)
+            try writer.execute("""
+                INSERT INTO tree_heads (tree_id, size, root, signed_at, flags, signature, rev) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                """, binds)
+            trees.grow(tree, to: head.size)
+            writer.changed()
+        }
+        var tiles: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])] = []
+        for node in nodes {
+            let tree = try trees.tree(&rows, owner: node.owner)
+            tiles.append((tree, node.lo, node.hi, node.hash))
+            trees.grow(tree, to: node.hi)
+        }
+        try storeNodes(tiles)
+    }
+
+    /// The trees the import grew, and the tiles their new leaves completed.
+    func finish() throws {
+        try storeNodes(trees.tiles)
+        let changed = trees.states.filter(\.value.changed).sorted { $0.key < $1.key }
+        guard !changed.isEmpty else { return }
+        var binds = PostgresBindings()
+        binds.append(changed.map(\.key))
+        binds.append(changed.map(\.value.size))
+        // A tree held in part has no frontier (NULL): the empty array element stands for it.
+        binds.append(changed.map { ByteBuffer(bytes: $0.value.frontier?.packed ?? []) })
+        binds.append(changed.map { $0.value.frontier == nil })
+        binds.append(writer.revision)
+        try writer.execute("""
+            UPDATE trees t SET size = v.size, frontier = CASE WHEN v.partial THEN NULL ELSE v.frontier END, rev = $5
+            FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::boolean[]) AS v(id, size, frontier, partial) WHERE t.id = v.id
+            """, binds)
+        writer.changed()
+    }
+
+    private func storeNodes(_ tiles: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])]) throws {
+        guard !tiles.isEmpty else { return }
+        var binds = PostgresBindings()
+        binds.append(tiles.map(\.tree))
+        binds.append(tiles.map(\.lo))
+        binds.append(tiles.map(\.hi))
+        binds.append(tiles.map { ByteBuffer(bytes: $0.hash) })
+        binds.append(writer.revision)
+        try writer.execute("""
+            INSERT INTO tree_nodes (tree_id, lo, hi, hash, rev)
+            SELECT v.tree, v.lo, v.hi, v.hash, $5 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[]) AS v(tree, lo, hi, hash)
+            ON CONFLICT DO NOTHING
+            """, binds)
+        writer.changed()
+    }
+}
+
+/// The shared store's tree rows (``TreeRowStore``).
+struct PostgresTreeRows: TreeRowStore {
+    let writer: PostgresLogWriter
+    /// Recordings this batch put in a tree, by row id.
+    var streamTrees: [Int64: Int64] = [:]
+
+    init(writer: PostgresLogWriter) { self.writer = writer }
+
+    func tree(publicKey: [UInt8]) throws -> (id: Int64, device: String?)? {
+        var binds = PostgresBindings()
+        binds.append(ByteBuffer(bytes: publicKey))
+        return try writer.fetch("SELECT id, device FROM trees WHERE public_key = $1", binds) { row in
+            (try row[0].decode(Int64.self), try row[1].decode(String?.self))
+        }.first
+    }
+
+    func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)? {
+        var binds = PostgresBindings()
+        binds.append(id)
+        return try writer.fetch("SELECT public_key, device, size, frontier FROM trees WHERE id = $1", binds) { row in
+            (Array(try row[0].decode(ByteBuffer.self).readableBytesView), try row[1].decode(String.self), try row[2].decode(Int64.self),
+             try row[3].decode(ByteBuffer?.self).map { Array($0.readableBytesView) })
+        }.first
+    }
+
+    func insertTree(_ owner: TreeOwner) throws -> Int64 {
+        var binds = PostgresBindings()
+        binds.append(ByteBuffer(bytes: owner.publicKey))
+        binds.append(owner.device)
+        binds.append(writer.revision)
+        writer.changed()
+        return try writer.fetch("""
+            INSERT INTO trees (id, public_key, device, size, frontier, rev)
+            SELECT coalesce(max(id), 0) + 1, $1, $2, 0, ''::bytea, $3 FROM trees RETURNING id
+            """, binds) { try $0[0].decode(Int64.self) }.first ?? 0
+    }
+
+    mutating func setTree(_ tree: Int64, ofStream rowID: Int64) throws { streamTrees[rowID] = tree }
+}
+
+/// A batch's rows in the shared store (``AppendRowStore``): the ids and recordings the
+/// batch names, fetched in two statements; the new events gathered into column arrays.
+struct PostgresAppendRows: AppendRowStore {
+    private var treeRows: PostgresTreeRows
+    private var writer: PostgresLogWriter { treeRows.writer }
+    private let stored: [UUID: (position: Int64, streamVersion: Int64)]
+    private let streams: [UUID: (id: Int64, version: Int64, head: [UInt8]?, tree: Int64?)]
+    private(set) var types: [String: Int64]
+    private var newTypes: [(id: Int64, name: String)] = []
+    private(set) var nextStreamID: Int64
+    private(set) var nextTypeID: Int64
+    private let encoder: PayloadEncoder
+    private(set) var lastHash: [UInt8]?
+    // The events' columns.
+    private var positions: [Int64] = [], ids: [ByteBuffer] = [], streamIDs: [Int64] = [], versions: [Int64] = []
+    private var typeIDs: [Int64] = [], typeVersions: [Int64] = [], recordedAt: [Int64] = [], codecs: [Int64] = []
+    private var dictionaryIDs: [Int64] = [], rawSizes: [Int64] = [], payloads: [ByteBuffer] = [], hashes: [ByteBuffer] = []
+    private var leaves: [Int64] = []
+
+    init(writer: PostgresLogWriter, events: [NewEvent], types: [String: Int64], nextStreamID: Int64, nextTypeID: Int64,
+         encoder: PayloadEncoder) throws {
+        treeRows = PostgresTreeRows(writer: writer)
+        self.types = types
+        self.nextStreamID = nextStreamID
+        self.nextTypeID = nextTypeID
+        self.encoder = encoder
+        var idList = PostgresBindings()
+        idList.append(events.map { ByteBuffer(bytes: $0.id.bytes) })
+        stored = Dictionary(try writer.fetch("SELECT event_id, position, stream_version FROM events WHERE event_id = ANY($1::bytea[])", idList) { row in
+            (UUID(bytes: Array(try row[0].decode(ByteBuffer.self).readableBytesView)), try row[1].decode(Int64.self), try row[2].decode(Int64.self))
+        }.compactMap { row in row.0.map { ($0, (row.1, row.2)) } }, uniquingKeysWith: { first, _ in first })
+        var streamList = PostgresBindings()
+        streamList.append(Set(events.map(\.stream)).map { ByteBuffer(bytes: $0.bytes) })
+        streams = Dictionary(try writer.fetch("SELECT uuid, id, version, head, tree_id FROM streams WHERE uuid = ANY($1::bytea[])", streamList) { row in
+            (UUID(bytes: Array(try row[0].decode(ByteBuffer.self).readableBytesView)),
+             (try row[1].decode(Int64.self), try row[2].decode(Int64.self), try row[3].decode(ByteBuffer?.self).map { Array($0.readableBytesView) },
+              try row[4].decode(Int64?.self)))
+        }.compactMap { row in row.0.map { ($0, row.1) } }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func storedEvent(_ id: UUID, nextPosition: Int64) throws -> (position: Int64, streamVersion: Int64)? { stored[id] }
+
+    mutating func stream(_ uuid: UUID) throws -> AppendPlanner.Stream {
+        guard let row = streams[uuid] else {
+            defer { nextStreamID += 1 }
+            return AppendPlanner.Stream(rowID: nextStreamID, version: 0, head: Hash32(ChainHash.genesis)!, tree: nil, isNew: true)
+        }
+        // A recording stored before recordings kept their head: its chain from its events.
+        let stored = try row.head ?? (row.version == 0 ? ChainHash.genesis : writer.streamHash(uuid, at: row.version) ?? [])
+        guard let head = Hash32(stored) else {
+            throw EventStoreError.damagedDatabase(path: writer.location, detail:
+                "recording \(uuid.uuidString.lowercased())'s chain head is \(stored.count) bytes, not 32")
+        }
+        return AppendPlanner.Stream(rowID: row.id, version: row.version, head: head, tree: row.tree, isNew: false)
+    }
+
+    mutating func typeID(_ name: String) throws -> Int64 {
+        if let id = types[name] { return id }
+        let id = nextTypeID
+        nextTypeID += 1
+        types[name] = id
+        newTypes.append((id, name))
+        return id
+    }
+
+    mutating func write(_ planned: AppendPlanner.PlannedEvent, of event: NewEvent, index: Int) throws {
+        let encoded = try encoder.encode(event.payload)
+        positions.append(planned.position)
+        ids.append(ByteBuffer(bytes: event.id.bytes))
+        streamIDs.append(planned.streamRowID)
+        versions.append(planned.streamVersion)
+        typeIDs.append(planned.typeID)
+        typeVersions.append(Int64(event.typeVersion))
+        recordedAt.append(event.recordedAt.microsecondsSince1970)
+        codecs.append(encoded.codec)
+        // Ids and leaves are never negative: -1 stands for NULL in the arrays.
+        dictionaryIDs.append(encoded.dictionaryID ?? -1)
+        rawSizes.append(Int64(event.payload.count))
+        payloads.append(ByteBuffer(bytes: encoded.bytes))
+        hashes.append(ByteBuffer(bytes: planned.hash))
+        leaves.append(planned.leaf ?? -1)
+        lastHash = planned.hash
+    }
+
+    func tree(publicKey: [UInt8]) throws -> (id: Int64, device: String?)? { try treeRows.tree(publicKey: publicKey) }
+    func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)? { try treeRows.treeRow(id: id) }
+    func insertTree(_ owner: TreeOwner) throws -> Int64 { try treeRows.insertTree(owner) }
+    mutating func setTree(_ tree: Int64, ofStream rowID: Int64) throws { try treeRows.setTree(tree, ofStream: rowID) }
+
+    /// Writes the planned batch: types and recordings first (the events name them), then
+    /// the events, the catalog rows and the catalog's coverage.
+    func store(_ planner: AppendPlanner) throws {
+        let revision = writer.revision
+        if !newTypes.isEmpty {
+            var binds = PostgresBindings()
+            binds.append(newTypes.map(\.id))
+            binds.append(newTypes.map(\.name))
+            binds.append(revision)
+            try writer.execute("INSERT INTO event_types (id, name, rev) SELECT v.id, v.name, $3 FROM unnest($1::bigint[], $2::text[]) AS v(id, name)", binds)
+        }
+        let touched = planner.streams.values.sorted { $0.rowID < $1.rowID }
+        let made = touched.filter(\.isNew)
+        if !made.isEmpty {
+            let uuids = Dictionary(planner.streams.map { ($0.value.rowID, $0.key) }, uniquingKeysWith: { first, _ in first })
+            var binds = PostgresBindings()
+            binds.append(made.map(\.rowID))
+            binds.append(made.map { ByteBuffer(bytes: uuids[$0.rowID]!.bytes) })
+            binds.append(made.map(\.version))
+            binds.append(made.map { ByteBuffer(bytes: $0.head.bytes) })
+            binds.append(made.map { $0.tree ?? -1 })
+            binds.append(revision)
+            try writer.execute("""
+                INSERT INTO streams (id, uuid, version, head, tree_id, rev)
+                SELECT v.id, v.uuid, v.version, v.head, NULLIF(v.tree, -1), $6
+                FROM unnest($1::bigint[], $2::bytea[], $3::bigint[], $4::bytea[], $5::bigint[]) AS v(id, uuid, version, head, tree)
+                """, binds)
+        }
+        let moved = touched.filter { !$0.isNew && ($0.version != $0.startVersion || treeRows.streamTrees[$0.rowID] != nil) }
+        if !moved.isEmpty {
+            var binds = PostgresBindings()
+            binds.append(moved.map(\.rowID))
+            binds.append(moved.map(\.version))
+            binds.append(moved.map { ByteBuffer(bytes: $0.head.bytes) })
+            binds.append(moved.map { $0.tree ?? -1 })
+            binds.append(revision)
+            try writer.execute("""
+                UPDATE streams s SET version = v.version, head = v.head, tree_id = coalesce(NULLIF(v.tree, -1), s.tree_id), rev = $5
+                FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[]) AS v(id, version, head, tree) WHERE s.id = v.id
+                """, binds)
+        }
+        var binds = PostgresBindings()
+        binds.append(positions)
+        binds.append(ids)
+        binds.append(streamIDs)
+        binds.append(versions)
+        binds.append(typeIDs)
+        binds.append(typeVersions)
+        binds.append(recordedAt)
+        binds.append(codecs)
+        binds.append(dictionaryIDs)
+        binds.append(rawSizes)
+        binds.append(payloads)
+        binds.append(hashes)
+        binds.append(leaves)
+        binds.append(revision)
+        try writer.execute("""
+            INSERT INTO events (position, event_id, stream_id, stream_version, type_id, type_version, recorded_at, codec,
+                                dictionary_id, raw_size, payload, hash, leaf, rev)
+            SELECT v.position, v.id, v.stream, v.version, v.type, v.type_version, v.recorded_at, v.codec,
+                   NULLIF(v.dictionary, -1), v.raw_size, v.payload, v.hash, NULLIF(v.leaf, -1), $14
+            FROM unnest($1::bigint[], $2::bytea[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[],
+                        $9::bigint[], $10::bigint[], $11::bytea[], $12::bytea[], $13::bigint[])
+                 AS v(position, id, stream, version, type, type_version, recorded_at, codec, dictionary, raw_size, payload, hash, leaf)
+            """, binds)
+        let catalog = planner.catalogRows.sorted { $0.value < $1.value }
+        if !catalog.isEmpty {
+            var rows = PostgresBindings()
+            rows.append(catalog.map { Int64($0.key.tag.kind.rawValue) })
+            rows.append(catalog.map { ByteBuffer(bytes: $0.key.tag.id.bytes) })
+            rows.append(catalog.map(\.key.streamRowID))
+            rows.append(catalog.map(\.value))
+            rows.append(revision)
+            try writer.execute("""
+                INSERT INTO catalog (kind, key, stream_id, position, rev)
+                SELECT v.kind, v.key, v.stream, v.position, $5 FROM unnest($1::bigint[], $2::bytea[], $3::bigint[], $4::bigint[]) AS v(kind, key, stream, position)
+                ON CONFLICT (kind, key, stream_id) DO NOTHING
+                """, rows)
+        }
+        if planner.everyEventTagged {
+            var coverage = PostgresBindings()
+            coverage.append(planner.position)
+            coverage.append(planner.firstPosition)
+            coverage.append(revision)
+            try writer.execute("UPDATE catalog_coverage SET through = $1, rev = $3 WHERE through = $2", coverage)
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import EventStore
+import Foundation
+import GRDB
+import Interchange
+import SharedStore
+import TestSupport
+import Testing
+
+/// Every writing rule on both stores: the same signed history imported into a SQLite
+/// file and into PostgreSQL written as itself (`writeNatively`, nothing copied). Both
+/// append through one planner, so the rows (positions, both chains, leaves, trees,
+/// proof nodes, heads, the catalog) must be the same values in both.
+@Suite(.serialized) struct LogWriterTests {
+    typealias Backend = LogReaderTests.Backend
+
+    /// A signed log and its export, made once.
+    final class Source: @unchecked Sendable {
+        let folder: TemporaryFolder
+        let lines: [String]
+        /// The export of the log's first half (before its last games were played).
+        let firstLines: [String]
+        let original: String
+        let keys = TestKeys()
+
+        private static let made = Result { try Source() }
+        static func get() throws -> Source { try made.get() }
+
+        private init() throws {
+            folder = try TemporaryFolder()
+            original = folder.path("source.sqlite")
+            let store = try EventStore(path: original)
+            try playMixedGames(3, into: store, seed: 77, keys: keys)
+            firstLines = try SharedStoreTests.exportLines(store)
+            try playMixedGames(3, into: store, seed: 79, keys: keys)
+            lines = try SharedStoreTests.exportLines(store)
+        }
+    }
+
+    /// A new empty store of `backend`, and a way to import into it in one transaction.
+    struct Target {
+        let folder: TemporaryFolder
+        let backend: Backend
+        let sqlitePath: String
+        let shared: SharedStore?
+
+        init(_ backend: Backend) throws {
+            folder = try TemporaryFolder()
+            self.backend = backend
+            sqlitePath = folder.path("target.sqlite")
+            shared = backend == .postgres ? try SharedStoreTests.makeStore(folder).0 : nil
+        }
+
+        func importing(_ lines: [String], batchSize: Int = 1_000) throws -> ImportSummary {
+            let plan = try Interchange.check(files: [ExportFile(name: "lines", contents: Data((lines.joined(separator: "\n") + "\n").utf8))])
+            if let shared {
+                return try SharedStore.wait { try await shared.writeNatively { try Interchange.import(plan, into: $0, batchSize: batchSize) } }
+            }
+            return try Interchange.import(plan, into: try EventStore(path: sqlitePath), batchSize: batchSize)
+        }
+
+        /// The store's rows, as a SQLite file (PostgreSQL's through a fresh copy).
+        func rowsFile() throws -> (path: String, release: () -> Void) {
+            guard let shared else { return (sqlitePath, {}) }
+            let copy = try SharedStore.wait { try await shared.localCopy(fresh: true) }
+            return (copy.path, { copy.release() })
+        }
+
+        var revision: Int64? {
+            get throws {
+                guard let shared else { return nil }
+                return try SharedStore.wait { try await shared.revision() }
+            }
+        }
+    }
+
+    /// What a log's rows say, named by keys and uuids rather than row ids (which a store
+    /// may number differently): every value a proof, a verdict or an export reads.
+    static func rows(_ path: String) throws -> [String: [[String]]] {
+        func hex(_ data: Data?) -> String { data.map { $0.map { String(format: "%02x", $0) }.joined() } ?? "NULL" }
+        // Events as the log reads them, whichever layout stores them (a SQLite file's blocks, rows).
+        let events = try EventStore(path: path, access: .readOnly).events().map { e in
+            [String(e.position), e.id.uuidString, e.stream.uuidString, String(e.streamVersion), e.type, String(e.typeVersion),
+             String(e.recordedAt.microsecondsSince1970), hex(Data(e.payload)), hex(Data(e.hash)), e.leaf.map(String.init) ?? "NULL"]
+        }
+        let queue = try DatabaseQueue(path: path)
+        return try queue.read { db in
+            var out: [String: [[String]]] = ["events": events]
+            out["streams"] = try Row.fetchAll(db, sql: """
+                SELECT s.uuid, s.version, s.head, t.public_key FROM streams s LEFT JOIN trees t ON t.id = s.tree_id ORDER BY s.uuid
+                """).map { [hex($0[0]), String($0[1] as Int64), hex($0[2]), hex($0[3])] }
+            out["trees"] = try Row.fetchAll(db, sql: "SELECT public_key, device, size, frontier FROM trees ORDER BY public_key")
+                .map { [hex($0[0]), $0[1], String($0[2] as Int64), hex($0[3])] }
+            out["tree_nodes"] = try Row.fetchAll(db, sql: """
+                SELECT t.public_key, n.lo, n.hi, n.hash FROM tree_nodes n JOIN trees t ON t.id = n.tree_id ORDER BY t.public_key, n.lo, n.hi
+                """).map { [hex($0[0]), String($0[1] as Int64), String($0[2] as Int64), hex($0[3])] }
+            out["tree_heads"] = try Row.fetchAll(db, sql: """
+                SELECT t.public_key, h.size, h.root, h.signed_at, h.signature FROM tree_heads h JOIN trees t ON t.id = h.tree_id
+                ORDER BY t.public_key, h.size
+                """).map { [hex($0[0]), String($0[1] as Int64), hex($0[2]), String($0[3] as Int64), hex($0[4])] }
+            out["catalog"] = try Row.fetchAll(db, sql: """
+                SELECT c.kind, c.key, s.uuid, c.position FROM catalog c JOIN streams s ON s.id = c.stream_id ORDER BY c.kind, c.key, s.uuid
+                """).map { [String($0[0] as Int64), hex($0[1]), hex($0[2]), String($0[3] as Int64)] }
+            out["catalog_coverage"] = try Row.fetchAll(db, sql: "SELECT through FROM catalog_coverage").map { [String($0[0] as Int64)] }
+            return out
+        }
+    }
+
+    @Test(arguments: Backend.allCases) func anImportStoresTheRowsTheOtherStoreStores(_ backend: Backend) throws {
+        let source = try Source.get()
+        let target = try Target(backend)
+        // Small batches, so that recordings, trees and the catalog continue across them.
+        let summary = try target.importing(source.lines, batchSize: 7)
+        #expect(summary.stored > 500)
+        let (path, release) = try target.rowsFile()
+        defer { release() }
+        let written = try Self.rows(path), original = try Self.rows(source.original)
+        #expect(written["events"]?.count == summary.stored)
+        #expect(try #require(written["tree_heads"]).count > 0)
+        #expect(try #require(written["catalog"]).count > 0)
+        for table in original.keys.sorted() {
+            #expect(written[table] == original[table], "table \(table) differs in \(backend)")
+        }
+        // The catalog covers the whole log, as in the file that recorded it.
+        #expect(written["catalog_coverage"] == [[String(summary.stored)]])
+    }
+
+    @Test(arguments: Backend.allCases) func historyImportedInTwoPartsContinuesItsChainsAndTrees(_ backend: Backend) throws {
+        let source = try Source.get()
+        let whole = try Target(backend)
+        try whole.importing(source.lines)
+        // The same history in two imports: the devices' export when half of it was
+        // played, then their export of everything.
+        let parts = try Target(backend)
+        let first = try parts.importing(source.firstLines, batchSize: 7)
+        let second = try parts.importing(source.lines, batchSize: 7)
+        let events = source.lines.filter { $0.hasPrefix("{\"id\"") }.count
+        #expect(first.stored > 100)
+        #expect(first.stored + second.stored == events)
+        let (wholePath, releaseWhole) = try whole.rowsFile()
+        defer { releaseWhole() }
+        let (partsPath, releaseParts) = try parts.rowsFile()
+        defer { releaseParts() }
+        let a = try Self.rows(wholePath), b = try Self.rows(partsPath)
+        // The chains, trees and catalog continued across the two imports exactly as one
+        // import of everything writes them.
+        #expect(a["events"]?.count == events)
+        for table in a.keys.sorted() { #expect(a[table] == b[table], "table \(table) differs in \(backend)") }
+    }
+
+    @Test(arguments: Backend.allCases) func aRepeatIsANoOpAndARefusedImportLeavesNothing(_ backend: Backend) throws {
+        let source = try Source.get()
+        let target = try Target(backend)
+        let first = try target.importing(source.lines)
+        let revision = try target.revision
+        let (beforePath, releaseBefore) = try target.rowsFile()
+        let before = try Self.rows(beforePath)
+        releaseBefore()
+        #expect(try target.importing(source.lines).stored == 0)
+        // A repeat writes nothing, so the store's revision (what copies fetch after) stays.
+        #expect(try target.revision == revision)
+        // Another history signed by the same devices' keys: its events are new, and its
+        // leaves are ones the stored trees hold already. Refused, after some of its batches
+        // were appended: nothing of it may stay.
+        let other = try TemporaryFolder()
+        let more = try EventStore(path: other.path("more.sqlite"))
+        try playMixedGames(2, into: more, seed: 78, keys: source.keys)
+        #expect(throws: EventStoreError.self) { try target.importing(try SharedStoreTests.exportLines(more), batchSize: 7) }
+        let (afterPath, releaseAfter) = try target.rowsFile()
+        defer { releaseAfter() }
+        #expect(try Self.rows(afterPath) == before)
+        #expect(before["events"]?.count == first.stored)
+        #expect(try target.revision == revision)
+    }
+}
