@@ -27,6 +27,9 @@ public protocol EventLogReader: AnyObject {
     func count() throws -> (events: Int64, lastPosition: Int64)
     /// The hash of the last event (the chain's genesis for an empty log).
     func headHash() throws -> [UInt8]
+    /// A stream's chain hash after `version` of its stored events; genesis for 0, nil if
+    /// the stream holds fewer. (The protocol's extension recomputes it from the events.)
+    func streamHash(_ stream: UUID, at version: Int64) throws -> [UInt8]?
     /// The event type names the log holds, sorted.
     func eventTypes() throws -> [String]
 

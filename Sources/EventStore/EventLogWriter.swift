@@ -12,6 +12,9 @@ public protocol EventLogWriter: EventLogReader {
     func streamVersion(_ stream: UUID) throws -> Int64
     /// The stored event with `id`, or nil.
     func event(id: UUID) throws -> StoredEvent?
+    /// The stored events among `ids`, by id: one lookup for many where the store can
+    /// (an import asks about every line it carries).
+    func storedEvents(ids: [UUID]) throws -> [UUID: StoredEvent]
     /// Runs `body` in one transaction: everything it stores is kept, or (if it throws) nothing.
     func importTransaction(_ body: (any EventLogImport) throws -> Void) throws
 }
@@ -26,6 +29,16 @@ public protocol EventLogImport: AnyObject {
     func store(_ checkpoints: [Checkpoint]) throws
     /// Stores signed heads (those already stored must be equal) and proof nodes.
     func store(heads: [TreeHead], nodes: [(owner: TreeOwner, lo: Int64, hi: Int64, hash: [UInt8])]) throws
+}
+
+extension EventLogWriter {
+    public func storedEvents(ids: [UUID]) throws -> [UUID: StoredEvent] {
+        var out: [UUID: StoredEvent] = [:]
+        for id in ids where out[id] == nil {
+            if let event = try event(id: id) { out[id] = event }
+        }
+        return out
+    }
 }
 
 extension EventLogReader {

@@ -312,19 +312,29 @@ extension Interchange {
                     "it does not continue stream \(short(stream)) as stored here")
             }
         }
-        guard try store.count().events > 0 else { return }
-        for index in plan.lines.indices {
-            let fields = try plan.fields(index)
-            guard let stored = try store.event(id: fields.id) else { continue }
-            var differences: [String] = []
-            if stored.stream != fields.stream || stored.streamVersion != fields.streamVersion { differences.append("stream and version") }
-            if stored.type != fields.type || stored.typeVersion != fields.typeVersion { differences.append("type") }
-            if stored.recordedAt.microsecondsSince1970 != fields.recordedAt { differences.append("time") }
-            if stored.payload != fields.payload { differences.append("payload") }
-            guard differences.isEmpty else {
-                let ref = plan.lines[index]
-                throw InterchangeError.conflict(file: plan.files[Int(ref.file)].name, line: Int(ref.line), id: fields.id,
-                                                detail: "its \(differences.joined(separator: ", ")) differ")
+        // `lastPosition` reads an index; a count would read every row of a shared store.
+        guard try store.lastPosition() > 0 else { return }
+        // Asked in chunks: one statement for thousands of ids in a shared store.
+        let chunk = 4_096
+        var start = 0
+        while start < plan.lines.count {
+            let indices = start..<min(start + chunk, plan.lines.count)
+            start = indices.upperBound
+            let fieldsOfLines = try indices.map { try plan.fields($0) }
+            let found = try store.storedEvents(ids: fieldsOfLines.map(\.id))
+            guard !found.isEmpty else { continue }
+            for (index, fields) in zip(indices, fieldsOfLines) {
+                guard let stored = found[fields.id] else { continue }
+                var differences: [String] = []
+                if stored.stream != fields.stream || stored.streamVersion != fields.streamVersion { differences.append("stream and version") }
+                if stored.type != fields.type || stored.typeVersion != fields.typeVersion { differences.append("type") }
+                if stored.recordedAt.microsecondsSince1970 != fields.recordedAt { differences.append("time") }
+                if stored.payload != fields.payload { differences.append("payload") }
+                guard differences.isEmpty else {
+                    let ref = plan.lines[index]
+                    throw InterchangeError.conflict(file: plan.files[Int(ref.file)].name, line: Int(ref.line), id: fields.id,
+                                                    detail: "its \(differences.joined(separator: ", ")) differ")
+                }
             }
         }
     }

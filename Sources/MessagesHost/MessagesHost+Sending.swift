@@ -29,7 +29,11 @@ extension MessagesHost {
             return MessagesError(.sendWithoutRecentInteraction, "send needs a touch on the extension in the same interaction")
         }
         if let error = validate(item, on: device) { return error }
-        send(stamped(item, by: instance, pending: false), from: device, in: instance.info.conversation, instance: instance)
+        // The call returns first and the transcript follows (Messages sends after the
+        // extension's call, on the main run loop): the action is recorded before its
+        // `transcript.sent`, as on a phone.
+        let sent = stamped(item, by: instance, pending: false), conversation = instance.info.conversation
+        enqueue { [self] in send(sent, from: device, in: conversation, instance: instance) }
         return nil
     }
 

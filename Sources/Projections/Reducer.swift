@@ -78,7 +78,16 @@ extension ConversationState {
             case .insertSticker(let sticker): devices[context.device]?.staged = .sticker(sticker)
             case .insertAttachment(let url, let name):
                 devices[context.device]?.staged = .attachment(fileURL: url, alternateFilename: name)
-            case .send, .sendText, .sendSticker, .sendAttachment, .requestPresentationStyle, .dismiss:
+            case .send(var message):
+                // A direct send is the extension's call; its `transcript.sent` follows (on a
+                // phone, and in logs recorded since 0.19; older logs have it first). The
+                // message joins its game from the call, as an inserted one does, and the
+                // input field keeps what it held.
+                guard !seenMessages.contains(message.id) else { break }
+                message.isPending = true
+                message.senderParticipantIdentifier = devices[context.device]?.localParticipant
+                told += noteMessage(message, route: .staged, device: context.device, sender: owner(of: context.device), e)
+            case .sendText, .sendSticker, .sendAttachment, .requestPresentationStyle, .dismiss:
                 break
             }
             // An unsent game message pushed out of the input field by another insert.

@@ -93,6 +93,42 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         return event
     }
 
+    /// The recording's stored head when `version` is where it stands (what an upload that
+    /// continues a recording asks): one row, rather than every event of the recording.
+    public func streamHash(_ stream: UUID, at version: Int64) throws -> [UInt8]? {
+        guard version > 0 else { return ChainHash.genesis }
+        var binds = PostgresBindings()
+        binds.append(ByteBuffer(bytes: stream.bytes))
+        let row = try fetch("SELECT version, head FROM streams WHERE uuid = $1", binds) { row in
+            (try row[0].decode(Int64.self), try row[1].decode(ByteBuffer?.self).map { Array($0.readableBytesView) })
+        }.first
+        if let row, row.0 == version, let head = row.1, head.count == 32 { return head }
+        guard let row, row.0 >= version else { return nil }
+        var hash = ChainHash.genesis, reached: Int64 = 0, scratch: [UInt8] = []
+        try scan(EventQuery(stream: stream), verify: false) { e in
+            guard e.streamVersion <= version else { return }
+            ChainHash.envelope(position: 0, id: e.id, stream: e.stream, streamVersion: e.streamVersion, type: e.type,
+                               typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload, into: &scratch)
+            hash = ChainHash.streamHash(previous: hash, envelope: scratch)
+            reached = e.streamVersion
+        }
+        return reached == version ? hash : nil
+    }
+
+    public func storedEvents(ids: [UUID]) throws -> [UUID: StoredEvent] {
+        guard !ids.isEmpty else { return [:] }
+        var binds = PostgresBindings()
+        binds.append(ids.map { ByteBuffer(bytes: $0.bytes) })
+        let positions = try fetch("SELECT position FROM events WHERE event_id = ANY($1::bytea[]) ORDER BY position", binds) {
+            try $0[0].decode(Int64.self)
+        }
+        var out: [UUID: StoredEvent] = [:]
+        for position in positions {
+            if let event = try event(at: position, verify: false) { out[event.id] = event }
+        }
+        return out
+    }
+
     public func importTransaction(_ body: (any EventLogImport) throws -> Void) throws {
         try undoingOnFailure {
             let transaction = try PostgresImport(writer: self)
