@@ -26,7 +26,7 @@ extension SharedStore {
     public func migrate() async throws -> (from: Int, to: Int) {
         try await withConnection { connection in
             // One key for gamelog's migrations, so two first starts do not race; the
-            // lock ends with the connection.
+            // lock is released at the end (or ends with the connection, closed on an error).
             try await run(connection, "SELECT pg_advisory_lock(1196183367)")
             // A database holding other tables is refused before anything is created in it.
             let from = try await version(connection, requireMigrated: false)
@@ -48,6 +48,8 @@ extension SharedStore {
                     try await run(connection, "INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES ($1, $2, $3, $4)", binds)
                 }
             }
+            // The connection goes back to the pool: its session lock must not go with it.
+            try await run(connection, "SELECT pg_advisory_unlock(1196183367)")
             return (from, max(from, Self.currentVersion))
         }
     }

@@ -90,6 +90,47 @@ func decodedEvents(_ store: EventStore, _ query: EventQuery = .all) throws -> [(
         #expect(types[start + 1] == "callback.willBecomeActive")
     }
 
+    /// In Messages the extension's `send` returns and the transcript follows: every
+    /// accepted direct send is recorded before its `transcript.sent`, which comes next in
+    /// the device's recording (before 0.19 it came first).
+    @Test func aDirectSendIsRecordedBeforeItsTranscriptLine() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 12), games: .standard, seed: 12, noise: 0.3)
+        for n in 0..<(4 * GameRegistry.standard.kinds.count) { try simulator.play(simulator.mixedKind(n)) }
+        let events = try decodedEvents(store)
+        func sentItem(_ action: ExtensionAction) -> Item? {
+            switch action {
+            case .send(let message): return .message(message)
+            case .sendText(let text): return .text(text)
+            case .sendSticker(let sticker): return .sticker(sticker)
+            case .sendAttachment(let url, let name): return .attachment(fileURL: url, alternateFilename: name)
+            default: return nil
+            }
+        }
+        func same(_ a: Item, _ b: Item) -> Bool {
+            if let m = a.message { return b.message?.id == m.id }
+            return a == b
+        }
+        var checked = 0
+        for (index, (stored, event)) in events.enumerated() {
+            guard case .action(let record, _) = event, record.error == nil, let item = sentItem(record.action) else { continue }
+            let later = events[(index + 1)...].first { $0.0.stream == stored.stream && $0.0.type == "transcript.sent" }
+            guard case .transcript(.sent(let sent), _)? = later?.1 else {
+                Issue.record("no transcript.sent after the \(stored.type) at \(stored.position)")
+                continue
+            }
+            #expect(same(item, sent), "the \(stored.type) at \(stored.position) is followed by another item's transcript line")
+            let earlier = events[..<index].contains { pair in
+                guard pair.0.stream == stored.stream, case .transcript(.sent(let before), _) = pair.1 else { return false }
+                return item.message != nil && same(item, before)
+            }
+            #expect(!earlier, "the message of the \(stored.type) at \(stored.position) was in the transcript before the call")
+            checked += 1
+        }
+        #expect(checked > 5)
+    }
+
     @Test func callbacksCarryDeviceConversationStyleAndSelection() throws {
         let (_, _, events) = try recordDemoGame()
         let launches = events.compactMap { pair -> (CallbackRecord, EventContext)? in
