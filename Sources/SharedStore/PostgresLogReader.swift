@@ -66,6 +66,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// forever. Never called on an event loop (readers are used from the callers' threads).
     func fetch<T>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
                           _ decode: (PostgresRandomAccessRow) throws -> T) throws -> [T] {
+        try beforeRead()
         let open: PostgresConnection? = lock.withLock { self.connection.flatMap { $0.isClosed ? nil : $0 } }
         if open == nil && !ownsConnection {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
@@ -88,6 +89,13 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         }
         return try result.rows.map { try decode($0.makeRandomAccess()) }
     }
+
+    /// What must happen before a statement whose rows are read (a writer's statements sent
+    /// ahead are answered first).
+    func beforeRead() throws {}
+
+    /// The borrowed connection a writer sends statements on.
+    var borrowedConnection: PostgresConnection? { ownsConnection ? nil : lock.withLock { connection } }
 
     private func openConnection() async throws -> PostgresConnection {
         if let open = lock.withLock({ connection }), !open.isClosed { return open }

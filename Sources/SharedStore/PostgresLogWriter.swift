@@ -23,6 +23,7 @@ extension SharedStore {
                     let state = try await self.state(connection, forUpdate: true)
                     let writer = PostgresLogWriter(store: self, connection: connection, revision: state.revision + 1)
                     let result = try body(writer)
+                    try writer.flush()
                     if writer.wrote {
                         var binds = PostgresBindings()
                         binds.append(state.revision + 1)
@@ -52,9 +53,51 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         super.init(store: store, borrowing: connection)
     }
 
-    /// Runs a statement whose rows are not read.
+    /// What the write's imports learned of the store (its last event, its type ids, the
+    /// next recording id, the dictionary), kept for the next upload of the same write;
+    /// forgotten when a savepoint is rolled back.
+    struct Known {
+        var lastPosition: Int64
+        var lastHash: [UInt8]
+        var types: [String: Int64]
+        var nextStreamID: Int64
+    }
+    var known: Known?
+    var encoder: PayloadEncoder?
+
+    /// Statements sent and not yet answered (see ``execute(_:_:)``).
+    private var pending: [EventLoopFuture<PostgresQueryResult>] = []
+
+    /// Sends a statement whose rows are not read, without waiting for its answer: the
+    /// connection runs statements in the order sent, so the writes of a batch cost one
+    /// round trip together rather than one each. The answers are waited for (and the
+    /// first failure thrown) before the next read, at the end of an upload, and before
+    /// the commit.
     func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws {
-        _ = try fetch(sql, binds) { _ in () }
+        guard let connection = borrowedConnection, !connection.isClosed else {
+            throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
+        }
+        pending.append(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger))
+    }
+
+    override func beforeRead() throws { try flush() }
+
+    /// Waits for every statement sent; throws the first one's failure.
+    func flush() throws {
+        guard !pending.isEmpty else { return }
+        let sent = pending
+        pending = []
+        let watchdog = borrowedConnection.map { connection in
+            connection.eventLoop.scheduleTask(in: .seconds(SharedStore.statementDeadline.components.seconds)) {
+                _ = connection.close() as EventLoopFuture<Void>
+            }
+        }
+        defer { watchdog?.cancel() }
+        var failure: Error?
+        for answer in sent {
+            do { _ = try answer.wait() } catch { if failure == nil { failure = error } }
+        }
+        if let failure { throw store.translate(failure) }
     }
 
     func changed() { wrote = true }
@@ -68,11 +111,17 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         try execute("SAVEPOINT \(name)")
         do {
             let result = try body()
+            // Its statements' answers are its own: a failure among them undoes it alone.
+            try flush()
             try execute("RELEASE SAVEPOINT \(name)")
             return result
         } catch {
+            // Statements sent after the failing one failed with it; their answers are drained.
+            _ = try? flush()
             try execute("ROLLBACK TO SAVEPOINT \(name)")
+            try flush()
             wrote = wroteBefore
+            known = nil
             throw error
         }
     }
@@ -239,27 +288,42 @@ final class PostgresImport: EventLogImport {
 
     init(writer: PostgresLogWriter) throws {
         self.writer = writer
-        let tail = try writer.fetch("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1") { row in
-            (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
-        }.first
-        lastPosition = tail?.0 ?? 0
-        lastHash = tail?.1 ?? ChainHash.genesis
-        types = Dictionary(try writer.fetch("SELECT name, id FROM event_types") { row in
-            (try row[0].decode(String.self), try row[1].decode(Int64.self))
-        }, uniquingKeysWith: { first, _ in first })
-        nextStreamID = (try writer.fetch("SELECT coalesce(max(id), 0) FROM streams") { try $0[0].decode(Int64.self) }.first ?? 0) + 1
+        if let known = writer.known {
+            (lastPosition, lastHash, types, nextStreamID) = (known.lastPosition, known.lastHash, known.types, known.nextStreamID)
+        } else {
+            let tail = try writer.fetch("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1") { row in
+                (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
+            }.first
+            lastPosition = tail?.0 ?? 0
+            lastHash = tail?.1 ?? ChainHash.genesis
+            types = Dictionary(try writer.fetch("SELECT name, id FROM event_types") { row in
+                (try row[0].decode(String.self), try row[1].decode(Int64.self))
+            }, uniquingKeysWith: { first, _ in first })
+            nextStreamID = (try writer.fetch("SELECT coalesce(max(id), 0) FROM streams") { try $0[0].decode(Int64.self) }.first ?? 0) + 1
+        }
         nextTypeID = (types.values.max() ?? 0) + 1
-        let dictionary = try writer.fetch("SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1") { row in
-            (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
-        }.first
-        encoder = try PayloadEncoder(dictionaryID: dictionary?.0, dictionary: dictionary?.1 ?? [])
-        // A store no write has touched yet has no coverage row: its empty catalog covers its empty log.
-        var binds = PostgresBindings()
-        binds.append(writer.revision)
-        try writer.execute("""
-            INSERT INTO catalog_coverage ("only", through, rev) SELECT 1, 0, $1
-            WHERE NOT EXISTS (SELECT 1 FROM catalog_coverage) AND NOT EXISTS (SELECT 1 FROM events)
-            """, binds)
+        if let encoder = writer.encoder {
+            self.encoder = encoder
+        } else {
+            let dictionary = try writer.fetch("SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1") { row in
+                (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
+            }.first
+            encoder = try PayloadEncoder(dictionaryID: dictionary?.0, dictionary: dictionary?.1 ?? [])
+            writer.encoder = encoder
+        }
+        if lastPosition == 0 {
+            // A store no write has touched yet has no coverage row: its empty catalog covers its empty log.
+            var binds = PostgresBindings()
+            binds.append(writer.revision)
+            try writer.execute("""
+                INSERT INTO catalog_coverage ("only", through, rev) SELECT 1, 0, $1
+                WHERE NOT EXISTS (SELECT 1 FROM catalog_coverage) AND NOT EXISTS (SELECT 1 FROM events)
+                """, binds)
+        }
+    }
+
+    private func remember() {
+        writer.known = PostgresLogWriter.Known(lastPosition: lastPosition, lastHash: lastHash, types: types, nextStreamID: nextStreamID)
     }
 
     func append(_ events: [NewEvent], owners: [UUID: TreeOwner]) throws -> [AppendedEvent] {
@@ -280,6 +344,7 @@ final class PostgresImport: EventLogImport {
         nextTypeID = rows.nextTypeID
         lastPosition = planner.position
         lastHash = rows.lastHash ?? lastHash
+        remember()
         writer.changed()
         return results
     }
