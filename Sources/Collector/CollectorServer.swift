@@ -87,7 +87,7 @@ public enum CollectorServer {
             }
             let head = try await collector.store.latestHeads(publicKey: key).first
             return try json(.ok, AcceptedHead(device: device, publicKey: Hex.string(key), size: head?.head.size ?? 0,
-                                              note: head?.note))
+                                              note: head?.note, witnessKey: Hex.string(collector.witnessKey.publicKey)))
         }
         router.get("/v1/heads") { request, _ -> Response in
             if requireReaderToken, try await role(request, collector) == nil { return problem(.unauthorized, "reading needs a reader token") }
@@ -147,7 +147,11 @@ public enum CollectorServer {
         var device: String
         var publicKey: String
         var size: Int64
+        /// The accepted head with its cosignatures: a phone whose upload was stored but
+        /// whose answer never reached it takes its cosignature from here.
         var note: String?
+        /// This collector's cosigning key, hex.
+        var witnessKey: String
     }
 
     static func role(_ request: Request, _ collector: Collector) async throws -> SharedStore.TokenRole? {

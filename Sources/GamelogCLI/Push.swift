@@ -74,12 +74,16 @@ struct Push: ParsableCommand {
             let device = SafeText.line(tree.owner.device)
             let headURL = base.appending(path: "v1/devices/\(hex(tree.owner.publicKey))")
             let asked = try HTTPClient.request("GET", headURL)
-            guard asked.status == 200, let accepted = (try? JSONDecoder().decode(CommandDocuments.CollectorReply.self, from: asked.body))?.size else {
+            let reply = try? JSONDecoder().decode(CommandDocuments.CollectorReply.self, from: asked.body)
+            guard asked.status == 200, let accepted = reply?.size else {
                 if asked.status == 404 {
                     throw CommandFailure("device \(device)'s key is not enrolled at \(HTTPClient.shown(to)): `gamelog keys enroll --to \(HTTPClient.shown(to)) --device \(device) --public-key FILE` (an administrator's token) enrolls it.")
                 }
                 throw CommandFailure("the collector answered \(asked.status) for device \(device): \(asked.message)")
             }
+            // A push whose events were stored but whose answer was lost (a timeout, a
+            // dropped connection) takes the cosignature from the collector's head now.
+            if accepted > 0, let reply { try keepMissedCosignature(reply, size: Int64(accepted), of: tree, in: store) }
             var result = CommandDocuments.Push(owner: tree.owner, accepted: Int64(accepted))
             while true {
                 switch try Interchange.upload(from: store, tree: tree.owner.publicKey, accepted: Int64(result.to), maximumEvents: Int64(batch)) {
@@ -109,6 +113,22 @@ struct Push: ParsableCommand {
         }
         if json {
             print(try CommandDocuments.text(report))
+        }
+    }
+
+    /// Stores the collector's cosignature of the head it accepted at `size`, from its
+    /// note, when the device's log lacks it; nothing when the log has it or the note holds
+    /// none that verifies.
+    private func keepMissedCosignature(_ reply: CommandDocuments.CollectorReply, size: Int64, of tree: DeviceTree,
+                                       in store: EventStore) throws {
+        guard let note = reply.note, let keyText = reply.witnessKey, let key = Hex.bytes(keyText, count: 32),
+              let head = try store.deviceTrees().first(where: { $0.owner == tree.owner })?.heads.first(where: { $0.size == size }),
+              try !store.cosignatures(of: head).contains(where: { $0.witnessKey == key }) else { return }
+        for line in note.split(separator: "\n") {
+            if let cosignature = Cosignature(line: String(line), witnessKey: key), cosignature.isValid(for: head) {
+                try store.store(cosignatures: [(head, cosignature)])
+                return
+            }
         }
     }
 

@@ -107,6 +107,10 @@ public enum CommandDocuments {
     public struct CollectorReply: Decodable, Sendable {
         public var error: String?
         public var size: Int?
+        /// The accepted head's note with its cosignatures (a device's head, `GET /v1/devices/KEY`).
+        public var note: String?
+        /// The collector's cosigning key, hex.
+        public var witnessKey: String?
     }
 
     /// One device's push (`push --json`).

@@ -114,6 +114,36 @@ import Testing
         #expect(down.hasSuffix("\n503") && down.contains("does not answer"), "\(down)")
     }
 
+    // Issue 37, item 4: no push ends without its cosignature when its events were stored.
+    // The collector stores an upload and its answer never reaches the phone (here: the
+    // phone's copy of it is deleted, as a timeout leaves it); the next push finds nothing to
+    // send and takes the cosignature from the collector's head.
+    @Test func aPushWhoseAnswerWasLostGetsItsCosignatureNextTime() throws {
+        let server = try PostgresServer()
+        defer { server.stop(mode: "immediate") }
+        let studio = Studio(folder: try Folder(), server: server, url: try server.makeDatabase())
+        let simulated = try studio.run(["simulate", "--games", "3", "--seed", "5", "--clock", "fixed", "--per-device", "phones", "--devices", "Ann,Ben"])
+        try #require(simulated.status == 0, "\(simulated.stderr)")
+        let (collector, base) = try studio.collector()
+        defer { collector.send(SIGKILL); collector.wait(atMost: 10) }
+        #expect(try studio.run(["keys", "enroll", "--to", base, "--device", "Ann", "--public-key", "keys/Ann.key"]).status == 0)
+        let phone = studio.folder.path("phones/Ann.sqlite")
+        func cosignatures() throws -> Int {
+            try DatabaseQueue(path: phone).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM cosignatures") ?? -1 }
+        }
+        let first = try studio.run(["push", "--db", "phones/Ann.sqlite", "--to", base])
+        #expect(first.status == 0 && first.stdout.contains("cosigned the head"), "\(first.stderr)")
+        try #require(try cosignatures() == 1)
+        try DatabaseQueue(path: phone).write { try $0.execute(sql: "DELETE FROM cosignatures") }
+        #expect(try cosignatures() == 0)
+        let again = try studio.run(["push", "--db", "phones/Ann.sqlite", "--to", base])
+        #expect(again.status == 0 && again.stdout.contains("the collector has all"), "\(again.stdout) \(again.stderr)")
+        #expect(try cosignatures() == 1)
+        // The cosignature taken back is the collector's, over the phone's own head.
+        let heads = try studio.run(["heads", "--db", "phones/Ann.sqlite"])
+        #expect(heads.status == 0 && heads.stdout.contains("gamelog-collector"), "\(heads.stdout) \(heads.stderr)")
+    }
+
     // Issue 36, item 8: `verify --witness-key` and `--witnesses` as an auditor types them.
     @Test func cosignaturesInAHeadsFileAreCheckedAgainstTheWitnessKey() throws {
         let server = try PostgresServer()
