@@ -245,6 +245,32 @@ def main():
         check("the view switch shows B's view", "as=B" in href, href)
         check("B's step list holds B's steps alone", 0 < mine < rows and others == -1, f"{mine} of {rows}")
         page.call("Page.captureScreenshot")  # the page still draws after every step
+
+        # Accessibility (issue 39, item 7): tools/a11y-check.js over each kind of page, and
+        # the keyboard: Tab moves the focus on (never trapped) and shows where it is.
+        script = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "a11y-check.js")).read()
+        for name, address in (("the games list", f"{base}/games"), ("the auditor's view", f"{url}?step=5&as=auditor"),
+                              ("a device's view", f"{url}?step=5&as=A"), ("a comparison", f"{url}?step=9&from=2&as=auditor"),
+                              ("the last step", f"{url}?step={last}&as=auditor")):
+            page.go(address)
+            report = page.evaluate(script) or {}
+            problems = report.get("problems", ["the check did not run"])
+            check(f"accessible: {name}", not problems and report.get("controls", 0) > 0 and report.get("texts", 0) > 10,
+                  "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""))
+        page.go(f"{url}?step=5&as=auditor")
+        seen, unmarked = [], []
+        for _ in range(25):
+            for kind in ("keyDown", "keyUp"):
+                page.call("Input.dispatchKeyEvent", type=kind, key="Tab", code="Tab", windowsVirtualKeyCode=9)
+            focused = page.evaluate("""(function(){var e=document.activeElement;if(!e||e===document.body)return null;
+                var s=getComputedStyle(e);return {what:e.tagName+(e.id?'#'+e.id:'')+' '+(e.textContent||'').trim().slice(0,20),
+                marked:(s.outlineStyle!=='none'&&parseFloat(s.outlineWidth)>0)||s.boxShadow!=='none'}})()""")
+            if focused:
+                seen.append(focused["what"])
+                if not focused["marked"]:
+                    unmarked.append(focused["what"])
+        check("Tab moves the focus through the page", len(set(seen)) >= 10, f"{len(set(seen))} distinct of {seen[:5]}")
+        check("the focused control is always marked", not unmarked, ", ".join(unmarked[:5]))
     except Exception as error:  # a broken page, a lost browser: a failure, said plainly
         failures += 1
         print(f"FAIL the key test could not run: {error}")

@@ -142,10 +142,10 @@ enum Pages {
             <label>result <input name=result value="\(query.result ?? "")" placeholder="e.g. Alice"></label>
             <label>audit <select name=audit><option value="">all</option>\(GamesQuery.verdicts.map { option($0, query.audit) })</select></label>
             <label>search <input name=q value="\(query.search ?? "")" placeholder="game id, device, player or rule"></label>
-            <button>filter</button></form>\(partial)
+            <button>filter</button></form><main>\(partial)
             <table id=games><thead><tr><th>game</th><th>kind</th><th>players</th><th>status</th><th>result</th><th>events</th>
             <th>time</th><th>audit</th></tr></thead><tbody>\(rows)</tbody></table>
-            \(matchCount == 0 ? "<p>No game matches.</p>" as HTML : "")\(pager)\(gamelessSection(model, query))
+            \(matchCount == 0 ? "<p>No game matches.</p>" as HTML : "")\(pager)\(gamelessSection(model, query))</main>
             """
         return page(title: "games", body: body)
     }

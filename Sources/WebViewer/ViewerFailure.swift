@@ -56,7 +56,7 @@ struct ViewerFailure: HTTPResponseError {
         let body: String
         if html {
             headers[.contentType] = "text/html; charset=utf-8"
-            body = Pages.page(title: "\(status.code)", body: "<h1>\(status.code) \(status.reasonPhrase)</h1><p id=error>\(message)</p><p><a href=\"/games\">← games</a></p>")
+            body = Pages.page(title: "\(status.code)", body: "<main><h1>\(status.code) \(status.reasonPhrase)</h1><p id=error>\(message)</p><p><a href=\"/games\">← games</a></p></main>")
         } else {
             headers[.contentType] = "application/json"
             body = (try? WebViewer.json(WebViewer.ErrorDocument(error: message, status: "\(status.code)"))) ?? "{}"
