@@ -113,6 +113,9 @@ extension MessagesHost {
         }
     }
 
+    /// One tick of the world's time with every device's signal left as it is.
+    public func advanceClock() { now += 1 }
+
     /// Takes `device` off the network or puts it back; back, it sends what waited.
     public func setOnline(_ device: DeviceID, _ online: Bool) {
         guard online != isOnline(device) else { return }

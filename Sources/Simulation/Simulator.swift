@@ -185,6 +185,7 @@ public final class Simulator {
                 stalled += 1
             }
         }
+        settle(host)
         // Re-running a seed replays its games exactly: one already stored adds nothing.
         let alreadyRecorded = try !flushEveryStep && recorder.discardIfAlreadyRecorded()
         try recorder.flush()
@@ -192,6 +193,25 @@ public final class Simulator {
         var report = report(plugin, host, game, steps, finished, written)
         report.alreadyRecorded = alreadyRecorded
         return report
+    }
+
+    /// The game is over for its players, not for the network: phones regain their signal
+    /// sooner or later, and what is on its way arrives. Without this, every message still
+    /// in flight when a game ended was missing from the log as if the network had lost it
+    /// (`verify` warned 863 times in 500 games where the network lost 34).
+    private func settle(_ host: MessagesHost) {
+        for device in host.deviceIDs where !host.isOnline(device) { host.setOnline(device, true) }
+        // A delivery the host cannot carry out (it never happens; bounded all the same) ends it.
+        var idle = 0
+        while host.hasTrafficUnderway && idle < 64 {
+            var delivered = false
+            while let device = host.devicesAwaitingDelivery.first, host.run(.deliver, on: device) {
+                didStep?(device, .deliver, host)
+                delivered = true
+            }
+            idle = delivered ? 0 : idle + 1
+            host.advanceClock()
+        }
     }
 
     /// The kind of the `number`th game of a mixed run: every registered game in turn.
