@@ -254,10 +254,14 @@ public struct GameMessage: Hashable, Sendable {
     /// its recording is in the log, else the first arrival. Phones' clocks differ, so
     /// in a merged log an arrival may sort before its send: time order alone would
     /// judge the receiver's copy against the sender's taps.
-    public var isAuthoritative: Bool { route == .sent || (route == .arrived && !senderRecorded && isFirstSighting) }
+    public var isAuthoritative: Bool { (route == .sent && !isResend) || (route == .arrived && !senderRecorded && isFirstSighting) }
+    /// A send of a message this device sent before (the user's Try Again after a failed
+    /// send): the same move again, judged once, at its first send.
+    public var isResend: Bool
 
     public init(message: Message, route: Route, device: DeviceID, sender: String?, viewer: String?, senderRecorded: Bool,
-                isFirstSighting: Bool) {
+                isFirstSighting: Bool, isResend: Bool = false) {
+        self.isResend = isResend
         self.message = message
         self.route = route
         self.device = device

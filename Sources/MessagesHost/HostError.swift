@@ -11,6 +11,7 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     case nothingStaged(DeviceID)
     case noSuchDelivery
     case transcriptHidden(DeviceID)
+    case nothingToTryAgain(MessageID)
 
     public var description: String {
         switch self {
@@ -23,6 +24,7 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
         case .nothingStaged(let d): return "the input field of device \(d) is empty"
         case .noSuchDelivery: return "no message is waiting for delivery"
         case .transcriptHidden(let d): return "the expanded extension on device \(d) covers the transcript; collapse or dismiss it first"
+        case .nothingToTryAgain(let m): return "message \(m) is not a failed send in this transcript (only those offer Try Again)"
         }
     }
 }

@@ -18,8 +18,23 @@ extension MessagesHost {
         case .viewLiveMessage(let id): try viewLiveMessage(id, action, on: device, state)
         case .touch, .expand, .collapse, .dismissExtension: try useExtension(action, on: device)
         case .tapSend, .deleteStaged: try emptyInputField(sending: action == .tapSend, action, on: device, state)
+        case .tryAgain(let id): try tryAgain(id, action, on: device, state)
         }
         drain()
+    }
+
+    /// Try Again on a message whose send failed: it goes out again, as a new send of the
+    /// same message (the failed bubble gives way to it, as a session's newer message does).
+    private func tryAgain(_ id: MessageID, _ action: UserAction, on device: DeviceID, _ state: DeviceState) throws(HostError) {
+        guard let current = state.current else { throw .noConversationOpen(device) }
+        guard var message = devices[device]!.transcripts[current]?.last(where: { $0.isOutgoing && $0.message?.id == id })?.message,
+              message.error != nil else { throw .nothingToTryAgain(id) }
+        // The expanded extension covers the transcript, and the bubble with it.
+        if let shown = instances[device]?[current], shown.isActive, shown.style == .expanded { throw .transcriptHidden(device) }
+        let instance = ensureInstance(device, current)
+        observer?.userActed(action, instance: instance.info)
+        message.error = nil
+        send(.message(message), from: device, in: current, instance: instance)
     }
 
     private func open(_ conversation: ConversationID, _ action: UserAction, on device: DeviceID, _ state: DeviceState) throws(HostError) {

@@ -66,6 +66,9 @@ public enum UserAction: Hashable, Codable, Sendable, CustomStringConvertible {
     case deleteStaged
     /// Swipe the extension away.
     case dismissExtension
+    /// Tap "Try Again" on a message whose send failed (its bubble shows the error):
+    /// Messages sends it again.
+    case tryAgain(MessageID)
 
     public var description: String {
         switch self {
@@ -81,6 +84,7 @@ public enum UserAction: Hashable, Codable, Sendable, CustomStringConvertible {
         case .tapSend: return "tap Send"
         case .deleteStaged: return "delete the staged message"
         case .dismissExtension: return "dismiss the extension"
+        case .tryAgain(let m): return "try again to send message \(m.uuid.uuidString.prefix(8))"
         }
     }
 }

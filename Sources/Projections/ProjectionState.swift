@@ -112,7 +112,7 @@ public struct GameView: Hashable, Codable, Sendable {
 public struct ConversationState: Hashable, Codable, Sendable {
     /// The version of the projection code. Bump it whenever `apply` changes, so stored
     /// snapshots of the old code are ignored and rebuilt.
-    public static let projectionVersion = 4
+    public static let projectionVersion = 5
 
     public var conversation: ConversationID
     /// The games whose boards this state folds.
@@ -135,6 +135,8 @@ public struct ConversationState: Hashable, Codable, Sendable {
     public var knownRecordedPlayers: Set<String>?
     /// Messages seen sent or arrived on any device so far.
     public var seenMessages: Set<MessageID> = []
+    /// Messages seen sent so far (a second send of one is the user's Try Again).
+    public var sentMessages: Set<MessageID> = []
     /// Which events belong to which game, and the activations still under way.
     public var membership = GameMembership()
     /// Events applied so far.

@@ -185,9 +185,10 @@ extension ConversationState {
         guard let session = message.session else { return [] }
         sessionOfMessage[message.id] = session
         let first = route != .staged && seenMessages.insert(message.id).inserted
+        let resend = route == .sent && !sentMessages.insert(message.id).inserted
         let seen = GameMessage(message: message, route: route, device: device, sender: sender, viewer: owner(of: device),
                                senderRecorded: route != .arrived || sender.map((knownRecordedPlayers ?? recordedPlayers).contains) == true,
-                               isFirstSighting: first)
+                               isFirstSighting: first, isResend: resend)
         if games[session] == nil {
             // A kind no registered plug-in has: its sessions are still games, listed as
             // unknown rather than left out.

@@ -110,6 +110,7 @@ enum CanonicalDecoding {
         else if r.field("tapMessage") { action = .tapMessage(MessageID(try unlabeled(&r) { (r: inout Reader) throws(NotCanonical) in try r.uuid() })) }
         else if r.field("tapSend") { try r.emptyObject(); action = .tapSend }
         else if r.field("touch") { action = .touch(try unlabeled(&r, touch)) }
+        else if r.field("tryAgain") { action = .tryAgain(MessageID(try unlabeled(&r) { (r: inout Reader) throws(NotCanonical) in try r.uuid() })) }
         else if r.field("viewLiveMessage") { action = .viewLiveMessage(MessageID(try unlabeled(&r) { (r: inout Reader) throws(NotCanonical) in try r.uuid() })) }
         else { throw NotCanonical() }
         try r.endObject()

@@ -207,6 +207,7 @@ extension UserAction {
         case .tapSend: return "tapSend"
         case .deleteStaged: return "deleteStaged"
         case .dismissExtension: return "dismissExtension"
+        case .tryAgain: return "tryAgain"
         }
     }
 }

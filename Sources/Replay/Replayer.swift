@@ -163,7 +163,8 @@ public final class Replayer: @unchecked Sendable {
     public static func causallyOrdered(_ events: [ReplayEvent]) -> [ReplayEvent] {
         func message(_ e: ReplayEvent) -> (id: MessageID, arrival: Bool)? {
             switch e.event {
-            case .transcript(.sent(let item), _): return item.message.map { ($0.id, false) }
+            // A failed send went nowhere: an arrival waits for the send that left (the user's Try Again).
+            case .transcript(.sent(let item), _): return item.message.flatMap { $0.error == nil ? ($0.id, false) : nil }
             case .transcript(.arrived(let item, _), _): return item.message.map { ($0.id, true) }
             default: return nil
             }

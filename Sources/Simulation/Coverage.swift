@@ -49,7 +49,7 @@ public struct Coverage: Sendable, Equatable {
         for code in MessagesErrorCode.allCases { rows.append("error \(code.rawValue) \(code.name)") }
         for action: UserAction in [.openConversation(ConversationID(UUID())), .leaveMessages, .quitMessages, .openExtension,
                                    .tapMessage(MessageID(UUID())), .viewLiveMessage(MessageID(UUID())), .touch(.button("")), .expand,
-                                   .collapse, .tapSend, .deleteStaged, .dismissExtension] {
+                                   .collapse, .tapSend, .deleteStaged, .dismissExtension, .tryAgain(MessageID(UUID()))] {
             rows.append("user \(action.kindName)")
         }
         rows += ["user switches the selection to another message", "user re-taps the selected message",

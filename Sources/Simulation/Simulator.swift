@@ -169,6 +169,9 @@ public final class Simulator {
             } else if Double(rng.next() % 10_000) / 10_000 < noise,
                       let noisy = noiseStep(host, game: game, other: other, followUp: &followUp, &rng) {
                 step = noisy
+            } else if let retry = tryAgainStep(host, game: game, &rng) {
+                step = retry
+                advancing = true
             } else if let progress = strategy.next(host, &rng) {
                 step = progress
                 advancing = true
@@ -193,6 +196,21 @@ public final class Simulator {
         var report = report(plugin, host, game, steps, finished, written)
         report.alreadyRecorded = alreadyRecorded
         return report
+    }
+
+    /// A player whose send failed sees the red "!" in the transcript, sooner or later, and
+    /// taps Try Again (MESSAGES' error bubble): otherwise the game waits for a message that
+    /// never left. Getting there takes what a person does: back to the conversation, the
+    /// extension out of the way.
+    private func tryAgainStep(_ host: MessagesHost, game: ConversationID, _ rng: inout SeededGenerator) -> (DeviceID, PlayerStep)? {
+        for device in seated {
+            guard let failed = host.transcript(on: device, in: game).last(where: { $0.isOutgoing && $0.message?.error != nil })?.message,
+                  rng.next() % 3 == 0 else { continue }
+            if host.currentConversation(of: device) != game { return (device, .act(.openConversation(game))) }
+            if host.shownExtension(on: device)?.style == .expanded { return (device, .act(.collapse)) }
+            return (device, .act(.tryAgain(failed.id)))
+        }
+        return nil
     }
 
     /// The game is over for its players, not for the network: phones regain their signal

@@ -43,6 +43,8 @@ import Testing
             #expect(Set(Coverage.rows).isSubset(of: Set(table.map(\.row))))
             let networkRows = table.filter { $0.row.hasPrefix("network ") }
             #expect(networkRows.count == NetworkEvent.allCases.count && networkRows.allSatisfy { $0.count > 0 }, "\(networkRows)")
+            // Failed sends were tried again by their users (issue 41), and judged as one move each.
+            #expect(table.first { $0.row == "user tryAgain" }.map { $0.count > 0 } == true)
             #expect(table.first { $0.row == "callback didStartSending in expanded" }.map { $0.count > 0 } == true
                         || table.first { $0.row == "callback didStartSending in compact" }.map { $0.count > 0 } == true)
         }

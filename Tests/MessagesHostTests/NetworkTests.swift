@@ -43,6 +43,29 @@ import Testing
         #expect(mine.error?.code == .unknown && mine.isPending == false)
     }
 
+    /// Issue 41: a failed send no longer stalls the game: the user taps Try Again on its
+    /// bubble and the same message goes out again, and arrives.
+    @Test func tryAgainSendsAFailedMessageAgain() throws {
+        let world = try World()
+        world.host.network = profile(failure: 1)
+        try send(world, "retried")
+        let failed = try #require(world.host.transcript(on: "A", in: world.conversation).last?.message)
+        #expect(failed.error != nil)
+        // Only a failed bubble offers Try Again; the extension out of the way.
+        let unknown = MessageID(UUID())
+        #expect(throws: HostError.nothingToTryAgain(unknown)) { try world.host.perform(.tryAgain(unknown), on: "A") }
+        if world.host.activeInstance(on: "A")?.style == .expanded { try world.host.perform(.collapse, on: "A") }
+        world.host.network = profile()
+        try world.host.perform(.tryAgain(failed.id), on: "A")
+        let mine = world.host.transcript(on: "A", in: world.conversation).compactMap(\.message)
+        #expect(mine.count == 1 && mine.first?.id == failed.id && mine.first?.error == nil, "\(mine)")
+        world.host.deliverAll()
+        #expect(captions(world, on: "B") == ["retried"])
+        #expect(world.host.networkEvents[.failed] == 1 && world.host.networkEvents[.delivered] == 1)
+        // Sent now: nothing left to try again.
+        #expect(throws: HostError.nothingToTryAgain(failed.id)) { try world.host.perform(.tryAgain(failed.id), on: "A") }
+    }
+
     @Test func aDuplicatedMessageArrivesOnce() throws {
         let world = try World()
         world.host.network = profile(duplication: 1)
