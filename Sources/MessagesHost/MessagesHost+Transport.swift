@@ -36,7 +36,13 @@ extension MessagesHost {
         // The transport may hand a message over twice; Messages keeps one.
         if case .message(let message) = delivery.item, !receivedMessages[delivery.to, default: []].insert(message.id).inserted {
             count(.duplicateDropped)
+            if let session = message.session, let newest = newestReceived[delivery.to]?[session], newest != message.id {
+                count(.staleCopyDropped)
+            }
             return
+        }
+        if case .message(let message) = delivery.item, let session = message.session {
+            newestReceived[delivery.to, default: [:]][session] = message.id
         }
         count(.delivered)
         lastDelivery = delivery

@@ -71,6 +71,8 @@ public final class MessagesHost {
     public internal(set) var now = 0
     /// Message identifiers each device has received: Messages keeps one of each.
     var receivedMessages: [DeviceID: Set<MessageID>] = [:]
+    /// The newest message each device received of each session (to tell a stale copy).
+    var newestReceived: [DeviceID: [SessionID: MessageID]] = [:]
     /// The last message the transport delivered.
     public internal(set) var lastDelivery: Delivery?
     /// How many of each callback the host has delivered to extensions.

@@ -75,6 +75,9 @@ public enum NetworkEvent: String, CaseIterable, Codable, Sendable {
     case failed
     /// A copy of a message arrived and Messages dropped it.
     case duplicateDropped
+    /// A copy of a game's message arrived late, after a newer message of its session had
+    /// (a stale move), and Messages dropped it: it has the message.
+    case staleCopyDropped
     /// A message was delivered before an earlier one to the same device.
     case reordered
     /// A message waited on its offline sender, and left when it was back.
@@ -149,7 +152,11 @@ extension MessagesHost {
         }
         pendingDeliveries.append(delivery)
         if case .message = delivery.item, chance(network.duplication) {
-            pendingDeliveries.append(delivery)
+            // The second copy may come much later than the first, after the next moves of
+            // its game (a stale message arriving late).
+            var copy = delivery
+            copy.due += 1 + Int(networkRandom.next() % UInt64(4 * network.latency + 12))
+            pendingDeliveries.append(copy)
         }
     }
 

@@ -66,6 +66,36 @@ import Testing
         #expect(throws: HostError.nothingToTryAgain(failed.id)) { try world.host.perform(.tryAgain(failed.id), on: "A") }
     }
 
+    /// Issue 41: a copy of a game's message may come late, after the next message of its
+    /// session; Messages has the message and drops the copy, so the stale move never shows.
+    @Test func aStaleCopyArrivingLateIsDropped() throws {
+        let world = try World()
+        world.host.network = profile(duplication: 1)
+        let session = SessionID(UUID())
+        func sendInSession(_ caption: String) throws {
+            try world.host.perform(.openConversation(world.conversation), on: "A")
+            if world.host.activeInstance(on: "A") == nil { try world.host.perform(.openExtension, on: "A") }
+            world.spy("A").onTouch = { _, h in _ = SpyExtension.insert(caption, session: session, into: h) }
+            try world.host.perform(.touch(.button("insert")), on: "A")
+            try world.host.perform(.tapSend, on: "A")
+        }
+        try sendInSession("move 1")
+        // The first copy now; the second waits for its later time.
+        let firstDue = try #require(world.host.pendingDeliveries.map(\.due).min())
+        #expect(world.host.pendingDeliveries.count == 2)
+        try world.host.deliverNext(to: "B")
+        world.host.network = profile()
+        try sendInSession("move 2")
+        try world.host.deliverNext(to: "B")
+        #expect(captions(world, on: "B").last == "move 2")
+        // The stale copy of move 1 comes when its time comes.
+        while world.host.pendingDeliveries.contains(where: { $0.due > world.host.now }) { world.host.advanceClock() }
+        #expect(world.host.pendingDeliveries.count == 1 && world.host.pendingDeliveries.allSatisfy { $0.due >= firstDue })
+        world.host.deliverAll()
+        #expect(captions(world, on: "B").last == "move 2")
+        #expect(world.host.networkEvents[.duplicateDropped] == 1 && world.host.networkEvents[.staleCopyDropped] == 1)
+    }
+
     @Test func aDuplicatedMessageArrivesOnce() throws {
         let world = try World()
         world.host.network = profile(duplication: 1)
