@@ -262,7 +262,7 @@ func gameTest(_ module: String) -> [Target.Dependency] {
 
 /// What the shell's tests use: the modules over the store, a simulated world, and test support.
 var shellTest: [Target.Dependency] {
-    ["Replay", "Projections", "Simulation", "Recorder", "StoredEvents", "EventStore", "Interchange", "Audit", "RecordedEvents",
+    ["Replay", "Projections", "Presentation", "Simulation", "Recorder", "StoredEvents", "EventStore", "Interchange", "Audit", "RecordedEvents",
      "MessagesModel", "MessagesHost", "GameKit", "Games", "BattleshipGame", "TestSupport", "Rerun", "Fork", "ZlibCodec",
      .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
 }

@@ -6,6 +6,7 @@ import MessagesModel
 import Projections
 import RecordedEvents
 import Recorder
+import Presentation
 import Replay
 import Simulation
 import Testing
@@ -119,5 +120,32 @@ import TestSupport
         #expect(results.count == 3, "\(results)")
         #expect(results.filter { $0.contains("replaced in the input field") }.count == 2, "\(results)")
         #expect(results.filter { $0.contains("deleted before it was sent") }.count == 1, "\(results)")
+    }
+}
+
+/// Issue 41, item 9: what `state` prints names people, at every step and from every view:
+/// Battleship's captions carry `$<uuid>` mentions of their players, and none is printed raw.
+@Suite struct StateTextNamesTests {
+    @Test func stateNeverPrintsARawMention() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("battleship.sqlite")
+        try recordGames("battleship", count: 2, at: path, seed: 17, noise: 0.2)
+        let store = try EventStore(path: path, access: .readOnly)
+        let catalog = try GameCatalog(store: store, games: .standard)
+        let mention = try Regex(#"\$[0-9A-Fa-f]{8}-"#)
+        var checked = 0, namedInCaptions = 0
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
+            for perspective in [Perspective.auditor] + replayer.devices.map(Perspective.device) {
+                for step in 0...replayer.stepCount {
+                    let state = try replayer.state(at: step, as: perspective)
+                    let text = StateText.render(state, step: step, replayer: replayer, perspective: perspective, focus: nil).joined(separator: "\n")
+                    #expect(text.firstMatch(of: mention) == nil, "step \(step) as \(perspective): \(text)")
+                    if text.contains("placed their ships") { namedInCaptions += 1 }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 100 && namedInCaptions > 0)
     }
 }
