@@ -78,27 +78,6 @@ public struct ReplicatedRows: Sendable {
 public struct ReplicaMark: Sendable {}
 
 extension EventStore {
-    /// The log's rows that `rows` selects for `table` (`WHERE` clause, arguments), in key order.
-    func replicatedRows(_ db: Database, _ table: ReplicatedTable, where condition: String = "1",
-                        arguments: StatementArguments = []) throws -> [[ReplicatedValue]] {
-        let sql = "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name) WHERE \(condition) ORDER BY \(table.key.joined(separator: ", "))"
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-            (0..<table.columns.count).map { index in
-                switch row[index] as DatabaseValue {
-                case let value where value.isNull: return .null
-                case let value:
-                    switch value.storage {
-                    case .int64(let number): return .integer(number)
-                    case .double(let number): return .integer(Int64(number))
-                    case .string(let text): return .text(text)
-                    case .blob(let data): return .blob(Array(data))
-                    case .null: return .null
-                    }
-                }
-            }
-        }
-    }
-
     /// What the log held, to find what a write added.
     @available(*, unavailable, message: "the shared store is written as itself now (SharedStore.writeNatively), so no write of a local copy is sent back")
     public func replicaMark() throws -> ReplicaMark { fatalError("unavailable") }
