@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Presentation
+import SharedStore
 
 struct Heads: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,17 +22,27 @@ struct Heads: ParsableCommand {
     var json = false
 
     func run() throws {
-        let store = try options.openForReading()
-        let latest = try store.deviceTrees().compactMap { $0.heads.last }
-        // Each head with the witnesses' cosignatures the log holds for it.
-        var cosigned: [TreeHead: [Cosignature]] = [:]
-        for entry in try store.cosignedHeads() { cosigned[entry.head] = entry.cosignatures }
+        let heads: [CosignedHead], location: String
+        if let shared = try options.sharedStore() {
+            // Read as the store is, by its indexes: each device's newest head and its
+            // cosignatures (those that verify, as a SQLite log's reader keeps them).
+            heads = try SharedStore.wait { try await shared.latestHeads() }.map { entry in
+                CosignedHead(head: entry.head, cosignatures: entry.cosignatures.filter { $0.isValid(for: entry.head) })
+            }
+            location = shared.location.description
+        } else {
+            let store = try options.openForReading()
+            // Each head with the witnesses' cosignatures the log holds for it.
+            var cosigned: [TreeHead: [Cosignature]] = [:]
+            for entry in try store.cosignedHeads() { cosigned[entry.head] = entry.cosignatures }
+            heads = try store.deviceTrees().compactMap { $0.heads.last }.map { CosignedHead(head: $0, cosignatures: cosigned[$0] ?? []) }
+            location = store.path
+        }
         if json {
-            let document = latest.map { CommandDocuments.Head(CosignedHead(head: $0, cosignatures: cosigned[$0] ?? [])) }
-            print(try CommandDocuments.text(document))
+            print(try CommandDocuments.text(heads.map(CommandDocuments.Head.init)))
             return
         }
-        if latest.isEmpty { print("No signed tree heads in \(store.path).") }
-        for head in latest { print(SafeText.lines(CosignedHead(head: head, cosignatures: cosigned[head] ?? []).note)) }
+        if heads.isEmpty { print("No signed tree heads in \(location).") }
+        for head in heads { print(SafeText.lines(head.note)) }
     }
 }

@@ -385,13 +385,13 @@ import Testing
         let id = try #require(listed.stdout.split(separator: "\n").dropFirst().first.map { String($0.prefix(8)) })
         var compared = 0
         for command in [["games"], ["games", "--json", "--per-page", "3", "--page", "2"], ["state", id], ["state", id, "--json"],
-                        ["log", "--game", id], ["log", "--game", id, "--as", "B"], ["log", "--limit", "40"]] {
+                        ["log", "--game", id], ["log", "--game", id, "--as", "B"], ["log", "--limit", "40"], ["heads"], ["heads", "--json"]] {
             let native = try studio.run(command + ["--db", studio.url]), file = try studio.run(command)
             #expect(native.status == 0 && native.status == file.status, "\(command): \(native.stderr)")
             #expect(!native.stdout.isEmpty && native.stdout == file.stdout, "\(command)")
             compared += 1
         }
-        #expect(compared == 7)
+        #expect(compared == 9)
         #expect(!FileManager.default.fileExists(atPath: studio.folder.path("cache")), "a reading command copied the store")
 
         // A catalog that no longer covers the log: read through a copy, with a note.
