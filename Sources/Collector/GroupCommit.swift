@@ -4,8 +4,8 @@ import Foundation
 /// signatures: everything but their place in the store), then stored by one writer,
 /// as many as are waiting in one write of the store.
 ///
-/// A write of the shared store pays for its lock, for bringing the writer's copy up to
-/// date and for its commit, whatever it holds: with sixteen phones pushing a game at a
+/// A write of the shared store pays for its lock, its reads of the store's tail and its
+/// commit, whatever it holds: with sixteen phones pushing a game at a
 /// time, each push waited for every push before it, one write each. Here a push that
 /// arrives while a write runs joins the next one, so the writes' cost is shared by
 /// everyone waiting, and a push waits for at most the write before its own.

@@ -45,6 +45,12 @@ extension EventLogReader {
     /// A stream's chain hash after `version` of its stored events; genesis for 0, nil if
     /// the stream holds fewer.
     public func streamHash(_ stream: UUID, at version: Int64) throws -> [UInt8]? {
+        try recomputedStreamHash(stream, at: version)
+    }
+
+    /// ``streamHash(_:at:)`` recomputed from the stream's events: what a store that keeps
+    /// no head for that version answers.
+    public func recomputedStreamHash(_ stream: UUID, at version: Int64) throws -> [UInt8]? {
         guard version > 0 else { return ChainHash.genesis }
         var hash = ChainHash.genesis, reached: Int64 = 0, scratch = SplitEnvelope()
         try scan(EventQuery(stream: stream), verify: false) { event in

@@ -20,7 +20,7 @@ extension EventStore {
                        signing: ((UUID) -> DeviceKey?)? = nil) throws -> [AppendedEvent] {
         guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
         guard !events.isEmpty else { return [] }
-        try Self.validate(events)
+        try AppendPlanner.validate(events)
         var results: [AppendedEvent] = []
         var newTypes: [String: Int64] = [:]
         try Self.translating(path) {
@@ -75,7 +75,7 @@ extension EventStore {
         /// of each recording that has one.
         @discardableResult
         public func append(_ events: [NewEvent], owners: [UUID: TreeOwner]) throws -> [AppendedEvent] {
-            try EventStore.validate(events)
+            try AppendPlanner.validate(events)
             return try store.appendInTransaction(db, events, expecting: [:], newTypes: &newTypes, trees: &trees,
                                                  owner: { owners[$0] })
         }
@@ -107,8 +107,6 @@ extension EventStore {
             }
         }
     }
-
-    static func validate(_ events: [NewEvent]) throws { try AppendPlanner.validate(events) }
 
     /// Appends; returns the results and the new head of every stream that grew.
     func appendInTransaction(_ db: Database, _ events: [NewEvent], expecting: [UUID: ExpectedVersion],

@@ -306,8 +306,7 @@ public enum FullReplay {
             // it in causal order, and so is it folded (known only at the end: the send
             // may come later in the log, or not at all).
             switch event.event {
-            // A failed send went nowhere: an arrival follows the send that left (Try Again's).
-            case .transcript(.sent(let item), _): if let m = item.message, m.error == nil { entry.sent.insert(m.id) }
+            case .transcript(.sent(let item), _): if let id = Replayer.messageThatLeft(item) { entry.sent.insert(id) }
             case .transcript(.arrived(let item, _), _): if let id = item.message?.id, !entry.sent.contains(id) { entry.arrivedFirst.insert(id) }
             default: break
             }

@@ -160,11 +160,18 @@ public final class Replayer: @unchecked Sendable {
     /// an earlier time than the send it answers. Each device's own events keep their
     /// order; among devices the earliest event goes first unless it is the arrival of a
     /// message whose send, recorded in this log, has not gone yet.
+    /// The message a `transcript.sent` put on its way, if any: a failed send (its message
+    /// carries the error) went nowhere, so an arrival follows the send that left (the
+    /// user's Try Again), not it.
+    static func messageThatLeft(_ item: Item) -> MessageID? {
+        guard let message = item.message, message.error == nil else { return nil }
+        return message.id
+    }
+
     public static func causallyOrdered(_ events: [ReplayEvent]) -> [ReplayEvent] {
         func message(_ e: ReplayEvent) -> (id: MessageID, arrival: Bool)? {
             switch e.event {
-            // A failed send went nowhere: an arrival waits for the send that left (the user's Try Again).
-            case .transcript(.sent(let item), _): return item.message.flatMap { $0.error == nil ? ($0.id, false) : nil }
+            case .transcript(.sent(let item), _): return messageThatLeft(item).map { ($0, false) }
             case .transcript(.arrived(let item, _), _): return item.message.map { ($0.id, true) }
             default: return nil
             }

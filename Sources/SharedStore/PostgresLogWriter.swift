@@ -134,13 +134,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         return try fetch("SELECT version FROM streams WHERE uuid = $1", binds) { try $0[0].decode(Int64.self) }.first ?? 0
     }
 
-    public func event(id: UUID) throws -> StoredEvent? {
-        var binds = PostgresBindings()
-        binds.append(ByteBuffer(bytes: id.bytes))
-        guard let position = try fetch("SELECT position FROM events WHERE event_id = $1", binds, { try $0[0].decode(Int64.self) }).first,
-              let event = try event(at: position, verify: false), event.id == id else { return nil }
-        return event
-    }
+    public func event(id: UUID) throws -> StoredEvent? { try storedEvents(ids: [id])[id] }
 
     /// The recording's stored head when `version` is where it stands (what an upload that
     /// continues a recording asks): one row, rather than every event of the recording.
@@ -153,15 +147,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         }.first
         if let row, row.0 == version, let head = row.1, head.count == 32 { return head }
         guard let row, row.0 >= version else { return nil }
-        var hash = ChainHash.genesis, reached: Int64 = 0, scratch: [UInt8] = []
-        try scan(EventQuery(stream: stream), verify: false) { e in
-            guard e.streamVersion <= version else { return }
-            ChainHash.envelope(position: 0, id: e.id, stream: e.stream, streamVersion: e.streamVersion, type: e.type,
-                               typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload, into: &scratch)
-            hash = ChainHash.streamHash(previous: hash, envelope: scratch)
-            reached = e.streamVersion
-        }
-        return reached == version ? hash : nil
+        return try recomputedStreamHash(stream, at: version)
     }
 
     public func storedEvents(ids: [UUID]) throws -> [UUID: StoredEvent] {
