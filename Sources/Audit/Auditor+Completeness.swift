@@ -13,7 +13,7 @@ extension Auditor {
     /// row there, and names each event of the game's recordings the index does not list
     /// and each recording that names the game's conversation or one of its games without
     /// being listed. Its cost is the log from the game's first event on.
-    static func unlistedFindings(_ store: EventStore, conversation: ConversationID, streams: Set<UUID>) throws -> [Finding] {
+    static func unlistedFindings(_ store: any SignedLogReader, conversation: ConversationID, streams: Set<UUID>) throws -> [Finding] {
         var listed: Set<Int64> = []
         try store.scan(EventQuery(streams: streams), verify: false) { listed.insert($0.position) }
         guard let first = listed.min() else { return [] }

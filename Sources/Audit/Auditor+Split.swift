@@ -55,7 +55,7 @@ extension Auditor {
     ///   - store, conversationOf: where given, each finding names the game (conversation)
     ///     of the event at fault, read as it is stored (its recording, or the recording the
     ///     problem names); the first 1,000 are looked up.
-    static func integrityFindings(_ integrity: IntegrityReport, store: EventStore? = nil,
+    static func integrityFindings(_ integrity: IntegrityReport, store: (any EventLogReader)? = nil,
                                   conversationOf: [UUID: ConversationID] = [:]) -> [Finding] {
         integrity.problems.enumerated().map { index, problem in
             var stream: UUID?

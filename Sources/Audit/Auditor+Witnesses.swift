@@ -28,7 +28,7 @@ extension Auditor {
     /// must carry valid cosignatures of ``WitnessPolicy/required`` of its witnesses.
     /// - Parameter trees: the devices whose newest heads the policy applies to (one
     ///   game's, or the whole log's).
-    func witnessFindings(_ store: EventStore, trees: [DeviceTree]) throws -> (findings: [Finding], sightings: WitnessSightings) {
+    func witnessFindings(_ store: any SignedLogReader, trees: [DeviceTree]) throws -> (findings: [Finding], sightings: WitnessSightings) {
         var findings = try store.invalidCosignatures().map {
             Finding(.error, .signature, position: nil, rule: "cosignature", expected: "a witness's cosignature of a head the log holds", found: $0)
         }

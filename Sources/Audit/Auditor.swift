@@ -47,7 +47,7 @@ public struct Auditor: Sendable {
     /// - Parameters:
     ///   - game: an id prefix to audit one game's conversation only.
     ///   - progress: called with (events checked, total).
-    public func audit(_ store: EventStore, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil,
+    public func audit(_ store: any SignedLogReader, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil,
                       progress: ((Int, Int) -> Void)? = nil) throws -> [Finding] {
         try report(store, game: game, trusting: trusted, progress: progress).findings
     }
@@ -70,12 +70,18 @@ public struct Auditor: Sendable {
     /// - Parameter trusted: device name → Ed25519 public key the auditor trusts; nil
     ///   checks signatures against the keys found in the log itself.
     /// - Parameter known: signed heads known from elsewhere; the log must reach them (the rollback defence).
-    public func report(_ store: EventStore, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
+    ///
+    /// One game (`game`) is audited in any ``SignedLogReader`` (a SQLite file, or a shared
+    /// store read as it is); the whole log's checks read a SQLite file
+    /// (``AuditError/wholeLogNeedsAFile(location:)`` otherwise).
+    public func report(_ store: any SignedLogReader, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
                        progress: ((Int, Int) -> Void)? = nil) throws -> Report {
+        let file = store as? EventStore
+        if game == nil, file == nil { throw AuditError.wholeLogNeedsAFile(location: store.location) }
         // SQLite's own check first: a broken index can hide rows from every query. It reads
         // the whole file, so one game's audit (which must cost the same in any log) leaves
         // it, like the whole-log chain, to the full `verify`.
-        let structure = Self.structureFindings(try game == nil ? store.structuralProblems() : [])
+        let structure = Self.structureFindings(try file.map { game == nil ? try $0.structuralProblems() : [] } ?? [])
         // For progress only: the last position costs nothing to read, a count reads every row.
         let total = Int(try store.lastPosition())
         // Which conversations to check. On a damaged log this may fail; the integrity
@@ -102,14 +108,15 @@ public struct Auditor: Sendable {
         // The conversation loads skip the chain check that lane 0 does for all; their
         // findings count only if the chain holds.
         let shared = AuditLanes(total: total, conversations: ordered.count, progress: progress)
-        let auditor = self, path = store.path
+        let auditor = self
         let lanes = max(2, min(4, ProcessInfo.processInfo.activeProcessorCount))
+        let readers = LaneReaders(try (0..<lanes).map { _ in try store.anotherReader() })
         DispatchQueue.concurrentPerform(iterations: lanes) { lane in
             do {
-                let reader = try EventStore(path: path, access: .readOnly)
+                let reader = readers.readers[lane]
                 if lane == 0 {
-                    if game == nil {
-                        shared.finishIntegrity(try reader.verifyIntegrity { done, _ in shared.integrityProgress(Int(done)) })
+                    if game == nil, let whole = reader as? EventStore {
+                        shared.finishIntegrity(try whole.verifyIntegrity { done, _ in shared.integrityProgress(Int(done)) })
                     } else {
                         // One game: its recordings' chains, each against its stored head.
                         shared.finishIntegrity(try reader.verifyIntegrity(ofStreams: ordered.reduce(into: Set()) { $0.formUnion(streams[$1] ?? []) }))
@@ -149,7 +156,7 @@ public struct Auditor: Sendable {
             findings += try Self.unlistedFindings(store, conversation: conversation, streams: gameStreams)
         }
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
-        if game == nil { findings += try catalogFindings(store) }
+        if game == nil, let file { findings += try catalogFindings(file) }
         if rerunsExtensions {
             let only = game.map { _ in Set(index.conversations) }
             findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: only))
@@ -185,11 +192,13 @@ public struct Auditor: Sendable {
     /// those of some recordings (one game's), each problem named by its conversation;
     /// and every signed recording in the tree of the device that made it. The same
     /// check serves `verify`, `verify GAME` and the viewer.
-    public static func signatures(_ store: EventStore, streams: Set<UUID>?, trusting trusted: [String: [UInt8]]? = nil,
+    /// One game's recordings are checked in any ``SignedLogReader``; the whole log's
+    /// (`streams` nil) in a SQLite file (``AuditError/wholeLogNeedsAFile(location:)`` otherwise).
+    public static func signatures(_ store: any SignedLogReader, streams: Set<UUID>?, trusting trusted: [String: [UInt8]]? = nil,
                                   known: [TreeHead] = [], partial: Bool = false,
                                   conversationOf: [UUID: ConversationID]) throws -> (ProofReport, [Finding]) {
         let proofs = try streams.map { try store.verifyProofs(ofStreams: $0, trusting: trusted, known: known, partial: partial) }
-            ?? store.verifyProofs(trusting: trusted, known: known, partial: partial)
+            ?? wholeLog(store).verifyProofs(trusting: trusted, known: known, partial: partial)
         var findings = proofs.problems.map { problem in
             Finding(problem.isError ? .error : .warning, .signature, position: problem.position,
                     game: problem.stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), device: problem.device,
@@ -201,7 +210,7 @@ public struct Auditor: Sendable {
 
     /// Each signed recording must be in the tree of the device it says it was made on:
     /// a device's key signs what that device recorded, never another's recordings.
-    static func deviceFindings(_ store: EventStore, proofs: ProofReport, streams: Set<UUID>?,
+    static func deviceFindings(_ store: any SignedLogReader, proofs: ProofReport, streams: Set<UUID>?,
                         conversationOf: [UUID: ConversationID]) throws -> [Finding] {
         var findings: [Finding] = []
         func check(_ first: StoredEvent) {
@@ -221,7 +230,7 @@ public struct Auditor: Sendable {
                 if let first = try store.firstEvent(ofStream: stream) { check(first) }
             }
         } else {
-            try store.scanStreamHeads { check($0.first) }
+            try wholeLog(store).scanStreamHeads { check($0.first) }
         }
         return findings
     }
@@ -567,4 +576,11 @@ private final class AuditLanes: @unchecked Sendable {
             return found
         }
     }
+}
+
+/// One reader per lane, each used by its lane's thread alone (a reader is used from one
+/// thread at a time, which is all the sending needs).
+private struct LaneReaders: @unchecked Sendable {
+    let readers: [any SignedLogReader]
+    init(_ readers: [any SignedLogReader]) { self.readers = readers }
 }

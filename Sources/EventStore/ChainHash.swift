@@ -94,7 +94,8 @@ public enum ChainHash {
 /// An event's envelope as its fields before the payload and the payload itself: the
 /// chain, stream and leaf hashes read the payload where it is, instead of from a copy in
 /// one buffer. Reused from event to event.
-struct SplitEnvelope {
+package struct SplitEnvelope {
+    package init() {}
     /// The envelope's bytes before the payload.
     private var header: [UInt8] = []
     private var payload: [UInt8] = []
@@ -107,7 +108,7 @@ struct SplitEnvelope {
         self.payload = payload
     }
 
-    mutating func set(_ e: StoredEvent) {
+    package mutating func set(_ e: StoredEvent) {
         set(position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion, type: e.type,
             typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload)
     }
@@ -119,7 +120,7 @@ struct SplitEnvelope {
     func streamHash(previous: some ContiguousBytes) -> Hash32 { ChainHash.digest(previous, header, from: 8, payload) }
 
     /// ``MerkleTree/leafHash(_:)`` of the envelope without its position: ``TreeLeaf``'s data.
-    func leafHash() -> [UInt8] { ChainHash.digest([UInt8(0)], header, from: 8, payload).bytes }
+    package func leafHash() -> [UInt8] { ChainHash.digest([UInt8(0)], header, from: 8, payload).bytes }
 }
 
 /// A SHA-256 hash held inline, for a value kept and replaced once per event.

@@ -166,43 +166,6 @@ extension EventStore {
         }
     }
 
-    /// The cosignature rows that do not verify against a head the log holds, described
-    /// (witness, device, size): an edited row, or one of a head that is not in the log.
-    public func invalidCosignatures() throws -> [String] {
-        let trees = try deviceTrees()
-        var heads: [[UInt8]: [Int64: TreeHead]] = [:]
-        var devices: [[UInt8]: String] = [:]
-        for tree in trees {
-            devices[tree.owner.publicKey] = tree.owner.device
-            for head in tree.heads { heads[tree.owner.publicKey, default: [:]][head.size] = head }
-        }
-        return try read { db in
-            guard try db.tableExists("cosignatures") else { return [] }
-            var problems: [String] = []
-            for row in try Row.fetchAll(db, sql: """
-                SELECT t.public_key, c.size, c.witness, c.witness_key, c.cosigned_at, c.signature
-                FROM cosignatures c JOIN trees t ON t.id = c.tree_id ORDER BY c.tree_id, c.size, c.witness
-                """) {
-                let key = Data.fromDatabaseValue(row[0]).map { Array($0) } ?? []
-                let size = Int64.fromDatabaseValue(row[1]) ?? 0
-                let witness = SafeText.line(String.fromDatabaseValue(row[2]) ?? "?")
-                let device = SafeText.line(devices[key] ?? String(Hex.string(key).prefix(16)))
-                guard let head = heads[key]?[size] else {
-                    problems.append("witness \(witness)'s cosignature of device \(device)'s head of \(size) events names a head the log does not hold")
-                    continue
-                }
-                guard let witnessKey = Data.fromDatabaseValue(row[3]), let seconds = Int64.fromDatabaseValue(row[4]), seconds >= 0,
-                      let signature = Data.fromDatabaseValue(row[5]),
-                      Cosignature(witness: String.fromDatabaseValue(row[2]) ?? "", witnessKey: Array(witnessKey), cosignedAt: UInt64(seconds),
-                                  signature: Array(signature)).isValid(for: head) else {
-                    problems.append("witness \(witness)'s cosignature of device \(device)'s head of \(size) events does not verify")
-                    continue
-                }
-            }
-            return problems
-        }
-    }
-
     /// The witnesses' cosignatures of `head` that verify (one head's rows only: a collector
     /// asks this on every upload, and ``cosignedHeads()`` checks every row of every device).
     public func cosignatures(of head: TreeHead) throws -> [Cosignature] {
@@ -218,34 +181,6 @@ extension EventStore {
                 let cosignature = Cosignature(witness: witness, witnessKey: Array(witnessKey), cosignedAt: UInt64(seconds), signature: Array(signature))
                 return cosignature.isValid(for: head) ? cosignature : nil
             }
-        }
-    }
-
-    /// Every head that carries a cosignature, with them, by device; rows that do not
-    /// verify are left out here (`verify` reports them: ``invalidCosignatures()``).
-    public func cosignedHeads() throws -> [CosignedHead] {
-        let trees = try deviceTrees()
-        return try read { db in
-            guard try db.tableExists("cosignatures") else { return [] }
-            var byHead: [[UInt8]: [Int64: [Cosignature]]] = [:]
-            for row in try Row.fetchAll(db, sql: """
-                SELECT t.public_key, c.size, c.witness, c.witness_key, c.cosigned_at, c.signature
-                FROM cosignatures c JOIN trees t ON t.id = c.tree_id ORDER BY c.tree_id, c.size, c.witness
-                """) {
-                guard let key = Data.fromDatabaseValue(row[0]), let size = Int64.fromDatabaseValue(row[1]),
-                      let witness = String.fromDatabaseValue(row[2]), let witnessKey = Data.fromDatabaseValue(row[3]),
-                      let seconds = Int64.fromDatabaseValue(row[4]), seconds >= 0, let signature = Data.fromDatabaseValue(row[5]) else { continue }
-                byHead[Array(key), default: [:]][size, default: []].append(
-                    Cosignature(witness: witness, witnessKey: Array(witnessKey), cosignedAt: UInt64(seconds), signature: Array(signature)))
-            }
-            var out: [CosignedHead] = []
-            for tree in trees {
-                for head in tree.heads {
-                    let valid = (byHead[tree.owner.publicKey]?[head.size] ?? []).filter { $0.isValid(for: head) }
-                    if !valid.isEmpty { out.append(CosignedHead(head: head, cosignatures: valid)) }
-                }
-            }
-            return out
         }
     }
 }

@@ -87,48 +87,6 @@ extension EventStore {
 }
 
 extension EventStore {
-    /// Checks some recordings only, at a cost that depends on them and not on the log:
-    /// each event's hash against its predecessor's, gapless versions up to the stream's
-    /// recorded version, and the stream's chain against its stored head. What it cannot
-    /// see: events of other recordings, and rows that no stream names.
-    public func verifyIntegrity(ofStreams streams: Set<UUID>) throws -> IntegrityReport {
-        var report = IntegrityReport()
-        // Each stream's row alone (through its unique index): listing every stream would grow with the log.
-        var recorded: [UUID: Int64] = [:], heads: [UUID: [UInt8]] = [:]
-        try read { db in
-            for stream in streams {
-                guard let row = try Row.fetchOne(db, sql: "SELECT version, head FROM streams WHERE uuid = ?",
-                                                 arguments: [Data(stream.bytes)]) else { continue }
-                recorded[stream] = row[0]
-                if let head = row[1] as Data? { heads[stream] = Array(head) }
-            }
-        }
-        for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
-            var version: Int64 = 0, lastPosition: Int64 = 0
-            var head = ChainHash.genesis, scratch = SplitEnvelope()
-            try scan(EventQuery(stream: stream), skippingDamaged: { report.problems.append($0) }) { event in
-                report.eventCount += 1
-                if event.streamVersion != version + 1 {
-                    report.problems.append(.streamVersionGap(position: event.position, stream: stream,
-                                                             expected: version + 1, found: event.streamVersion))
-                }
-                version = event.streamVersion
-                lastPosition = event.position
-                head = ChainHash.streamHash(previous: head, event: event, scratch: &scratch)
-            }
-            let expected = recorded[stream] ?? 0
-            if expected > version {
-                report.problems.append(.streamVersionGap(position: lastPosition + 1, stream: stream, expected: expected, found: version))
-            } else if let stored = heads[stream], stored != head {
-                report.problems.append(.hashMismatch(position: lastPosition))
-            }
-        }
-        report.problems.sort { ($0.position ?? 0) < ($1.position ?? 0) }
-        return report
-    }
-}
-
-extension EventStore {
     /// Reads every event from the block holding `position` to the end of the log, by
     /// position (never through the per-recording index), re-deriving the index rows of
     /// every block it reads that find a recording's events (`block_streams`,

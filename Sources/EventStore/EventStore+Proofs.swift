@@ -373,164 +373,9 @@ extension EventStore {
         return report.problems
     }
 
-    /// The signatures of one game's recordings: each device tree they are in is checked
-    /// whole (every head against every leaf, as ``verifyProofs(trusting:known:progress:)``
-    /// does), so the game's events are proven to be in what their devices signed; the
-    /// rest of the log is not read. Recordings in no tree are unsigned.
-    public func verifyProofs(ofStreams streams: Set<UUID>, trusting trusted: [String: [UInt8]]? = nil,
-                             known: [TreeHead] = [], partial: Bool = false) throws -> ProofReport {
-        var report = ProofReport()
-        report.trusted = trusted != nil
-        let strict = trusted != nil
-        var layout = try treeLayout(ofStreams: streams)
-        let ids = Set(streams.compactMap { layout.treeOfStream[$0] })
-        var checks: [Int64: TreeCheck] = [:]
-        for id in ids.sorted() {
-            // The device's last head binds its whole history: the newest heads are read
-            // until one verifies (the whole-log `verify` checks every one).
-            layout.trees[id]!.heads = try latestValidHeads(tree: id, owner: layout.trees[id]!.owner, trusted: trusted)
-            let tree = layout.trees[id]!
-            let (check, problems, signer) = Self.checkHeads(of: tree, trusted: trusted)
-            checks[id] = check
-            report.problems += problems
-            report.keys.append(signer)
-            report.heads += tree.heads.count
-        }
-        // Two keys for one of these devices: its other trees count too.
-        let names = Set(ids.compactMap { layout.trees[$0]?.owner.device })
-        report.problems += Self.keysPerDevice(layout.trees.values.filter { names.contains($0.owner.device) }, strict: strict)
-        // Every known head is used or named: a head of one of the game's devices under
-        // another key than the tree the game is in says the log was re-signed; a head of a
-        // device the game does not involve is listed as not used.
-        let gameKeys = Set(ids.compactMap { layout.trees[$0]?.owner.publicKey })
-        for head in known where !gameKeys.contains(head.publicKey) {
-            let device = SafeText.line(head.device)
-            if names.contains(head.device) {
-                report.problems.append(ProofProblem(kind: .forkedHistory, device: head.device, detail:
-                    "a known head of device \(device) (\(head.size) events) is signed with key \(Hex.string(head.publicKey).prefix(16))…, and this game's recordings of \(device) are in a tree of another key: the log was re-signed, or the head is another device's"))
-            } else {
-                report.problems.append(ProofProblem(kind: .unusedHead, device: head.device, detail:
-                    "a known head of device \(device) (\(head.size) events) was not used: no recording of this game is in its tree (`gamelog verify` of the whole log uses it)",
-                    isError: false))
-            }
-        }
-        report.problems += Self.attach(known.filter { gameKeys.contains($0.publicKey) },
-                                       to: &checks, trees: layout.trees.filter { ids.contains($0.key) }, trusted: trusted)
-        for id in ids.sorted() {
-            let mine = streams.filter { layout.treeOfStream[$0] == id }
-            // The game's own leaves, their neighbours in their tiles and the stored tiles
-            // give the roots at the heads that matter; the whole tree only if they cannot.
-            if let problems = try gameVerdicts(check: checks[id]!, tree: id, streams: mine, strict: strict) {
-                report.problems += problems
-                continue
-            }
-            for (leaf, hash) in try leafHashes(streams: try self.streams(inTree: id)).sorted(by: { $0.key < $1.key }) {
-                checks[id]!.add(leaf: leaf, hash: hash, position: 0)
-            }
-            let nodes = try read { try treeNodes($0, trees: [id]) }[id] ?? [:]
-            report.problems += try checks[id]!.verdicts(nodes: nodes, strict: strict, partial: partial,
-                                                        readLeaves: { try self.leafHashes(tree: id, range: $0) })
-        }
-        for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
-            if let id = layout.treeOfStream[stream] { report.deviceOfStream[stream] = layout.trees[id]?.owner.device; continue }
-            report.problems.append(ProofProblem(kind: .unsignedStream, stream: stream, detail:
-                "recording \(short(stream)) is in no device's tree: no device signed it (a log of the older kind, or its signature was removed)",
-                isError: strict))
-        }
-        return report
-    }
-
-    /// One game's leaves checked against its device's last valid head (and the known
-    /// heads) from the game's events, the other leaves of the tiles they are in, the tail
-    /// of the tree and the stored tiles: a few hundred events however long the device's
-    /// history. A tile never stands in for a range holding one of the game's leaves, so
-    /// a changed game event always changes the root. Nil when the stored tiles do not
-    /// reach (a tree imported in part), for the caller to check the tree whole.
-    /// Stored proof nodes are looked up one by one as the roots need them: a device's
-    /// tree stores thousands, a game's roots read a few dozen.
-    func gameVerdicts(check: TreeCheck, tree id: Int64, streams: Set<UUID>, strict: Bool) throws -> [ProofProblem]? {
-        guard let latest = check.signed.keys.max() else { return nil }
-        let device = check.tree.owner.device, name = SafeText.line(device)
-        let sizes = Set([latest] + check.known.map(\.size))
-        var problems: [ProofProblem] = []
-        // The game's leaves.
-        var game: [Int64: [UInt8]] = [:], scratch = SplitEnvelope()
-        var unleaved = 0, firstPosition: Int64?
-        try scan(EventQuery(streams: streams), verify: false) { event in
-            // A leaf no tree of this size can have is outside it (and never reaches the tile arithmetic).
-            guard let leaf = event.leaf, leaf >= 0, leaf < MerkleTree.maximumSize else { unleaved += 1; return }
-            if firstPosition == nil { firstPosition = event.position }
-            if game[leaf] != nil {
-                problems.append(ProofProblem(kind: .duplicateLeaf, device: device, position: event.position, detail:
-                    "the event at position \(event.position) claims leaf \(leaf) of device \(name)'s tree, which another event holds"))
-            }
-            scratch.set(event)
-            game[leaf] = scratch.leafHash()
-        }
-        if unleaved > 0 {
-            problems.append(ProofProblem(kind: .outsideTree, device: device, detail:
-                "\(unleaved) events of the game's recordings are in no leaf of device \(name)'s tree: they were added after signing"))
-        }
-        // Their neighbours: every other leaf of their tiles, and of each size's last, partial tile.
-        let tile = MerkleTree.tileSize
-        var ranges = Set(game.keys.map { ($0 / tile) * tile })
-        for size in sizes { ranges.insert((size / tile) * tile) }
-        var neighbours: [Int64: [UInt8]] = [:]
-        for lo in ranges { neighbours.merge(try leafHashes(tree: id, range: lo..<(lo + tile))) { a, _ in a } }
-        let held = neighbours.merging(game) { _, mine in mine }
-        let heldIndexes = held.keys.sorted(), gameIndexes = game.keys.sorted()
-        // One read for every lookup, through one prepared statement.
-        return try read { db -> [ProofProblem]? in
-            let lookup = try db.tableExists("tree_nodes")
-                ? try db.cachedStatement(sql: "SELECT hash FROM tree_nodes WHERE tree_id = ? AND lo = ? AND hi = ?") : nil
-            var looked: [Range<Int64>: [UInt8]?] = [:], lookupFailure: Error?
-            func stored(_ range: Range<Int64>) -> [UInt8]? {
-                if let known = looked[range] { return known }
-                guard let lookup else { return nil }
-                do {
-                    let found = try Data.fetchOne(lookup, arguments: [id, range.lowerBound, range.upperBound]).flatMap { $0.count == 32 ? Array($0) : nil }
-                    looked[range] = found
-                    return found
-                } catch {
-                    lookupFailure = lookupFailure ?? error
-                    return nil
-                }
-            }
-            func root(_ size: Int64) -> [UInt8]? {
-                var missing: Int64?
-                return MerkleTree.root(size: size, known: { lo, hi in MerkleTree.anyLeaf(gameIndexes, in: lo, hi) ? nil : stored(lo..<hi) },
-                                       holds: { MerkleTree.anyLeaf(heldIndexes, in: $0, $1) }, leaf: { held[$0] }, proof: { _, _ in nil }, missing: &missing)
-            }
-            let signedRootOrNil = root(latest)
-            if let lookupFailure { throw lookupFailure }
-            guard let signedRoot = signedRootOrNil else { return nil }
-            if signedRoot != check.signed[latest] {
-                problems.append(ProofProblem(kind: .changedEvent, device: device, position: firstPosition, detail:
-                    "device \(name)'s tree of \(latest) events, recomputed from this game's events and the log's other leaves, is not the one it signed: an event of the game (or the log around it) was changed"))
-            }
-            for head in check.known {
-                if head.size > check.tree.size {
-                    problems.append(ProofProblem(kind: .rolledBack, device: device, detail:
-                        "device \(name) had signed \(head.size) events (a known head), and the log holds \(check.tree.size) of its tree: it is behind, rolled back or cut"))
-                } else if let known = root(head.size), known != head.root {
-                    problems.append(ProofProblem(kind: .forkedHistory, device: device, detail:
-                        "the log's first \(head.size) events of device \(name) are not the ones of its known head: its history was rewritten (a fork)"))
-                } else if root(head.size) == nil {
-                    return nil
-                }
-            }
-            let unsigned = game.keys.filter { $0 >= latest }.count
-            if unsigned > 0 {
-                problems.append(ProofProblem(kind: .unsignedTail, device: device, detail:
-                    "\(unsigned) events of this game come after device \(name)'s last valid signed head (\(latest) events): unsigned", isError: strict))
-            }
-            return problems
-        }
-    }
-
     /// Tree `id`'s heads from the newest down to the first that verifies under its key
     /// (all of them if none does), oldest first.
-    func latestValidHeads(tree id: Int64, owner: TreeOwner, trusted: [String: [UInt8]]?) throws -> [TreeHead] {
+    public func latestValidHeads(tree id: Int64, owner: TreeOwner) throws -> [TreeHead] {
         var out: [TreeHead] = []
         try read { db in
             let cursor = try Row.fetchCursor(db, sql: "SELECT size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = ? ORDER BY size DESC",
@@ -550,7 +395,7 @@ extension EventStore {
 
     /// The leaf hashes of tree `id`'s leaves in `range`, read through the leaf index (the
     /// CROSS JOIN keeps SQLite from walking every recording of the tree instead).
-    func leafHashes(tree id: Int64, range: Range<Int64>) throws -> [Int64: [UInt8]] {
+    public func leafHashes(tree id: Int64, range: Range<Int64>) throws -> [Int64: [UInt8]] {
         var runs: [ClosedRange<Int64>] = []
         try read { db in
             var positions: [Int64] = []
@@ -597,7 +442,7 @@ extension EventStore {
     }
 
     /// Every tree with its heads, by row id; rows of the wrong types are left out.
-    func treeRows(heads withHeads: Bool = true) throws -> [Int64: DeviceTree] {
+    public func treeRows(heads withHeads: Bool = true) throws -> [Int64: DeviceTree] {
         try read { db in
             guard try db.tableExists("trees") else { return [:] }
             var out: [Int64: DeviceTree] = [:]

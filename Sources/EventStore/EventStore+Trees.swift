@@ -200,16 +200,6 @@ public struct DeviceTree: Hashable, Sendable {
 }
 
 extension EventStore {
-    /// Every device tree in the log with its signed heads, ordered by device name then key.
-    /// Rows whose values have the wrong type are left out here; `verify` reports them.
-    public func deviceTrees() throws -> [DeviceTree] {
-        // Keys compare as bytes: the order of their hex spellings.
-        try treeRows().values.sorted {
-            $0.owner.device != $1.owner.device ? $0.owner.device < $1.owner.device
-                : $0.owner.publicKey.lexicographicallyPrecedes($1.owner.publicKey)
-        }
-    }
-
     /// The proof nodes stored, by tree id: `[lo, hi) -> hash`.
     /// - Parameter trees: only these trees' nodes (nil: every tree's).
     func treeNodes(_ db: Database, trees: Set<Int64>? = nil) throws -> [Int64: [Range<Int64>: [UInt8]]] {
@@ -256,61 +246,6 @@ extension EventStore {
             return TreeLayout(trees: trees, treeOfStream: treeOfStream, nodes: nodes)
         }
     }
-
-    /// The trees that hold `streams` (with every tree's row, for checks across a device's
-    /// keys) and which of `streams` is in which, without proof nodes: what one game's
-    /// proofs start from, read through indexes whatever the log's size.
-    public func treeLayout(ofStreams streams: Set<UUID>) throws -> TreeLayout {
-        let trees = try treeRows(heads: false)
-        return try read { db in
-            var treeOfStream: [UUID: Int64] = [:]
-            guard try db.columns(in: "streams").contains(where: { $0.name == "tree_id" }), !streams.isEmpty else {
-                return TreeLayout(trees: trees, treeOfStream: [:], nodes: [:])
-            }
-            let marks = streams.map { _ in "?" }.joined(separator: ",")
-            for row in try Row.fetchAll(db, sql: "SELECT uuid, tree_id FROM streams WHERE tree_id IS NOT NULL AND uuid IN (\(marks))",
-                                        arguments: StatementArguments(streams.map { Data($0.bytes) })) {
-                guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }),
-                      let tree = Int64.fromDatabaseValue(row[1]), trees[tree] != nil else { continue }
-                treeOfStream[uuid] = tree
-            }
-            // Proof nodes are looked up one by one as a game's roots need them (`gameVerdicts`).
-            return TreeLayout(trees: trees, treeOfStream: treeOfStream, nodes: [:])
-        }
-    }
-
-    /// Every recording in tree `id`.
-    public func streams(inTree id: Int64) throws -> Set<UUID> {
-        try read { db in
-            Set(try Data.fetchAll(db, sql: "SELECT uuid FROM streams WHERE tree_id = ?", arguments: [id]).compactMap { UUID(bytes: $0) })
-        }
-    }
-
-    /// Each stored event of `streams` (all if nil) that is a leaf of its device's tree:
-    /// its position, leaf index and leaf hash, in position order. One read of the
-    /// recordings, for callers that need both the indexes and the hashes.
-    public func leaves(streams: Set<UUID>? = nil) throws -> [(position: Int64, leaf: Int64, hash: [UInt8])] {
-        if let streams, streams.isEmpty { return [] }
-        var out: [(position: Int64, leaf: Int64, hash: [UInt8])] = []
-        var scratch = SplitEnvelope()
-        try scan(EventQuery(streams: streams), verify: false) { event in
-            guard let leaf = event.leaf else { return }
-            scratch.set(event)
-            out.append((event.position, leaf, scratch.leafHash()))
-        }
-        return out
-    }
-
-    /// The leaf index of each event of `streams` (all if nil) that has one, in position order.
-    public func leafIndexes(streams: Set<UUID>? = nil) throws -> (positions: [Int64], leaves: [Int64]) {
-        let found = try leaves(streams: streams)
-        return (found.map(\.position), found.map(\.leaf))
-    }
-
-    /// The leaf hash of every stored event of the recordings `streams` (one tree's), by leaf index.
-    public func leafHashes(streams: Set<UUID>) throws -> [Int64: [UInt8]] {
-        Dictionary(try leaves(streams: streams).map { ($0.leaf, $0.hash) }, uniquingKeysWith: { _, later in later })
-    }
 }
 
 /// A leaf's data: the event's envelope without its global position (docs/FORMAT.md),
@@ -326,5 +261,61 @@ public enum TreeLeaf {
     public static func data(of e: StoredEvent, scratch: inout [UInt8]) -> [UInt8] {
         data(id: e.id, stream: e.stream, streamVersion: e.streamVersion, type: e.type, typeVersion: e.typeVersion,
              recordedAt: e.recordedAt, payload: e.payload, scratch: &scratch)
+    }
+}
+
+extension EventStore: SignedLogReader {
+    /// Another read-only connection to the same file.
+    public func anotherReader() throws -> any SignedLogReader {
+        try EventStore(path: path, access: .readOnly)
+    }
+
+    public func recordingRows(_ streams: Set<UUID>) throws -> [UUID: RecordingRow] {
+        guard !streams.isEmpty else { return [:] }
+        return try read { db in
+            // Logs before schema 7 have no trees.
+            let hasTrees = try db.columns(in: "streams").contains { $0.name == "tree_id" }
+            // Each recording's row alone, through the unique index: listing every row would grow with the log.
+            let statement = try db.cachedStatement(sql: "SELECT version, head, \(hasTrees ? "tree_id" : "NULL") FROM streams WHERE uuid = ?")
+            var out: [UUID: RecordingRow] = [:]
+            for stream in streams {
+                guard let row = try Row.fetchOne(statement, arguments: [Data(stream.bytes)]) else { continue }
+                out[stream] = RecordingRow(version: Int64.fromDatabaseValue(row[0]) ?? 0, head: Data.fromDatabaseValue(row[1]).map(Array.init),
+                                           tree: Int64.fromDatabaseValue(row[2]))
+            }
+            return out
+        }
+    }
+
+    public func streams(inTree id: Int64) throws -> Set<UUID> {
+        try read { db in
+            Set(try Data.fetchAll(db, sql: "SELECT uuid FROM streams WHERE tree_id = ?", arguments: [id]).compactMap { UUID(bytes: $0) })
+        }
+    }
+
+    public func storedNode(tree id: Int64, range: Range<Int64>) throws -> [UInt8]? {
+        try read { db in
+            guard try db.tableExists("tree_nodes") else { return nil }
+            return try Data.fetchOne(db.cachedStatement(sql: "SELECT hash FROM tree_nodes WHERE tree_id = ? AND lo = ? AND hi = ?"),
+                                     arguments: [id, range.lowerBound, range.upperBound]).flatMap { $0.count == 32 ? Array($0) : nil }
+        }
+    }
+
+    public func storedNodes(trees: Set<Int64>?) throws -> [Int64: [Range<Int64>: [UInt8]]] {
+        try read { db in try db.tableExists("tree_nodes") ? try treeNodes(db, trees: trees) : [:] }
+    }
+
+    public func cosignatureRows() throws -> [CosignatureRow] {
+        try read { db in
+            guard try db.tableExists("cosignatures") else { return [] }
+            return try Row.fetchAll(db, sql: """
+                SELECT t.public_key, c.size, c.witness, c.witness_key, c.cosigned_at, c.signature
+                FROM cosignatures c JOIN trees t ON t.id = c.tree_id ORDER BY c.tree_id, c.size, c.witness
+                """).map { row in
+                CosignatureRow(publicKey: Data.fromDatabaseValue(row[0]).map(Array.init) ?? [], size: Int64.fromDatabaseValue(row[1]) ?? 0,
+                               witness: String.fromDatabaseValue(row[2]), witnessKey: Data.fromDatabaseValue(row[3]).map(Array.init),
+                               cosignedAt: Int64.fromDatabaseValue(row[4]), signature: Data.fromDatabaseValue(row[5]).map(Array.init))
+            }
+        }
     }
 }

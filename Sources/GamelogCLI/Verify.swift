@@ -74,7 +74,11 @@ struct Verify: ParsableCommand {
             // now, so a row changed there after an earlier copy was made is seen.
             let shared = try sharing.sharedStore(options)
             let copy = try shared.map { try options.localCopy(of: $0, fresh: true) }
-            let store = try copy.map { try EventStore(path: $0.path, access: .readOnly) } ?? options.openForReading(fresh: game == nil)
+            // One game of a shared store is checked in the store as it is, at that game's
+            // cost: nothing is copied.
+            let native = try game == nil ? nil : options.nativeReader()
+            let store: any SignedLogReader = try native ?? copy.map { try EventStore(path: $0.path, access: .readOnly) }
+                ?? options.openForReading(fresh: game == nil)
             // One game is checked at the cost of that game: its events, its devices.
             let opened = try game.map { try OpenedGame(store: store, id: $0) }
             // A collector holds every device's heads, and a phone's log holds its own
@@ -103,7 +107,7 @@ struct Verify: ParsableCommand {
                 // This process checks what reads the whole log while the workers take the games.
                 var whole: Auditor.Report?
                 let results = try SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared, copy: copy) {
-                    whole = try auditor.logFindings(store, trusting: trusted, known: known) { done, _ in progress.update(done) }
+                    whole = try auditor.logFindings(try EventStore(path: copy.path, access: .readOnly), trusting: trusted, known: known) { done, _ in progress.update(done) }
                     progress.finish()
                 }
                 guard let whole else { throw CommandFailure("the whole-log checks did not run") }

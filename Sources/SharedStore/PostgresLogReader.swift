@@ -114,7 +114,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         lock.withLock { if connection === closed { connection = nil } }
     }
 
-    private static func binds(_ values: [any PostgresNonThrowingEncodable]) -> PostgresBindings {
+    static func binds(_ values: [any PostgresNonThrowingEncodable]) -> PostgresBindings {
         var binds = PostgresBindings()
         for value in values { binds.append(value) }
         return binds
@@ -214,7 +214,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     }
 
     /// What the row holds, by the rules a SQLite log's rows are read by.
-    private func found(_ row: EventRow) throws -> FoundEvent {
+    func found(_ row: EventRow) throws -> FoundEvent {
         do {
             guard let id = row.id.flatMap(UUID.init(bytes:)), let stream = row.stream.flatMap(UUID.init(bytes:)) else {
                 throw EventStoreError.corruptPayload(position: row.position, detail: "malformed event or stream id")

@@ -250,7 +250,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             let inserted = try fetch("""
                 INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature, rev) VALUES ($1, $2, $3, $4, $5, $6, $7)
                 ON CONFLICT DO NOTHING RETURNING 1
-                """, insert) { _ in () }
+                """, insert) { _ in true }
             if !inserted.isEmpty { changed() }
         }
     }

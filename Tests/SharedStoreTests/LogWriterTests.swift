@@ -127,7 +127,7 @@ import Testing
     @Test(arguments: Backend.allCases) func historyImportedInTwoPartsContinuesItsChainsAndTrees(_ backend: Backend) throws {
         let source = try Source.get()
         let whole = try Target(backend)
-        try whole.importing(source.lines)
+        _ = try whole.importing(source.lines)
         // The same history in two imports: the devices' export when half of it was
         // played, then their export of everything.
         let parts = try Target(backend)

@@ -1,0 +1,103 @@
+import Audit
+import EventStore
+import Foundation
+import Games
+import MessagesModel
+import Replay
+import SharedStore
+import TestSupport
+import Testing
+
+/// One game's audit on both stores: the same checks (``SignedLogReader``'s integrity,
+/// proofs, cosignatures and index pass) read a SQLite file and a shared store as it is in
+/// PostgreSQL. The verdicts agree game for game, and a row changed in PostgreSQL is named
+/// there as the same change is in a file.
+@Suite(.serialized) struct GameAuditTests {
+    /// A signed log with a collector's cosignatures, in a file and in PostgreSQL.
+    final class Log: @unchecked Sendable {
+        let folder: TemporaryFolder
+        let path: String
+        let keys = TestKeys()
+        let lines: [String]
+        let games: [String]
+
+        private static let made = Result { try Log() }
+        static func get() throws -> Log { try made.get() }
+
+        private init() throws {
+            folder = try TemporaryFolder()
+            path = folder.path("log.sqlite")
+            let store = try EventStore(path: path)
+            try playMixedGames(6, into: store, seed: 23, keys: keys)
+            lines = try SharedStoreTests.exportLines(store)
+            games = try GameIndex(store: store).conversations().map { $0.uuid.uuidString.lowercased() }.sorted()
+        }
+
+        /// A new store holding the log.
+        func sharedStore() throws -> (SharedStore, String) {
+            let (shared, url) = try SharedStoreTests.makeStore(folder)
+            _ = try SharedStoreTests.importing(lines, into: shared)
+            return (shared, url)
+        }
+    }
+
+    static func report(_ store: any SignedLogReader, game: String, keys: TestKeys) throws -> Auditor.Report {
+        try Auditor(games: .standard).report(store, game: game, trusting: keys.trusted)
+    }
+
+    @Test func everyGamesAuditIsTheSameInBothStores() throws {
+        let log = try Log.get()
+        let (shared, _) = try log.sharedStore()
+        let file = try EventStore(path: log.path, access: .readOnly)
+        var compared = 0
+        for game in log.games {
+            let inFile = try Self.report(file, game: game, keys: log.keys)
+            let native = try Self.report(shared.reader(), game: game, keys: log.keys)
+            #expect(native.findings == inFile.findings, "\(game)")
+            #expect(native.proofs?.keys.map(\.publicKey) == inFile.proofs?.keys.map(\.publicKey) && (native.proofs?.heads ?? 0) > 0, "\(game)")
+            #expect(native.proofs?.problems.map(\.detail) == inFile.proofs?.problems.map(\.detail))
+            #expect(!inFile.findings.contains { $0.severity == .error }, "\(game): \(inFile.findings)")
+            compared += 1
+        }
+        #expect(compared == log.games.count && compared >= 6)
+    }
+
+    /// Each change is made to the store's rows with SQL, as someone with the database's
+    /// password could, and each is named by the game's audit read natively.
+    @Test func aRowChangedInPostgreSQLIsNamedByTheGamesAudit() throws {
+        let log = try Log.get()
+        let server = try PostgresServer.shared()
+        let game = try #require(log.games.first)
+        func errors(after sql: (_ stream: String) -> String) throws -> [Finding] {
+            let (shared, url) = try log.sharedStore()
+            let reader = shared.reader()
+            let streams = try GameIndex(store: reader).streams(of: try GameIndex(store: reader).resolve(game).conversation)
+            let stream = try #require(streams.sorted { $0.uuidString < $1.uuidString }.first)
+            let hex = stream.uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            _ = try server.psql(url, sql("(SELECT id FROM streams WHERE uuid = '\\x\(hex)'::bytea)"))
+            return try Self.report(shared.reader(), game: game, keys: log.keys).findings.filter { $0.severity == .error }
+        }
+        // An event's time moved by a microsecond: its hash no longer matches.
+        let moved = try errors { "UPDATE events SET recorded_at = recorded_at + 1 WHERE position = (SELECT max(position) FROM events WHERE stream_id = \($0) AND stream_version = 3)" }
+        #expect(moved.contains { $0.check == .integrity }, "\(moved)")
+        // The recording's last event removed, with its row told it holds one fewer: the
+        // chain holds, the device's signed tree does not.
+        let cut = try errors { stream in
+            "DELETE FROM events WHERE stream_id = \(stream) AND stream_version = (SELECT version FROM streams WHERE id = \(stream)); UPDATE streams SET version = version - 1, head = NULL WHERE id = \(stream)"
+        }
+        #expect(cut.contains { $0.check == .signature }, "\(cut)")
+        // The device's newest head re-signed by nobody: its signature no longer verifies.
+        let resigned = try errors { stream in
+            "UPDATE tree_heads SET signature = decode(repeat('00', 64), 'hex') WHERE tree_id = (SELECT tree_id FROM streams WHERE id = \(stream))"
+        }
+        #expect(resigned.contains { $0.rule == ProofProblem.Kind.badSignature.rawValue }, "\(resigned)")
+    }
+
+    @Test func theWholeLogsChecksAskForAFile() throws {
+        let log = try Log.get()
+        let (shared, _) = try log.sharedStore()
+        #expect(throws: AuditError.wholeLogNeedsAFile(location: shared.reader().location)) {
+            try Auditor(games: .standard).report(shared.reader())
+        }
+    }
+}
