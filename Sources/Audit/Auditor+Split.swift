@@ -13,7 +13,7 @@ extension Auditor {
     /// every device's signatures and the catalog. If the chain is broken, the report
     /// holds the integrity findings only (nothing else in the log can be believed), and
     /// ``Report/proofs`` is nil.
-    public func logFindings(_ store: EventStore, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
+    public func logFindings(_ store: any SignedLogReader, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
                             progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         let structure = Self.structureFindings(try store.structuralProblems())
         let total = Int(try store.lastPosition())

@@ -71,17 +71,14 @@ public struct Auditor: Sendable {
     ///   checks signatures against the keys found in the log itself.
     /// - Parameter known: signed heads known from elsewhere; the log must reach them (the rollback defence).
     ///
-    /// One game (`game`) is audited in any ``SignedLogReader`` (a SQLite file, or a shared
-    /// store read as it is); the whole log's checks read a SQLite file
-    /// (``AuditError/wholeLogNeedsAFile(location:)`` otherwise).
+    /// Any ``SignedLogReader`` is audited by the same checks: a SQLite file, or a shared
+    /// store read as it is in PostgreSQL.
     public func report(_ store: any SignedLogReader, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
                        progress: ((Int, Int) -> Void)? = nil) throws -> Report {
-        let file = store as? EventStore
-        if game == nil, file == nil { throw AuditError.wholeLogNeedsAFile(location: store.location) }
         // SQLite's own check first: a broken index can hide rows from every query. It reads
         // the whole file, so one game's audit (which must cost the same in any log) leaves
         // it, like the whole-log chain, to the full `verify`.
-        let structure = Self.structureFindings(try file.map { game == nil ? try $0.structuralProblems() : [] } ?? [])
+        let structure = Self.structureFindings(try game == nil ? store.structuralProblems() : [])
         // For progress only: the last position costs nothing to read, a count reads every row.
         let total = Int(try store.lastPosition())
         // Which conversations to check. On a damaged log this may fail; the integrity
@@ -115,8 +112,8 @@ public struct Auditor: Sendable {
             do {
                 let reader = readers.readers[lane]
                 if lane == 0 {
-                    if game == nil, let whole = reader as? EventStore {
-                        shared.finishIntegrity(try whole.verifyIntegrity { done, _ in shared.integrityProgress(Int(done)) })
+                    if game == nil {
+                        shared.finishIntegrity(try reader.verifyIntegrity { done, _ in shared.integrityProgress(Int(done)) })
                     } else {
                         // One game: its recordings' chains, each against its stored head.
                         shared.finishIntegrity(try reader.verifyIntegrity(ofStreams: ordered.reduce(into: Set()) { $0.formUnion(streams[$1] ?? []) }))
@@ -156,7 +153,7 @@ public struct Auditor: Sendable {
             findings += try Self.unlistedFindings(store, conversation: conversation, streams: gameStreams)
         }
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
-        if game == nil, let file { findings += try catalogFindings(file) }
+        if game == nil { findings += try catalogFindings(store) }
         if rerunsExtensions {
             let only = game.map { _ in Set(index.conversations) }
             findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: only))
@@ -192,13 +189,11 @@ public struct Auditor: Sendable {
     /// those of some recordings (one game's), each problem named by its conversation;
     /// and every signed recording in the tree of the device that made it. The same
     /// check serves `verify`, `verify GAME` and the viewer.
-    /// One game's recordings are checked in any ``SignedLogReader``; the whole log's
-    /// (`streams` nil) in a SQLite file (``AuditError/wholeLogNeedsAFile(location:)`` otherwise).
     public static func signatures(_ store: any SignedLogReader, streams: Set<UUID>?, trusting trusted: [String: [UInt8]]? = nil,
                                   known: [TreeHead] = [], partial: Bool = false,
                                   conversationOf: [UUID: ConversationID]) throws -> (ProofReport, [Finding]) {
         let proofs = try streams.map { try store.verifyProofs(ofStreams: $0, trusting: trusted, known: known, partial: partial) }
-            ?? wholeLog(store).verifyProofs(trusting: trusted, known: known, partial: partial)
+            ?? store.verifyProofs(trusting: trusted, known: known, partial: partial)
         var findings = proofs.problems.map { problem in
             Finding(problem.isError ? .error : .warning, .signature, position: problem.position,
                     game: problem.stream.flatMap { conversationOf[$0] }?.uuid.uuidString.lowercased(), device: problem.device,
@@ -230,7 +225,7 @@ public struct Auditor: Sendable {
                 if let first = try store.firstEvent(ofStream: stream) { check(first) }
             }
         } else {
-            try wholeLog(store).scanStreamHeads { check($0.first) }
+            try store.scanStreamHeads { check($0.first) }
         }
         return findings
     }
@@ -238,7 +233,7 @@ public struct Auditor: Sendable {
     /// The catalog against the events: readers go straight to the recordings it names,
     /// so a row added, moved or dropped could show one game's events as another's. An
     /// incomplete catalog is not used by readers and not judged.
-    func catalogFindings(_ store: EventStore) throws -> [Finding] {
+    func catalogFindings(_ store: any SignedLogReader) throws -> [Finding] {
         guard try store.catalogIsComplete() else { return [] }
         struct Key: Hashable { var tag: EventTag; var stream: UUID }
         var expected: [Key: Int64] = [:]

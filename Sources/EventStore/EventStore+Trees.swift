@@ -287,6 +287,20 @@ extension EventStore: SignedLogReader {
         }
     }
 
+    public func allRecordingRows() throws -> [UUID: RecordingRow] {
+        try read { db in
+            // Logs of schema 5 and 6 read without a migration: they have no trees.
+            let hasTrees = try db.columns(in: "streams").contains { $0.name == "tree_id" }
+            var out: [UUID: RecordingRow] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT uuid, version, head, \(hasTrees ? "tree_id" : "NULL") FROM streams") {
+                guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }) else { continue }
+                out[uuid] = RecordingRow(version: Int64.fromDatabaseValue(row[1]) ?? 0, head: Data.fromDatabaseValue(row[2]).map(Array.init),
+                                         tree: Int64.fromDatabaseValue(row[3]))
+            }
+            return out
+        }
+    }
+
     public func streams(inTree id: Int64) throws -> Set<UUID> {
         try read { db in
             Set(try Data.fetchAll(db, sql: "SELECT uuid FROM streams WHERE tree_id = ?", arguments: [id]).compactMap { UUID(bytes: $0) })

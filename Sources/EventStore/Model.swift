@@ -208,6 +208,11 @@ public struct AppendedEvent: Hashable, Sendable {
 public struct StreamHead: Sendable {
     public var first: StoredEvent
     public var lastPosition: Int64
+
+    public init(first: StoredEvent, lastPosition: Int64) {
+        self.first = first
+        self.lastPosition = lastPosition
+    }
 }
 
 extension UUID {

@@ -73,6 +73,25 @@ public protocol SignedLogReader: EventLogReader {
     /// One game's audit uses it to know that the index its reads go through hid none of
     /// the game's events.
     func verifyIndexes(from position: Int64, _ body: (StoredEvent) throws -> Void) throws -> [EventStoreError]
+
+    // The whole log's checks read these too.
+
+    /// Every recording's row.
+    func allRecordingRows() throws -> [UUID: RecordingRow]
+    /// Every signature of the older kind (schemas 4 to 6), by key and sequence.
+    func checkpoints() throws -> [Checkpoint]
+    /// Every catalog entry, in order of position.
+    func allCatalogEntries() throws -> [CatalogEntry]
+    /// Each recording's first event, with the position of its last.
+    func scanStreamHeads(_ body: (StreamHead) throws -> Void) throws
+    /// Checks the whole log: the hash chain, gapless positions, gapless versions in every
+    /// stream, that every payload decodes, that no stream's tail was cut off, and any
+    /// index rows the store keeps. It does not stop at the first problem.
+    /// - Parameter progress: called now and then with (events read, total).
+    func verifyIntegrity(progress: ((Int64, Int64) -> Void)?) throws -> IntegrityReport
+    /// What the store's own check of its files finds (SQLite's `integrity_check`); empty
+    /// when sound, or when the store's files are its server's to check.
+    func structuralProblems() throws -> [String]
 }
 
 extension SignedLogReader {
@@ -349,4 +368,190 @@ extension SignedLogReader {
         }
         return problems
     }
+}
+
+extension SignedLogReader {
+    /// The whole log's integrity by the rules every store shares (``ChainCheck``): the
+    /// chain, each position present, each recording's versions gapless and up to its row's.
+    /// A store whose rows hold nothing else to compare answers ``verifyIntegrity(progress:)`` with it.
+    public func chainIntegrity(progress: ((Int64, Int64) -> Void)? = nil) throws -> IntegrityReport {
+        var report = IntegrityReport()
+        let total = try lastPosition()
+        var lastVersion: [UUID: Int64] = [:]
+        var lastPosition: Int64 = 0
+        try scan(EventQuery(positions: 1...max(total, 1)), verify: true, skippingDamaged: { report.problems.append($0) }) { event in
+            report.eventCount += 1
+            if report.eventCount % 10_000 == 0 { progress?(report.eventCount, total) }
+            let expected = (lastVersion[event.stream] ?? 0) + 1
+            if event.streamVersion != expected {
+                report.problems.append(.streamVersionGap(position: event.position, stream: event.stream, expected: expected, found: event.streamVersion))
+            }
+            lastVersion[event.stream] = event.streamVersion
+            lastPosition = event.position
+            report.headHash = event.hash
+        }
+        // A cut-off tail leaves the chain intact, but recordings remember their versions.
+        for (stream, row) in try allRecordingRows().sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            let found = lastVersion[stream] ?? 0
+            if row.version > found {
+                report.problems.append(.streamVersionGap(position: lastPosition + 1, stream: stream, expected: row.version, found: found))
+            }
+        }
+        report.problems.sort { ($0.position ?? 0) < ($1.position ?? 0) }
+        progress?(report.eventCount, total)
+        return report
+    }
+    /// Checks the devices' signatures.
+    ///
+    /// Every event of a recording in a device's tree must be the leaf it claims, every
+    /// signed head must verify and equal the root recomputed from the leaves (and the
+    /// proof nodes of a partial import), and every leaf below the device's last head
+    /// must be present: a changed, removed or added event, recording or game changes a
+    /// root. Events after a device's last head, recordings in no tree, test keys and two
+    /// keys for one device are warnings, or errors when `trusted` names the keys.
+    /// Checkpoints of the older kind (schema 4 to 6) are checked as before and reported
+    /// as weaker.
+    /// - Parameters:
+    ///   - trusted: device name -> public key the auditor trusts; nil takes the keys the
+    ///     log itself holds (which a forger could replace).
+    ///   - known: heads known from elsewhere (the other phone, a collector, an earlier
+    ///     check): the log must hold at least their trees, with the same roots.
+    ///   - partial: the auditor accepts a log holding part of a device's history (an
+    ///     import of `export --game`): leaves below a head that the log holds only as
+    ///     subtree hashes are listed as warnings instead of errors.
+    public func verifyProofs(trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [], partial: Bool = false,
+                             progress: ((Int64) -> Void)? = nil) throws -> ProofReport {
+        var report = ProofReport()
+        report.trusted = trusted != nil
+        let strict = trusted != nil
+        let trees = try treeRows(heads: true)
+        let legacy = try checkpoints()
+        report.checkpoints = legacy.count
+
+        // Heads: signatures, keys, trust.
+        var checks: [Int64: TreeCheck] = [:]
+        for (id, tree) in trees {
+            let (check, problems, signer) = EventStore.checkHeads(of: tree, trusted: trusted)
+            checks[id] = check
+            report.problems += problems
+            report.keys.append(signer)
+            report.heads += tree.heads.count
+        }
+        report.problems += EventStore.keysPerDevice(trees.values, strict: strict)
+        report.problems += EventStore.attach(known, to: &checks, trees: trees, trusted: trusted)
+        // A trusted device the log holds nothing of: a log of the other devices, or one that
+        // lost a device whole; only a known head of it (`known`) can tell which.
+        if let trusted {
+            let present = Set(trees.values.map(\.owner.device))
+            for device in trusted.keys.sorted() where !present.contains(device) && !legacy.contains(where: { $0.device == device }) {
+                report.problems.append(ProofProblem(kind: .unsignedStream, device: device, detail:
+                    "the log holds nothing signed by trusted device \(SafeText.line(device)): a log of the other devices, or one from which all of its history was removed (a head of it known from elsewhere, --heads, tells)",
+                    isError: false))
+            }
+        }
+
+        // Recordings: their trees, and the older checkpoints of those in none.
+        // Each recording's stored head, tree and version (what absent leaves held is named by it).
+        let streamRows = try allRecordingRows().map { ($0.key, $0.value.head, $0.value.tree, $0.value.version) }
+        let nodes = try storedNodes(trees: nil)
+        for id in checks.keys { checks[id]!.compareTiles(with: nodes[id] ?? [:]) }
+        var treeOfStream: [UUID: Int64] = [:]
+        for (stream, _, tree, _) in streamRows {
+            if let tree, let owner = trees[tree]?.owner {
+                treeOfStream[stream] = tree
+                report.deviceOfStream[stream] = owner.device
+            }
+        }
+        var legacyChecker = LegacyCheckpoints(checkpoints: legacy, trusted: trusted, skip: Set(treeOfStream.keys))
+        report.problems += legacyChecker.checkSignatures()
+        for signer in legacyChecker.signers {
+            report.keys.append(Signer(device: signer.device, publicKey: signer.publicKey, checkpoints: signer.count, heads: 0, treeSize: 0,
+                                      isTestKey: false))
+        }
+
+        var running: [UUID: (version: Int64, hash: [UInt8], firstUnsigned: Int64?)] = [:]
+        var outside: [UUID: (count: Int, first: Int64)] = [:]
+        var chains = StreamChains()
+        var scanned: Int64 = 0
+        var scratch = SplitEnvelope()
+        try scan(verify: false) { event in
+            var state = running[event.stream] ?? (0, ChainHash.genesis, nil)
+            state.version = event.streamVersion
+            state.hash = chains.advance(event)
+            let leaf = event.leaf
+            if let tree = treeOfStream[event.stream] {
+                if let leaf, leaf >= 0, leaf < MerkleTree.maximumSize {
+                    scratch.set(event)
+                    checks[tree]!.add(leaf: leaf, hash: scratch.leafHash(), position: event.position)
+                } else {
+                    outside[event.stream, default: (0, event.position)].count += 1
+                }
+            } else {
+                legacyChecker.check(event, hash: state.hash, into: &report.problems)
+                if event.streamVersion > legacyChecker.lastSigned(event.stream), state.firstUnsigned == nil { state.firstUnsigned = event.position }
+            }
+            running[event.stream] = state
+            scanned += 1
+            if scanned % 16_384 == 0 { progress?(scanned) }
+        }
+
+        for (id, check) in checks.sorted(by: { $0.key < $1.key }) {
+            // What the log says absent leaves held: its recordings in the tree that hold fewer
+            // events than their stored version, and the games the catalog names for them.
+            let short = streamRows.filter { $0.2 == id && $0.3 > (running[$0.0]?.version ?? 0) }.map(\.0)
+            report.problems += try check.verdicts(nodes: nodes[id] ?? [:], strict: strict, partial: partial,
+                                                  readLeaves: { try self.leafHashes(tree: id, range: $0) },
+                                                  holders: { self.describe(recordings: short) })
+        }
+        for (stream, found) in outside {
+            report.problems.append(ProofProblem(kind: .outsideTree, device: report.deviceOfStream[stream], stream: stream, position: found.first,
+                detail: "\(found.count) events of recording \(short(stream)) from position \(found.first) are in no leaf of device \(SafeText.line(report.deviceOfStream[stream] ?? "?"))'s tree: they were added after signing"))
+        }
+        for (stream, head, _, _) in streamRows {
+            let state = running[stream]
+            if let head, let state, head != state.hash {
+                report.problems.append(ProofProblem(kind: .wrongStreamHead, device: report.deviceOfStream[stream], stream: stream, detail:
+                    "stream \(short(stream))'s stored head is not the hash of its events"))
+            }
+            guard treeOfStream[stream] == nil else { continue }
+            if let problem = legacyChecker.cut(stream, holding: state?.version ?? 0) { report.problems.append(problem) }
+            guard let state, let first = state.firstUnsigned else { continue }
+            if let device = legacyChecker.device(of: stream) {
+                report.problems.append(ProofProblem(kind: .unsignedTail, device: device, stream: stream, position: first, detail:
+                    "\(state.version - legacyChecker.lastSigned(stream)) events of stream \(short(stream)) from position \(first) come after device \(SafeText.line(device))'s last checkpoint: unsigned",
+                    isError: strict))
+            } else {
+                report.problems.append(ProofProblem(kind: .unsignedStream, stream: stream, position: first, detail:
+                    "recording \(short(stream)) (\(state.version) events from position \(first)) is signed by no device", isError: strict))
+            }
+        }
+        if !legacyChecker.covered.isEmpty {
+            report.problems.append(ProofProblem(kind: .olderSignatures, detail:
+                "\(legacyChecker.covered.count) recordings are signed only with checkpoints of the older kind (gamelog before schema 7), which sign each recording on its own: a whole recording or game removed together with its entries in the checkpoints is not detected. What gamelog records now signs each device's whole history (a Merkle tree), which catches that",
+                isError: false))
+        }
+        // A changed tree names the event that completed the head it breaks: its recording's game is the likely one.
+        for index in report.problems.indices where report.problems[index].stream == nil {
+            if let position = report.problems[index].position, let event = try event(at: position, verify: false) {
+                report.problems[index].stream = event.stream
+            }
+        }
+        report.keys.sort { ($0.device, Hex.string($0.publicKey)) < ($1.device, Hex.string($1.publicKey)) }
+        report.problems.sort { ($0.position ?? .max, $0.kind.rawValue, $0.detail) < ($1.position ?? .max, $1.kind.rawValue, $1.detail) }
+        return report
+    }
+
+    /// Recordings named for a finding, with the games the catalog gives them.
+    func describe(recordings: [UUID]) -> String {
+        guard !recordings.isEmpty else { return "" }
+        // The catalog's names of the first recordings (the sentence shows 16 at most).
+        var named: Set<String> = []
+        for recording in recordings.prefix(64) {
+            for entry in (try? catalogEntries(ofStream: recording)) ?? [] { named.insert(short(entry.tag.id)) }
+        }
+        let games = Array(named)
+        let names = recordings.prefix(8).map(short).sorted().joined(separator: ", ") + (recordings.count > 8 ? " and \(recordings.count - 8) more" : "")
+        return "recording\(recordings.count == 1 ? "" : "s") \(names)" + (games.isEmpty ? "" : " (the catalog's conversations and games \(games.sorted().prefix(16).joined(separator: ", ")))")
+    }
+
 }

@@ -74,9 +74,9 @@ struct Verify: ParsableCommand {
             // now, so a row changed there after an earlier copy was made is seen.
             let shared = try sharing.sharedStore(options)
             let copy = try shared.map { try options.localCopy(of: $0, fresh: true) }
-            // One game of a shared store is checked in the store as it is, at that game's
-            // cost: nothing is copied.
-            let native = try game == nil ? nil : options.nativeReader()
+            // A shared store is checked as it is in PostgreSQL, nothing copied (but by
+            // `--workers`, whose coordinator and workers share a copy).
+            let native = try copy == nil ? options.nativeReader() : nil
             let store: any SignedLogReader = try native ?? copy.map { try EventStore(path: $0.path, access: .readOnly) }
                 ?? options.openForReading(fresh: game == nil)
             // One game is checked at the cost of that game: its events, its devices.

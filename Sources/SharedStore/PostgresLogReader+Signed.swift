@@ -140,4 +140,65 @@ extension PostgresLogReader: SignedLogReader {
         try scan(EventQuery(positions: start...last), verify: false, skippingDamaged: { problems.append($0) }, body)
         return problems
     }
+
+    // MARK: - The whole log's checks
+
+    public func allRecordingRows() throws -> [UUID: RecordingRow] {
+        var out: [UUID: RecordingRow] = [:]
+        var after: Int64 = 0
+        // A page of rows at a time, by row id: a studio's store has many recordings.
+        while true {
+            let page = try fetch("SELECT id, uuid, version, head, tree_id FROM streams WHERE id > $1 ORDER BY id LIMIT 10000", Self.binds([after])) { row in
+                (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView),
+                 RecordingRow(version: try row[2].decode(Int64.self), head: try row[3].decode(ByteBuffer?.self).map { Array($0.readableBytesView) },
+                              tree: try row[4].decode(Int64?.self)))
+            }
+            for (_, uuid, row) in page { if let stream = UUID(bytes: uuid) { out[stream] = row } }
+            guard page.count == 10_000, let last = page.last else { return out }
+            after = last.0
+        }
+    }
+
+    public func checkpoints() throws -> [Checkpoint] {
+        try fetch("""
+            SELECT public_key, sequence, device, previous, signed_at, heads, signature FROM checkpoints ORDER BY public_key, sequence
+            """) { row in
+            Checkpoint(device: try row[2].decode(String.self), publicKey: Array(try row[0].decode(ByteBuffer.self).readableBytesView),
+                       sequence: try row[1].decode(Int64.self), previous: Array(try row[3].decode(ByteBuffer.self).readableBytesView),
+                       signedAt: Timestamp(microsecondsSince1970: try row[4].decode(Int64.self)),
+                       heads: Checkpoint.unpacked(Array(try row[5].decode(ByteBuffer.self).readableBytesView)) ?? [],
+                       signature: Array(try row[6].decode(ByteBuffer.self).readableBytesView))
+        }
+    }
+
+    public func scanStreamHeads(_ body: (StreamHead) throws -> Void) throws {
+        var after: Int64 = 0
+        // Each recording's first event through (stream_id, stream_version), and its last
+        // position through (stream_id, position): two index probes a recording.
+        while true {
+            let rows = try fetch("""
+                SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version, e.recorded_at, e.codec,
+                       e.dictionary_id, e.raw_size, e.payload, e.hash, e.leaf, NULL::bytea,
+                       (SELECT max(l.position) FROM events l WHERE l.stream_id = s.id), s.id
+                FROM streams s CROSS JOIN LATERAL (SELECT * FROM events f WHERE f.stream_id = s.id ORDER BY f.stream_version LIMIT 1) e
+                LEFT JOIN event_types t ON t.id = e.type_id
+                WHERE s.id > $1 ORDER BY s.id LIMIT 500
+                """, Self.binds([after])) { row in (try EventRow(row), try row[14].decode(Int64.self), try row[15].decode(Int64.self)) }
+            for (row, last, _) in rows {
+                guard case .event(let first, _, _) = try found(row) else { continue }
+                try body(StreamHead(first: first, lastPosition: last))
+            }
+            guard rows.count == 500, let last = rows.last else { return }
+            after = last.2
+        }
+    }
+
+    /// By the rules every store shares (``SignedLogReader/chainIntegrity(progress:)``): the
+    /// store keeps no index rows of its own to compare.
+    public func verifyIntegrity(progress: ((Int64, Int64) -> Void)?) throws -> IntegrityReport {
+        try chainIntegrity(progress: progress)
+    }
+
+    /// Nothing: the store's pages are PostgreSQL's to check (its data checksums, `amcheck`).
+    public func structuralProblems() throws -> [String] { [] }
 }

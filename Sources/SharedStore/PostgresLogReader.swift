@@ -325,6 +325,10 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         }.first ?? 0)
     }
 
+    public func allCatalogEntries() throws -> [CatalogEntry] {
+        try catalogEntries(where: "TRUE", [], ordered: true)
+    }
+
     private func catalogEntries(where condition: String, _ values: [any PostgresNonThrowingEncodable], limit: Int? = nil,
                                 offset: Int = 0, ordered: Bool = false) throws -> [CatalogEntry] {
         var sql = "SELECT c.kind, c.key, s.uuid, c.position FROM catalog c JOIN streams s ON s.id = c.stream_id WHERE \(condition)"

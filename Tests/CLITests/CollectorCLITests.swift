@@ -392,14 +392,15 @@ import Testing
             compared += 1
         }
         #expect(compared == 9)
-        // One game's audit, read as the store is: the same document but for the time it took.
+        // One game's audit and the whole log's, read as the store is: the same documents but for the time they took.
         func verdict(_ arguments: [String]) throws -> NSDictionary {
-            let run = try studio.run(["verify", id, "--json"] + arguments)
+            let run = try studio.run(["verify", "--json"] + arguments)
             #expect(run.status == 0, "\(run.stderr)")
             let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
             #expect(document["ok"] as? Bool == true && (document["events"] as? Int ?? 0) > 0)
             return document.filter { $0.key != "seconds" } as NSDictionary
         }
+        #expect(try verdict([id, "--db", studio.url]) == (try verdict([id])))
         #expect(try verdict(["--db", studio.url]) == (try verdict([])))
         #expect(!FileManager.default.fileExists(atPath: studio.folder.path("cache")), "a reading command copied the store")
 

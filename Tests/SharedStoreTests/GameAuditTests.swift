@@ -93,11 +93,37 @@ import Testing
         #expect(resigned.contains { $0.rule == ProofProblem.Kind.badSignature.rawValue }, "\(resigned)")
     }
 
-    @Test func theWholeLogsChecksAskForAFile() throws {
+    @Test func theWholeLogsAuditIsTheSameInBothStores() throws {
         let log = try Log.get()
         let (shared, _) = try log.sharedStore()
-        #expect(throws: AuditError.wholeLogNeedsAFile(location: shared.reader().location)) {
-            try Auditor(games: .standard).report(shared.reader())
+        let auditor = Auditor(games: .standard)
+        let inFile = try auditor.report(EventStore(path: log.path, access: .readOnly), trusting: log.keys.trusted)
+        let native = try auditor.report(shared.reader(), trusting: log.keys.trusted)
+        #expect(!inFile.findings.isEmpty && native.findings == inFile.findings)
+        #expect(!inFile.findings.contains { $0.severity == .error })
+        #expect(native.proofs?.keys.map(\.publicKey) == inFile.proofs?.keys.map(\.publicKey) && (native.proofs?.heads ?? 0) > 0)
+        let chain = try shared.reader().verifyIntegrity(progress: nil)
+        let events = try EventStore(path: log.path, access: .readOnly).count().events
+        #expect(chain.isSound && chain.eventCount == events && events > 0)
+    }
+
+    /// Changes only the whole log's checks see, made with SQL: each is named.
+    @Test func aRowChangedInPostgreSQLIsNamedByTheWholeLogsAudit() throws {
+        let log = try Log.get()
+        let server = try PostgresServer.shared()
+        func errors(after sql: String) throws -> [Finding] {
+            let (shared, url) = try log.sharedStore()
+            _ = try server.psql(url, sql)
+            return try Auditor(games: .standard).report(shared.reader(), trusting: log.keys.trusted).findings.filter { $0.severity == .error }
         }
+        // An event removed from the middle of the log: a gap in the chain.
+        let removed = try errors(after: "DELETE FROM events WHERE position = 100")
+        #expect(removed.contains { $0.check == .integrity && $0.position == 100 }, "\(removed)")
+        // A catalog row removed: a game's reads would miss a recording.
+        let uncatalogued = try errors(after: "DELETE FROM catalog WHERE ctid = (SELECT ctid FROM catalog ORDER BY position DESC LIMIT 1)")
+        #expect(uncatalogued.contains { $0.check == .catalog }, "\(uncatalogued)")
+        // The newest head's root changed: its signature no longer verifies.
+        let cosigned = try errors(after: "UPDATE tree_heads SET root = decode(repeat('11', 32), 'hex') WHERE size = (SELECT max(size) FROM tree_heads)")
+        #expect(cosigned.contains { $0.check == .signature }, "\(cosigned)")
     }
 }
