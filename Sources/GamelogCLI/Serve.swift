@@ -46,14 +46,8 @@ struct Serve: ParsableCommand {
         let model: ViewerModel
         var shownAs = options.db
         if let shared, try options.nativeReader() != nil {
-            // Pages read the store as it is; the audit's copy is made in the background,
-            // after the first pages have answered.
-            model = try ViewerModel(location: shared.location.description, games: GamelogCLI.games, reader: { shared.reader() },
-                                    auditCopy: {
-                                        let copy = try SharedStore.wait { try await shared.localCopy() }
-                                        OpenCopies.keep(copy)
-                                        return copy.path
-                                    }, keepingResultsIn: keepIn, build: Self.buildIdentity)
+            // Pages and the audit read the store as it is: nothing is copied.
+            model = try ViewerModel(location: shared.location.description, games: GamelogCLI.games, reader: { shared.reader() })
             shownAs = "\(shared.location) as it is in PostgreSQL"
         } else {
             let copy = try shared.map { try options.localCopy(of: $0) }

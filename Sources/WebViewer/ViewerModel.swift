@@ -23,10 +23,10 @@ public final class ViewerModel: @unchecked Sendable {
     public var path: String { location }
     public let games: GameRegistry
     private let readers: ReaderPool
-    /// The SQLite file the whole-log audit and the signature checks read: the log itself,
-    /// or, for a store read natively, a copy made when the audit first needs it.
-    private let auditFile: AuditFile
-    /// Whether pages read a store natively while its copy for the audit may not exist yet.
+    /// Makes a reader of the log: the pool's, and the background audit's own.
+    private let makeReader: @Sendable () throws -> any SignedLogReader
+    /// Whether the log is a store read natively (the list comes from its catalog, page by
+    /// page; finished audits are not kept on this machine: `verify --workers` stores them).
     private let readsNatively: Bool
     /// The index made at opening. A log without a complete catalog was scanned for it,
     /// and that scan is kept; with the catalog, each request asks its own connection.
@@ -119,41 +119,38 @@ public final class ViewerModel: @unchecked Sendable {
     ///     every verdict at once (nil: nothing kept).
     ///   - build: what identifies this build of gamelog; results of another are not reused.
     public convenience init(path: String, games: GameRegistry, keepingResultsIn folder: URL? = nil, build: String = "") throws {
-        try self.init(location: path, games: games, reader: { try EventStore(path: path, access: .readOnly) }, auditFile: AuditFile(path: path),
+        try self.init(location: path, games: games, reader: { try EventStore(path: path, access: .readOnly) },
                       readsNatively: false, keepingResultsIn: folder, build: build)
     }
 
     /// Opens a log that `reader` reads as it is (a shared store in PostgreSQL, through its
-    /// indexes): the list and every game page answer from it at once, with nothing copied.
-    /// The whole-log audit and the signature checks read a SQLite copy that `auditCopy`
-    /// makes when the background audit first needs it; until then a game's findings say
-    /// its signatures are not checked yet, and its verdict is not whole.
+    /// indexes): the list, every game page and the audit (signatures included) answer
+    /// from it, with nothing copied.
     ///
-    /// - Parameter reader: makes a reader (one per concurrent request, kept in a pool).
-    /// - Parameter auditCopy: makes the copy and returns its path (called once, off any request).
+    /// - Parameter reader: makes a reader (one per concurrent request, kept in a pool, and
+    ///   one for the background audit).
+    public convenience init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any SignedLogReader) throws {
+        try self.init(location: location, games: games, reader: reader, readsNatively: true, keepingResultsIn: nil, build: "")
+    }
+
+    @available(*, unavailable, message: "the audit reads the store as it is now: use init(location:games:reader:) with a reader returning any SignedLogReader (SharedStore.reader() is one); no copy is made")
     public convenience init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any EventLogReader,
                             auditCopy: @escaping @Sendable () throws -> String, keepingResultsIn folder: URL? = nil,
                             build: String = "") throws {
-        try self.init(location: location, games: games, reader: reader, auditFile: AuditFile(making: auditCopy),
-                      readsNatively: true, keepingResultsIn: folder, build: build)
+        fatalError("unavailable")
     }
 
-    private init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any EventLogReader,
-                 auditFile: AuditFile, readsNatively: Bool, keepingResultsIn folder: URL?, build: String) throws {
+    private init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any SignedLogReader,
+                 readsNatively: Bool, keepingResultsIn folder: URL?, build: String) throws {
         self.location = location
         self.games = games
-        self.auditFile = auditFile
+        self.makeReader = reader
         self.readsNatively = readsNatively
         kept = folder.map { KeptResults(folder: $0, build: build + " " + games.kinds.joined(separator: ",")) }
         let store = try reader()
         openingIndex = try GameIndex(store: store)
         origins = try store.forkOrigins()
         readers = ReaderPool(make: reader, first: store, capacity: max(4, ProcessInfo.processInfo.activeProcessorCount * 2))
-    }
-
-    /// The audit's SQLite file, opened read-only (made first, for a store read natively).
-    private func auditStore() throws -> EventStore {
-        try EventStore(path: try auditFile.path(), access: .readOnly)
     }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
@@ -163,7 +160,7 @@ public final class ViewerModel: @unchecked Sendable {
     }
 
     /// Runs `body` with a connection of its own and the index that goes with it.
-    private func reading<T>(_ body: (any EventLogReader, GameIndex) throws -> T) throws -> T {
+    private func reading<T>(_ body: (any SignedLogReader, GameIndex) throws -> T) throws -> T {
         try readers.with { reader in
             try body(reader, openingIndex.usesCatalog ? try GameIndex(store: reader) : openingIndex)
         }
@@ -181,7 +178,23 @@ public final class ViewerModel: @unchecked Sendable {
     public func summaries() throws -> [GameSummary] {
         if let complete = locked({ listIsComplete ? sortedList() : nil }) { return complete }
         var damaged = 0
-        let made = try GameCatalog(store: try auditStore(), games: games, skippingDamaged: { _ in damaged += 1 }).games
+        let made: [GameSummary]
+        if readsNatively {
+            // The catalog's pages one after another, as the background list reads them.
+            var all: [GameSummary] = [], offset = 0
+            while true {
+                let page = try readers.with { reader in
+                    try GameCatalog.page(store: reader, games: games, offset: offset, limit: 500, skippingDamaged: { _ in damaged += 1 })
+                }
+                all += page.games
+                offset += 500
+                if offset >= page.total { break }
+            }
+            made = all
+        } else {
+            made = try GameCatalog(store: try EventStore(path: location, access: .readOnly), games: games,
+                                   skippingDamaged: { _ in damaged += 1 }).games
+        }
         locked {
             listed = made
             listedSorted = made
@@ -471,18 +484,10 @@ public final class ViewerModel: @unchecked Sendable {
         } else if let derived = try signaturesFromTheWholeLog(conversation) {
             signed = derived
             locked { signatures[conversation] = signed }
-        } else if readsNatively && auditFile.ready == nil {
-            // The devices' trees are checked on the audit's copy, which is not made yet:
-            // said, and not kept, so the verdict stays "not whole" until they are.
-            signed = [Finding(.notCheckable, .signature, position: nil, game: conversation.uuid.uuidString.lowercased(),
-                              rule: "signatures-checked", expected: "every event checked against its device's signed tree",
-                              found: "not checked yet: the viewer is still making its copy of the store for the audit")]
         } else {
-            let store = readsNatively ? try auditStore() : nil
             signed = try reading { reader, index in
                 let streams = try index.streams(of: conversation)
-                guard let file = store ?? (reader as? EventStore) else { return [] }
-                return try Auditor.signatures(file, streams: streams,
+                return try Auditor.signatures(reader, streams: streams,
                                               conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
             }
             locked { signatures[conversation] = signed }
@@ -603,12 +608,13 @@ public final class ViewerModel: @unchecked Sendable {
     /// log's own checks. A conversation already checked (a page asked first, or a stored
     /// audit) is not checked again.
     public func auditInBackground() {
-        let games = self.games, auditFile = self.auditFile
-        let kept = self.kept
+        let games = self.games, makeReader = self.makeReader, path = location
+        // Results are kept for a file, named by its content; a store's are stored by `verify --workers`.
+        let kept = readsNatively ? nil : self.kept
         Thread { [weak self] in
-            guard let path = try? auditFile.path(), let reader = try? EventStore(path: path, access: .readOnly) else {
+            guard let reader = try? makeReader() else {
                 self?.locked { self?.logWide = [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read",
-                                                        found: "its file for the audit could not be opened")] }
+                                                        found: "it could not be opened for the audit")] }
                 return
             }
             // The same file audited by the same build before: its results at once.
@@ -666,47 +672,5 @@ public final class ViewerModel: @unchecked Sendable {
     private func keptResults(logWide: [Finding]) -> KeptResults.Results {
         KeptResults.Results(conversations: Dictionary(uniqueKeysWithValues: checks.map { ($0.key.uuid.uuidString.lowercased(), $0.value) }),
                             logWide: logWide)
-    }
-}
-
-/// The SQLite file the viewer's audit reads: given, or made once when first asked for
-/// (a shared store's copy), while requests that only want it if it is there go on.
-final class AuditFile: @unchecked Sendable {
-    private let make: @Sendable () throws -> String
-    private let condition = NSCondition()
-    private var made: Result<String, Error>?
-    private var making = false
-
-    init(path: String) {
-        make = { path }
-        made = .success(path)
-    }
-
-    init(making: @escaping @Sendable () throws -> String) { make = making }
-
-    /// The file, made now if nobody has made it yet (others asking meanwhile wait for it).
-    func path() throws -> String {
-        condition.lock()
-        while making { condition.wait() }
-        if let made {
-            condition.unlock()
-            return try made.get()
-        }
-        making = true
-        condition.unlock()
-        let result = Result { try make() }
-        condition.lock()
-        made = result
-        making = false
-        condition.broadcast()
-        condition.unlock()
-        return try result.get()
-    }
-
-    /// The file if it is made, without waiting.
-    var ready: String? {
-        condition.lock()
-        defer { condition.unlock() }
-        return try? made?.get()
     }
 }

@@ -5,15 +5,15 @@ import Foundation
 /// shared between threads, and one connection for every request made each request
 /// wait for all the others.
 final class ReaderPool: @unchecked Sendable {
-    private let make: @Sendable () throws -> any EventLogReader
+    private let make: @Sendable () throws -> any SignedLogReader
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var idle: [any EventLogReader]
+    private var idle: [any SignedLogReader]
     private var opened: Int
     private let capacity: Int
 
     /// - Parameter first: a connection already open (the one that checked the log).
-    init(make: @escaping @Sendable () throws -> any EventLogReader, first: any EventLogReader, capacity: Int) {
+    init(make: @escaping @Sendable () throws -> any SignedLogReader, first: any SignedLogReader, capacity: Int) {
         self.make = make
         idle = [first]
         opened = 1
@@ -22,13 +22,13 @@ final class ReaderPool: @unchecked Sendable {
 
     /// Runs `body` with a connection of its own, opening one while fewer than `capacity`
     /// are open, else waiting for one to come back.
-    func with<T>(_ body: (any EventLogReader) throws -> T) throws -> T {
+    func with<T>(_ body: (any SignedLogReader) throws -> T) throws -> T {
         let reader = try borrow()
         defer { giveBack(reader) }
         return try body(reader)
     }
 
-    private func borrow() throws -> any EventLogReader {
+    private func borrow() throws -> any SignedLogReader {
         condition.lock()
         while idle.isEmpty && opened >= capacity { condition.wait() }
         if let reader = idle.popLast() {
@@ -48,7 +48,7 @@ final class ReaderPool: @unchecked Sendable {
         }
     }
 
-    private func giveBack(_ reader: any EventLogReader) {
+    private func giveBack(_ reader: any SignedLogReader) {
         condition.lock()
         idle.append(reader)
         condition.signal()
