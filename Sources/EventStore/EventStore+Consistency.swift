@@ -36,7 +36,7 @@ public enum ConsistencyProofError: Error, Hashable, Sendable, CustomStringConver
     }
 }
 
-extension EventStore {
+extension SignedLogReader {
     /// The consistency proof of device `device`'s tree from `from` leaves to `to`
     /// (default: its newest signed head's size, else the tree's size), from the leaves
     /// this log holds.

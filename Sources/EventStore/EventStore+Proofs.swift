@@ -86,23 +86,6 @@ extension Signer {
     }
 }
 
-extension EventStore {
-    /// Every key that signed this log (device trees, and checkpoints of the older kind),
-    /// with what it signed, by device name and then key. The keys prove only that the log
-    /// is consistent with itself: trust comes from the device, not from the log.
-    public func signers() throws -> [Signer] {
-        var signers: [[UInt8]: Signer] = [:]
-        for tree in try deviceTrees() {
-            signers[tree.owner.publicKey] = Signer(tree)
-        }
-        for checkpoint in try checkpoints() {
-            signers[checkpoint.publicKey, default: Signer(device: checkpoint.device, publicKey: checkpoint.publicKey, checkpoints: 0,
-                                                          heads: 0, treeSize: 0, isTestKey: false)].checkpoints += 1
-        }
-        return signers.values.sorted { ($0.device, Hex.string($0.publicKey)) < ($1.device, Hex.string($1.publicKey)) }
-    }
-}
-
 /// What checking a log's signatures found.
 public struct ProofReport: Sendable {
     /// Checkpoints of the older kind read.

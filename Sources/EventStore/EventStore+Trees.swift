@@ -228,25 +228,6 @@ public struct TreeLayout: Sendable {
     public func streams(of id: Int64) -> Set<UUID> { Set(treeOfStream.filter { $0.value == id }.keys) }
 }
 
-extension EventStore {
-    /// The trees, which recording is in which, and the stored proof nodes.
-    /// - Parameter heads: false leaves every tree's `heads` empty (their rows are not read).
-    public func treeLayout(heads: Bool = true) throws -> TreeLayout {
-        let trees = try treeRows(heads: heads)
-        return try read { db in
-            var treeOfStream: [UUID: Int64] = [:]
-            if try db.columns(in: "streams").contains(where: { $0.name == "tree_id" }) {
-                for row in try Row.fetchAll(db, sql: "SELECT uuid, tree_id FROM streams WHERE tree_id IS NOT NULL") {
-                    guard let uuid = Data.fromDatabaseValue(row[0]).flatMap({ UUID(bytes: $0) }),
-                          let tree = Int64.fromDatabaseValue(row[1]), trees[tree] != nil else { continue }
-                    treeOfStream[uuid] = tree
-                }
-            }
-            let nodes = try db.tableExists("tree_nodes") ? try treeNodes(db) : [:]
-            return TreeLayout(trees: trees, treeOfStream: treeOfStream, nodes: nodes)
-        }
-    }
-}
 
 /// A leaf's data: the event's envelope without its global position (docs/FORMAT.md),
 /// the same bytes its stream chain hashes, so a device's tree outlives any merge.

@@ -105,6 +105,32 @@ extension SignedLogReader {
         }
     }
 
+    /// The trees, which recording is in which, and the stored proof nodes.
+    /// - Parameter heads: false leaves every tree's `heads` empty (their rows are not read).
+    public func treeLayout(heads: Bool = true) throws -> TreeLayout {
+        let trees = try treeRows(heads: heads)
+        var treeOfStream: [UUID: Int64] = [:]
+        for (stream, row) in try allRecordingRows() {
+            if let tree = row.tree, trees[tree] != nil { treeOfStream[stream] = tree }
+        }
+        return TreeLayout(trees: trees, treeOfStream: treeOfStream, nodes: try storedNodes(trees: nil))
+    }
+
+    /// Every key that signed this log (device trees, and checkpoints of the older kind),
+    /// with what it signed, by device name and then key. The keys prove only that the log
+    /// is consistent with itself: trust comes from the device, not from the log.
+    public func signers() throws -> [Signer] {
+        var signers: [[UInt8]: Signer] = [:]
+        for tree in try deviceTrees() {
+            signers[tree.owner.publicKey] = Signer(tree)
+        }
+        for checkpoint in try checkpoints() {
+            signers[checkpoint.publicKey, default: Signer(device: checkpoint.device, publicKey: checkpoint.publicKey, checkpoints: 0,
+                                                          heads: 0, treeSize: 0, isTestKey: false)].checkpoints += 1
+        }
+        return signers.values.sorted { ($0.device, Hex.string($0.publicKey)) < ($1.device, Hex.string($1.publicKey)) }
+    }
+
     /// The trees that hold `streams` (with every tree's row, for checks across a device's
     /// keys) and which of `streams` is in which, without heads or proof nodes: what one
     /// game's proofs start from, read through indexes whatever the log's size.

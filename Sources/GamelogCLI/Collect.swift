@@ -154,15 +154,13 @@ struct WitnessForwarder {
 
     private func round(cosigned: inout Set<String>, told: inout Set<String>) throws {
         let heads = try SharedStore.wait { [store] in try await store.latestHeads() }
-        var copy: LocalCopy?
-        defer { copy?.release() }
+        // The proofs are read from the store as it is.
+        let log = store.reader()
         for base in witnesses {
             let origin = HTTPClient.origin(of: base)
             for head in heads {
                 let key = "\(origin) \(Hex.string(head.head.publicKey)) \(head.head.size)"
                 guard !cosigned.contains(key) else { continue }
-                if copy == nil { copy = try SharedStore.wait { [store] in try await store.localCopy() } }
-                let log = try EventStore(path: copy!.path, access: .readOnly)
                 switch try WitnessClient.cosign(head.head, store: log, witness: base) {
                 case .cosigned(let cosignature):
                     if !head.cosignatures.contains(where: { $0.witnessKey == cosignature.witnessKey }) {

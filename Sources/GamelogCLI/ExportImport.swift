@@ -26,7 +26,7 @@ struct Export: ParsableCommand {
     var unredacted = false
 
     func run() throws {
-        let store = try options.openForReading()
+        let store = try options.openReader()
         var streams: Set<UUID>? = nil
         if let game { streams = try options.streams(ofGame: game, in: store) }
         if let device {

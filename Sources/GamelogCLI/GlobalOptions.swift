@@ -59,7 +59,7 @@ struct GlobalOptions: ParsableArguments {
     /// (``SharedStore/reader()``). A shared store whose catalog does not cover every event
     /// (it can only be read game by game through the catalog) is read through this
     /// machine's copy instead, which is said on standard error.
-    func openReader() throws -> any EventLogReader {
+    func openReader() throws -> any SignedLogReader {
         try nativeReader() ?? openForReading()
     }
 
@@ -90,7 +90,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The recordings (streams) of the game or conversation whose id starts with `prefix`.
-    func streams(ofGame prefix: String, in store: EventStore) throws -> Set<UUID> {
+    func streams(ofGame prefix: String, in store: any EventLogReader) throws -> Set<UUID> {
         let index = try GameIndex(store: store)
         return try index.streams(of: try index.resolve(prefix).conversation)
     }

@@ -25,13 +25,13 @@ struct Keys: ParsableCommand {
         var json = false
 
         func run() throws {
-            let store = try options.openForReading()
+            let store = try options.openReader()
             let keys = try store.signers()
             if json {
                 print(try CommandDocuments.text(keys.map(CommandDocuments.Key.init)))
                 return
             }
-            if keys.isEmpty { print("No signatures in \(store.path): its events are unsigned.") }
+            if keys.isEmpty { print("No signatures in \(store.location): its events are unsigned.") }
             for key in keys {
                 var what: [String] = []
                 if key.heads > 0 { what.append("\(key.heads) signed heads, tree of \(key.treeSize) events") }

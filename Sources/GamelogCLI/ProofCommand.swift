@@ -35,7 +35,7 @@ struct ProofCommand: ParsableCommand {
     }
 
     func run() throws {
-        let store = try options.openForReading()
+        let store = try options.openReader()
         let made: ConsistencyProof
         do {
             made = try store.consistencyProof(device: device, from: from, to: to)

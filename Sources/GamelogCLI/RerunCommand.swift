@@ -41,7 +41,7 @@ struct RerunCommand: ParsableCommand {
             results = try SharedAudit.decode(stored, as: RerunResult.self)
                 .sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }
         } else {
-            let store = try options.openForReading()
+            let store = try options.openReader()
             var only: Set<ConversationID>?
             if let game { only = [try GameIndex(store: store).resolve(game).conversation] }
             let progress = ProgressBar(total: Int(try store.lastPosition()), label: "events")

@@ -56,7 +56,7 @@ enum WitnessClient {
 
     /// Asks the witness at `base` to cosign `head`, proving it from `store`'s leaves; a
     /// 409 names the size the witness holds, and the request is made again from there.
-    static func cosign(_ head: TreeHead, store: EventStore, witness base: URL) throws -> Outcome {
+    static func cosign(_ head: TreeHead, store: any SignedLogReader, witness base: URL) throws -> Outcome {
         let keyReply = try HTTPClient.request("GET", base.appending(path: "verifier-key"), timeout: 30)
         guard keyReply.status == 200, let key = try? WitnessKey(verifierKey: String(decoding: keyReply.body, as: UTF8.self)) else {
             return .refused("\(HTTPClient.origin(of: base)) gave no witness verifier key (HTTP \(keyReply.status))")

@@ -6,11 +6,11 @@ import Foundation
 /// stored event): per device tree a tree line (its recordings and, for an export of
 /// some of them, a multiproof) and its head lines.
 struct ExportProofs {
-    let store: EventStore
+    let store: any SignedLogReader
     let layout: TreeLayout
     let streams: Set<UUID>?
 
-    init(store: EventStore, streams: Set<UUID>?) throws {
+    init(store: any SignedLogReader, streams: Set<UUID>?) throws {
         self.store = store
         self.streams = streams
         layout = try store.treeLayout()
@@ -45,7 +45,7 @@ struct ExportProofs {
                     var missing: Int64?
                     guard let root = MerkleTree.subtree(lo: lo, hi: hi, known: { _, _ in nil }, holds: { MerkleTree.anyLeaf(held, in: $0, $1) },
                                                         leaf: { hashes![$0] }, proof: { stored[$0..<$1] }, missing: &missing) else {
-                        throw InterchangeError.badHead(file: store.path, line: 0, detail:
+                        throw InterchangeError.badHead(file: store.location, line: 0, detail:
                             "device \(SafeText.line(tree.owner.device))'s tree lacks leaf \(missing ?? -1) here, so no proof of its other events can be made")
                     }
                     return root

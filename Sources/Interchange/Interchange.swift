@@ -152,7 +152,7 @@ public enum Interchange {
     ///   out; without it the first such event stops the export.
     /// - Parameter viewing: with `redact`, each event as a player may see it (a device's
     ///   player view): applied before identifiers are replaced.
-    public static func export(from store: EventStore, streams: Set<UUID>? = nil, redact: Bool = false,
+    public static func export(from store: any SignedLogReader, streams: Set<UUID>? = nil, redact: Bool = false,
                               viewing: ((StoredEvent, RecordedEvent) -> RecordedEvent)? = nil,
                               skippingDamaged damaged: ((EventStoreError) -> Void)? = nil,
                               write: (String) throws -> Void) throws -> Int {

@@ -385,13 +385,15 @@ import Testing
         let id = try #require(listed.stdout.split(separator: "\n").dropFirst().first.map { String($0.prefix(8)) })
         var compared = 0
         for command in [["games"], ["games", "--json", "--per-page", "3", "--page", "2"], ["state", id], ["state", id, "--json"],
-                        ["log", "--game", id], ["log", "--game", id, "--as", "B"], ["log", "--limit", "40"], ["heads"], ["heads", "--json"]] {
+                        ["log", "--game", id], ["log", "--game", id, "--as", "B"], ["log", "--limit", "40"], ["heads"], ["heads", "--json"],
+                        ["export"], ["export", "--game", id], ["keys", "--json"], ["rerun", "--json"],
+                        ["proof", "--consistency", "--device", "A", "--from", "5", "--json"]] {
             let native = try studio.run(command + ["--db", studio.url]), file = try studio.run(command)
             #expect(native.status == 0 && native.status == file.status, "\(command): \(native.stderr)")
             #expect(!native.stdout.isEmpty && native.stdout == file.stdout, "\(command)")
             compared += 1
         }
-        #expect(compared == 9)
+        #expect(compared == 14)
         // One game's audit and the whole log's, read as the store is: the same documents but for the time they took.
         func verdict(_ arguments: [String]) throws -> NSDictionary {
             let run = try studio.run(["verify", "--json"] + arguments)
