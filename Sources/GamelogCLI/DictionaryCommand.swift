@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import Recorder
 import Games
+import SharedStore
 import Simulation
 import ZlibCodec
 
@@ -18,7 +19,9 @@ struct DictionaryCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the stored dictionaries.")
         @OptionGroup var options: GlobalOptions
         func run() throws {
-            for d in try options.openForReading().dictionaries() { print("\(d.id)\t\(d.name)\t\(d.size) bytes") }
+            // A shared store's as it is; a file's.
+            let listed = try options.sharedStore().map { try $0.reader().describe().dictionaries } ?? options.openForReading().dictionaries()
+            for d in listed { print("\(d.id)\t\(d.name)\t\(d.size) bytes") }
         }
     }
 

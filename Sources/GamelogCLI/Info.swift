@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import Presentation
 import Recorder
+import SharedStore
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,8 +15,21 @@ struct Info: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let store = try options.openForReading()
-        let info = try CommandDocuments.Info(describing: store)
+        let store: any EventLogReader
+        let info: CommandDocuments.Info
+        if let shared = try options.sharedStore() {
+            // Read as the store is: a few statements, nothing copied.
+            let reader = shared.reader()
+            let described = try reader.describe()
+            info = CommandDocuments.Info(database: shared.location.description, schemaVersion: described.schemaVersion, events: described.events,
+                                         lastPosition: described.lastPosition, streams: described.recordings, headHash: described.headHash,
+                                         bytes: Int(described.bytes), dictionaries: described.dictionaries, catalogThrough: described.catalogThrough)
+            store = reader
+        } else {
+            let file = try options.openForReading()
+            info = try CommandDocuments.Info(describing: file)
+            store = file
+        }
         if json {
             print(try CommandDocuments.text(info))
             return
@@ -34,7 +48,9 @@ struct Info: ParsableCommand {
         print("events:         \(info.events) (last position \(info.lastPosition)) in \(info.streams) recordings")
         var storage: [String] = []
         if info.blocks > 0 { storage.append("\(info.blockEvents) events in \(info.blocks) blocks") }
-        if info.rowEvents > 0 {
+        if info.rowEvents > 0 && SharedStoreLocation.isURL(options.db) {
+            storage.append("\(info.rowEvents) events as rows of PostgreSQL's events table")
+        } else if info.rowEvents > 0 {
             storage.append("\(info.rowEvents) as rows (written before blocks; `gamelog migrate` moves them into blocks)")
         }
         if !storage.isEmpty { print("storage:        \(storage.joined(separator: ", "))") }

@@ -164,6 +164,20 @@ public enum CommandDocuments {
             public var bytes: Int
         }
 
+        /// What `info` says of a log in another store: its events are rows, in no blocks.
+        public init(database: String, schemaVersion: Int, events: Int64, lastPosition: Int64, streams: Int, headHash: [UInt8],
+                    bytes: Int, dictionaries: [(id: Int64, name: String, size: Int)], catalogThrough: Int64) {
+            self.database = database
+            self.schemaVersion = schemaVersion
+            (self.events, self.lastPosition, self.streams) = (events, lastPosition, streams)
+            self.headHash = Hex.string(headHash)
+            self.bytes = bytes
+            self.dictionaries = dictionaries.map { Dictionary(id: $0.id, name: $0.name, bytes: $0.size) }
+            catalogComplete = catalogThrough == lastPosition
+            self.catalogThrough = catalogThrough
+            (rowEvents, blockEvents, blocks) = (events, 0, 0)
+        }
+
         /// What `info` says of the log at `store`.
         public init(describing store: EventStore) throws {
             database = store.path

@@ -202,3 +202,33 @@ extension PostgresLogReader: SignedLogReader {
     /// Nothing: the store's pages are PostgreSQL's to check (its data checksums, `amcheck`).
     public func structuralProblems() throws -> [String] { [] }
 }
+
+extension PostgresLogReader {
+    /// What `gamelog info` says of a store, read as it is.
+    public struct Description: Sendable {
+        public var schemaVersion: Int
+        public var events: Int64
+        public var lastPosition: Int64
+        public var recordings: Int
+        public var headHash: [UInt8]
+        /// The database's size on its server (`pg_database_size`).
+        public var bytes: Int64
+        public var dictionaries: [(id: Int64, name: String, size: Int)]
+        /// How far the catalog reaches.
+        public var catalogThrough: Int64
+    }
+
+    /// The store described in a few statements (counting its events reads every row).
+    public func describe() throws -> Description {
+        let version = try fetch("SELECT coalesce(max(version), 0) FROM schema_migrations") { try $0[0].decode(Int64.self) }.first ?? 0
+        let (events, last) = try count()
+        let recordings = try fetch("SELECT count(*) FROM streams") { try $0[0].decode(Int64.self) }.first ?? 0
+        let bytes = try fetch("SELECT pg_database_size(current_database())") { try $0[0].decode(Int64.self) }.first ?? 0
+        let dictionaries = try fetch("SELECT id, name, length(bytes) FROM dictionaries ORDER BY id") { row in
+            (id: try row[0].decode(Int64.self), name: try row[1].decode(String.self), size: Int(try row[2].decode(Int32.self)))
+        }
+        let through = try fetch("SELECT through FROM catalog_coverage") { try $0[0].decode(Int64.self) }.first ?? 0
+        return Description(schemaVersion: Int(version), events: events, lastPosition: last, recordings: Int(recordings),
+                           headHash: try headHash(), bytes: bytes, dictionaries: dictionaries, catalogThrough: through)
+    }
+}

@@ -387,13 +387,23 @@ import Testing
         for command in [["games"], ["games", "--json", "--per-page", "3", "--page", "2"], ["state", id], ["state", id, "--json"],
                         ["log", "--game", id], ["log", "--game", id, "--as", "B"], ["log", "--limit", "40"], ["heads"], ["heads", "--json"],
                         ["export"], ["export", "--game", id], ["keys", "--json"], ["rerun", "--json"],
-                        ["proof", "--consistency", "--device", "A", "--from", "5", "--json"]] {
+                        ["proof", "--consistency", "--device", "A", "--from", "5", "--json"], ["dictionary", "list"]] {
             let native = try studio.run(command + ["--db", studio.url]), file = try studio.run(command)
             #expect(native.status == 0 && native.status == file.status, "\(command): \(native.stderr)")
             #expect(!native.stdout.isEmpty && native.stdout == file.stdout, "\(command)")
             compared += 1
         }
-        #expect(compared == 14)
+        #expect(compared == 15)
+        // info, read as the store is: the same log (its size and storage are the store's own).
+        let info = try studio.run(["info", "--json", "--db", studio.url]), fileInfo = try studio.run(["info", "--json"])
+        #expect(info.status == 0 && fileInfo.status == 0, "\(info.stderr)")
+        func fields(_ text: String) throws -> [String: String] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            return try object.filter { ["events", "lastPosition", "streams", "headHash", "catalogComplete", "catalogThrough", "dictionaries"].contains($0.key) }
+                .mapValues { String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self) }
+        }
+        let nativeFields = try fields(info.stdout), fileFields = try fields(fileInfo.stdout)
+        #expect(nativeFields.count == 7 && nativeFields == fileFields)
         // One game's audit and the whole log's, read as the store is: the same documents but for the time they took.
         func verdict(_ arguments: [String]) throws -> NSDictionary {
             let run = try studio.run(["verify", "--json"] + arguments)
