@@ -23,7 +23,7 @@ extension Auditor {
         // conversation each records is read from its first event once the pass is over
         // (one read a recording, outside the pass's transaction).
         var others: [UUID: (position: Int64, first: StoredEvent?)] = [:]
-        let problems = try store.verifyIndexes(from: first) { event in
+        let problems = try store.passByPosition(from: first) { event in
             if streams.contains(event.stream) {
                 if !listed.contains(event.position) {
                     findings.append(Finding(.error, .integrity, position: event.position, game: game, rule: "index-lists-every-event",
@@ -32,7 +32,7 @@ extension Auditor {
                 }
             } else if others[event.stream] == nil {
                 // Its first event met here is kept: no index is needed to read it again.
-                others[event.stream] = (event.position, event.streamVersion == 1 ? event : nil)
+                others[event.stream] = (event.position, event.first)
             }
         }
         var decoder = StreamDecoder(store: store)

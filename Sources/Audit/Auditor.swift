@@ -122,7 +122,10 @@ public struct Auditor: Sendable {
                 while let next = shared.nextConversation() {
                     let conversation = ordered[next]
                     let events = try Replayer.load(from: reader, streams: streams[conversation] ?? [], verify: false)
-                    shared.add(auditor.check(conversation, events), events: events.count)
+                    // The re-run reads the events this lane already holds (a second pass over
+                    // every conversation cost a shared store most of its audit).
+                    let reruns = auditor.rerunsExtensions ? Self.findings(Rerunner(games: auditor.games).rerun(recordingsOf: events)) : []
+                    shared.add(auditor.check(conversation, events) + reruns, events: events.count)
                 }
             } catch {
                 shared.fail(error, inIntegrity: lane == 0 && !shared.integrityIsDone)
@@ -154,10 +157,6 @@ public struct Auditor: Sendable {
         }
         findings += try snapshotFindings(store, conversations: index.conversations, streams: index.streams)
         if game == nil { findings += try catalogFindings(store) }
-        if rerunsExtensions {
-            let only = game.map { _ in Set(index.conversations) }
-            findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: only))
-        }
         // Lanes finish in any order: a total order keeps the report the same run to run.
         var report = Report(findings: Self.ordered(findings), proofs: proofs)
         report.witnesses = sightings

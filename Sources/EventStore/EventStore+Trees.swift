@@ -288,6 +288,14 @@ extension EventStore: SignedLogReader {
         }
     }
 
+    /// ``verifyIndexes(from:_:)``: every event read from its block, the block index rows re-derived.
+    public func passByPosition(from position: Int64, _ body: (PassedEvent) throws -> Void) throws -> [EventStoreError] {
+        try verifyIndexes(from: position) { event in
+            try body(PassedEvent(position: event.position, stream: event.stream, streamVersion: event.streamVersion,
+                                 first: event.streamVersion == 1 ? event : nil))
+        }
+    }
+
     public func storedNode(tree id: Int64, range: Range<Int64>) throws -> [UInt8]? {
         try read { db in
             guard try db.tableExists("tree_nodes") else { return nil }

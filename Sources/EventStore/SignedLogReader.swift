@@ -39,6 +39,20 @@ public struct CosignatureRow: Sendable {
     }
 }
 
+/// Where an event is, as a pass through the log by position finds it
+/// (``SignedLogReader/passByPosition(from:_:)``).
+public struct PassedEvent: Sendable {
+    public var position: Int64
+    public var stream: UUID
+    public var streamVersion: Int64
+    /// The event whole, when it is its recording's first (`recording.started` names the conversation).
+    public var first: StoredEvent?
+
+    public init(position: Int64, stream: UUID, streamVersion: Int64, first: StoredEvent?) {
+        (self.position, self.stream, self.streamVersion, self.first) = (position, stream, streamVersion, first)
+    }
+}
+
 /// A reader of a log that also reads what its signatures are checked against: the
 /// recordings' rows, the devices' trees and heads, stored proof nodes and the witnesses'
 /// cosignatures. One game's audit (`verify GAME`) asks only this, so it runs the same
@@ -67,12 +81,12 @@ public protocol SignedLogReader: EventLogReader {
     func storedNodes(trees: Set<Int64>?) throws -> [Int64: [Range<Int64>: [UInt8]]]
     /// Every cosignature row, by tree, size and witness.
     func cosignatureRows() throws -> [CosignatureRow]
-    /// Reads every event from `position` to the end of the log by position (never through
-    /// the per-recording index), handing each to `body`; the events that could not be read,
-    /// and any index rows the store keeps that disagree with what it read, come back.
-    /// One game's audit uses it to know that the index its reads go through hid none of
-    /// the game's events.
-    func verifyIndexes(from position: Int64, _ body: (StoredEvent) throws -> Void) throws -> [EventStoreError]
+    /// Reads the log from `position` to its end by position (never through the
+    /// per-recording index), handing `body` where each event is, and each recording's
+    /// first event whole; the events that could not be read, and any index rows the store
+    /// keeps that disagree with what it read, come back. One game's audit uses it to know
+    /// that the index its reads go through hid none of the game's events or recordings.
+    func passByPosition(from position: Int64, _ body: (PassedEvent) throws -> Void) throws -> [EventStoreError]
 
     // The whole log's checks read these too.
 

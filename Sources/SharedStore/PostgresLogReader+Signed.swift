@@ -129,16 +129,52 @@ extension PostgresLogReader: SignedLogReader {
         }
     }
 
-    /// Reads the events from `position` on by position, through the primary key: the
-    /// store keeps no index rows of its own to compare (its indexes are PostgreSQL's), so
-    /// what comes back is the events that could not be read.
-    public func verifyIndexes(from position: Int64, _ body: (StoredEvent) throws -> Void) throws -> [EventStoreError] {
-        let last = try lastPosition()
-        let start = max(1, position)
-        guard start <= last else { return [] }
+    /// Reads where each event from `position` on is, by position through the primary key,
+    /// and each recording's first event whole (a page's in one statement). The store keeps
+    /// no index rows of its own to compare (its indexes are PostgreSQL's): what comes back
+    /// is the events that could not be read.
+    public func passByPosition(from position: Int64, _ body: (PassedEvent) throws -> Void) throws -> [EventStoreError] {
         var problems: [EventStoreError] = []
-        try scan(EventQuery(positions: start...last), verify: false, skippingDamaged: { problems.append($0) }, body)
-        return problems
+        var after = max(1, position) - 1
+        let page = 10_000
+        while true {
+            let rows = try fetch("""
+                SELECT e.position, s.uuid, e.stream_version FROM events e LEFT JOIN streams s ON s.id = e.stream_id
+                WHERE e.position > $1 ORDER BY e.position LIMIT \(page)
+                """, Self.binds([after])) { row in
+                (try row[0].decode(Int64.self), try row[1].decode(ByteBuffer?.self).flatMap { UUID(bytes: Array($0.readableBytesView)) },
+                 try row[2].decode(Int64.self))
+            }
+            let firsts = rows.filter { $0.2 == 1 }.map(\.0)
+            var whole: [Int64: FoundEvent] = [:]
+            if !firsts.isEmpty {
+                var binds = PostgresBindings()
+                binds.append(firsts)
+                for row in try fetch("""
+                    SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version, e.recorded_at, e.codec,
+                           e.dictionary_id, e.raw_size, e.payload, e.hash, e.leaf
+                    FROM events e LEFT JOIN streams s ON s.id = e.stream_id LEFT JOIN event_types t ON t.id = e.type_id
+                    WHERE e.position = ANY($1::bigint[])
+                    """, binds, EventRow.init) {
+                    whole[row.position] = try found(row)
+                }
+            }
+            for (position, stream, version) in rows {
+                guard let stream else {
+                    problems.append(.corruptPayload(position: position, detail: "its stream row is missing"))
+                    continue
+                }
+                var first: StoredEvent?
+                switch whole[position] {
+                case .event(let event, _, _)?: first = event
+                case .damaged(let error, _, _)?: problems.append(error); continue
+                case nil: break
+                }
+                try body(PassedEvent(position: position, stream: stream, streamVersion: version, first: first))
+            }
+            guard rows.count == page, let last = rows.last else { return problems }
+            after = last.0
+        }
     }
 
     // MARK: - The whole log's checks

@@ -91,6 +91,15 @@ import Testing
             "UPDATE tree_heads SET signature = decode(repeat('00', 64), 'hex') WHERE tree_id = (SELECT tree_id FROM streams WHERE id = \(stream))"
         }
         #expect(resigned.contains { $0.rule == ProofProblem.Kind.badSignature.rawValue }, "\(resigned)")
+        // The catalog rows of the game's last recording removed: the game's own reads no
+        // longer see it, and the pass by position after the game's first event names it.
+        let unlisted = try errors { _ in
+            """
+            DELETE FROM catalog WHERE stream_id = (SELECT stream_id FROM catalog WHERE key = '\\x\(game.replacingOccurrences(of: "-", with: ""))'::bytea
+                                                   ORDER BY position DESC LIMIT 1)
+            """
+        }
+        #expect(unlisted.contains { $0.rule == "catalog-lists-every-recording" }, "\(unlisted)")
     }
 
     @Test func theWholeLogsAuditIsTheSameInBothStores() throws {
