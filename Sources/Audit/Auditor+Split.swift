@@ -40,7 +40,8 @@ extension Auditor {
         var findings = check(conversation, events)
         findings += try snapshotFindings(store, conversations: [conversation], streams: [conversation: streams])
         if rerunsExtensions {
-            findings += Self.findings(try Rerunner(games: games).rerun(store: store, conversations: [conversation]))
+            // From the events read above, not read again.
+            findings += Self.findings(Rerunner(games: games).rerun(recordingsOf: events))
         }
         return Self.ordered(findings)
     }

@@ -66,9 +66,11 @@ struct GlobalOptions: ParsableArguments {
     /// A reader of the shared store `--db` names, as it is in PostgreSQL; nil for a SQLite
     /// file, and for a store whose catalog does not cover every event (said on standard
     /// error: such a store is read through this machine's copy).
-    func nativeReader() throws -> PostgresLogReader? {
+    /// - Parameter snapshot: every read (and every reader made from it) sees the store at
+    ///   one moment (``SharedStore/snapshotReader()``): what an audit reads.
+    func nativeReader(snapshot: Bool = false) throws -> PostgresLogReader? {
         guard let shared = try sharedStore() else { return nil }
-        let reader = shared.reader()
+        let reader = snapshot ? shared.snapshotReader() : shared.reader()
         if try reader.catalogIsComplete() { return reader }
         Terminal.standardError("note: the catalog of \(shared.location) does not cover every event, so it is read through a copy on this machine")
         return nil

@@ -35,8 +35,8 @@ struct RerunCommand: ParsableCommand {
         let started = Date()
         var results: [RerunResult]
         if let shared = try sharing.sharedStore(options), let workers = sharing.workers {
-            let copy = try options.localCopy(of: shared)
-            let stored = try SharedAudit.coordinate(.rerun, reruns: true, workers: workers, options: options, shared: shared, copy: copy) {}
+            let stored = try SharedAudit.coordinate(.rerun, reruns: true, workers: workers, options: options, shared: shared,
+                                                    reader: shared.snapshotReader()) {}
             // One order, whichever process re-ran what (as one process orders them).
             results = try SharedAudit.decode(stored, as: RerunResult.self)
                 .sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }

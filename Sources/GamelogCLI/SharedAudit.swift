@@ -28,7 +28,7 @@ struct SharedAuditOptions: ParsableArguments {
         guard let join else { return false }
         guard let shared = try options.sharedStore() else { throw ValidationError("--join helps a shared store's check: pass its --db postgres://... URL.") }
         let run = try SharedAudit.run(join, kind: kind, in: shared)
-        let checked = try SharedAudit.join(run, shared: shared, copy: try options.localCopy(of: shared))
+        let checked = try SharedAudit.join(run, shared: shared)
         print("checked \(checked) games of run \(run.id.uuidString.lowercased())")
         return true
     }
@@ -49,16 +49,17 @@ enum SharedAudit {
     /// Who checked a game: this host and process.
     static var workerName: String { "\(ProcessInfo.processInfo.hostName):\(getpid())" }
 
-    /// Starts a run over every game of `copy` and `count` local processes joining it;
+    /// Starts a run over every game `reader` sees (the store at one moment) and `count`
+    /// local processes joining it;
     /// waits for them with a progress line, then finishes what any of them left (a
     /// worker that died leaves its claimed games to the next claim) and returns every
     /// game's result.
     static func coordinate(_ kind: SharedStore.AuditKind, reruns: Bool, workers count: Int, options: GlobalOptions,
-                           shared: SharedStore, copy: LocalCopy, whileWaiting: () throws -> Void) throws -> [SharedStore.AuditTaskResult] {
-        let store = try EventStore(path: copy.path, access: .readOnly)
-        let games = try GameIndex(store: store).conversations().map(\.uuid)
-        let run = try SharedStore.wait { try await shared.startAuditRun(kind, revision: copy.revision, reruns: reruns, games: games) }
-        Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) conversations at revision \(copy.revision), \(count) local workers; "
+                           shared: SharedStore, reader: PostgresLogReader, whileWaiting: () throws -> Void) throws -> [SharedStore.AuditTaskResult] {
+        let games = try GameIndex(store: reader).conversations().map(\.uuid)
+        let revision = try reader.revision()
+        let run = try SharedStore.wait { try await shared.startAuditRun(kind, revision: revision, reruns: reruns, games: games) }
+        Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) conversations at revision \(revision), \(count) local workers; "
                                + "another machine helps with `gamelog \(kind == .verify ? "verify" : "rerun") --db \(shared.location) --join \(run.id.uuidString.lowercased())`")
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
         var processes: [(process: Process, errors: URL)] = []
@@ -91,7 +92,7 @@ enum SharedAudit {
         // What the workers left (one died, or none could start) is checked here, without
         // waiting for the leases of workers that have ended.
         let ended = processes.map { "\(ProcessInfo.processInfo.hostName):\($0.process.processIdentifier)" }
-        _ = try join(run, shared: shared, copy: copy, reclaimingFrom: ended)
+        _ = try join(run, shared: shared, reclaimingFrom: ended)
         let results = try SharedStore.wait { try await shared.results(of: run) }
         guard results.count == games.count else {
             throw CommandFailure("audit run \(run.id.uuidString.lowercased()) holds \(results.count) results of \(games.count) games; run it again")
@@ -105,14 +106,16 @@ enum SharedAudit {
     /// How long a claim holds: a worker that died is replaced after this.
     static let lease: Duration = .seconds(300)
 
-    /// Claims and checks games of `run` on `copy` until none is left; returns how many.
-    /// No transaction is open while a game is checked: a claim is a lease.
+    /// Claims and checks games of `run` until none is left, reading the store as it is
+    /// (it only grows: what the run lists is there); returns how many. No transaction is
+    /// open while a game is checked: a claim is a lease.
     /// - Parameter reclaimingFrom: workers that ended, whose leases need not be waited for.
-    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, copy: LocalCopy, reclaimingFrom ended: [String] = []) throws -> Int {
-        guard copy.revision >= run.revision else {
-            throw CommandFailure("this machine's copy of the store is at revision \(copy.revision), before the run's \(run.revision); run the command again")
+    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, reclaimingFrom ended: [String] = []) throws -> Int {
+        let store = shared.reader()
+        let revision = try store.revision()
+        guard revision >= run.revision else {
+            throw CommandFailure("the store is at revision \(revision), before the run's \(run.revision): it was restored from an older backup; start a new run")
         }
-        let store = try EventStore(path: copy.path, access: .readOnly)
         let index = try GameIndex(store: store)
         var auditor = Auditor(games: GamelogCLI.games)
         auditor.rerunsExtensions = run.reruns
@@ -133,11 +136,11 @@ enum SharedAudit {
                     let findings = try auditor.conversationFindings(store, conversation: conversation, streams: try index.streams(of: conversation))
                     outcomes.append((game, .init(result: String(decoding: try encoder.encode(findings), as: UTF8.self),
                                                  errors: findings.filter { $0.severity == .error }.count,
-                                                 warnings: findings.filter { $0.severity == .warning }.count, revision: copy.revision)))
+                                                 warnings: findings.filter { $0.severity == .warning }.count, revision: revision)))
                 case .rerun:
                     let results = try Rerunner(games: GamelogCLI.games).rerun(store: store, conversations: [conversation])
                     outcomes.append((game, .init(result: String(decoding: try encoder.encode(results), as: UTF8.self),
-                                                 errors: results.filter { $0.outcome == .diverged }.count, warnings: 0, revision: copy.revision)))
+                                                 errors: results.filter { $0.outcome == .diverged }.count, warnings: 0, revision: revision)))
                 }
             }
             let finished = outcomes

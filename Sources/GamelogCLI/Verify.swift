@@ -73,12 +73,10 @@ struct Verify: ParsableCommand {
             // A shared store's whole log is checked on a new copy of every row it holds
             // now, so a row changed there after an earlier copy was made is seen.
             let shared = try sharing.sharedStore(options)
-            let copy = try shared.map { try options.localCopy(of: $0, fresh: true) }
-            // A shared store is checked as it is in PostgreSQL, nothing copied (but by
-            // `--workers`, whose coordinator and workers share a copy).
-            let native = try copy == nil ? options.nativeReader() : nil
-            let store: any SignedLogReader = try native ?? copy.map { try EventStore(path: $0.path, access: .readOnly) }
-                ?? options.openForReading(fresh: game == nil)
+            // A shared store is checked as it is in PostgreSQL at one moment, nothing copied
+            // (an upload stored meanwhile is wholly in or wholly out of what is read).
+            let native = try options.nativeReader(snapshot: true)
+            let store: any SignedLogReader = try native ?? options.openForReading(fresh: game == nil)
             // One game is checked at the cost of that game: its events, its devices.
             let opened = try game.map { try OpenedGame(store: store, id: $0) }
             // A collector holds every device's heads, and a phone's log holds its own
@@ -103,11 +101,11 @@ struct Verify: ParsableCommand {
                 auditor.witnessPolicy = WitnessPolicy(keys: try witnessKeys.map { try WitnessKey(verifierKey: $0) }, required: witnesses)
             }
             let report: Auditor.Report
-            if let shared, let copy, let workers = sharing.workers {
+            if let shared, let native, let workers = sharing.workers {
                 // This process checks what reads the whole log while the workers take the games.
                 var whole: Auditor.Report?
-                let results = try SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared, copy: copy) {
-                    whole = try auditor.logFindings(try EventStore(path: copy.path, access: .readOnly), trusting: trusted, known: known) { done, _ in progress.update(done) }
+                let results = try SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared, reader: native) {
+                    whole = try auditor.logFindings(native, trusting: trusted, known: known) { done, _ in progress.update(done) }
                     progress.finish()
                 }
                 guard let whole else { throw CommandFailure("the whole-log checks did not run") }

@@ -6,8 +6,12 @@ import PostgresNIO
 /// What one game's audit reads of the shared store, read as it is: the checks themselves
 /// are ``SignedLogReader``'s, the same code a SQLite log is judged by.
 extension PostgresLogReader: SignedLogReader {
-    /// Another reader of the store, with a connection of its own.
-    public func anotherReader() throws -> any SignedLogReader { PostgresLogReader(store: store) }
+    /// Another reader of the store, with a connection of its own; of a snapshot reader
+    /// (``SharedStore/snapshotReader()``), one that sees the same moment.
+    public func anotherReader() throws -> any SignedLogReader {
+        if let id = try exportedSnapshot() { return PostgresLogReader(store: store, snapshot: .imports(id)) }
+        return PostgresLogReader(store: store)
+    }
 
     public func recordingRows(_ streams: Set<UUID>) throws -> [UUID: RecordingRow] {
         guard !streams.isEmpty else { return [:] }
@@ -252,6 +256,11 @@ extension PostgresLogReader {
         public var dictionaries: [(id: Int64, name: String, size: Int)]
         /// How far the catalog reaches.
         public var catalogThrough: Int64
+    }
+
+    /// The store's revision (how many writes changed it), as this reader sees it.
+    public func revision() throws -> Int64 {
+        try fetch("SELECT revision FROM store_state") { try $0[0].decode(Int64.self) }.first ?? 0
     }
 
     /// The store described in a few statements (counting its events reads every row).

@@ -11,6 +11,15 @@ extension SharedStore {
     /// It follows the same rules as a SQLite log's reads (the chain, damage, payloads):
     /// see ``EventLogReader``.
     public func reader() -> PostgresLogReader { PostgresLogReader(store: self) }
+
+    /// A reader of the store as it was at one moment, whatever is written meanwhile: its
+    /// statements run in one read-only `REPEATABLE READ` transaction, and every reader made
+    /// from it (``PostgresLogReader/anotherReader()``) shares that transaction's snapshot
+    /// (`pg_export_snapshot`). An audit reads through it, so that an upload stored while
+    /// it runs (events and the head that signs them, in one transaction) is wholly in or
+    /// wholly out of everything it reads. A connection lost meanwhile cannot get the moment
+    /// back: its next read fails, saying so.
+    public func snapshotReader() -> PostgresLogReader { PostgresLogReader(store: self, snapshot: .exports) }
 }
 
 /// The shared store read natively: an ``EventLogReader`` over PostgreSQL.
@@ -37,8 +46,21 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// on a writer's, inside the writer's transaction.
     private let ownsConnection: Bool
 
-    init(store: SharedStore) {
+    /// How a reader's reads see the store: each statement as it is then, or all of them
+    /// at one moment (a snapshot it exports, or one another reader exported).
+    enum Snapshot: Sendable {
+        case exports
+        case imports(String)
+    }
+    private let snapshot: Snapshot?
+    /// The snapshot this reader's transaction exported (for readers made from it), once open.
+    private var exported: String?
+    /// Whether a connection was opened once: a snapshot reader cannot open a second.
+    private var opened = false
+
+    init(store: SharedStore, snapshot: Snapshot? = nil) {
         self.store = store
+        self.snapshot = snapshot
         ownsConnection = true
     }
 
@@ -47,6 +69,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     init(store: SharedStore, borrowing connection: PostgresConnection) {
         self.store = store
         self.connection = connection
+        snapshot = nil
         ownsConnection = false
     }
 
@@ -99,15 +122,50 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
 
     private func openConnection() async throws -> PostgresConnection {
         if let open = lock.withLock({ connection }), !open.isClosed { return open }
+        if snapshot != nil, lock.withLock({ opened }) {
+            throw SharedStoreError.unreachable(location: store.location.description, detail:
+                "the connection closed during a read of the store at one moment (an audit), which a new connection cannot see again; run it again")
+        }
         let made = try await store.connect()
         do {
             _ = try await store.version(made)
+            switch snapshot {
+            case .exports?:
+                _ = try await made.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: SharedStore.logger)
+                let rows = try await made.query("SELECT pg_export_snapshot()", logger: SharedStore.logger)
+                var id: String?
+                for try await row in rows { id = try row.decode(String.self) }
+                lock.withLock { exported = id }
+            case .imports(let id)?:
+                _ = try await made.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: SharedStore.logger)
+                // The id is the server's own answer (hexadecimal digits and dashes), never a user's text.
+                _ = try await made.query(PostgresQuery(unsafeSQL: "SET TRANSACTION SNAPSHOT '\(id.filter { $0.isHexDigit || $0 == "-" })'"),
+                                         logger: SharedStore.logger)
+            case nil:
+                break
+            }
         } catch {
             _ = try? await made.close()
             throw store.translate(error)
         }
-        lock.withLock { connection = made }
+        lock.withLock {
+            connection = made
+            opened = true
+        }
         return made
+    }
+
+    /// The snapshot this reader sees, if it sees one moment: the one it exported (its
+    /// connection opened first if need be), or the one it imported.
+    func exportedSnapshot() throws -> String? {
+        switch snapshot {
+        case nil: return nil
+        case .imports(let id)?: return id
+        case .exports?: break
+        }
+        if let id = lock.withLock({ exported }) { return id }
+        _ = try SharedStore.wait { [self] in try await self.openConnection() }
+        return lock.withLock { exported }
     }
 
     private func forget(_ closed: PostgresConnection) {

@@ -135,4 +135,25 @@ import Testing
         let cosigned = try errors(after: "UPDATE tree_heads SET root = decode(repeat('11', 32), 'hex') WHERE size = (SELECT max(size) FROM tree_heads)")
         #expect(cosigned.contains { $0.check == .signature }, "\(cosigned)")
     }
+
+    /// An audit's reads see the store at one moment: what an upload stores meanwhile (events
+    /// and the head that signs them) is in none of them, through every reader made from it.
+    @Test func aSnapshotReaderSeesOneMomentWhateverIsWrittenMeanwhile() throws {
+        let source = try LogWriterTests.Source.get()
+        let folder = try TemporaryFolder()
+        let (shared, _) = try SharedStoreTests.makeStore(folder)
+        _ = try SharedStoreTests.importing(source.firstLines, into: shared)
+        let moment = shared.snapshotReader()
+        let before = try moment.count(), headsBefore = try moment.deviceTrees().map { $0.heads.count }
+        #expect(before.events > 0)
+        let lane = try moment.anotherReader()
+        _ = try SharedStoreTests.importing(source.lines, into: shared)
+
+        let now = try shared.reader().count()
+        #expect(now.events > before.events)
+        #expect(try moment.count() == before && lane.count() == before)
+        #expect(try moment.deviceTrees().map { $0.heads.count } == headsBefore && lane.deviceTrees().map { $0.heads.count } == headsBefore)
+        let report = try Auditor(games: .standard).report(moment, trusting: source.keys.trusted)
+        #expect(!report.findings.contains { $0.severity == .error }, "\(report.findings.filter { $0.severity == .error })")
+    }
 }
