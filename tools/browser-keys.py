@@ -7,7 +7,7 @@ list's filters, the help overlay, a jump to a finding, the switch of view.
 Usage: tools/browser-keys.py CHROMIUM BASE_URL GAME_ID WORK_DIR
 Prints one line per check, "ok NAME" or "FAIL NAME: why"; exits 1 if any failed.
 """
-import base64, json, os, socket, struct, subprocess, sys, time, urllib.parse, urllib.request
+import base64, json, os, shutil, socket, struct, subprocess, sys, time, urllib.parse, urllib.request
 
 
 class Socket:
@@ -125,7 +125,64 @@ class Page:
         return int(urllib.parse.parse_qs(urllib.parse.urlparse(self.evaluate("location.href")).query).get("step", ["-1"])[0])
 
 
+def follow(chromium, base, game, work, binary, db, rest):
+    """`serve --follow`: the page at a game's last step follows it as another process appends."""
+    profile = os.path.join(work, "cdp-profile-follow")
+    shutil.rmtree(profile, ignore_errors=True)  # a port file left by an earlier run would be read
+    browser = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
+                                f"--user-data-dir={profile}", "--window-size=1400,1000", "about:blank"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    failures = 0
+
+    def check(name, condition, detail=""):
+        nonlocal failures
+        print(f"ok {name}" if condition else f"FAIL {name}: {detail}")
+        failures += 0 if condition else 1
+
+    try:
+        port_file = os.path.join(profile, "DevToolsActivePort")
+        for _ in range(200):
+            if os.path.exists(port_file) and open(port_file).read().strip():
+                break
+            time.sleep(0.05)
+        port = int(open(port_file).read().split()[0])
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/json/new?about:blank", method="PUT")
+        page = Page(json.loads(urllib.request.urlopen(request, timeout=10).read())["webSocketDebuggerUrl"])
+        page.call("Page.enable")
+        page.call("Runtime.enable")
+        page.go(f"{base}/games/{game}?step=0&as=auditor&whole=1")
+        before = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
+        page.key("End", keycode=35)
+        check("End goes to the game's last step", page.step() == before, f"{page.step()} of {before}")
+        page.evaluate("window.__loaded = 'once'")
+        # Another process appends the rest of the log.
+        appended = subprocess.run([binary, "import", "--db", db, rest], capture_output=True, text=True)
+        check("the rest of the log is appended", appended.returncode == 0, appended.stderr)
+        deadline = time.time() + 15
+        while time.time() < deadline and page.step() <= before:
+            time.sleep(0.1)
+        after = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
+        check("the page follows the game to its new last step", after > before and page.step() == after, f"{before} -> {after}, at {page.step()}")
+        shown = page.evaluate("document.querySelector('.timeline').dataset.step")
+        check("and shows it", shown == str(after), str(shown))
+        check("without a page load", page.evaluate("window.__loaded") == "once", str(page.evaluate("window.__loaded")))
+        page.go(f"{base}/games")
+        check("the games list says it follows the log", page.evaluate("!!document.getElementById('following')") is True)
+    except Exception as error:
+        failures += 1
+        print(f"FAIL the follow test could not run: {error}")
+    finally:
+        browser.terminate()
+        try:
+            browser.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            browser.kill()
+    sys.exit(1 if failures else 0)
+
+
 def main():
+    if sys.argv[1] == "--follow":
+        return follow(*sys.argv[2:9])
     chromium, base, game, work = sys.argv[1:5]
     profile = os.path.join(work, "cdp-profile")
     browser = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",

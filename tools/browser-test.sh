@@ -228,6 +228,34 @@ check tampered-game "its findings are listed" has tampered-game 'id="findings"'
 kill "$server"; wait "$server" 2>/dev/null || true; server=""
 check tampered "serving left the tampered copy as it was" test "$("$root/tools/forge_block.py" differ tampered.sqlite gamelog.sqlite)" = 2
 
+# Following a log being written (issue 39, item 5): half of the demo's events (unsigned),
+# `serve --follow`, then the rest appended by another process while a page of the game that
+# is still in progress is open at its last step; the page follows to the new last step
+# without a page load, and the games list's stream says the log grew.
+"$binary" export --db gamelog.sqlite > all.jsonl 2>/dev/null
+python3 - <<'PY'
+import json
+events = [e for e in (json.loads(l) for l in open("all.jsonl")) if "streamVersion" in e]
+for e in events:
+    e.pop("leaf", None)
+open("unsigned.jsonl", "w").write("".join(json.dumps(e) + "\n" for e in events))
+open("part.jsonl", "w").write("".join(json.dumps(e) + "\n" for e in events[:len(events) // 2]))
+PY
+"$binary" import --db growing.sqlite part.jsonl >/dev/null 2>&1
+"$binary" serve --db growing.sqlite --follow --port 0 > serve-growing.out 2>&1 &
+server=$!
+for _ in $(seq 1 100); do grep -q "http://" serve-growing.out 2>/dev/null && break; sleep 0.1; done
+base=$(grep -o 'http://[^/]*' serve-growing.out | head -n 1)
+check follow "serve --follow says it follows" grep -q "following it as it grows" serve-growing.out
+growing=$(curl -s "$base/api/games" | python3 -c 'import json,sys; print(next(g["id"] for g in json.load(sys.stdin) if g["status"]!="finished"))')
+while read -r verdict rest; do
+  case "$verdict" in
+    ok) passed=$((passed + 1)) ;;
+    *) failed=$((failed + 1)); echo "FAIL follow: $rest" ;;
+  esac
+done < <(python3 "$root/tools/browser-keys.py" --follow "$browser" "$base" "$growing" "$work" "$binary" growing.sqlite unsigned.jsonl || true)
+kill "$server"; wait "$server" 2>/dev/null || true; server=""
+
 echo "screenshots in out/screenshots/: $(ls "$shots" | tr '\n' ' ')"
 echo "browser test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

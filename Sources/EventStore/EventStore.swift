@@ -56,8 +56,12 @@ public final class EventStore {
     ///   ``EventStoreError/storageFull(path:detail:)`` and stores nothing.
     /// - Parameter layout: how new events are stored; blocks unless the file is a copy
     ///   of a shared store's rows.
+    /// - Parameter followingAppends: with `.readOnly`, the file is opened through SQLite's
+    ///   locking even when no writer has it open (never as immutable), so that each read
+    ///   sees what another process appended since: what a reader of a growing log needs
+    ///   (`serve --follow`). SQLite may then create the `-wal` and `-shm` files beside it.
     public init(path: String, access: Access = .readWrite, maximumSize: Int? = nil, layout: Layout = .blocks,
-                clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) throws {
+                followingAppends: Bool = false, clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) throws {
         self.path = path
         self.access = access
         self.layout = layout
@@ -87,7 +91,9 @@ public final class EventStore {
         // Keep the file untouched until we know it is ours: GRDB must not switch the
         // journal mode of a foreign or newer database.
         config.journalMode = .default
-        let queue = try Self.translating(path) { try DatabaseQueue(path: Self.openingPath(path, access), configuration: config) }
+        let queue = try Self.translating(path) {
+            try DatabaseQueue(path: followingAppends ? path : Self.openingPath(path, access), configuration: config)
+        }
         self.queue = queue
 
         let version = try Self.translating(path) { try queue.read { try Schema.check($0, path: path) } }

@@ -27,6 +27,8 @@ struct Serve: ParsableCommand {
 
     @Flag(help: "Audit the log again, though an earlier start kept the audit of this very file (in $GAMELOG_CACHE/viewer).")
     var fresh = false
+    @Flag(help: "Follow a log that is still being written (by `simulate`, a recorder, `import` or a collector): pages show new events as they are appended.")
+    var follow = false
 
     /// This program's size and time of change: another build never reuses kept audits.
     static var buildIdentity: String {
@@ -41,6 +43,7 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        let follow = self.follow
         let shared = try options.sharedStore()
         let keepIn = fresh ? nil : SharedStore.defaultCacheFolder.appending(path: "viewer")
         let model: ViewerModel
@@ -52,7 +55,18 @@ struct Serve: ParsableCommand {
         } else {
             let copy = try shared.map { try options.localCopy(of: $0) }
             if let shared { shownAs = "\(shared.location) as copied now" }
-            model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games, keepingResultsIn: keepIn, build: Self.buildIdentity)
+            if follow, shared != nil {
+                throw CommandFailure("--follow reads a shared store as it is, and the catalog of \(shared!.location) does not cover every event (it is read through a copy)")
+            }
+            model = try ViewerModel(path: copy?.path ?? options.db, games: GamelogCLI.games, keepingResultsIn: follow ? nil : keepIn,
+                                    build: Self.buildIdentity, followingAppends: follow)
+        }
+        if follow {
+            do {
+                try model.follow()
+            } catch let error as ViewerFollowError {
+                throw CommandFailure("\(error); `gamelog index --db \(options.db)` fills the catalog")
+            }
         }
         var reader: (@Sendable (String) async throws -> Bool)?
         if let shared {
@@ -84,7 +98,7 @@ struct Serve: ParsableCommand {
         let host = self.host, printedToken = madeToken
         let app = WebViewer.application(model, host: host, port: port, reader: reader) { port in
             // Written at once (not buffered), so a script waiting for this line sees it.
-            FileHandle.standardOutput.write(Data("gamelog serve: http://\(host):\(port)/games (a read-only view of \(path)); Ctrl-C stops it\n".utf8))
+            FileHandle.standardOutput.write(Data("gamelog serve: http://\(host):\(port)/games (a read-only view of \(path)\(follow ? ", following it as it grows" : "")); Ctrl-C stops it\n".utf8))
             if let printedToken {
                 FileHandle.standardOutput.write(Data("reader token for this run (the password, any user name): \(printedToken)\n".utf8))
             }

@@ -135,7 +135,7 @@ enum Pages {
             pager = "<p class=pager>\(pageNumber > 1 ? link(pageNumber - 1, "← previous") : "") page \(pageNumber) of \(pages) \(pageNumber < pages ? link(pageNumber + 1, "next →") : "")</p>"
         }
         let body: HTML = """
-            <header><h1>gamelog</h1><p>\(model.location) · \(gameCount) game\(gameCount == 1 ? "" : "s")</p>\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged event\(model.damagedEvents == 1 ? " was" : "s were") left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)\(auditLine(model))</header>
+            <header><h1>gamelog</h1><p>\(model.location) · \(gameCount) game\(gameCount == 1 ? "" : "s")</p>\(model.isFollowing ? "<p class=live id=following data-follow-list=1>following the log: games appear as they are written (reload without scripts)</p>" as HTML : "")\(model.damagedEvents == 0 ? "" as HTML : "<p class=bad id=damaged>\(model.damagedEvents) damaged event\(model.damagedEvents == 1 ? " was" : "s were") left out of these games; `gamelog verify` names them, `gamelog export --skip-damaged` salvages the rest.</p>" as HTML)\(auditLine(model))</header>
             <form class=filters method=get action="/games">
             <label>kind <select name=kind><option value="">all</option>\(kinds.map { option($0, query.kind) })</select></label>
             <label>status <select name=status><option value="">all</option>\(statuses.map { option($0, query.status, label: GameStatus.words($0)) })</select></label>
@@ -415,7 +415,7 @@ enum Pages {
             <header><p><a href="/games">← games</a></p><h1>\(heading) <small>\(id)</small></h1>
             \(origin)\(damageHTML)<nav class=views>seen as: \(switcher)</nav>
             <p class=audit>\(verdict)</p>\(scopeHTML)</header>
-            <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)" data-extra="\(extra)">
+            <section class=timeline data-step="\(step)" data-steps="\(replayer.stepCount)" data-as="\(asParameter)" data-base="\(base)" data-extra="\(extra)"\(model.isFollowing ? " data-follow=1" as HTML : "")>
             <a class=button id=first href="\(link(0, asParameter))" title="first step">first</a><a class=button id=prev href="\(link(max(0, step - 1), asParameter))" title="previous step (←)" aria-label="previous step">◀</a>
             <button id=play title="play or pause (space)" aria-label="play or pause">▶</button><a class=button id=next href="\(link(min(replayer.stepCount, step + 1), asParameter))" title="next step (→)" aria-label="next step">▶▶</a><a class=button id=last href="\(link(replayer.stepCount, asParameter))" title="last step (End)">last</a>
             <button id=helpButton title="keys (?)" aria-label="keys">?</button>
@@ -603,8 +603,20 @@ enum Pages {
     /// shared and the back button steps back; the neighbours are fetched ahead. Without
     /// scripts every control is still a link or a form that loads the step's page.
     static let script = """
+        (function(){if(!document.querySelector('[data-follow-list]'))return;
+        // The list of a log being written: fetched again, in place, when it grows.
+        var es=new EventSource('/follow');es.onmessage=function(){fetch(location.href,{credentials:'same-origin'}).then(function(r){return r.ok?r.text():null;})
+        .then(function(t){if(!t)return;var doc=new DOMParser().parseFromString(t,'text/html');if(doc.querySelector('#games'))document.body.replaceWith(doc.body);});};})();
         (function(){if(!document.querySelector('.timeline'))return;
-        var step=0,steps=0,as='',base='',extra='',rows=[],cache={},timer=null,playingNow=false;
+        var step=0,steps=0,as='',base='',extra='',rows=[],cache={},timer=null,playingNow=false,live=null,liveFor='';
+        // A log being written (serve --follow): when the game grows, the steps already
+        // fetched are forgotten; at the last step the page follows to the new last one,
+        // elsewhere it stays where it is and its timeline grows.
+        function follow(){var t=document.querySelector('.timeline');var want=t&&t.dataset.follow==='1'?base+'/follow?as='+encodeURIComponent(as):'';
+        if(want===liveFor)return;if(live){live.close();live=null;}liveFor=want;if(!want)return;
+        live=new EventSource(want);live.onmessage=function(e){var d;try{d=JSON.parse(e.data);}catch(x){return;}
+        if(typeof d.steps!=='number'||d.steps===steps)return;cache={};var atEnd=step===steps&&!playingNow;
+        show(url(atEnd?d.steps:step),atEnd);};}
         function url(n){return base+'?step='+n+'&as='+encodeURIComponent(as)+extra;}
         function load(u){if(!cache[u]){cache[u]=fetch(u,{credentials:'same-origin'}).then(function(r){if(!r.ok)throw new Error(r.status);
         return r.text().then(function(t){return {html:t,url:r.url};});});cache[u].catch(function(){delete cache[u];});}return cache[u];}
@@ -643,7 +655,7 @@ enum Pages {
         if(list){var box=list.parentNode;if(listTop!==undefined)box.scrollTop=listTop;
         if(cur){var r=cur.getBoundingClientRect(),b=box.getBoundingClientRect();
         if(r.top<b.top||r.bottom>b.bottom)box.scrollTop+=r.top-b.top-box.clientHeight/2;}}
-        ahead();}
+        ahead();follow();}
         document.addEventListener('click',function(e){var a=e.target.closest&&e.target.closest('a');
         if(!a||e.ctrlKey||e.metaKey||e.shiftKey||e.altKey||e.button!==0)return;
         var u=new URL(a.href,location.href);if(u.origin!==location.origin)return;

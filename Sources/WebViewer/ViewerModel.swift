@@ -7,6 +7,7 @@ import MessagesModel
 import Projections
 import Replay
 import Rerun
+import StoredEvents
 
 /// What the viewer knows of one log, opened read-only: the game index, the game list
 /// (read in the background, shown as it grows), recently opened games, and audit
@@ -56,6 +57,14 @@ public final class ViewerModel: @unchecked Sendable {
     private var conversationsChecked = 0
     private var conversationCount: Int?
     private var adoptedKeptResults = false
+    /// Following a growing log: whether it is, how many times it grew, who listens.
+    private var follows = false
+    private var growths = 0
+    private var subscribers: [UUID: AsyncStream<Int>.Continuation] = [:]
+    /// Each background pass writes only while it is the newest one (a growth starts new ones).
+    private var listGeneration = 0
+    private var auditGeneration = 0
+    private var auditStarted = false
 
     /// How many open games keep their replayer (each holds its events and some states).
     static let openGames = 64
@@ -118,9 +127,14 @@ public final class ViewerModel: @unchecked Sendable {
     ///     the log's exact content and `build`, so the next start on the same file shows
     ///     every verdict at once (nil: nothing kept).
     ///   - build: what identifies this build of gamelog; results of another are not reused.
-    public convenience init(path: String, games: GameRegistry, keepingResultsIn folder: URL? = nil, build: String = "") throws {
-        try self.init(location: path, games: games, reader: { try EventStore(path: path, access: .readOnly) },
+    ///   - followingAppends: read the file so that another process's appends are seen
+    ///     (see ``EventStore/init(path:access:maximumSize:layout:followingAppends:clock:)``):
+    ///     what ``follow(every:)`` needs.
+    public convenience init(path: String, games: GameRegistry, keepingResultsIn folder: URL? = nil, build: String = "",
+                            followingAppends: Bool = false) throws {
+        try self.init(location: path, games: games, reader: { try EventStore(path: path, access: .readOnly, followingAppends: followingAppends) },
                       readsNatively: false, keepingResultsIn: folder, build: build)
+        seesAppends = followingAppends
     }
 
     /// Opens a log that `reader` reads as it is (a shared store in PostgreSQL, through its
@@ -131,7 +145,11 @@ public final class ViewerModel: @unchecked Sendable {
     ///   one for the background audit).
     public convenience init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any SignedLogReader) throws {
         try self.init(location: location, games: games, reader: reader, readsNatively: true, keepingResultsIn: nil, build: "")
+        seesAppends = true
     }
+
+    /// Whether the readers see what is appended after they opened.
+    private var seesAppends = false
 
     @available(*, unavailable, message: "the audit reads the store as it is now: use init(location:games:reader:) with a reader returning any SignedLogReader (SharedStore.reader() is one); no copy is made")
     public convenience init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any EventLogReader,
@@ -248,13 +266,16 @@ public final class ViewerModel: @unchecked Sendable {
     /// games as soon as they are folded, so filters answer at once with what is known.
     public func listInBackground() {
         guard !readsNatively else { return listPagesInBackground() }
-        let path = self.location, games = self.games
+        let path = self.location, games = self.games, following = locked { follows }
+        // A pass that a newer one replaced (the log grew) stops writing.
+        let mine = locked { listGeneration }
         Thread { [weak self] in
             var damaged = 0
             do {
-                let reader = try EventStore(path: path, access: .readOnly)
+                let reader = try EventStore(path: path, access: .readOnly, followingAppends: following)
                 let catalog = try GameCatalog(store: reader, games: games, skippingDamaged: { _ in damaged += 1 }, found: { found in
                     self?.locked {
+                        guard self?.listGeneration == mine else { return }
                         self?.listed += found
                         self?.listedSorted = nil
                     }
@@ -265,6 +286,7 @@ public final class ViewerModel: @unchecked Sendable {
                     .map { Gameless(conversation: $0.key, kind: $0.value, events: catalog.eventCounts[$0.key] ?? 0) }
                     .sorted { ($0.kind, $0.conversation.uuid.uuidString) < ($1.kind, $1.conversation.uuid.uuidString) }
                 self?.locked {
+                    guard self?.listGeneration == mine else { return }
                     self?.listed = all
                     self?.listedSorted = all
                     self?.listIsComplete = true
@@ -272,7 +294,7 @@ public final class ViewerModel: @unchecked Sendable {
                     self?.gameless = gameless
                 }
             } catch {
-                self?.locked { self?.listFailure = String(describing: error) }
+                self?.locked { if self?.listGeneration == mine { self?.listFailure = String(describing: error) } }
             }
         }.start()
     }
@@ -282,6 +304,7 @@ public final class ViewerModel: @unchecked Sendable {
     /// conversations that hold no game are not listed (that needs every recording read).
     private func listPagesInBackground() {
         let games = self.games
+        let mine = locked { listGeneration }
         Thread { [weak self] in
             var damaged = 0, offset = 0
             let size = 100
@@ -291,19 +314,23 @@ public final class ViewerModel: @unchecked Sendable {
                     let page = try self.readers.with { reader in
                         try GameCatalog.page(store: reader, games: games, offset: offset, limit: size, skippingDamaged: { _ in damaged += 1 })
                     }
-                    self.locked {
+                    let current = self.locked {
+                        guard self.listGeneration == mine else { return false }
                         self.listed += page.games
                         self.listedSorted = nil
+                        return true
                     }
+                    guard current else { return }
                     offset += size
                     if offset >= page.total { break }
                 }
                 self?.locked {
+                    guard self?.listGeneration == mine else { return }
                     self?.listIsComplete = true
                     self?.damaged = damaged
                 }
             } catch {
-                self?.locked { self?.listFailure = String(describing: error) }
+                self?.locked { if self?.listGeneration == mine { self?.listFailure = String(describing: error) } }
             }
         }.start()
     }
@@ -609,8 +636,13 @@ public final class ViewerModel: @unchecked Sendable {
     /// audit) is not checked again.
     public func auditInBackground() {
         let games = self.games, makeReader = self.makeReader, path = location
-        // Results are kept for a file, named by its content; a store's are stored by `verify --workers`.
-        let kept = readsNatively ? nil : self.kept
+        // Results are kept for a file, named by its content; a store's are stored by
+        // `verify --workers`; a log that grows is audited again as it grows.
+        let (mine, following) = locked { () -> (Int, Bool) in
+            auditStarted = true
+            return (auditGeneration, follows)
+        }
+        let kept = readsNatively || following ? nil : self.kept
         Thread { [weak self] in
             guard let reader = try? makeReader() else {
                 self?.locked { self?.logWide = [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read",
@@ -629,10 +661,11 @@ public final class ViewerModel: @unchecked Sendable {
                 for conversation in conversations {
                     WorkQueue.shared.yieldToRequests()
                     guard let self else { return }
-                    let known = self.locked { self.checked(conversation) != nil }
+                    let (known, current) = self.locked { (self.checked(conversation) != nil, self.auditGeneration == mine) }
+                    guard current else { return }
                     if !known, let streams = try? index.streams(of: conversation) {
                         if let found = try? auditor.conversationFindings(reader, conversation: conversation, streams: streams) {
-                            self.locked { self.checks[conversation] = found }
+                            self.locked { if self.auditGeneration == mine { self.checks[conversation] = found } }
                         } else {
                             // Damaged: checked as its page shows it, the damage named.
                             _ = try? self.check(conversation)
@@ -643,12 +676,112 @@ public final class ViewerModel: @unchecked Sendable {
             }
             let whole = (try? auditor.logFindings(reader).findings)
                 ?? [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read", found: "it could not be read whole")]
-            self?.locked { self?.logWide = whole }
+            self?.locked { if self?.auditGeneration == mine { self?.logWide = whole } }
             // Kept only if the file did not change while it was audited.
             if let key, let kept, let self, kept.key(of: path) == key {
                 kept.save(self.locked { self.keptResults(logWide: whole) }, as: key)
             }
         }.start()
+    }
+
+    // MARK: Following a growing log
+
+    /// Starts following the log as another process appends to it (`serve --follow`): every
+    /// `interval` its last position is read, and when it grew, the conversations with new
+    /// events are folded again at their next request, the list and the audit start over,
+    /// and ``changes()`` yields. Needs a log whose catalog covers every event (the one
+    /// gamelog writes; `gamelog index` fills an older one's).
+    /// - Throws: ``ViewerFollowError`` when the log's catalog does not cover it.
+    public func follow(every interval: Duration = .milliseconds(400)) throws {
+        guard seesAppends else { throw ViewerFollowError.readsAsUnchanging(location: location) }
+        guard openingIndex.usesCatalog else { throw ViewerFollowError.noCatalog(location: location) }
+        let start = try makeReader().lastPosition(), makeReader = self.makeReader
+        let started = locked { () -> Bool in
+            defer { follows = true }
+            return follows
+        }
+        guard !started else { return }
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        Thread { [weak self] in
+            guard let reader = try? makeReader() else { return }
+            var through = start
+            var conversationOf: [UUID: ConversationID] = [:]
+            var quiet = 0.0
+            while let self {
+                Thread.sleep(forTimeInterval: seconds)
+                quiet += seconds
+                guard let last = try? reader.lastPosition() else { continue }
+                guard last > through else {
+                    // Now and then a beat, by which a follower finds a closed connection.
+                    if quiet >= 15 { quiet = 0; self.announce() }
+                    continue
+                }
+                var changed: Set<ConversationID> = []
+                var recordings: Set<UUID> = []
+                try? reader.scan(EventQuery(positions: (through + 1)...last), verify: false, skippingDamaged: { _ in }) { recordings.insert($0.stream) }
+                for stream in recordings {
+                    if conversationOf[stream] == nil,
+                       let entry = try? reader.catalogEntries(ofStream: stream).first(where: { $0.tag.kind == .conversation }) {
+                        conversationOf[stream] = ConversationID(entry.tag.id)
+                    }
+                    if let conversation = conversationOf[stream] { changed.insert(conversation) }
+                }
+                through = last
+                quiet = 0
+                self.grew(changed)
+            }
+        }.start()
+    }
+
+    /// Whether the model follows a growing log.
+    public var isFollowing: Bool { locked { follows } }
+
+    /// How many times the log was seen to grow, then each growth as it is seen (and, every
+    /// 15 s without one, the same count again), until the caller stops listening.
+    public func changes() -> AsyncStream<Int> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let id = UUID()
+            let now = locked { () -> Int in
+                subscribers[id] = continuation
+                return growths
+            }
+            continuation.yield(now)
+            continuation.onTermination = { [weak self] _ in self?.locked { _ = self?.subscribers.removeValue(forKey: id) } }
+        }
+    }
+
+    /// The log grew: what `changed` showed is forgotten, the list and the audit start over.
+    private func grew(_ changed: Set<ConversationID>) {
+        let restartAudit = locked { () -> Bool in
+            for conversation in changed {
+                open[conversation] = nil
+                recent.removeAll { $0 == conversation }
+                checks[conversation] = nil
+                signatures[conversation] = nil
+                stored[conversation] = nil
+            }
+            logWide = nil
+            verdicts = [:]
+            listGeneration += 1
+            listed = []
+            listedSorted = nil
+            listIsComplete = false
+            listFailure = nil
+            gameless = []
+            auditGeneration += 1
+            conversationCount = nil
+            conversationsChecked = 0
+            growths += 1
+            return auditStarted
+        }
+        listInBackground()
+        if restartAudit { auditInBackground() }
+        announce()
+    }
+
+    private func announce() {
+        let (count, waiting) = locked { (growths, Array(subscribers.values)) }
+        for continuation in waiting { continuation.yield(count) }
     }
 
     /// Whether the last background audit's results came from an earlier start.
@@ -672,5 +805,22 @@ public final class ViewerModel: @unchecked Sendable {
     private func keptResults(logWide: [Finding]) -> KeptResults.Results {
         KeptResults.Results(conversations: Dictionary(uniqueKeysWithValues: checks.map { ($0.key.uuid.uuidString.lowercased(), $0.value) }),
                             logWide: logWide)
+    }
+}
+
+/// Why a viewer cannot follow its log.
+public enum ViewerFollowError: Error, CustomStringConvertible, Equatable {
+    /// The log's catalog does not cover every event, so what changed cannot be told.
+    case noCatalog(location: String)
+    /// The model reads its file as one that does not change (made without `followingAppends`).
+    case readsAsUnchanging(location: String)
+
+    public var description: String {
+        switch self {
+        case .readsAsUnchanging(let location):
+            return "the viewer reads \(SafeText.line(location)) as a file that does not change: open it with followingAppends to follow it"
+        case .noCatalog(let location):
+            return "the catalog of \(SafeText.line(location)) does not cover every event, so which games a new event changes cannot be told"
+        }
     }
 }

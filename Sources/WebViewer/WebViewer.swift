@@ -125,6 +125,24 @@ public enum WebViewer {
     }
 }
 
+extension WebViewer {
+    /// Server-sent events: `state()` as a `data:` line now and whenever the log grows and
+    /// it changed; a comment line on a growth that did not change it and on each beat (so
+    /// a closed connection is found). Ends when the client goes.
+    static func eventStream(_ model: ViewerModel, _ state: @escaping @Sendable () async throws -> String?) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"], body: ResponseBody { writer in
+            var last: String?
+            for await _ in model.changes() {
+                let now = try? await state()
+                let line = now.map { $0 == last ? ": unchanged\n\n" : "data: \($0)\n\n" } ?? ": unreadable now\n\n"
+                if let now { last = now }
+                try await writer.write(ByteBuffer(string: line))
+            }
+            try await writer.finish(nil)
+        })
+    }
+}
+
 /// The `:id` path parameter, percent-decoded: a link may encode any character of an id.
 func gameID(_ context: BasicRequestContext) throws -> String {
     let raw = try context.parameters.require("id")
@@ -211,6 +229,37 @@ struct PagesController {
                 throw ViewerFailure(error, html: true)
             }
             return Response(status: .seeOther, headers: [.location: location])
+        }
+        // A log being written (`serve --follow`): server-sent events, one `data: {"steps":N}`
+        // line each time the game's step count in this view changes (and a comment every
+        // 15 s without one), for as long as the page listens.
+        router.get("/games/:id/follow") { request, context -> Response in
+            let id = try gameID(context), view = WebViewer.nonEmpty(request.uri.queryParameters["as"])
+            guard model.isFollowing else {
+                throw ViewerFailure(.notFound, "this viewer does not follow its log: start it with `gamelog serve --follow`", html: false)
+            }
+            let (conversation, perspective): (ConversationID, Perspective)
+            do {
+                (conversation, perspective) = try await model.work {
+                    let (conversation, _) = try model.resolve(id)
+                    do { return (conversation, try model.replayer(conversation).perspective(view ?? "auditor")) } catch {
+                        throw ViewerError.badParameter("as: \(error)")
+                    }
+                }
+            } catch {
+                throw ViewerFailure(error, html: false)
+            }
+            return WebViewer.eventStream(model) {
+                #"{"steps":\#(try await model.work { try model.view(conversation, as: perspective).stepCount })}"#
+            }
+        }
+        router.get("/follow") { _, _ -> Response in
+            guard model.isFollowing else {
+                throw ViewerFailure(.notFound, "this viewer does not follow its log: start it with `gamelog serve --follow`", html: false)
+            }
+            return WebViewer.eventStream(model) {
+                #"{"games":\#(try await model.work { try model.page(offset: 0, limit: 1).total })}"#
+            }
         }
         router.get("/games/:id") { request, context in
             let id = try gameID(context)

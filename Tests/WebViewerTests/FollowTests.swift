@@ -1,0 +1,67 @@
+import EventStore
+import Foundation
+import Games
+import Hummingbird
+import HummingbirdTesting
+import MessagesModel
+import Replay
+import TestSupport
+import Testing
+import WebViewer
+
+/// `serve --follow` (issue 39, item 5): a viewer of a log another writer appends to sees
+/// the new games, and tells whoever listens that the log grew.
+@Suite struct FollowTests {
+    @Test func aFollowingViewerSeesGamesAppendedAfterItOpened() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("growing.sqlite")
+        let writer = try EventStore(path: path)
+        try playMixedGames(2, into: writer, seed: 5)
+        let model = try ViewerModel(path: path, games: .standard, followingAppends: true)
+        let before = try model.page(offset: 0, limit: 50).total
+        #expect(before >= 2)
+        try model.follow(every: .milliseconds(50))
+        #expect(model.isFollowing)
+        var changes = model.changes().makeAsyncIterator()
+        #expect(await changes.next() == 0)
+
+        try playMixedGames(3, into: writer, seed: 6)
+        let grown = await changes.next()
+        #expect((grown ?? 0) >= 1)
+        // The list and a new game's page answer from the grown log.
+        let after = try model.page(offset: 0, limit: 50)
+        #expect(after.total > before)
+        let newest = try #require(after.games.max { $0.firstPosition < $1.firstPosition })
+        let (conversation, _) = try model.resolve(newest.id)
+        #expect(try model.replayer(conversation).stepCount > 0)
+
+        // The stream a page listens to, through the routes: the game's step count.
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/games/nonesuch/follow", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+    }
+
+    @Test func aViewerThatReadsItsFileAsUnchangingRefusesToFollowIt() throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        #expect(throws: ViewerFollowError.readsAsUnchanging(location: model.location)) { try model.follow() }
+        #expect(!model.isFollowing)
+    }
+
+    @Test func theFollowRoutesAreNotThereWithoutFollowing() async throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        let game = try #require(try model.summaries().first?.id)
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            for uri in ["/games/\(game)/follow", "/follow"] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == .notFound && String(buffer: response.body).contains("serve --follow"), "\(uri)")
+                }
+            }
+        }
+    }
+}
