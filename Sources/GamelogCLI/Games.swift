@@ -38,10 +38,22 @@ struct GamesCommand: ParsableCommand {
                 listed = nil
             }
         }
-        if listed == nil {
-            // The whole log folded once: a shared store's copy on this machine when the
-            // page could not be read from the store as it is.
-            let store = try (store as? EventStore) ?? options.openForReading()
+        if listed == nil, !(store is EventStore) {
+            // A shared store, page after page of its catalog as it is (damaged events left
+            // out and counted): nothing copied.
+            var every: [GameSummary] = [], total = 0
+            var offset = all ? 0 : (page - 1) * perPage
+            let size = all ? 500 : perPage
+            repeat {
+                let next = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: offset, limit: size, as: seenAs,
+                                                skippingDamaged: { damaged.append($0) })
+                every += next.games
+                (total, offset) = (next.total, offset + size)
+            } while all && offset < total
+            listed = GamePage(games: every, total: total, offset: all ? 0 : (page - 1) * perPage)
+        }
+        if listed == nil, let store = store as? EventStore {
+            // The whole log folded once.
             let progress = ProgressBar(total: Int(try store.count().events), label: "events")
             let every = try GameCatalog(store: store, games: GamelogCLI.games, progress: { progress.update($0) },
                                         skippingDamaged: { damaged.append($0) }, as: seenAs).games
