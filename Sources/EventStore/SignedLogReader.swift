@@ -55,11 +55,14 @@ public struct PassedEvent: Sendable {
 
 /// A reader of a log that also reads what its signatures are checked against: the
 /// recordings' rows, the devices' trees and heads, stored proof nodes and the witnesses'
-/// cosignatures. One game's audit (`verify GAME`) asks only this, so it runs the same
-/// checks, in the same code, on a SQLite file and on a shared store read as it is in
-/// PostgreSQL: the store reads, the checks below (``verifyIntegrity(ofStreams:)``,
+/// cosignatures. An audit (`verify`, `verify GAME`, the viewer's) asks only this, so it
+/// runs the same checks, in the same code, on a SQLite file and on a shared store read as
+/// it is in PostgreSQL: the store reads, the checks in the extensions below
+/// (``chainIntegrity(progress:)``, ``verifyIntegrity(ofStreams:)``,
+/// ``verifyProofs(trusting:known:partial:progress:)``,
 /// ``verifyProofs(ofStreams:trusting:known:partial:)``, ``invalidCosignatures()``,
-/// ``cosignedHeads()``) judge.
+/// ``cosignedHeads()``) judge. Where a store keeps rows of its own to check (a SQLite
+/// file's block index, its pages), its requirements check them too.
 public protocol SignedLogReader: EventLogReader {
     /// Another reader of the same log, for work on another thread.
     func anotherReader() throws -> any SignedLogReader
