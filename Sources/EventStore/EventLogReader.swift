@@ -48,6 +48,14 @@ public protocol EventLogReader: AnyObject {
     /// How many distinct ids of `kind` the catalog holds.
     func catalogCount(_ kind: EventTag.Kind) throws -> Int
 
+    /// The catalog entries of any of `streams` (what ``catalogEntries(ofStream:)`` gives
+    /// each), in one read where the store can (a page of games asks about dozens).
+    func catalogEntries(ofStreams streams: Set<UUID>) throws -> [CatalogEntry]
+    /// The catalog entries that name any of `ids` as `kind`.
+    func catalogEntries(_ kind: EventTag.Kind, ids: Set<UUID>) throws -> [CatalogEntry]
+    /// The events at `positions` (those the log holds), their hashes not checked.
+    func events(atPositions positions: Set<Int64>) throws -> [Int64: StoredEvent]
+
     /// Every fork recorded in the log, by conversation.
     func forkOrigins() throws -> [UUID: ForkOrigin]
     /// A conversation's stored snapshots for `projectionVersion` (a cache: a store may keep none).
@@ -82,6 +90,22 @@ extension EventLogReader {
     /// The event at `position`, or nil.
     public func event(at position: Int64, verify: Bool = true) throws -> StoredEvent? {
         try events(EventQuery(positions: position...position), verify: verify).first
+    }
+
+    // One read a stream, an id, a position: what a store that reads nearby answers with.
+
+    public func catalogEntries(ofStreams streams: Set<UUID>) throws -> [CatalogEntry] {
+        try streams.flatMap { try catalogEntries(ofStream: $0) }
+    }
+
+    public func catalogEntries(_ kind: EventTag.Kind, ids: Set<UUID>) throws -> [CatalogEntry] {
+        try ids.flatMap { try catalogEntries(kind, id: $0) }
+    }
+
+    public func events(atPositions positions: Set<Int64>) throws -> [Int64: StoredEvent] {
+        var out: [Int64: StoredEvent] = [:]
+        for position in positions { out[position] = try event(at: position, verify: false) }
+        return out
     }
 }
 

@@ -158,10 +158,17 @@ extension GameCatalog {
         let origins = try store.forkOrigins()
         var listedGames: [GameSummary] = []
         var folded = Set<ConversationID>()
+        // The page's conversations read together: their recordings in one read of the
+        // catalog, their events in one scan, then each folded on its own.
+        let streamsOf = try index.streams(ofConversations: Set(wanted.map(\.conversation)))
+        var conversationOf: [UUID: ConversationID] = [:]
+        for (conversation, streams) in streamsOf { for stream in streams { conversationOf[stream] = conversation } }
+        var eventsOf: [ConversationID: [ReplayEvent]] = [:]
+        for event in try Replayer.load(from: store, streams: Set(conversationOf.keys), skippingDamaged: damaged) {
+            if let conversation = conversationOf[event.stream] { eventsOf[conversation, default: []].append(event) }
+        }
         for (_, conversation) in wanted where folded.insert(conversation).inserted {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation),
-                                        skippingDamaged: damaged != nil, games: registry)
-            replayer.damaged.forEach { damaged?($0) }
+            let replayer = Replayer(conversation: conversation, events: eventsOf[conversation] ?? [], games: registry)
             let state = try replayer.state(at: replayer.stepCount, as: perspective)
             if case .device(let device) = perspective, state.devices[device] == nil { continue }
             let ids = Set(wanted.filter { $0.conversation == conversation }.map { $0.game.uuid.uuidString.lowercased() })

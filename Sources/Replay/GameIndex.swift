@@ -70,11 +70,23 @@ public struct GameIndex {
         return Set(entries.map(\.stream))
     }
 
+    /// The recordings of each of `conversations`: one read of the catalog and one of the
+    /// events its rows point at, however many conversations (a page of games asks this).
+    public func streams(ofConversations conversations: Set<ConversationID>) throws -> [ConversationID: Set<UUID>] {
+        if let scanned { return conversations.reduce(into: [:]) { $0[$1] = scanned.streams[$1] ?? [] } }
+        let entries = try store.catalogEntries(.conversation, ids: Set(conversations.map(\.uuid)))
+        try check(entries)
+        var out: [ConversationID: Set<UUID>] = [:]
+        for entry in entries { out[ConversationID(entry.tag.id), default: []].insert(entry.stream) }
+        return out
+    }
+
     /// Each row must point at an event of its recording that names its id.
     func check(_ entries: [CatalogEntry]) throws {
         var decoder = StreamDecoder(store: store)
+        let events = try store.events(atPositions: Set(entries.map(\.position)))
         for entry in entries {
-            guard let event = try store.event(at: entry.position, verify: false) else {
+            guard let event = events[entry.position] else {
                 throw ReplayError.catalogContradictsEvents(position: entry.position, detail: "no event is there")
             }
             guard event.stream == entry.stream,
@@ -125,10 +137,15 @@ public struct GameIndex {
             let all = try games()
             return (Array(all.dropFirst(offset).prefix(limit)), all.count)
         }
-        var page: [(game: SessionID, conversation: ConversationID)] = []
-        for entry in try store.firstCatalogEntries(.game, offset: offset, limit: limit) {
-            if let conversation = try conversation(ofStream: entry.stream) { page.append((SessionID(entry.tag.id), conversation)) }
+        let firsts = try store.firstCatalogEntries(.game, offset: offset, limit: limit)
+        // Each game's recording's conversation, for the whole page in one read.
+        var conversationEntry: [UUID: CatalogEntry] = [:]
+        for entry in try store.catalogEntries(ofStreams: Set(firsts.map(\.stream))) where entry.tag.kind == .conversation {
+            if let known = conversationEntry[entry.stream], known.position <= entry.position { continue }
+            conversationEntry[entry.stream] = entry
         }
+        try check(Array(conversationEntry.values))
+        let page = firsts.compactMap { entry in conversationEntry[entry.stream].map { (SessionID(entry.tag.id), ConversationID($0.tag.id)) } }
         return (page, try store.catalogCount(.game))
     }
 

@@ -75,7 +75,8 @@ public final class Replayer: @unchecked Sendable {
         }
     }
 
-    private init(conversation: ConversationID, events: [ReplayEvent], snapshotInterval: Int, games: GameRegistry) {
+    /// A replayer of events already read (in ``load(from:streams:verify:skippingDamaged:)``'s order).
+    init(conversation: ConversationID, events: [ReplayEvent], snapshotInterval: Int = 32, games: GameRegistry) {
         self.conversation = conversation
         self.events = events
         self.snapshotInterval = snapshotInterval

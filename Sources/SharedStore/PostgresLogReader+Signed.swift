@@ -149,20 +149,7 @@ extension PostgresLogReader: SignedLogReader {
                 (try row[0].decode(Int64.self), try row[1].decode(ByteBuffer?.self).flatMap { UUID(bytes: Array($0.readableBytesView)) },
                  try row[2].decode(Int64.self))
             }
-            let firsts = rows.filter { $0.2 == 1 }.map(\.0)
-            var whole: [Int64: FoundEvent] = [:]
-            if !firsts.isEmpty {
-                var binds = PostgresBindings()
-                binds.append(firsts)
-                for row in try fetch("""
-                    SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version, e.recorded_at, e.codec,
-                           e.dictionary_id, e.raw_size, e.payload, e.hash, e.leaf
-                    FROM events e LEFT JOIN streams s ON s.id = e.stream_id LEFT JOIN event_types t ON t.id = e.type_id
-                    WHERE e.position = ANY($1::bigint[])
-                    """, binds, EventRow.init) {
-                    whole[row.position] = try found(row)
-                }
-            }
+            let whole = try found(atPositions: Set(rows.filter { $0.2 == 1 }.map(\.0)))
             for (position, stream, version) in rows {
                 guard let stream else {
                     problems.append(.corruptPayload(position: position, detail: "its stream row is missing"))

@@ -383,6 +383,42 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         }.first ?? 0)
     }
 
+    public func catalogEntries(ofStreams streams: Set<UUID>) throws -> [CatalogEntry] {
+        guard !streams.isEmpty else { return [] }
+        return try catalogEntries(where: "s.uuid = ANY($1::bytea[])", [streams.map { ByteBuffer(bytes: $0.bytes) }])
+    }
+
+    public func catalogEntries(_ kind: EventTag.Kind, ids: Set<UUID>) throws -> [CatalogEntry] {
+        guard !ids.isEmpty else { return [] }
+        return try catalogEntries(where: "c.kind = $1 AND c.key = ANY($2::bytea[])", [Int64(kind.rawValue), ids.map { ByteBuffer(bytes: $0.bytes) }])
+    }
+
+    public func events(atPositions positions: Set<Int64>) throws -> [Int64: StoredEvent] {
+        try found(atPositions: positions).mapValues { found in
+            switch found {
+            case .event(let event, _, _): return event
+            case .damaged(let error, _, _): throw error
+            }
+        }
+    }
+
+    /// What the rows at `positions` hold, in one statement.
+    func found(atPositions positions: Set<Int64>) throws -> [Int64: FoundEvent] {
+        guard !positions.isEmpty else { return [:] }
+        var binds = PostgresBindings()
+        binds.append(positions.sorted())
+        var out: [Int64: FoundEvent] = [:]
+        for row in try fetch("""
+            SELECT e.position, e.event_id, s.uuid, e.stream_version, t.name, e.type_version, e.recorded_at, e.codec,
+                   e.dictionary_id, e.raw_size, e.payload, e.hash, e.leaf
+            FROM events e LEFT JOIN streams s ON s.id = e.stream_id LEFT JOIN event_types t ON t.id = e.type_id
+            WHERE e.position = ANY($1::bigint[])
+            """, binds, EventRow.init) {
+            out[row.position] = try found(row)
+        }
+        return out
+    }
+
     public func allCatalogEntries() throws -> [CatalogEntry] {
         try catalogEntries(where: "TRUE", [], ordered: true)
     }
