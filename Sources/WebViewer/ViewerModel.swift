@@ -65,6 +65,8 @@ public final class ViewerModel: @unchecked Sendable {
     private var listGeneration = 0
     private var auditGeneration = 0
     private var auditStarted = false
+    private var listRunning = false, listStale = false
+    private var auditRunning = false, auditStale = false
 
     /// How many open games keep their replayer (each holds its events and some states).
     static let openGames = 64
@@ -265,11 +267,18 @@ public final class ViewerModel: @unchecked Sendable {
     /// Reads the whole game list on a connection of its own, adding each conversation's
     /// games as soon as they are folded, so filters answer at once with what is known.
     public func listInBackground() {
+        // One pass at a time: asked for while one runs (the log grew), another follows it.
+        guard locked({ () -> Bool in
+            if listRunning { listStale = true; return false }
+            listRunning = true
+            return true
+        }) else { return }
         guard !readsNatively else { return listPagesInBackground() }
         let path = self.location, games = self.games, following = locked { follows }
         // A pass that a newer one replaced (the log grew) stops writing.
         let mine = locked { listGeneration }
         Thread { [weak self] in
+            defer { self?.passEnded(list: true) }
             var damaged = 0
             do {
                 let reader = try EventStore(path: path, access: .readOnly, followingAppends: following)
@@ -306,6 +315,7 @@ public final class ViewerModel: @unchecked Sendable {
         let games = self.games
         let mine = locked { listGeneration }
         Thread { [weak self] in
+            defer { self?.passEnded(list: true) }
             var damaged = 0, offset = 0
             let size = 100
             do {
@@ -635,6 +645,12 @@ public final class ViewerModel: @unchecked Sendable {
     /// log's own checks. A conversation already checked (a page asked first, or a stored
     /// audit) is not checked again.
     public func auditInBackground() {
+        // One pass at a time: asked for while one runs (the log grew), another follows it.
+        guard locked({ () -> Bool in
+            if auditRunning { auditStale = true; return false }
+            auditRunning = true
+            return true
+        }) else { return }
         let games = self.games, makeReader = self.makeReader, path = location
         // Results are kept for a file, named by its content; a store's are stored by
         // `verify --workers`; a log that grows is audited again as it grows.
@@ -644,6 +660,7 @@ public final class ViewerModel: @unchecked Sendable {
         }
         let kept = readsNatively || following ? nil : self.kept
         Thread { [weak self] in
+            defer { self?.passEnded(list: false) }
             guard let reader = try? makeReader() else {
                 self?.locked { self?.logWide = [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read",
                                                         found: "it could not be opened for the audit")] }
@@ -777,6 +794,20 @@ public final class ViewerModel: @unchecked Sendable {
         listInBackground()
         if restartAudit { auditInBackground() }
         announce()
+    }
+
+    /// A background pass ended: another starts if the log grew meanwhile.
+    private func passEnded(list: Bool) {
+        let again = locked { () -> Bool in
+            if list {
+                defer { (listRunning, listStale) = (false, false) }
+                return listStale
+            }
+            defer { (auditRunning, auditStale) = (false, false) }
+            return auditStale
+        }
+        guard again else { return }
+        if list { listInBackground() } else { auditInBackground() }
     }
 
     private func announce() {
