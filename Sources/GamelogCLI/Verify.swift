@@ -70,12 +70,13 @@ struct Verify: ParsableCommand {
             let trusted = try trust.isEmpty ? nil : readTrustedKeys(trust)
             let cosigned = try readCosignedHeads(heads)
             var known = cosigned.map(\.head)
-            // A shared store's whole log is checked on a new copy of every row it holds
-            // now, so a row changed there after an earlier copy was made is seen.
             let shared = try sharing.sharedStore(options)
             // A shared store is checked as it is in PostgreSQL at one moment, nothing copied
             // (an upload stored meanwhile is wholly in or wholly out of what is read).
             let native = try options.nativeReader(snapshot: true)
+            if shared != nil, native == nil {
+                throw CommandFailure("--workers reads the store as it is, and its catalog does not cover every event; run `gamelog verify` without --workers")
+            }
             let store: any SignedLogReader = try native ?? options.openForReading(fresh: game == nil)
             // One game is checked at the cost of that game: its events, its devices.
             let opened = try game.map { try OpenedGame(store: store, id: $0) }
