@@ -7,7 +7,7 @@ list's filters, the help overlay, a jump to a finding, the switch of view.
 Usage: tools/browser-keys.py CHROMIUM BASE_URL GAME_ID WORK_DIR
 Prints one line per check, "ok NAME" or "FAIL NAME: why"; exits 1 if any failed.
 """
-import base64, json, os, shutil, socket, struct, subprocess, sys, time, urllib.parse, urllib.request
+import base64, contextlib, json, os, shutil, socket, struct, subprocess, sys, time, urllib.parse, urllib.request
 
 
 class Socket:
@@ -125,20 +125,26 @@ class Page:
         return int(urllib.parse.parse_qs(urllib.parse.urlparse(self.evaluate("location.href")).query).get("step", ["-1"])[0])
 
 
-def follow(chromium, base, game, work, binary, db, rest):
-    """`serve --follow`: the page at a game's last step follows it as another process appends."""
-    profile = os.path.join(work, "cdp-profile-follow")
+class Checks:
+    """Prints each check as a line (`ok NAME` or `FAIL NAME: DETAIL`) and counts the failures."""
+    def __init__(self):
+        self.failures = 0
+
+    def __call__(self, name, condition, detail=""):
+        if condition:
+            print(f"ok {name}")
+        else:
+            self.failures += 1
+            print(f"FAIL {name}: {detail}")
+
+
+@contextlib.contextmanager
+def browser_page(chromium, profile):
+    """Headless Chromium with one page, spoken to over the DevTools protocol; ended afterwards."""
     shutil.rmtree(profile, ignore_errors=True)  # a port file left by an earlier run would be read
     browser = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
                                 f"--user-data-dir={profile}", "--window-size=1400,1000", "about:blank"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    failures = 0
-
-    def check(name, condition, detail=""):
-        nonlocal failures
-        print(f"ok {name}" if condition else f"FAIL {name}: {detail}")
-        failures += 0 if condition else 1
-
     try:
         port_file = os.path.join(profile, "DevToolsActivePort")
         for _ in range(200):
@@ -150,194 +156,171 @@ def follow(chromium, base, game, work, binary, db, rest):
         page = Page(json.loads(urllib.request.urlopen(request, timeout=10).read())["webSocketDebuggerUrl"])
         page.call("Page.enable")
         page.call("Runtime.enable")
-        page.go(f"{base}/games/{game}?step=0&as=auditor&whole=1")
-        before = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
-        page.key("End", keycode=35)
-        check("End goes to the game's last step", page.step() == before, f"{page.step()} of {before}")
-        page.evaluate("window.__loaded = 'once'")
-        # Another process appends the rest of the log.
-        appended = subprocess.run([binary, "import", "--db", db, rest], capture_output=True, text=True)
-        check("the rest of the log is appended", appended.returncode == 0, appended.stderr)
-        deadline = time.time() + 15
-        while time.time() < deadline and page.step() <= before:
-            time.sleep(0.1)
-        after = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
-        check("the page follows the game to its new last step", after > before and page.step() == after, f"{before} -> {after}, at {page.step()}")
-        shown = page.evaluate("document.querySelector('.timeline').dataset.step")
-        check("and shows it", shown == str(after), str(shown))
-        check("without a page load", page.evaluate("window.__loaded") == "once", str(page.evaluate("window.__loaded")))
-        page.go(f"{base}/games")
-        check("the games list says it follows the log", page.evaluate("!!document.getElementById('following')") is True)
-    except Exception as error:
-        failures += 1
-        print(f"FAIL the follow test could not run: {error}")
+        yield page
     finally:
         browser.terminate()
         try:
             browser.wait(timeout=10)
         except subprocess.TimeoutExpired:
             browser.kill()
-    sys.exit(1 if failures else 0)
+
+
+def follow(chromium, base, game, work, binary, db, rest):
+    """`serve --follow`: the page at a game's last step follows it as another process appends."""
+    check = Checks()
+    try:
+        with browser_page(chromium, os.path.join(work, "cdp-profile-follow")) as page:
+            page.go(f"{base}/games/{game}?step=0&as=auditor&whole=1")
+            before = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
+            page.key("End", keycode=35)
+            check("End goes to the game's last step", page.step() == before, f"{page.step()} of {before}")
+            page.evaluate("window.__loaded = 'once'")
+            # Another process appends the rest of the log.
+            appended = subprocess.run([binary, "import", "--db", db, rest], capture_output=True, text=True)
+            check("the rest of the log is appended", appended.returncode == 0, appended.stderr)
+            deadline = time.time() + 15
+            while time.time() < deadline and page.step() <= before:
+                time.sleep(0.1)
+            after = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
+            check("the page follows the game to its new last step", after > before and page.step() == after, f"{before} -> {after}, at {page.step()}")
+            shown = page.evaluate("document.querySelector('.timeline').dataset.step")
+            check("and shows it", shown == str(after), str(shown))
+            check("without a page load", page.evaluate("window.__loaded") == "once", str(page.evaluate("window.__loaded")))
+            page.go(f"{base}/games")
+            check("the games list says it follows the log", page.evaluate("!!document.getElementById('following')") is True)
+    except Exception as error:  # a broken page, a lost browser: a failure, said plainly
+        check("the follow test could run", False, str(error))
+    sys.exit(1 if check.failures else 0)
 
 
 def main():
     if sys.argv[1] == "--follow":
         return follow(*sys.argv[2:9])
     chromium, base, game, work = sys.argv[1:5]
-    profile = os.path.join(work, "cdp-profile")
-    browser = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
-                                f"--user-data-dir={profile}", "--window-size=1400,1000", "about:blank"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    failures = 0
-
-    def check(name, condition, detail=""):
-        nonlocal failures
-        if condition:
-            print(f"ok {name}")
-        else:
-            failures += 1
-            print(f"FAIL {name}: {detail}")
-
+    check = Checks()
     try:
-        port_file = os.path.join(profile, "DevToolsActivePort")
-        for _ in range(200):
-            if os.path.exists(port_file) and open(port_file).read().strip():
-                break
-            time.sleep(0.05)
-        port = int(open(port_file).read().split()[0])
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/json/new?about:blank", method="PUT")
-        target = json.loads(urllib.request.urlopen(request, timeout=10).read())
-        page = Page(target["webSocketDebuggerUrl"])
-        page.call("Page.enable")
-        page.call("Runtime.enable")
-        url = f"{base}/games/{game}"
+        with browser_page(chromium, os.path.join(work, "cdp-profile")) as page:
+            url = f"{base}/games/{game}"
 
-        page.go(f"{url}?step=5&as=auditor")
-        check("the page opens at step 5", page.step() == 5, page.evaluate("location.href"))
-        # Stepping swaps the step in place (issue 39, item 1): a value the page holds survives it.
-        page.evaluate("window.__loaded = 'once'")
-        page.key("ArrowRight", keycode=39)
-        check("→ goes to step 6", page.step() == 6, str(page.step()))
-        shown_step = page.evaluate("document.querySelector('.timeline').dataset.step")
-        check("the page shows step 6", shown_step == "6", str(shown_step))
-        page.key("ArrowLeft", keycode=37)
-        check("← goes back to step 5", page.step() == 5, str(page.step()))
-        check("stepping loads no page", page.evaluate("window.__loaded") == "once", str(page.evaluate("window.__loaded")))
-        before = page.evaluate("location.href")
-        page.evaluate("history.back()")
-        page.wait_loaded(before)
-        deadline = time.time() + 5
-        while time.time() < deadline and page.evaluate("document.querySelector('.timeline').dataset.step") != "6":
-            time.sleep(0.05)
-        check("the back button steps back", page.step() == 6
-              and page.evaluate("document.querySelector('.timeline').dataset.step") == "6", page.evaluate("location.href"))
-        # Keys work after a click in a filter (focus stays in the checkbox); Ctrl+→ is not "next".
-        page.evaluate("document.getElementById('hideSame').focus()")
-        page.key("ArrowRight", keycode=39)
-        check("→ works with a filter focused", page.step() == 7, str(page.step()))
-        for kind in ("keyDown", "keyUp"):
-            page.call("Input.dispatchKeyEvent", type=kind, key="ArrowRight", code="ArrowRight", windowsVirtualKeyCode=39, modifiers=2)
-        time.sleep(0.3)
-        check("Ctrl+→ is left to the browser", page.step() == 7, str(page.step()))
-        check("still no page load", page.evaluate("window.__loaded") == "once")
-        # "When did this change?" (issue 39, item 5): a board cell's link goes, in place, to
-        # the step that last changed it; the compare form shows the changes from any step.
-        last = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
-        page.key("End", keycode=35)
-        before = page.evaluate("location.href")
-        clicked = page.evaluate("(function(){var a=document.querySelector('#board td.cell:not(.empty) a.when');if(!a)return false;a.click();return true})()")
-        if clicked:
+            page.go(f"{url}?step=5&as=auditor")
+            check("the page opens at step 5", page.step() == 5, page.evaluate("location.href"))
+            # Stepping swaps the step in place (issue 39, item 1): a value the page holds survives it.
+            page.evaluate("window.__loaded = 'once'")
+            page.key("ArrowRight", keycode=39)
+            check("→ goes to step 6", page.step() == 6, str(page.step()))
+            shown_step = page.evaluate("document.querySelector('.timeline').dataset.step")
+            check("the page shows step 6", shown_step == "6", str(shown_step))
+            page.key("ArrowLeft", keycode=37)
+            check("← goes back to step 5", page.step() == 5, str(page.step()))
+            check("stepping loads no page", page.evaluate("window.__loaded") == "once", str(page.evaluate("window.__loaded")))
+            before = page.evaluate("location.href")
+            page.evaluate("history.back()")
             page.wait_loaded(before)
-        landed = page.step()
-        check("a cell's link goes to the step that last changed it", clicked and 0 < landed < last, f"{landed} of {last}")
-        check("and the cell shows as changed there", page.evaluate("!!document.querySelector('#board td.cell.changed')") is True)
-        before = page.evaluate("location.href")
-        page.evaluate("(function(){var f=document.querySelector('form.compare');f.elements.from.value='2';f.requestSubmit();})()")
-        page.wait_loaded(before)
-        heading = page.evaluate("Array.prototype.map.call(document.querySelectorAll('h2'),function(h){return h.textContent}).join('|')")
-        check("the compare form shows the changes from step 2", "changes from step 2" in heading, heading)
-        check("no page load for either", page.evaluate("window.__loaded") == "once")
-        steps = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
-        page.key("End", keycode=35)
-        check("End goes to the last step", page.step() == steps, f"{page.step()} of {steps}")
-        page.key("Home", keycode=36)
-        check("Home goes to step 0", page.step() == 0, str(page.step()))
-        first_move = page.evaluate("(function(){var r=document.querySelector('#stepList li.move');return r?+r.dataset.step:null})()")
-        page.key("]", code="BracketRight", keycode=221)
-        check("] goes to the first move", first_move is not None and page.step() == first_move, f"{page.step()} vs {first_move}")
-        label = page.evaluate("document.querySelector('#currentStep') && document.querySelector('#currentStep').textContent")
-        check("the current row is the move, and says it was sent", bool(label) and "sent" in label, str(label))
-        page.key("?", code="Slash", keycode=191, navigates=False)
-        check("? shows the keys", page.evaluate("!document.getElementById('help').hidden") is True)
-        page.key("?", code="Slash", keycode=191, navigates=False)
-        check("? again hides them", page.evaluate("document.getElementById('help').hidden") is True)
-
-        rows = page.evaluate("document.querySelectorAll('#stepList li').length")
-        moves = page.evaluate("document.querySelectorAll('#stepList li.move').length")
-        page.evaluate("document.getElementById('onlyMoves').click()")
-        shown = page.evaluate("Array.prototype.filter.call(document.querySelectorAll('#stepList li'),function(r){return !r.hidden}).length")
-        check("moves only leaves the moves (and the current step)", moves > 0 and moves <= shown <= moves + 1 and shown < rows,
-              f"{shown} shown of {rows}, {moves} moves")
-        page.key("]", code="BracketRight", keycode=221)
-        kept = page.evaluate("document.getElementById('onlyMoves').checked")
-        check("the filter stays on at the next step", kept is True)
-        page.evaluate("document.getElementById('onlyMoves').click()")
-
-        findings = page.evaluate("Array.prototype.map.call(document.querySelectorAll('#stepList li.finding'),function(r){return +r.dataset.step})")
-        if findings:
-            page.go(f"{url}?step=0&as=auditor")
-            page.key("}", code="BracketRight", keycode=221)
-            check("} jumps to the first finding", page.step() == findings[0], f"{page.step()} vs {findings}")
-            highlighted = page.evaluate("!!document.querySelector('.finding.current')")
-            check("the finding of the step is highlighted in the findings list", highlighted is True)
-        else:
-            check("the game has a finding to jump to", False, "no row is marked as a finding")
-
-        before = page.evaluate("location.href")
-        page.evaluate("Array.prototype.find.call(document.querySelectorAll('.views a'),function(a){return a.dataset.view==='B'}).click()")
-        page.wait_loaded(before)
-        href = page.evaluate("location.href")
-        mine = page.evaluate("document.querySelectorAll('#stepList li').length")
-        others = page.evaluate("document.body.innerHTML.indexOf(' · A · ')")
-        check("the view switch shows B's view", "as=B" in href, href)
-        check("B's step list holds B's steps alone", 0 < mine < rows and others == -1, f"{mine} of {rows}")
-        page.call("Page.captureScreenshot")  # the page still draws after every step
-
-        # Accessibility (issue 39, item 7): tools/a11y-check.js over each kind of page, and
-        # the keyboard: Tab moves the focus on (never trapped) and shows where it is.
-        script = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "a11y-check.js")).read()
-        for name, address in (("the games list", f"{base}/games"), ("the auditor's view", f"{url}?step=5&as=auditor"),
-                              ("a device's view", f"{url}?step=5&as=A"), ("a comparison", f"{url}?step=9&from=2&as=auditor"),
-                              ("the last step", f"{url}?step={last}&as=auditor")):
-            page.go(address)
-            report = page.evaluate(script) or {}
-            problems = report.get("problems", ["the check did not run"])
-            check(f"accessible: {name}", not problems and report.get("controls", 0) > 0 and report.get("texts", 0) > 10,
-                  "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""))
-        page.go(f"{url}?step=5&as=auditor")
-        seen, unmarked = [], []
-        for _ in range(25):
+            deadline = time.time() + 5
+            while time.time() < deadline and page.evaluate("document.querySelector('.timeline').dataset.step") != "6":
+                time.sleep(0.05)
+            check("the back button steps back", page.step() == 6
+                  and page.evaluate("document.querySelector('.timeline').dataset.step") == "6", page.evaluate("location.href"))
+            # Keys work after a click in a filter (focus stays in the checkbox); Ctrl+→ is not "next".
+            page.evaluate("document.getElementById('hideSame').focus()")
+            page.key("ArrowRight", keycode=39)
+            check("→ works with a filter focused", page.step() == 7, str(page.step()))
             for kind in ("keyDown", "keyUp"):
-                page.call("Input.dispatchKeyEvent", type=kind, key="Tab", code="Tab", windowsVirtualKeyCode=9)
-            focused = page.evaluate("""(function(){var e=document.activeElement;if(!e||e===document.body)return null;
-                var s=getComputedStyle(e);return {what:e.tagName+(e.id?'#'+e.id:'')+' '+(e.textContent||'').trim().slice(0,20),
-                marked:(s.outlineStyle!=='none'&&parseFloat(s.outlineWidth)>0)||s.boxShadow!=='none'}})()""")
-            if focused:
-                seen.append(focused["what"])
-                if not focused["marked"]:
-                    unmarked.append(focused["what"])
-        check("Tab moves the focus through the page", len(set(seen)) >= 10, f"{len(set(seen))} distinct of {seen[:5]}")
-        check("the focused control is always marked", not unmarked, ", ".join(unmarked[:5]))
+                page.call("Input.dispatchKeyEvent", type=kind, key="ArrowRight", code="ArrowRight", windowsVirtualKeyCode=39, modifiers=2)
+            time.sleep(0.3)
+            check("Ctrl+→ is left to the browser", page.step() == 7, str(page.step()))
+            check("still no page load", page.evaluate("window.__loaded") == "once")
+            # "When did this change?" (issue 39, item 5): a board cell's link goes, in place, to
+            # the step that last changed it; the compare form shows the changes from any step.
+            last = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
+            page.key("End", keycode=35)
+            before = page.evaluate("location.href")
+            clicked = page.evaluate("(function(){var a=document.querySelector('#board td.cell:not(.empty) a.when');if(!a)return false;a.click();return true})()")
+            if clicked:
+                page.wait_loaded(before)
+            landed = page.step()
+            check("a cell's link goes to the step that last changed it", clicked and 0 < landed < last, f"{landed} of {last}")
+            check("and the cell shows as changed there", page.evaluate("!!document.querySelector('#board td.cell.changed')") is True)
+            before = page.evaluate("location.href")
+            page.evaluate("(function(){var f=document.querySelector('form.compare');f.elements.from.value='2';f.requestSubmit();})()")
+            page.wait_loaded(before)
+            heading = page.evaluate("Array.prototype.map.call(document.querySelectorAll('h2'),function(h){return h.textContent}).join('|')")
+            check("the compare form shows the changes from step 2", "changes from step 2" in heading, heading)
+            check("no page load for either", page.evaluate("window.__loaded") == "once")
+            steps = int(page.evaluate("document.querySelector('.timeline').dataset.steps"))
+            page.key("End", keycode=35)
+            check("End goes to the last step", page.step() == steps, f"{page.step()} of {steps}")
+            page.key("Home", keycode=36)
+            check("Home goes to step 0", page.step() == 0, str(page.step()))
+            first_move = page.evaluate("(function(){var r=document.querySelector('#stepList li.move');return r?+r.dataset.step:null})()")
+            page.key("]", code="BracketRight", keycode=221)
+            check("] goes to the first move", first_move is not None and page.step() == first_move, f"{page.step()} vs {first_move}")
+            label = page.evaluate("document.querySelector('#currentStep') && document.querySelector('#currentStep').textContent")
+            check("the current row is the move, and says it was sent", bool(label) and "sent" in label, str(label))
+            page.key("?", code="Slash", keycode=191, navigates=False)
+            check("? shows the keys", page.evaluate("!document.getElementById('help').hidden") is True)
+            page.key("?", code="Slash", keycode=191, navigates=False)
+            check("? again hides them", page.evaluate("document.getElementById('help').hidden") is True)
+
+            rows = page.evaluate("document.querySelectorAll('#stepList li').length")
+            moves = page.evaluate("document.querySelectorAll('#stepList li.move').length")
+            page.evaluate("document.getElementById('onlyMoves').click()")
+            shown = page.evaluate("Array.prototype.filter.call(document.querySelectorAll('#stepList li'),function(r){return !r.hidden}).length")
+            check("moves only leaves the moves (and the current step)", moves > 0 and moves <= shown <= moves + 1 and shown < rows,
+                  f"{shown} shown of {rows}, {moves} moves")
+            page.key("]", code="BracketRight", keycode=221)
+            kept = page.evaluate("document.getElementById('onlyMoves').checked")
+            check("the filter stays on at the next step", kept is True)
+            page.evaluate("document.getElementById('onlyMoves').click()")
+
+            findings = page.evaluate("Array.prototype.map.call(document.querySelectorAll('#stepList li.finding'),function(r){return +r.dataset.step})")
+            if findings:
+                page.go(f"{url}?step=0&as=auditor")
+                page.key("}", code="BracketRight", keycode=221)
+                check("} jumps to the first finding", page.step() == findings[0], f"{page.step()} vs {findings}")
+                highlighted = page.evaluate("!!document.querySelector('.finding.current')")
+                check("the finding of the step is highlighted in the findings list", highlighted is True)
+            else:
+                check("the game has a finding to jump to", False, "no row is marked as a finding")
+
+            before = page.evaluate("location.href")
+            page.evaluate("Array.prototype.find.call(document.querySelectorAll('.views a'),function(a){return a.dataset.view==='B'}).click()")
+            page.wait_loaded(before)
+            href = page.evaluate("location.href")
+            mine = page.evaluate("document.querySelectorAll('#stepList li').length")
+            others = page.evaluate("document.body.innerHTML.indexOf(' · A · ')")
+            check("the view switch shows B's view", "as=B" in href, href)
+            check("B's step list holds B's steps alone", 0 < mine < rows and others == -1, f"{mine} of {rows}")
+            page.call("Page.captureScreenshot")  # the page still draws after every step
+
+            # Accessibility (issue 39, item 7): tools/a11y-check.js over each kind of page, and
+            # the keyboard: Tab moves the focus on (never trapped) and shows where it is.
+            script = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "a11y-check.js")).read()
+            for name, address in (("the games list", f"{base}/games"), ("the auditor's view", f"{url}?step=5&as=auditor"),
+                                  ("a device's view", f"{url}?step=5&as=A"), ("a comparison", f"{url}?step=9&from=2&as=auditor"),
+                                  ("the last step", f"{url}?step={last}&as=auditor")):
+                page.go(address)
+                report = page.evaluate(script) or {}
+                problems = report.get("problems", ["the check did not run"])
+                check(f"accessible: {name}", not problems and report.get("controls", 0) > 0 and report.get("texts", 0) > 10,
+                      "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""))
+            page.go(f"{url}?step=5&as=auditor")
+            seen, unmarked = [], []
+            for _ in range(25):
+                for kind in ("keyDown", "keyUp"):
+                    page.call("Input.dispatchKeyEvent", type=kind, key="Tab", code="Tab", windowsVirtualKeyCode=9)
+                focused = page.evaluate("""(function(){var e=document.activeElement;if(!e||e===document.body)return null;
+                    var s=getComputedStyle(e);return {what:e.tagName+(e.id?'#'+e.id:'')+' '+(e.textContent||'').trim().slice(0,20),
+                    marked:(s.outlineStyle!=='none'&&parseFloat(s.outlineWidth)>0)||s.boxShadow!=='none'}})()""")
+                if focused:
+                    seen.append(focused["what"])
+                    if not focused["marked"]:
+                        unmarked.append(focused["what"])
+            check("Tab moves the focus through the page", len(set(seen)) >= 10, f"{len(set(seen))} distinct of {seen[:5]}")
+            check("the focused control is always marked", not unmarked, ", ".join(unmarked[:5]))
     except Exception as error:  # a broken page, a lost browser: a failure, said plainly
-        failures += 1
-        print(f"FAIL the key test could not run: {error}")
-    finally:
-        browser.terminate()
-        try:
-            browser.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            browser.kill()
-    sys.exit(1 if failures else 0)
+        check("the key test could run", False, str(error))
+    sys.exit(1 if check.failures else 0)
 
 
 if __name__ == "__main__":
