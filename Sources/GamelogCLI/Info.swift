@@ -38,7 +38,9 @@ struct Info: ParsableCommand {
         if !info.hasCatalog {
             catalog = "none (a log from before the catalog: commands scan; `gamelog migrate` adds and fills it)"
         } else if !info.catalogComplete {
-            catalog = "covers positions 1-\(info.catalogThrough) of \(info.lastPosition) (commands scan; `gamelog index` fills the rest)"
+            // A shared store's catalog is filled by the writes of a gamelog of 0.17 or later; a file's by `index`.
+            catalog = "covers positions 1-\(info.catalogThrough) of \(info.lastPosition) "
+                + (SharedStoreLocation.isURL(options.db) ? "(commands read it through a copy on this machine)" : "(commands scan; `gamelog index` fills the rest)")
         } else {
             catalog = "complete, \(try store.catalogCount(.game)) games"
         }
