@@ -41,16 +41,13 @@ struct GamesCommand: ParsableCommand {
         if listed == nil, !(store is EventStore) {
             // A shared store, page after page of its catalog as it is (damaged events left
             // out and counted): nothing copied.
-            var every: [GameSummary] = [], total = 0
-            var offset = all ? 0 : (page - 1) * perPage
-            let size = all ? 500 : perPage
-            repeat {
-                let next = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: offset, limit: size, as: seenAs,
-                                                skippingDamaged: { damaged.append($0) })
-                every += next.games
-                (total, offset) = (next.total, offset + size)
-            } while all && offset < total
-            listed = GamePage(games: every, total: total, offset: all ? 0 : (page - 1) * perPage)
+            if all {
+                let every = try GameCatalog.everyGame(store: store, games: GamelogCLI.games, as: seenAs, skippingDamaged: { damaged.append($0) })
+                listed = GamePage(games: every, total: every.count, offset: 0)
+            } else {
+                listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs,
+                                              skippingDamaged: { damaged.append($0) })
+            }
         }
         if listed == nil, let store = store as? EventStore {
             // The whole log folded once.

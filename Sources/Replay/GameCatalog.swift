@@ -146,6 +146,21 @@ extension GameCatalog {
     ///   - limit: the most games to list.
     /// - Parameter damaged: called with each event of the page's games that cannot be
     ///   read; the game is folded without it. Without it, such an event fails the page.
+    /// Every game, page after page of the catalog (``page(store:games:offset:limit:as:skippingDamaged:)``):
+    /// the whole list of a store whose catalog is complete, with a page's conversations in
+    /// memory at a time rather than a fold of the whole log.
+    public static func everyGame(store: any EventLogReader, games registry: GameRegistry, as perspective: Perspective = .auditor,
+                                 skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> [GameSummary] {
+        var every: [GameSummary] = [], offset = 0
+        let size = 500
+        while true {
+            let next = try page(store: store, games: registry, offset: offset, limit: size, as: perspective, skippingDamaged: damaged)
+            every += next.games
+            offset += size
+            if offset >= next.total { return every }
+        }
+    }
+
     public static func page(store: any EventLogReader, games registry: GameRegistry, offset: Int, limit: Int,
                             as perspective: Perspective = .auditor, skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> GamePage {
         guard try store.catalogIsComplete() else {

@@ -69,7 +69,7 @@ extension PostgresLogReader: SignedLogReader {
     }
 
     /// A head from a `tree_heads` row's size, root, signed_at, flags and signature, from column `first` on.
-    private static func head(_ row: PostgresRandomAccessRow, from first: Int) throws -> (TreeOwner) -> TreeHead {
+    static func head(_ row: PostgresRandomAccessRow, from first: Int) throws -> (TreeOwner) -> TreeHead {
         let size = try row[first].decode(Int64.self), root = Array(try row[first + 1].decode(ByteBuffer.self).readableBytesView)
         let signedAt = try row[first + 2].decode(Int64.self), flags = try row[first + 3].decode(Int64.self)
         let signature = Array(try row[first + 4].decode(ByteBuffer.self).readableBytesView)

@@ -183,13 +183,11 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         }).first else { return nil }
         var lookup = PostgresBindings()
         lookup.append(id)
+        let owner = TreeOwner(device: device, publicKey: publicKey)
         let heads = try fetch("SELECT size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = $1 ORDER BY size", lookup) { row in
-            TreeHead(device: device, publicKey: publicKey, size: try row[0].decode(Int64.self),
-                     root: Array(try row[1].decode(ByteBuffer.self).readableBytesView),
-                     signedAt: Timestamp(microsecondsSince1970: try row[2].decode(Int64.self)), isTestKey: try row[3].decode(Int64.self) == 1,
-                     signature: Array(try row[4].decode(ByteBuffer.self).readableBytesView))
+            try Self.head(row, from: 0)(owner)
         }
-        return DeviceTree(owner: TreeOwner(device: device, publicKey: publicKey), size: size, heads: heads,
+        return DeviceTree(owner: owner, size: size, heads: heads,
                           holdsEveryLeaf: frontier.map { MerkleTree.Frontier(size: size, packed: Array($0.readableBytesView)) != nil } ?? false)
     }
 

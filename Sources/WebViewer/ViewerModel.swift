@@ -26,6 +26,8 @@ public final class ViewerModel: @unchecked Sendable {
     private let readers: ReaderPool
     /// Makes a reader of the log: the pool's, and the background audit's own.
     private let makeReader: @Sendable () throws -> any SignedLogReader
+    /// Whether the readers see what is appended after they opened (what following needs).
+    private let seesAppends: Bool
     /// Whether the log is a store read natively (the list comes from its catalog, page by
     /// page; finished audits are not kept on this machine: `verify --workers` stores them).
     private let readsNatively: Bool
@@ -135,8 +137,7 @@ public final class ViewerModel: @unchecked Sendable {
     public convenience init(path: String, games: GameRegistry, keepingResultsIn folder: URL? = nil, build: String = "",
                             followingAppends: Bool = false) throws {
         try self.init(location: path, games: games, reader: { try EventStore(path: path, access: .readOnly, followingAppends: followingAppends) },
-                      readsNatively: false, keepingResultsIn: folder, build: build)
-        seesAppends = followingAppends
+                      readsNatively: false, seesAppends: followingAppends, keepingResultsIn: folder, build: build)
     }
 
     /// Opens a log that `reader` reads as it is (a shared store in PostgreSQL, through its
@@ -146,12 +147,8 @@ public final class ViewerModel: @unchecked Sendable {
     /// - Parameter reader: makes a reader (one per concurrent request, kept in a pool, and
     ///   one for the background audit).
     public convenience init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any SignedLogReader) throws {
-        try self.init(location: location, games: games, reader: reader, readsNatively: true, keepingResultsIn: nil, build: "")
-        seesAppends = true
+        try self.init(location: location, games: games, reader: reader, readsNatively: true, seesAppends: true, keepingResultsIn: nil, build: "")
     }
-
-    /// Whether the readers see what is appended after they opened.
-    private var seesAppends = false
 
     @available(*, unavailable, message: "the audit reads the store as it is now: use init(location:games:reader:) with a reader returning any SignedLogReader (SharedStore.reader() is one); no copy is made")
     public convenience init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any EventLogReader,
@@ -161,8 +158,9 @@ public final class ViewerModel: @unchecked Sendable {
     }
 
     private init(location: String, games: GameRegistry, reader: @escaping @Sendable () throws -> any SignedLogReader,
-                 readsNatively: Bool, keepingResultsIn folder: URL?, build: String) throws {
+                 readsNatively: Bool, seesAppends: Bool, keepingResultsIn folder: URL?, build: String) throws {
         self.location = location
+        self.seesAppends = seesAppends
         self.games = games
         self.makeReader = reader
         self.readsNatively = readsNatively
@@ -201,16 +199,9 @@ public final class ViewerModel: @unchecked Sendable {
         let made: [GameSummary]
         if readsNatively {
             // The catalog's pages one after another, as the background list reads them.
-            var all: [GameSummary] = [], offset = 0
-            while true {
-                let page = try readers.with { reader in
-                    try GameCatalog.page(store: reader, games: games, offset: offset, limit: 500, skippingDamaged: { _ in damaged += 1 })
-                }
-                all += page.games
-                offset += 500
-                if offset >= page.total { break }
+            made = try readers.with { reader in
+                try GameCatalog.everyGame(store: reader, games: games, skippingDamaged: { _ in damaged += 1 })
             }
-            made = all
         } else {
             made = try GameCatalog(store: try EventStore(path: location, access: .readOnly), games: games,
                                    skippingDamaged: { _ in damaged += 1 }).games
@@ -736,13 +727,12 @@ public final class ViewerModel: @unchecked Sendable {
                 var changed: Set<ConversationID> = []
                 var recordings: Set<UUID> = []
                 try? reader.scan(EventQuery(positions: (through + 1)...last), verify: false, skippingDamaged: { _ in }) { recordings.insert($0.stream) }
-                for stream in recordings {
-                    if conversationOf[stream] == nil,
-                       let entry = try? reader.catalogEntries(ofStream: stream).first(where: { $0.tag.kind == .conversation }) {
-                        conversationOf[stream] = ConversationID(entry.tag.id)
-                    }
-                    if let conversation = conversationOf[stream] { changed.insert(conversation) }
+                // The conversations of recordings not met before, in one read of the catalog.
+                let unknown = recordings.filter { conversationOf[$0] == nil }
+                for entry in (try? reader.catalogEntries(ofStreams: unknown)) ?? [] where entry.tag.kind == .conversation {
+                    conversationOf[entry.stream] = ConversationID(entry.tag.id)
                 }
+                for stream in recordings { if let conversation = conversationOf[stream] { changed.insert(conversation) } }
                 through = last
                 quiet = 0
                 self.grew(changed)
