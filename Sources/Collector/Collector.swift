@@ -24,6 +24,9 @@ public final class Collector: Sendable {
     public let metrics = CollectorMetrics()
     /// Puts checked uploads into the store in groups (see ``GroupCommit``).
     private let sequencer = GroupCommit()
+    /// The store's newest compression dictionary as last read, and when: uploads'
+    /// payloads are compressed with it while they wait for the writer.
+    private let dictionary = NSLockedValue<(value: SharedStore.Dictionary?, read: ContinuousClock.Instant)?>(nil)
 
     public init(store: SharedStore, witness: String, witnessKey: DeviceKey) {
         self.store = store
@@ -128,7 +131,20 @@ public final class Collector: Sendable {
         guard enrolled == tree.owner.device else {
             throw Refusal.notEnrolled("the key is enrolled as device \(SafeText.line(enrolled)), and the upload signs as \(SafeText.line(tree.owner.device))")
         }
-        return try await sequencer.store(Upload(plan: plan, tree: tree, newest: newest), with: self)
+        // Compressing payloads is most of what a write did per event, and needs no place
+        // in the store: done here, in parallel with other uploads and the writer.
+        let compressed = try CompressedPayloads(dictionary: try await compressionDictionary(), forEach: plan.forEachPayload)
+        return try await sequencer.store(Upload(plan: plan, tree: tree, newest: newest, compressed: compressed), with: self)
+    }
+
+    /// The store's newest dictionary, read again after a minute: a store given a new one
+    /// meanwhile has its payloads compressed again by the writer (correct, only slower).
+    private func compressionDictionary() async throws -> SharedStore.Dictionary? {
+        let now = ContinuousClock.now
+        if let known = dictionary.withLock({ $0 }), now - known.read < .seconds(60) { return known.value }
+        let value = try await store.newestDictionary()
+        dictionary.withLock { $0 = (value, now) }
+        return value
     }
 
     /// An upload checked on its own (everything but its place in the store), waiting to be stored.
@@ -136,6 +152,7 @@ public final class Collector: Sendable {
         var plan: ImportPlan
         var tree: PlannedTree
         var newest: TreeHead
+        var compressed: CompressedPayloads
         var events: Int { tree.leaves.count }
     }
 
@@ -166,10 +183,17 @@ public final class Collector: Sendable {
     /// includes the uploads stored before it in this group).
     static func storeOne(_ upload: Upload, into writer: PostgresLogWriter, witness: String, witnessKey: DeviceKey) throws -> Accepted {
         let key = upload.tree.owner.publicKey
-        try checkExtends(upload.tree, known: try writer.deviceTree(publicKey: key), frontier: { try writer.treeFrontier(publicKey: key) })
+        let known = try writer.deviceTree(publicKey: key)
+        try checkExtends(upload.tree, known: known, frontier: { try writer.treeFrontier(publicKey: key) })
+        let grows = upload.newest.size > (known?.heads.last?.size ?? 0)
         let summary: ImportSummary
+        writer.precompressed = upload.compressed
+        defer { writer.precompressed = nil }
         do {
-            summary = try Interchange.import(upload.plan, into: writer)
+            // A tree that grows does so by exactly these events (checked above), so none of
+            // them is stored unless an id collides: taken as new, and looked up only then.
+            summary = try (grows ? writer.assumingNewEvents { try Interchange.import(upload.plan, into: writer) } : nil)
+                ?? Interchange.import(upload.plan, into: writer)
         } catch let error as InterchangeError {
             throw Refusal.conflict(error.description)
         } catch EventStoreError.headConflict(let device, let size) {

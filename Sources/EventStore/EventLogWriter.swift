@@ -10,6 +10,9 @@ import Foundation
 public protocol EventLogWriter: EventLogReader {
     /// How many events the recording holds (0 for an unknown one).
     func streamVersion(_ stream: UUID) throws -> Int64
+    /// How many events each recording holds (0 for an unknown one): one lookup for many
+    /// where the store can (an import asks about every recording it carries).
+    func streamVersions(_ streams: Set<UUID>) throws -> [UUID: Int64]
     /// The stored event with `id`, or nil.
     func event(id: UUID) throws -> StoredEvent?
     /// The stored events among `ids`, by id: one lookup for many where the store can
@@ -32,6 +35,12 @@ public protocol EventLogImport: AnyObject {
 }
 
 extension EventLogWriter {
+    public func streamVersions(_ streams: Set<UUID>) throws -> [UUID: Int64] {
+        var out: [UUID: Int64] = [:]
+        for stream in streams { out[stream] = try streamVersion(stream) }
+        return out
+    }
+
     public func storedEvents(ids: [UUID]) throws -> [UUID: StoredEvent] {
         var out: [UUID: StoredEvent] = [:]
         for id in ids where out[id] == nil {

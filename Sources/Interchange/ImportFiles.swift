@@ -78,12 +78,28 @@ public struct ImportPlan: Sendable {
     /// The line of each stream's first event (its recording.started), which its
     /// compact payloads need to be read.
     var starts: [UUID: Int] = [:]
+    /// Every line's fields as first parsed, kept for plans of at most
+    /// ``Interchange/keptParsingLimit`` bytes (a collector's upload): the chains, the
+    /// store's checks and the append read them instead of parsing each line three
+    /// more times. Larger imports parse again, so memory holds only the index.
+    var parsed: [ExportLine.Fields]?
 
     /// Events found in the files, repeats included.
     public var count: Int { lines.count }
 
-    /// The fields of event `index`, parsed again from its line.
+    /// Calls `body` with each event's id and canonical payload bytes, in the files'
+    /// order (repeats included): for work a store can do before it writes, such as
+    /// compressing the payloads.
+    package func forEachPayload(_ body: (UUID, [UInt8]) throws -> Void) throws {
+        for index in lines.indices {
+            let fields = try fields(index)
+            try body(fields.id, fields.payload)
+        }
+    }
+
+    /// The fields of event `index`: as parsed when the plan was made, or parsed again from its line.
     func fields(_ index: Int) throws -> ExportLine.Fields {
+        if let parsed { return parsed[index] }
         let ref = lines[index], file = files[Int(ref.file)]
         return try file.contents.withUnsafeBytes { all in
             try Interchange.parse(UnsafeRawBufferPointer(rebasing: all[ref.start..<ref.end]), file: file.name, line: Int(ref.line))
@@ -92,6 +108,10 @@ public struct ImportPlan: Sendable {
 }
 
 extension Interchange {
+    /// The most bytes of files whose lines' parsed fields a plan keeps (about twice
+    /// their size in memory): a collector's largest upload.
+    static let keptParsingLimit = 64 << 20
+
     /// Reads and checks every line of `files` (each an exported log, e.g. one per
     /// device) without storing anything: a malformed line or an unreadable payload
     /// throws, naming the file and line.
@@ -101,6 +121,7 @@ extension Interchange {
         var keys: [MergeKey] = []
         var checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)] = []
         var trees = ImportTrees()
+        var parsed: [ExportLine.Fields]? = totalBytes <= keptParsingLimit ? [] : nil
         var bytesBefore = 0
         for (fileIndex, file) in files.enumerated() {
             try file.contents.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
@@ -129,6 +150,7 @@ extension Interchange {
                         throw InterchangeError.invalidPayload(file: file.name, line: lineNumber, detail: String(describing: error))
                     }
                     lines.append(LineRef(file: Int32(fileIndex), line: Int32(clamping: lineNumber), start: from, end: to))
+                    parsed?.append(fields)
                     keys.append(MergeKey(recordedAt: fields.recordedAt, streamVersion: fields.streamVersion, stream: fields.stream,
                                          run: Int32(fileIndex)))
                     if lines.count % 16_384 == 0 { progress?(bytesBefore + end, totalBytes) }
@@ -137,7 +159,8 @@ extension Interchange {
             bytesBefore += file.contents.count
         }
         progress?(totalBytes, totalBytes)
-        var plan = ImportPlan(files: files, lines: lines, keys: keys, checkpoints: checkpoints, trees: trees, continued: [:])
+        var plan = ImportPlan(files: files, lines: lines, keys: keys, checkpoints: checkpoints, trees: trees, continued: [:],
+                              parsed: parsed)
         plan = try checkChains(plan)
         try plan.trees.checkRoots()
         return plan
@@ -248,7 +271,7 @@ extension Interchange {
             try trees.add(fields, leafData: data, file: plan.files[Int(ref.file)].name, line: Int(ref.line))
         }
         return ImportPlan(files: plan.files, lines: plan.lines, keys: plan.keys, checkpoints: plan.checkpoints, trees: trees,
-                          continued: continued, starts: starts)
+                          continued: continued, starts: starts, parsed: plan.parsed)
     }
 
     /// Merges checked logs into `store`, like ``import(_:into:batchSize:progress:)``:

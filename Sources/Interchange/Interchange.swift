@@ -326,10 +326,11 @@ public enum Interchange {
         let order = mergeOrder(keys)
         // Every stream gapless once merged with what is stored. A version below the
         // expected one is already stored (or repeated in the input): append skips it by id.
+        let stored = try store.streamVersions(Set(keys.map(\.stream)))
         var next: [UUID: Int64] = [:]
         for index in order {
             let k = keys[index]
-            let expected = try next[k.stream] ?? (store.streamVersion(k.stream) + 1)
+            let expected = next[k.stream] ?? ((stored[k.stream] ?? 0) + 1)
             if k.streamVersion < expected { continue }
             guard k.streamVersion == expected else {
                 throw InterchangeError.missingEvents(stream: k.stream, expectedVersion: expected, found: k.streamVersion)

@@ -233,6 +233,39 @@ import Testing
         #expect(try setup.accept(upload.body).stored == upload.events)
     }
 
+    /// The collector writes an upload's events without looking their ids up first (the
+    /// device's tree grows by exactly them); an id another device's event already holds
+    /// must still be refused by name, with nothing of the upload kept.
+    @Test func anUploadReusingAStoredEventIDIsRefusedByNameWithNothingStored() throws {
+        let setup = try Setup()
+        let phones = try recordPhones(2, in: setup.folder.path("phones"), seed: 12, keys: setup.keys)
+        try setup.enroll("A")
+        try setup.enroll("B")
+        let fromA = try setup.upload(phones.a, "A")
+        #expect(try setup.accept(fromA.body).stored == fromA.events)
+        let storedOfA = try EventStore(path: phones.a, access: .readOnly).events()
+        let borrowed = try #require(storedOfA.dropFirst(5).first).id
+
+        // B's log as its phone holds it, but one event carries the id of one of A's, and
+        // B signs it all: every line, chain and head of the upload checks on its own.
+        let original = try EventStore(path: phones.b, access: .readOnly).events()
+        #expect(original.count > 10)
+        let forgedPath = setup.folder.path("forged-B.sqlite")
+        let forged = try EventStore(path: forgedPath)
+        let key = setup.keys.key("B")
+        try forged.append(original.enumerated().map { index, event in
+            NewEvent(id: index == 7 ? borrowed : event.id, stream: event.stream, type: event.type, typeVersion: event.typeVersion,
+                     recordedAt: event.recordedAt, payload: event.payload)
+        }, signing: { _ in key })
+        let upload = try setup.upload(forgedPath, "B", accepted: 0)
+        #expect(upload.events == original.count)
+        try setup.refuses(upload.body, status: 409, borrowed.uuidString.lowercased())
+
+        // B's honest log goes through afterwards: the refusal left nothing of B behind.
+        let honest = try setup.upload(phones.b, "B", accepted: 0)
+        #expect(try setup.accept(honest.body).stored == honest.events)
+    }
+
     @Test func aRolledBackOrForkedPhoneIsRefused() throws {
         let setup = try Setup()
         try setup.enroll("A")

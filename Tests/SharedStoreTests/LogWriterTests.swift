@@ -171,4 +171,23 @@ import Testing
         #expect(before["events"]?.count == first.stored)
         #expect(try target.revision == revision)
     }
+
+    /// The rows a write sends with `COPY ... FROM STDIN`, exactly as PostgreSQL's text
+    /// format reads them: no value can end a column or a row early.
+    @Test func copyRowsAreCOPYsTextFormat() {
+        var rows = CopyRows()
+        rows.append(0)
+        rows.append(-5)
+        rows.append(Int64.max)
+        rows.append(Int64.min)
+        rows.append(nil as Int64?)
+        rows.append(bytes: [0x00, 0xFF, 0x5C, 0x0A, 0x09])
+        rows.endRow()
+        rows.append(42)
+        rows.append(bytes: [])
+        rows.endRow()
+        let text = String(decoding: rows.bytes, as: UTF8.self)
+        #expect(text == "0\t-5\t9223372036854775807\t-9223372036854775808\t\\N\t\\\\x00ff5c0a09\n42\t\\\\x\n")
+        #expect(rows.count == 2)
+    }
 }

@@ -1,0 +1,55 @@
+import EventStore
+import Foundation
+import PostgresNIO
+
+/// Payloads compressed as the store keeps them (level 6, one dictionary), made before
+/// a write so that the write need not: see ``PostgresLogWriter/precompressed``.
+package struct CompressedPayloads: Sendable {
+    /// The dictionary they were compressed with (nil: none).
+    package let dictionaryID: Int64?
+    private var byID: [UUID: (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])] = [:]
+
+    /// Compresses each payload `forEach` gives with `dictionary`.
+    package init(dictionary: SharedStore.Dictionary?, forEach: ((UUID, [UInt8]) throws -> Void) throws -> Void) throws {
+        dictionaryID = dictionary?.id
+        let encoder = try PayloadEncoder(dictionaryID: dictionary?.id, dictionary: dictionary?.bytes ?? [])
+        var byID: [UUID: (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])] = [:]
+        var raw: [UUID: [UInt8]] = [:], ambiguous: Set<UUID> = []
+        try forEach { id, payload in
+            if let seen = raw[id] {
+                // One id with two payloads (a hostile upload): the writer compresses what it stores.
+                if seen != payload { ambiguous.insert(id) }
+                return
+            }
+            raw[id] = payload
+            byID[id] = try encoder.encode(payload)
+        }
+        for id in ambiguous { byID[id] = nil }
+        self.byID = byID
+    }
+
+    /// Event `id`'s payload as the store keeps it, if compressed here with `dictionaryID`.
+    func payload(of id: UUID, dictionaryID: Int64?) -> (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])? {
+        guard dictionaryID == self.dictionaryID else { return nil }
+        return byID[id]
+    }
+}
+
+extension SharedStore {
+    /// A compression dictionary of the store.
+    package struct Dictionary: Sendable {
+        package var id: Int64
+        package var bytes: [UInt8]
+    }
+
+    /// The store's newest dictionary, the one its writes compress with (nil: none).
+    package func newestDictionary() async throws -> Dictionary? {
+        try await withConnection { connection in
+            let rows = try await connection.query("SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1", logger: Self.logger)
+            for try await (id, bytes) in rows.decode((Int64, ByteBuffer).self) {
+                return Dictionary(id: id, bytes: Array(bytes.readableBytesView))
+            }
+            return nil
+        }
+    }
+}
