@@ -134,6 +134,12 @@ import Testing
         // The newest head's root changed: its signature no longer verifies.
         let cosigned = try errors(after: "UPDATE tree_heads SET root = decode(repeat('11', 32), 'hex') WHERE size = (SELECT max(size) FROM tree_heads)")
         #expect(cosigned.contains { $0.check == .signature }, "\(cosigned)")
+        // Rows the events table's foreign keys refused until schema 6: an event whose
+        // recording, type or dictionary is not in the store is damage, named at its position.
+        for (column, value) in [("stream_id", "999999"), ("type_id", "999999"), ("dictionary_id", "999999")] {
+            let dangling = try errors(after: "UPDATE events SET \(column) = \(value) WHERE position = 50 AND codec <> 0")
+            #expect(dangling.contains { $0.position == 50 }, "\(column): \(dangling)")
+        }
     }
 
     /// An audit's reads see the store at one moment: what an upload stores meanwhile (events
