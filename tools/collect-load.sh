@@ -6,10 +6,13 @@
 # until it is through, as a phone would. Afterwards: every phone's head equals the
 # store's, `verify --trust` (the keys read from the phones) is clean, and the store holds
 # every phone's events exactly once. Then ingest figures (events/s) through the collector
-# without faults, against `gamelog import` of the same logs into SQLite and against a
-# plain COPY of the same rows into PostgreSQL (the limit), and `verify --workers 1, 2, 4`.
+# without faults (the phones' uploads made beforehand and sent by a light client), against
+# `gamelog import` of the same logs into SQLite and against a plain COPY of the same rows
+# into PostgreSQL (the limit); 16 `gamelog push` at once at the default batch, each of
+# which must get through on its first try; and `verify --workers 1, 2, 4`.
 #
-#   tools/collect-load.sh [PHONES=200] [GAMES=4]      (GAMELOG_BIN: another gamelog to measure)
+#   tools/collect-load.sh [PHONES=200] [GAMES=4]
+#   (GAMELOG_BIN, GAMELOG_BENCH: a gamelog and a gamelog-bench to use instead of building them)
 set -euo pipefail
 phones=${1:-200}
 games=${2:-4}
@@ -20,6 +23,12 @@ gamelog=${GAMELOG_BIN:-}
 if [ -z "$gamelog" ]; then
   swift build -c release --static-swift-stdlib --package-path "$root" --product gamelog >&2
   gamelog=$(swift build -c release --package-path "$root" --show-bin-path)/gamelog
+fi
+# GAMELOG_BENCH: a gamelog-bench to make the uploads with, instead of building one.
+bench=${GAMELOG_BENCH:-}
+if [ -z "$bench" ]; then
+  swift build -c release --package-path "$root/tools/Benchmarks" --product gamelog-bench >&2
+  bench=$(swift build -c release --package-path "$root/tools/Benchmarks" --show-bin-path)/gamelog-bench
 fi
 work=$(mktemp -d)
 chmod 755 "$work"   # as root, the server runs as the postgres user in here
@@ -140,27 +149,41 @@ echo "store: $stored events ($distinct distinct, positions gapless: $gapless) of
 [ "$failed" = 0 ] && [ "$stored" = "$total" ] && [ "$distinct" = "$total" ] && [ "$in_streams" = "$total" ] && [ "$gapless" = t ] && [ "$mismatched" = 0 ] && [ "$verify_status" = 0 ] || {
   echo "error: the load run lost, doubled or failed something (see above)" >&2; exit 1; }
 
-# Ingest without faults: a new database, one collector, 8 phones pushing at a time.
-psql_store "CREATE DATABASE clean" postgres
-clean=postgres://gamelog@127.0.0.1:$GAMELOG_PG_PORT/clean
-kill "$b_pid"; wait "$b_pid" 2>/dev/null || true
-store=$clean start_second
-for phone in phones/*.sqlite; do
-  name=$(basename "$phone" .sqlite)
-  "$gamelog" keys enroll --to "http://127.0.0.1:$second" --device "$name" --public-key "keys/$name.key" > /dev/null
-done
-started=$(now)
-: > attempts.log
+# Ingest without faults, into new databases through one collector. First the collector's
+# own rate: every phone's upload made beforehand (as push sends it, default batch) and sent
+# by a light client, 8 at a time, so the phones' work (on a studio's machine, done on the
+# phones) does not share these two cores. Then 16 real `gamelog push` processes at once at
+# the default batch: every one must get through on its first try.
+fresh_collector() {
+  psql_store "CREATE DATABASE $1" postgres
+  kill "$b_pid" 2>/dev/null; wait "$b_pid" 2>/dev/null || true
+  store=postgres://gamelog@127.0.0.1:$GAMELOG_PG_PORT/$1 start_second
+  for phone in phones/*.sqlite; do
+    name=$(basename "$phone" .sqlite)
+    "$gamelog" keys enroll --to "http://127.0.0.1:$second" --device "$name" --public-key "keys/$name.key" > /dev/null
+  done
+}
+"$bench" uploads phones uploads > /dev/null
+fresh_collector clean
+"$tools/post-uploads.py" "http://127.0.0.1:$second" 8 uploads > posted.json
+python3 - posted.json "$total" <<'PY'
+import json, sys
+posted = json.load(open(sys.argv[1]))
+if posted["accepted"] != posted["uploads"] or posted["events"] != int(sys.argv[2]):
+    sys.exit(f"error: the collector did not store every prepared upload: {posted}")
+PY
+collector_time=$(python3 -c 'import json; print(json.load(open("posted.json"))["seconds"])')
+collector_latency=$(python3 -c 'import json; p = json.load(open("posted.json")); print("p50 %.2f s, p95 %.2f s" % (p["p50"], p["p95"]))')
+fresh_collector sixteen
+: > attempts.log; : > push-errors.log
 pids=()
-for phone in phones/*.sqlite; do
-  # At most 8 at a time (the collector, itself a background job, is not one of them).
-  while [ "$(jobs -rp | grep -cvx "$b_pid")" -ge 8 ]; do sleep 0.05; done
-  push_until_done "$phone" "$second" &
+for phone in $(ls phones/*.sqlite | head -n 16); do
+  "$gamelog" push --db "$phone" --to "http://127.0.0.1:$second" > /dev/null 2>> push-errors.log &
   pids+=($!)
 done
-for pid in "${pids[@]}"; do wait "$pid"; done
-collector_time=$(python3 -c "print($(now) - $started)")
-clean_retried=$(awk '$1 > 1' attempts.log | wc -l)
+pushes_failed=0
+for pid in "${pids[@]}"; do wait "$pid" || pushes_failed=$((pushes_failed + 1)); done
+[ "$pushes_failed" = 0 ] || { echo "error: $pushes_failed of 16 concurrent pushes at the default batch failed:" >&2; sort -u push-errors.log >&2; exit 1; }
 # The same logs into one SQLite file with `import`.
 mkdir exports
 for phone in phones/*.sqlite; do "$gamelog" export --db "$phone" > "exports/$(basename "$phone" .sqlite).jsonl"; done
@@ -177,10 +200,12 @@ copy_time=$(python3 -c "print($(now) - $started)")
 echo
 echo "| ingest of $total events from $phones phones | rate |"
 echo "|---|---|"
-echo "| through one collector (8 pushes at a time, every check, countersigned; $clean_retried phones pushed again) | $(rate "$total" "$collector_time") |"
+echo "| through one collector (uploads made beforehand, 8 at a time, every check, countersigned; $collector_latency an answer) | $(rate "$total" "$collector_time") |"
 echo "| \`gamelog import\` of the same logs into one SQLite file | $(rate "$total" "$import_time") |"
 echo "| PostgreSQL \`COPY\` of the same rows (no checks: the limit) | $(rate "$total" "$copy_time") |"
+echo "| through one collector against the limit | $(python3 -c "print(f'{$copy_time / $collector_time:.2f}x')") |"
 echo "| through two collectors, all $phones at once, one killed and PostgreSQL crashed | $(rate "$total" "$elapsed") |"
+echo "| 16 \`gamelog push\` at once, default batch | all 16 through on the first try |"
 echo
 echo "| \`verify --workers N\` on the store | time |"
 echo "|---|---|"

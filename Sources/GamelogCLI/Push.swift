@@ -14,7 +14,10 @@ struct Push: ParsableCommand {
             the rest in batches (each ending at a head the device signed), and stores the collector's \
             cosignature of each accepted head in the log (`gamelog heads` shows them). Sending again \
             sends nothing; after a failure, push again: it resumes where the collector stands. The \
-            device's key must be enrolled (`gamelog keys enroll`). With --witness, each device's newest head             also goes to those witnesses (C2SP tlog-witness, e.g. `gamelog witness`), with a consistency             proof from the size each last cosigned, and their cosignatures are stored in the log; a witness             that is down or refuses is named, and the exit status is 1.
+            device's key must be enrolled (`gamelog keys enroll`). With --witness, each device's newest \
+            head also goes to those witnesses (C2SP tlog-witness, e.g. `gamelog witness`), with a \
+            consistency proof from the size each last cosigned, and their cosignatures are stored in \
+            the log; a witness that is down or refuses is named, and the exit status is 1.
             """)
 
     @OptionGroup var options: GlobalOptions

@@ -161,6 +161,13 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         return try fetch("SELECT version FROM streams WHERE uuid = $1", binds) { try $0[0].decode(Int64.self) }.first ?? 0
     }
 
+    /// The last position, as this write's imports left it where they know it (the write
+    /// holds the store's lock: no one else appends meanwhile).
+    public override func lastPosition() throws -> Int64 {
+        if let known { return known.lastPosition }
+        return try super.lastPosition()
+    }
+
     public func streamVersions(_ streams: Set<UUID>) throws -> [UUID: Int64] {
         guard !streams.isEmpty else { return [:] }
         var binds = PostgresBindings()
@@ -440,18 +447,29 @@ final class PostgresImport: EventLogImport {
 
     func store(heads: [TreeHead], nodes: [(owner: TreeOwner, lo: Int64, hi: Int64, hash: [UInt8])]) throws {
         var rows = PostgresTreeRows(writer: writer)
-        for head in heads {
-            let tree = try trees.tree(&rows, owner: TreeOwner(device: head.device, publicKey: head.publicKey))
-            var key = PostgresBindings()
-            key.append(tree)
-            key.append(head.size)
-            if let stored = try writer.fetch("SELECT root FROM tree_heads WHERE tree_id = $1 AND size = $2", key, { row in
-                Array(try row[0].decode(ByteBuffer.self).readableBytesView)
-            }).first {
+        let treeIDs = try heads.map { try trees.tree(&rows, owner: TreeOwner(device: $0.device, publicKey: $0.publicKey)) }
+        // The roots stored at the heads' sizes, in one statement (an upload carries a head a game).
+        var keys = PostgresBindings()
+        keys.append(treeIDs)
+        keys.append(heads.map(\.size))
+        var storedRoots = heads.isEmpty ? [:] : Dictionary(try writer.fetch("""
+            SELECT h.tree_id, h.size, h.root FROM tree_heads h
+            JOIN unnest($1::bigint[], $2::bigint[]) AS k(tree, size) ON h.tree_id = k.tree AND h.size = k.size
+            """, keys) { row in
+            (HeadSlot(tree: try row[0].decode(Int64.self), size: try row[1].decode(Int64.self)),
+             Array(try row[2].decode(ByteBuffer.self).readableBytesView))
+        }, uniquingKeysWith: { first, _ in first })
+        for (head, tree) in zip(heads, treeIDs) {
+            let slot = HeadSlot(tree: tree, size: head.size)
+            // Stored before, or earlier in this import: it must be the same head.
+            if let stored = storedRoots[slot] {
                 guard stored == head.root else { throw EventStoreError.headConflict(device: head.device, size: head.size) }
                 continue
             }
-            var binds = key
+            storedRoots[slot] = head.root
+            var binds = PostgresBindings()
+            binds.append(tree)
+            binds.append(head.size)
             binds.append(ByteBuffer(bytes: head.root))
             binds.append(head.signedAt.microsecondsSince1970)
             binds.append(Int64(head.isTestKey ? 1 : 0))
@@ -470,6 +488,11 @@ final class PostgresImport: EventLogImport {
             trees.grow(tree, to: node.hi)
         }
         try storeNodes(tiles)
+    }
+
+    private struct HeadSlot: Hashable {
+        var tree: Int64
+        var size: Int64
     }
 
     /// The trees the import grew, and the tiles their new leaves completed.

@@ -28,6 +28,7 @@ let package = Package(
                 .product(name: "Recorder", package: "gamelog"),
                 .product(name: "StoredEvents", package: "gamelog"),
                 .product(name: "RecordedEvents", package: "gamelog"),
+                .product(name: "Interchange", package: "gamelog"),
                 .product(name: "Simulation", package: "gamelog"),
                 .product(name: "Games", package: "gamelog"),
                 .product(name: "Replay", package: "gamelog"),

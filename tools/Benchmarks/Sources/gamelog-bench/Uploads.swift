@@ -1,0 +1,41 @@
+// The uploads phones would send a collector that has accepted nothing of them yet, written
+// to files, so that a load test measures the collector and not the phones: on a studio's
+// machine the phones' work (reading their logs, building their uploads) is done elsewhere.
+import ArgumentParser
+import EventStore
+import Foundation
+import Interchange
+
+struct Uploads: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write each phone's first upload (as `gamelog push` sends it, default batch) to a folder.",
+        discussion: """
+            For every PHONES/NAME.sqlite and each device tree in it, writes OUT/NAME-N.upload \
+            (the request body) and OUT/NAME-N.key (the tree's public key, hex: the \
+            Gamelog-Device-Key header). tools/post-uploads.py sends them.
+            """)
+
+    @Argument(help: "A folder of phones' logs (`gamelog simulate --per-device phones`).") var phones: String
+    @Argument(help: "The folder to write the uploads to (made if missing).") var out: String
+    @Option(help: "At most about this many events per upload, as push's --batch.") var batch: Int64 = 20_000
+
+    func run() throws {
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let names = try FileManager.default.contentsOfDirectory(atPath: phones).filter { $0.hasSuffix(".sqlite") }.sorted()
+        var uploads = 0, events = 0
+        for name in names {
+            let store = try EventStore(path: phones + "/" + name, access: .readOnly)
+            for (index, tree) in try store.deviceTrees().enumerated() {
+                guard case .send(let upload) = try Interchange.upload(from: store, tree: tree.owner.publicKey, accepted: 0,
+                                                                      maximumEvents: batch) else { continue }
+                let stem = out + "/" + name.dropLast(".sqlite".count) + "-\(index)"
+                try Data(upload.body.utf8).write(to: URL(fileURLWithPath: stem + ".upload"))
+                try Data(Hex.string(tree.owner.publicKey).utf8).write(to: URL(fileURLWithPath: stem + ".key"))
+                uploads += 1
+                events += upload.events
+            }
+        }
+        guard uploads > 0 else { throw ValidationError("no phone in \(phones) has a signed device tree to upload") }
+        print("{\"uploads\": \(uploads), \"events\": \(events)}")
+    }
+}
