@@ -338,7 +338,6 @@ final class Outcome<T: Sendable>: @unchecked Sendable {
     }
 }
 
-/// A counting semaphore for tasks: waiters are resumed in the order they came.
 /// The pool's idle connections (see ``SharedStore``): handed out newest first, and only
 /// while still open.
 final class IdleConnections: @unchecked Sendable {
@@ -369,6 +368,7 @@ final class IdleConnections: @unchecked Sendable {
     }
 }
 
+/// A counting semaphore for tasks: waiters are resumed in the order they came.
 final class AsyncSemaphore: @unchecked Sendable {
     private let lock = NSLock()
     private var available: Int
