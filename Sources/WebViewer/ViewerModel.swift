@@ -269,7 +269,6 @@ public final class ViewerModel: @unchecked Sendable {
         // A pass that a newer one replaced (the log grew) stops writing.
         let mine = locked { listGeneration }
         Thread { [weak self] in
-            lowerThisThreadsPriority()
             defer { self?.passEnded(list: true) }
             var damaged = 0
             do {
@@ -307,7 +306,6 @@ public final class ViewerModel: @unchecked Sendable {
         let games = self.games
         let mine = locked { listGeneration }
         Thread { [weak self] in
-            lowerThisThreadsPriority()
             defer { self?.passEnded(list: true) }
             var damaged = 0, offset = 0
             let size = 100
@@ -653,7 +651,6 @@ public final class ViewerModel: @unchecked Sendable {
         }
         let kept = readsNatively || following ? nil : self.kept
         Thread { [weak self] in
-            lowerThisThreadsPriority()
             defer { self?.passEnded(list: false) }
             guard let reader = try? makeReader() else {
                 self?.locked { self?.logWide = [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read",

@@ -126,16 +126,3 @@ final class WorkQueue: @unchecked Sendable {
         }
     }
 }
-
-/// Lowers the calling thread's scheduling priority for the rest of its life: for the
-/// viewer's background passes (the list, the audit), which fold the whole log, so that
-/// the requests of people looking at it get the cores first. On Linux the nice value is
-/// the thread's own (and threads it starts inherit it), and raising it back would need a
-/// privilege, so it is only ever called on a thread that ends with its pass.
-func lowerThisThreadsPriority() {
-    #if os(Linux)
-    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-    #elseif canImport(Darwin)
-    _ = setpriority(PRIO_DARWIN_THREAD, 0, PRIO_DARWIN_BG)
-    #endif
-}
