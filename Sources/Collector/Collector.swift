@@ -183,8 +183,9 @@ public final class Collector: Sendable {
     /// includes the uploads stored before it in this group).
     static func storeOne(_ upload: Upload, into writer: PostgresLogWriter, witness: String, witnessKey: DeviceKey) throws -> Accepted {
         let key = upload.tree.owner.publicKey
-        let known = try writer.deviceTree(publicKey: key)
-        try checkExtends(upload.tree, known: known, frontier: { try writer.treeFrontier(publicKey: key) })
+        let stored = try writer.deviceTreeAndFrontier(publicKey: key)
+        let known = stored?.tree
+        try checkExtends(upload.tree, known: known, frontier: { stored?.frontier })
         let grows = upload.newest.size > (known?.heads.last?.size ?? 0)
         let summary: ImportSummary
         writer.precompressed = upload.compressed
@@ -200,9 +201,10 @@ public final class Collector: Sendable {
             throw Refusal.conflict("device \(SafeText.line(device)) signed another tree of \(size) events before: its history forked")
         }
         let newest = upload.newest
-        let stored = try writer.cosignatures(of: newest).first { $0.witnessKey == witnessKey.publicKey }
-        let cosignature = try stored ?? Cosignature.signing(newest, witness: witness, key: witnessKey)
-        if stored == nil { try writer.store(cosignatures: [(newest, cosignature)]) }
+        // A head this upload added has no cosignature yet; one sent again may have ours.
+        let cosigned = grows ? nil : try writer.cosignatures(of: newest).first { $0.witnessKey == witnessKey.publicKey }
+        let cosignature = try cosigned ?? Cosignature.signing(newest, witness: witness, key: witnessKey)
+        if cosigned == nil { try writer.store(cosignatures: [(newest, cosignature)]) }
         return Accepted(device: newest.device, publicKey: Hex.string(newest.publicKey), size: newest.size, stored: summary.stored,
                         note: CosignedHead(head: newest, cosignatures: [cosignature]).note, cosignature: cosignature.line,
                         witnessKey: Hex.string(witnessKey.publicKey))

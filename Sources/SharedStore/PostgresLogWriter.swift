@@ -255,6 +255,12 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
 
     /// The device tree of `publicKey` as stored (with its heads, smallest first), or nil.
     public func deviceTree(publicKey: [UInt8]) throws -> DeviceTree? {
+        try deviceTreeAndFrontier(publicKey: publicKey)?.tree
+    }
+
+    /// The device tree of `publicKey` and its frontier (``treeFrontier(publicKey:)``),
+    /// read together: what a collector asks of every upload.
+    package func deviceTreeAndFrontier(publicKey: [UInt8]) throws -> (tree: DeviceTree, frontier: MerkleTree.Frontier?)? {
         var binds = PostgresBindings()
         binds.append(ByteBuffer(bytes: publicKey))
         guard let (id, device, size, frontier) = try fetch("SELECT id, device, size, frontier FROM trees WHERE public_key = $1", binds, { row in
@@ -266,8 +272,8 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         let heads = try fetch("SELECT size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = $1 ORDER BY size", lookup) { row in
             try Self.head(row, from: 0)(owner)
         }
-        return DeviceTree(owner: owner, size: size, heads: heads,
-                          holdsEveryLeaf: frontier.map { MerkleTree.Frontier(size: size, packed: Array($0.readableBytesView)) != nil } ?? false)
+        let parsed = frontier.flatMap { MerkleTree.Frontier(size: size, packed: Array($0.readableBytesView)) }
+        return (DeviceTree(owner: owner, size: size, heads: heads, holdsEveryLeaf: parsed != nil), parsed)
     }
 
     /// The frontier of `publicKey`'s tree, where the store holds every leaf of it.
@@ -310,25 +316,25 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             binds.append(head.size)
             binds.append(ByteBuffer(bytes: head.root))
             binds.append(ByteBuffer(bytes: head.signature))
-            guard let tree = try fetch("""
-                SELECT t.id FROM trees t JOIN tree_heads h ON h.tree_id = t.id
-                WHERE t.public_key = $1 AND h.size = $2 AND h.root = $3 AND h.signature = $4
-                """, binds, { try $0[0].decode(Int64.self) }).first else {
+            binds.append(cosignature.witness)
+            binds.append(ByteBuffer(bytes: cosignature.witnessKey))
+            binds.append(Int64(clamping: cosignature.cosignedAt))
+            binds.append(ByteBuffer(bytes: cosignature.signature))
+            binds.append(revision)
+            // The head looked up and the cosignature stored in one statement (one round trip).
+            guard let (heads, inserted) = try fetch("""
+                WITH head AS (
+                    SELECT t.id FROM trees t JOIN tree_heads h ON h.tree_id = t.id
+                    WHERE t.public_key = $1 AND h.size = $2 AND h.root = $3 AND h.signature = $4),
+                stored AS (
+                    INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature, rev)
+                    SELECT id, $2, $5, $6, $7, $8, $9 FROM head
+                    ON CONFLICT DO NOTHING RETURNING 1)
+                SELECT (SELECT count(*) FROM head), (SELECT count(*) FROM stored)
+                """, binds, { (try $0[0].decode(Int64.self), try $0[1].decode(Int64.self)) }).first, heads > 0 else {
                 throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
             }
-            var insert = PostgresBindings()
-            insert.append(tree)
-            insert.append(head.size)
-            insert.append(cosignature.witness)
-            insert.append(ByteBuffer(bytes: cosignature.witnessKey))
-            insert.append(Int64(clamping: cosignature.cosignedAt))
-            insert.append(ByteBuffer(bytes: cosignature.signature))
-            insert.append(revision)
-            let inserted = try fetch("""
-                INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature, rev) VALUES ($1, $2, $3, $4, $5, $6, $7)
-                ON CONFLICT DO NOTHING RETURNING 1
-                """, insert) { _ in true }
-            if !inserted.isEmpty { changed() }
+            if inserted > 0 { changed() }
         }
     }
 }
