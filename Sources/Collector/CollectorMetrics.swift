@@ -13,7 +13,7 @@ public final class CollectorMetrics: @unchecked Sendable {
     public static let buckets: [Double] = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
     private let lock = NSLock()
-    private var accepted = 0, events = 0, enrollments = 0
+    private var accepted = 0, events = 0, enrollments = 0, storedTogether = 0
     private var refused: [Refusal: Int] = [:]
     private var latency = [Int](repeating: 0, count: CollectorMetrics.buckets.count + 1)
     private var latencySum = 0.0
@@ -37,6 +37,12 @@ public final class CollectorMetrics: @unchecked Sendable {
 
     public func enrolled() { lock.withLock { enrollments += 1 } }
 
+    /// Uploads a write stored as one import with others (see `Collector`'s group writes).
+    public func storedTogether(_ uploads: Int) { lock.withLock { storedTogether += uploads } }
+
+    /// How many uploads were stored as one import with others so far.
+    public var uploadsStoredTogether: Int { lock.withLock { storedTogether } }
+
     private func observe(_ seconds: Double) {
         latency[Self.buckets.firstIndex { seconds <= $0 } ?? Self.buckets.count] += 1
         latencySum += seconds
@@ -58,6 +64,9 @@ public final class CollectorMetrics: @unchecked Sendable {
                 # HELP gamelog_events_stored_total Events stored from accepted uploads.
                 # TYPE gamelog_events_stored_total counter
                 gamelog_events_stored_total \(events)
+                # HELP gamelog_uploads_stored_together_total Accepted uploads a write stored as one import with others.
+                # TYPE gamelog_uploads_stored_together_total counter
+                gamelog_uploads_stored_together_total \(storedTogether)
                 # HELP gamelog_enrollments_total Devices enrolled through this collector.
                 # TYPE gamelog_enrollments_total counter
                 gamelog_enrollments_total \(enrollments)

@@ -87,6 +87,32 @@ public struct ImportPlan: Sendable {
     /// Events found in the files, repeats included.
     public var count: Int { lines.count }
 
+    /// Plans checked apart (each device's upload, say) as one import: their files side
+    /// by side, as if checked together. Nil where they cannot be one: two carry one
+    /// device's tree or one recording, one continues a recording stored before, or one
+    /// did not keep its parsed lines (a plan too large to merge cheaply).
+    package static func merging(_ plans: [ImportPlan]) -> ImportPlan? {
+        guard var merged = plans.first, merged.parsed != nil, merged.continued.isEmpty else { return nil }
+        for plan in plans.dropFirst() {
+            guard let parsed = plan.parsed, plan.continued.isEmpty, let trees = merged.trees.adding(plan.trees),
+                  Set(plan.starts.keys).isDisjoint(with: merged.starts.keys) else { return nil }
+            let fileOffset = Int32(merged.files.count), lineOffset = merged.lines.count
+            let lines = merged.lines + plan.lines.map { ref in
+                Interchange.LineRef(file: ref.file + fileOffset, line: ref.line, start: ref.start, end: ref.end)
+            }
+            let keys = merged.keys + plan.keys.map { key in
+                var key = key
+                key.run += fileOffset
+                return key
+            }
+            merged = ImportPlan(files: merged.files + plan.files, lines: lines, keys: keys,
+                                checkpoints: merged.checkpoints + plan.checkpoints, trees: trees, continued: [:],
+                                starts: merged.starts.merging(plan.starts.mapValues { $0 + lineOffset }) { mine, _ in mine },
+                                parsed: merged.parsed! + parsed)
+        }
+        return merged
+    }
+
     /// Calls `body` with each event's id and canonical payload bytes, in the files'
     /// order (repeats included): for work a store can do before it writes, such as
     /// compressing the payloads.

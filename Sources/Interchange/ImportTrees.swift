@@ -139,6 +139,17 @@ public struct ImportTrees: Sendable {
         }
     }
 
+    /// The trees of `others` added to these: nil if two of them are one device's tree,
+    /// or claim one recording (each must be checked alone then).
+    func adding(_ others: ImportTrees) -> ImportTrees? {
+        guard Set(trees.keys).isDisjoint(with: others.trees.keys), Set(owners.keys).isDisjoint(with: others.owners.keys) else { return nil }
+        var merged = self
+        merged.trees.merge(others.trees) { mine, _ in mine }
+        merged.heads += others.heads
+        merged.owners.merge(others.owners) { mine, _ in mine }
+        return merged
+    }
+
     /// Events that no head in the files covers.
     func unsignedEvents(_ plan: ImportPlan) -> Int {
         var count = 0

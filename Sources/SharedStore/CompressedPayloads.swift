@@ -28,6 +28,17 @@ package struct CompressedPayloads: Sendable {
         self.byID = byID
     }
 
+    /// Several uploads' payloads as one (nil unless one dictionary compressed them all, and
+    /// no id is two of theirs).
+    package static func merging(_ parts: [CompressedPayloads]) -> CompressedPayloads? {
+        guard var merged = parts.first else { return nil }
+        for part in parts.dropFirst() {
+            guard part.dictionaryID == merged.dictionaryID, Set(part.byID.keys).isDisjoint(with: merged.byID.keys) else { return nil }
+            merged.byID.merge(part.byID) { mine, _ in mine }
+        }
+        return merged
+    }
+
     /// Event `id`'s payload as the store keeps it, if compressed here with `dictionaryID`.
     func payload(of id: UUID, dictionaryID: Int64?) -> (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])? {
         guard dictionaryID == self.dictionaryID else { return nil }

@@ -419,6 +419,10 @@ import Testing
                 == "\(events) \(events) \(events)")
         let writes = (Int(try PostgresServer.shared().psql(setup.url, "SELECT revision FROM store_state")) ?? 0) - revisionBefore
         #expect(writes >= 1 && writes < bodies.count, "\(writes) writes for \(bodies.count) uploads")
+        // Fewer writes than uploads: some write held two devices' uploads or more, stored
+        // as one import (the refused upload is refused before, so it never joins one).
+        #expect(setup.collector.metrics.uploadsStoredTogether >= 2)
+        #expect(setup.collector.metrics.text.contains("gamelog_uploads_stored_together_total \(setup.collector.metrics.uploadsStoredTogether)"))
         let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
         defer { copy.release() }
         // The refused device left nothing: only the honest devices' trees, each proven.
