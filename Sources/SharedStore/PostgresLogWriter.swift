@@ -111,15 +111,20 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
-        let watchdog = connection.eventLoop.scheduleTask(in: .seconds(SharedStore.statementDeadline.components.seconds)) {
-            _ = connection.close() as EventLoopFuture<Void>
-        }
-        defer { watchdog.cancel() }
-        let buffer = rows.buffer
+        let buffer = rows.buffer, store = self.store
+        // A COPY under way when the server went away was never ended by PostgresNIO, not
+        // even when its connection closed (a collector's writer, and every upload behind
+        // it, waited for good: tools/collect-load.sh's crash of PostgreSQL found it). So
+        // it is raced against a deadline of its own, in proportion to its rows (50,000 take
+        // under a second; a group holds at most that many): past it the connection is
+        // closed and the write fails as the store being unreachable, nothing of it kept.
+        let deadline = Duration.seconds(10) + .milliseconds(rows.count / 10)
         do {
             try SharedStore.wait {
-                try await connection.copyFrom(table: table, columns: columns, logger: SharedStore.logger) { writer in
-                    try await writer.write(buffer)
+                try await store.withDeadline(deadline, onExpiry: { _ = connection.close() as EventLoopFuture<Void> }) {
+                    try await connection.copyFrom(table: table, columns: columns, logger: SharedStore.logger) { writer in
+                        try await writer.write(buffer)
+                    }
                 }
             }
         } catch {

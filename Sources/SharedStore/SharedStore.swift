@@ -153,6 +153,11 @@ public final class SharedStore: Sendable {
     func run(_ connection: PostgresConnection, _ sql: String, _ binds: PostgresBindings = PostgresBindings(),
              deadline: Duration = SharedStore.statementDeadline) async throws -> [PostgresRow] {
         let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+        // A statement on a connection that closed (its server went away mid-write) fails
+        // at once, not at its deadline: the ROLLBACK after a failed write is one.
+        guard !connection.isClosed else {
+            throw SharedStoreError.unreachable(location: location.description, detail: "the connection closed (the server went away)")
+        }
         return try await withDeadline(deadline, onExpiry: { _ = connection.close() as EventLoopFuture<Void> }) {
             var rows: [PostgresRow] = []
             for try await row in try await connection.query(query, logger: Self.logger) {

@@ -190,4 +190,47 @@ import Testing
         #expect(text == "0\t-5\t9223372036854775807\t-9223372036854775808\t\\N\t\\\\x00ff5c0a09\n42\t\\\\x\n")
         #expect(rows.count == 2)
     }
+
+    /// A write whose connection goes away while its `COPY` waits ends within the COPY's
+    /// deadline, with the store unreachable and nothing kept: PostgresNIO left such a
+    /// `COPY` waiting for good, and with it a collector's writer and every upload behind it
+    /// (tools/collect-load.sh's crash of PostgreSQL found it).
+    @Test func aCopyWhoseConnectionIsCutEndsWithinItsDeadline() throws {
+        let source = try Source.get()
+        let folder = try TemporaryFolder()
+        let (shared, url) = try SharedStoreTests.makeStore(folder)
+        _ = try SharedStoreTests.importing(source.firstLines, into: shared)
+        let server = try PostgresServer.shared()
+        // A lock a COPY into events waits for, and the reads before it do not.
+        let holder = try server.psqlInBackground(url, "BEGIN; LOCK TABLE events IN SHARE MODE; SELECT pg_sleep(60); COMMIT;")
+        defer { holder.send(SIGTERM); _ = holder.wait(atMost: 10) }
+        var held = false
+        for _ in 0..<100 where !held {
+            held = try server.psql(url, "SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND mode = 'ShareLock' AND granted") == "1"
+            if !held { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(held)
+        // Once the writer's COPY waits for the lock, its server process is ended.
+        let cut = Thread {
+            for _ in 0..<400 {
+                if let ended = try? server.psql(url, """
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE query LIKE 'COPY "events"%' AND wait_event_type = 'Lock'
+                    """), ended != "0" { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        cut.start()
+        let started = ContinuousClock.now
+        do {
+            _ = try SharedStoreTests.importing(source.lines, into: shared)
+            Issue.record("the import went through a cut connection")
+        } catch let error as SharedStoreError {
+            guard case .unreachable = error else { Issue.record("\(error)"); return }
+        }
+        // Its deadline is 10 s and a tenth of a millisecond a row.
+        #expect(ContinuousClock.now - started < .seconds(40), "the write ended \(ContinuousClock.now - started) after it began")
+        // Nothing of it was kept.
+        #expect(try server.psql(url, "SELECT count(*) FROM events") == "\(source.firstLines.filter { $0.hasPrefix("{\"id\"") }.count)")
+    }
 }

@@ -114,6 +114,14 @@ public final class PostgresServer: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Starts psql running `sql` against the database of `url` and returns at once: a
+    /// session that holds a lock while a test does something else.
+    public func psqlInBackground(_ url: String, _ sql: String) throws -> ChildProcess {
+        let name = String(url.split(separator: "/").last ?? "")
+        return try ChildProcess(bin + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "gamelog", "-d", name,
+                                                "-v", "ON_ERROR_STOP=1", "-At", "-c", sql])
+    }
+
     static func freePort() -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
