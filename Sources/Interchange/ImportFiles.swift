@@ -89,13 +89,18 @@ public struct ImportPlan: Sendable {
 
     /// Plans checked apart (each device's upload, say) as one import: their files side
     /// by side, as if checked together. Nil where they cannot be one: two carry one
-    /// device's tree or one recording, one continues a recording stored before, or one
-    /// did not keep its parsed lines (a plan too large to merge cheaply).
+    /// device's tree, one recording or one event id (which only an import of each alone
+    /// judges), one continues a recording stored before, or one did not keep its parsed
+    /// lines (a plan too large to merge cheaply).
     package static func merging(_ plans: [ImportPlan]) -> ImportPlan? {
-        guard var merged = plans.first, merged.parsed != nil, merged.continued.isEmpty else { return nil }
+        guard var merged = plans.first, let first = merged.parsed, merged.continued.isEmpty else { return nil }
+        var ids = Set(first.map(\.id))
         for plan in plans.dropFirst() {
             guard let parsed = plan.parsed, plan.continued.isEmpty, let trees = merged.trees.adding(plan.trees),
                   Set(plan.starts.keys).isDisjoint(with: merged.starts.keys) else { return nil }
+            let planIDs = Set(parsed.map(\.id))
+            guard ids.isDisjoint(with: planIDs) else { return nil }
+            ids.formUnion(planIDs)
             let fileOffset = Int32(merged.files.count), lineOffset = merged.lines.count
             let lines = merged.lines + plan.lines.map { ref in
                 Interchange.LineRef(file: ref.file + fileOffset, line: ref.line, start: ref.start, end: ref.end)

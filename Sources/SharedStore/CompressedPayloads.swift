@@ -8,6 +8,8 @@ package struct CompressedPayloads: Sendable {
     /// The dictionary they were compressed with (nil: none).
     package let dictionaryID: Int64?
     private var byID: [UUID: (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])] = [:]
+    /// Every id met, those left to the writer included.
+    private var ids: Set<UUID> = []
 
     /// Compresses each payload `forEach` gives with `dictionary`.
     package init(dictionary: SharedStore.Dictionary?, forEach: ((UUID, [UInt8]) throws -> Void) throws -> Void) throws {
@@ -26,6 +28,7 @@ package struct CompressedPayloads: Sendable {
         }
         for id in ambiguous { byID[id] = nil }
         self.byID = byID
+        ids = Set(raw.keys)
     }
 
     /// Several uploads' payloads as one (nil unless one dictionary compressed them all, and
@@ -33,8 +36,9 @@ package struct CompressedPayloads: Sendable {
     package static func merging(_ parts: [CompressedPayloads]) -> CompressedPayloads? {
         guard var merged = parts.first else { return nil }
         for part in parts.dropFirst() {
-            guard part.dictionaryID == merged.dictionaryID, Set(part.byID.keys).isDisjoint(with: merged.byID.keys) else { return nil }
+            guard part.dictionaryID == merged.dictionaryID, part.ids.isDisjoint(with: merged.ids) else { return nil }
             merged.byID.merge(part.byID) { mine, _ in mine }
+            merged.ids.formUnion(part.ids)
         }
         return merged
     }

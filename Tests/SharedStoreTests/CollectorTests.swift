@@ -260,10 +260,15 @@ import Testing
         let upload = try setup.upload(forgedPath, "B", accepted: 0)
         #expect(upload.events == original.count)
         try setup.refuses(upload.body, status: 409, borrowed.uuidString.lowercased())
+        // Nor would a write that stores several devices' uploads together take the two as
+        // one import: only each alone judges an id two of them give.
+        func plan(_ body: String) throws -> ImportPlan { try Interchange.check(files: [ExportFile(name: "upload", contents: Data(body.utf8))]) }
+        let honestB = try setup.upload(phones.b, "B", accepted: 0)
+        #expect(ImportPlan.merging([try plan(fromA.body), try plan(upload.body)]) == nil)
+        #expect(ImportPlan.merging([try plan(fromA.body), try plan(honestB.body)])?.count == fromA.events + honestB.events)
 
         // B's honest log goes through afterwards: the refusal left nothing of B behind.
-        let honest = try setup.upload(phones.b, "B", accepted: 0)
-        #expect(try setup.accept(honest.body).stored == honest.events)
+        #expect(try setup.accept(honestB.body).stored == honestB.events)
     }
 
     @Test func aRolledBackOrForkedPhoneIsRefused() throws {
