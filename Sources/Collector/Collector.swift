@@ -196,14 +196,11 @@ public final class Collector: Sendable {
         let devices = Dictionary(uploads.map { ($0.tree.owner.publicKey, 1) }, uniquingKeysWith: +)
         var together: [Int] = []
         for (index, upload) in uploads.enumerated() where devices[upload.tree.owner.publicKey] == 1 {
-            let stored = try writer.deviceTreeAndFrontier(publicKey: upload.tree.owner.publicKey)
             do {
-                try checkExtends(upload.tree, known: stored?.tree, frontier: { stored?.frontier })
+                if try extendsStoredTree(upload, in: writer) { together.append(index) }
             } catch let refusal as Refusal {
                 settled[index] = .failure(refusal)
-                continue
             }
-            if upload.newest.size > (stored?.tree.heads.last?.size ?? 0) { together.append(index) }
         }
         guard together.count > 1, let plan = ImportPlan.merging(together.map { uploads[$0].plan }),
               let compressed = CompressedPayloads.merging(together.map { uploads[$0].compressed }) else { return settled }
@@ -230,11 +227,7 @@ public final class Collector: Sendable {
     /// One upload into the store: it must extend what the device sent before (which
     /// includes the uploads stored before it in this group).
     static func storeOne(_ upload: Upload, into writer: PostgresLogWriter, witness: String, witnessKey: DeviceKey) throws -> Accepted {
-        let key = upload.tree.owner.publicKey
-        let stored = try writer.deviceTreeAndFrontier(publicKey: key)
-        let known = stored?.tree
-        try checkExtends(upload.tree, known: known, frontier: { stored?.frontier })
-        let grows = upload.newest.size > (known?.heads.last?.size ?? 0)
+        let grows = try extendsStoredTree(upload, in: writer)
         let summary: ImportSummary
         writer.precompressed = upload.compressed
         defer { writer.precompressed = nil }
@@ -254,6 +247,15 @@ public final class Collector: Sendable {
         let cosignature = try cosigned ?? Cosignature.signing(newest, witness: witness, key: witnessKey)
         if cosigned == nil { try writer.store(cosignatures: [(newest, cosignature)]) }
         return accepted(newest, stored: summary.stored, cosignature: cosignature, witnessKey: witnessKey)
+    }
+
+    /// Checks that `upload` extends the device's tree as the store holds it
+    /// (``checkExtends(_:known:frontier:)``); whether it grows the tree (its newest head is
+    /// past every head stored: the tree grows by exactly its events).
+    static func extendsStoredTree(_ upload: Upload, in writer: PostgresLogWriter) throws -> Bool {
+        let stored = try writer.deviceTreeAndFrontier(publicKey: upload.tree.owner.publicKey)
+        try checkExtends(upload.tree, known: stored?.tree, frontier: { stored?.frontier })
+        return upload.newest.size > (stored?.tree.heads.last?.size ?? 0)
     }
 
     /// The upload's heads must extend the newest head accepted from the device: its proof
