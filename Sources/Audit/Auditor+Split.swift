@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import MessagesModel
+import Projections
 import Replay
 import Rerun
 
@@ -17,17 +18,37 @@ extension Auditor {
                             progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         let structure = Self.structureFindings(try store.structuralProblems())
         let total = Int(try store.lastPosition())
-        let integrity = try store.verifyIntegrity { done, _ in progress?(Int(done), total) }
+        // The chain, the signatures and the catalog are read side by side, each on a reader
+        // of its own (the same moment of the store): one after another they took three
+        // times the longest, while `verify --workers`' other processes waited for games.
+        // What the signatures and the catalog find counts only if the chain holds.
+        let readers = LaneReaders(try (0..<3).map { _ in try store.anotherReader() })
+        let parts = PassParts(progress: progress)
+        DispatchQueue.concurrentPerform(iterations: 3) { part in
+            let reader = readers.readers[part]
+            switch part {
+            case 0:
+                parts.set(integrity: Result { try reader.verifyIntegrity { done, _ in parts.progress(Int(done), total) } })
+            case 1:
+                parts.set(signatures: Result {
+                    let index = try GameIndex(store: reader)
+                    var conversationOf: [UUID: ConversationID] = [:]
+                    for (conversation, streams) in try index.allStreams() { for stream in streams { conversationOf[stream] = conversation } }
+                    let (proofs, findings) = try Self.signatures(reader, streams: nil, trusting: trusted, known: known,
+                                                                 partial: acceptsPartialLog, conversationOf: conversationOf)
+                    let (cosignatureFindings, sightings) = try witnessFindings(reader, trees: try reader.deviceTrees())
+                    return (proofs, findings + cosignatureFindings, sightings)
+                })
+            default:
+                parts.set(catalog: Result { try catalogFindings(reader) })
+            }
+        }
+        let integrity = try parts.integrity!.get()
         if !integrity.isSound {
             return Report(findings: Self.ordered(structure + Self.integrityFindings(integrity)), proofs: nil)
         }
-        let index = try GameIndex(store: store)
-        var conversationOf: [UUID: ConversationID] = [:]
-        for (conversation, streams) in try index.allStreams() { for stream in streams { conversationOf[stream] = conversation } }
-        let (proofs, signatureFindings) = try Self.signatures(store, streams: nil, trusting: trusted, known: known,
-                                                              partial: acceptsPartialLog, conversationOf: conversationOf)
-        let (cosignatureFindings, sightings) = try witnessFindings(store, trees: try store.deviceTrees())
-        var report = Report(findings: Self.ordered(structure + signatureFindings + cosignatureFindings + (try catalogFindings(store))), proofs: proofs)
+        let (proofs, signatureFindings, sightings) = try parts.signatures!.get()
+        var report = Report(findings: Self.ordered(structure + signatureFindings + (try parts.catalog!.get())), proofs: proofs)
         report.witnesses = sightings
         return report
     }
@@ -36,7 +57,15 @@ extension Auditor {
     /// consistency, its stored snapshots and (if ``rerunsExtensions``) its recordings
     /// re-run. They count only if ``logFindings(_:trusting:known:progress:)`` finds the chain sound.
     public func conversationFindings(_ store: any EventLogReader, conversation: ConversationID, streams: Set<UUID>) throws -> [Finding] {
-        let events = try Replayer.load(from: store, streams: streams, verify: false)
+        try conversationFindings(store, conversation: conversation, streams: streams,
+                                 events: try Replayer.load(from: store, streams: streams, verify: false))
+    }
+
+    /// The checks of one conversation whose events (every event of `streams`, in log
+    /// order) were read already: a worker reads the events of the games it claimed in
+    /// one pass of the store, not one per game.
+    public func conversationFindings(_ store: any EventLogReader, conversation: ConversationID, streams: Set<UUID>,
+                                     events: [ReplayEvent]) throws -> [Finding] {
         var findings = check(conversation, events)
         findings += try snapshotFindings(store, conversations: [conversation], streams: [conversation: streams])
         if rerunsExtensions {
@@ -77,4 +106,24 @@ extension Auditor {
                 < ($1.position ?? .max, $1.rule, $1.game ?? "", $1.device ?? "", $1.expected, $1.found)
         }
     }
+}
+
+/// What the parts of the whole-log pass found, each set once by the thread that read it.
+private final class PassParts: @unchecked Sendable {
+    private let lock = NSLock()
+    private let report: ((Int, Int) -> Void)?
+    private var _integrity: Result<IntegrityReport, Error>?
+    private var _signatures: Result<(ProofReport, [Finding], WitnessSightings), Error>?
+    private var _catalog: Result<[Finding], Error>?
+
+    init(progress: ((Int, Int) -> Void)?) { report = progress }
+
+    /// Called by the chain's thread alone.
+    func progress(_ done: Int, _ total: Int) { report?(done, total) }
+    var integrity: Result<IntegrityReport, Error>? { lock.withLock { _integrity } }
+    var signatures: Result<(ProofReport, [Finding], WitnessSightings), Error>? { lock.withLock { _signatures } }
+    var catalog: Result<[Finding], Error>? { lock.withLock { _catalog } }
+    func set(integrity: Result<IntegrityReport, Error>) { lock.withLock { _integrity = integrity } }
+    func set(signatures: Result<(ProofReport, [Finding], WitnessSightings), Error>) { lock.withLock { _signatures = signatures } }
+    func set(catalog: Result<[Finding], Error>) { lock.withLock { _catalog = catalog } }
 }

@@ -3,13 +3,14 @@ import Audit
 import EventStore
 import Foundation
 import MessagesModel
+import Projections
 import Replay
 import Rerun
 import SharedStore
 
 /// The options of a whole-log check a shared store's processes share (`verify`, `rerun`).
 struct SharedAuditOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Split a shared store's whole-log check among N processes here (and any that join it): each claims games in turn, and each game's result is stored.", valueName: "N"))
+    @Option(help: ArgumentHelp("Split a shared store's whole-log check among N processes here, this one among them (and any that join it): this one first checks what reads the whole log, the others claim games in turn, then this one too; each game's result is stored.", valueName: "N"))
     var workers: Int?
     @Option(help: ArgumentHelp("Help with a run that `--workers` started (on this or another machine): check its games until none is left.", valueName: "RUN"))
     var join: String?
@@ -49,21 +50,25 @@ enum SharedAudit {
     /// Who checked a game: this host and process.
     static var workerName: String { "\(ProcessInfo.processInfo.hostName):\(getpid())" }
 
-    /// Starts a run over every game `reader` sees (the store at one moment) and `count`
-    /// local processes joining it;
-    /// waits for them with a progress line, then finishes what any of them left (a
-    /// worker that died leaves its claimed games to the next claim) and returns every
-    /// game's result.
+    /// Starts a run over every game `reader` sees (the store at one moment), worked on by
+    /// `count` processes here, this one among them: `count - 1` join it at once while this
+    /// one runs `whileWaiting` (the checks that read the whole log), then this one claims
+    /// games too until none is left; then it finishes what any of them left (a worker that
+    /// died leaves its claimed games to the next claim) and returns every game's result.
+    ///
+    /// This process works rather than waits: on a machine of two cores, `--workers 2` is
+    /// two processes busy (the whole-log pass here and games there, then games in both),
+    /// and `--workers 1` one process doing everything in turn.
     static func coordinate(_ kind: SharedStore.AuditKind, reruns: Bool, workers count: Int, options: GlobalOptions,
                            shared: SharedStore, reader: PostgresLogReader, whileWaiting: () throws -> Void) throws -> [SharedStore.AuditTaskResult] {
         let games = try GameIndex(store: reader).conversations().map(\.uuid)
         let revision = try reader.revision()
         let run = try SharedStore.wait { try await shared.startAuditRun(kind, revision: revision, reruns: reruns, games: games) }
-        Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) conversations at revision \(revision), \(count) local workers; "
+        Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) conversations at revision \(revision), \(count == 1 ? "this process alone" : "this process and \(count - 1) more") here; "
                                + "another machine helps with `gamelog \(kind == .verify ? "verify" : "rerun") --db \(shared.location) --join \(run.id.uuidString.lowercased())`")
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
         var processes: [(process: Process, errors: URL)] = []
-        for _ in 0..<count {
+        for _ in 0..<(count - 1) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = [kind == .verify ? "verify" : "rerun", "--db", options.db, "--join", run.id.uuidString.lowercased()]
@@ -80,8 +85,16 @@ enum SharedAudit {
         defer { for (_, errors) in processes { try? FileManager.default.removeItem(at: errors) } }
         try whileWaiting()
         let progress = ProgressBar(total: games.count, label: "games")
-        while processes.contains(where: { $0.process.isRunning }) {
+        // Counted by the store (other processes' games too), at most four times a second.
+        var shown = Date.distantPast
+        let showProgress = {
+            guard Date().timeIntervalSince(shown) >= 0.25 else { return }
+            shown = Date()
             if let (done, _) = try? SharedStore.wait({ try await shared.progress(of: run) }) { progress.update(done) }
+        }
+        _ = try join(run, shared: shared, afterEachClaim: showProgress)
+        while processes.contains(where: { $0.process.isRunning }) {
+            showProgress()
             usleep(200_000)
         }
         progress.finish()
@@ -100,9 +113,12 @@ enum SharedAudit {
         return results
     }
 
-    /// Games a worker claims at a time: few enough that the last claims share the work
-    /// out evenly, enough that claiming costs little next to checking.
-    static let claimSize = 4
+    /// Games a worker claims at a time, for a run of `games`: few enough that the last
+    /// claims share the work out evenly (a 64th of the run, at most 32: about a fifth of a
+    /// second of checking), enough that claiming costs little next to checking. A claim
+    /// scans the run's open tasks past those already claimed, whose old row versions an
+    /// audit's open snapshot keeps: 4 at a time cost 1.2 ms a claim at 2,735 games.
+    static func claimSize(ofRunWith games: Int) -> Int { min(32, max(1, games / 64)) }
     /// How long a claim holds: a worker that died is replaced after this.
     static let lease: Duration = .seconds(300)
 
@@ -110,7 +126,9 @@ enum SharedAudit {
     /// (it only grows: what the run lists is there); returns how many. No transaction is
     /// open while a game is checked: a claim is a lease.
     /// - Parameter reclaimingFrom: workers that ended, whose leases need not be waited for.
-    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, reclaimingFrom ended: [String] = []) throws -> Int {
+    /// - Parameter afterEachClaim: called when a claim's games are checked and stored.
+    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, reclaimingFrom ended: [String] = [],
+                     afterEachClaim: () -> Void = {}) throws -> Int {
         let store = shared.reader()
         let revision = try store.revision()
         guard revision >= run.revision else {
@@ -123,22 +141,35 @@ enum SharedAudit {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var checked = 0
+        let claimSize = claimSize(ofRunWith: try SharedStore.wait { try await shared.progress(of: run) }.total)
         while true {
             let games = try SharedStore.wait {
                 try await shared.claimGames(of: run, worker: worker, count: claimSize, lease: lease, reclaimingFrom: ended)
             }
             guard !games.isEmpty else { return checked }
             var outcomes: [(game: UUID, outcome: SharedStore.AuditOutcome)] = []
+            // The claimed games' recordings in one read of the catalog, their events in one
+            // pass of the store (a statement or two per game was most of a worker's wait).
+            let streamsOf = try index.streams(ofConversations: Set(games.map(ConversationID.init)))
+            var conversationOf: [UUID: ConversationID] = [:]
+            for (conversation, streams) in streamsOf { for stream in streams { conversationOf[stream] = conversation } }
+            var eventsOf: [ConversationID: [ReplayEvent]] = [:]
+            for event in try Replayer.load(from: store, streams: Set(conversationOf.keys), verify: run.kind == .rerun) {
+                if let conversation = conversationOf[event.stream] { eventsOf[conversation, default: []].append(event) }
+            }
             for game in games {
                 let conversation = ConversationID(game)
+                let events = eventsOf[conversation] ?? []
                 switch run.kind {
                 case .verify:
-                    let findings = try auditor.conversationFindings(store, conversation: conversation, streams: try index.streams(of: conversation))
+                    let findings = try auditor.conversationFindings(store, conversation: conversation, streams: streamsOf[conversation] ?? [],
+                                                                    events: events)
                     outcomes.append((game, .init(result: String(decoding: try encoder.encode(findings), as: UTF8.self),
                                                  errors: findings.filter { $0.severity == .error }.count,
                                                  warnings: findings.filter { $0.severity == .warning }.count, revision: revision)))
                 case .rerun:
-                    let results = try Rerunner(games: GamelogCLI.games).rerun(store: store, conversations: [conversation])
+                    let results = Rerunner(games: GamelogCLI.games).rerun(recordingsOf: events)
+                        .sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }
                     outcomes.append((game, .init(result: String(decoding: try encoder.encode(results), as: UTF8.self),
                                                  errors: results.filter { $0.outcome == .diverged }.count, warnings: 0, revision: revision)))
                 }
@@ -146,6 +177,7 @@ enum SharedAudit {
             let finished = outcomes
             try SharedStore.wait { try await shared.storeOutcomes(of: run, worker: worker, finished) }
             checked += games.count
+            afterEachClaim()
         }
     }
 

@@ -120,14 +120,18 @@ extension SharedStore {
             binds.append(now)
             binds.append(Int64(max(1, count)))
             binds.append(ended)
+            // The games are picked once, in a CTE PostgreSQL must materialise: under
+            // `IN (...)` the planner may re-run a `LIMIT ... SKIP LOCKED` subquery for
+            // every task of the run (a nested-loop semi join), and a claim of 4 took them all.
             return try await self.run(connection, """
-                UPDATE audit_tasks SET claimed_by = $2, claimed_until = $3
-                WHERE run = $1 AND game IN (
+                WITH picked AS MATERIALIZED (
                     SELECT game FROM audit_tasks
                     WHERE run = $1 AND NOT done
                       AND (claimed_until IS NULL OR claimed_until < $4 OR claimed_by = $2 OR claimed_by = ANY($6))
                     ORDER BY game LIMIT $5 FOR UPDATE SKIP LOCKED)
-                RETURNING game
+                UPDATE audit_tasks t SET claimed_by = $2, claimed_until = $3
+                FROM picked WHERE t.run = $1 AND t.game = picked.game
+                RETURNING t.game
                 """, binds).compactMap { row in gameID(Array(try row.decode(ByteBuffer.self).readableBytesView)) }
                 .sorted { $0.uuidString < $1.uuidString }
         }

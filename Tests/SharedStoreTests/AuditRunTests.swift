@@ -56,6 +56,29 @@ import Testing
         #expect(try SharedStore.wait { try await store.auditRun(UUID()) } == nil)
     }
 
+    /// A claim takes at most its count whatever plan PostgreSQL picks. With the table's
+    /// statistics made before a run started, its id looks rare (a row or so), and the
+    /// planner re-ran a `LIMIT ... SKIP LOCKED` subquery under `IN` for every task of the
+    /// run (a nested-loop semi join): a worker's first claim of 4 took all 2,735 games of
+    /// a store, and the other workers found none (`verify --workers 2` was no faster than one).
+    @Test func aClaimOfAFewGamesTakesThatFewOfALargeRun() throws {
+        let folder = try TemporaryFolder()
+        let (store, url) = try SharedStoreTests.makeStore(folder)
+        let earlier = try SharedStore.wait { try await store.startAuditRun(.verify, revision: 1, reruns: false, games: (0..<3_000).map { _ in UUID() }) }
+        _ = try PostgresServer.shared().psql(url, "ANALYZE audit_tasks")
+        let run = try SharedStore.wait { try await store.startAuditRun(.verify, revision: 1, reruns: false, games: (0..<3_000).map { _ in UUID() }) }
+        #expect(earlier.id != run.id)
+        let a = try SharedStore.wait { try await store.claimGames(of: run, worker: "A", count: 4, lease: .seconds(300)) }
+        let b = try SharedStore.wait { try await store.claimGames(of: run, worker: "B", count: 4, lease: .seconds(300)) }
+        #expect(a.count == 4 && b.count == 4 && Set(a).isDisjoint(with: b))
+        #expect(try PostgresServer.shared().psql(url, "SELECT count(*) FROM audit_tasks WHERE claimed_by IS NOT NULL") == "8")
+        // Once the statistics know the run, the same.
+        _ = try PostgresServer.shared().psql(url, "ANALYZE audit_tasks")
+        let c = try SharedStore.wait { try await store.claimGames(of: run, worker: "C", count: 4, lease: .seconds(300)) }
+        #expect(c.count == 4 && Set(c).isDisjoint(with: a + b))
+        #expect(try PostgresServer.shared().psql(url, "SELECT count(*) FROM audit_tasks WHERE claimed_by IS NOT NULL") == "12")
+    }
+
     @Test func aCoordinatorTakesBackTheGamesOfWorkersItSawEnd() throws {
         let folder = try TemporaryFolder()
         let (store, _) = try SharedStoreTests.makeStore(folder)
