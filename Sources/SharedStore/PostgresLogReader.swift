@@ -184,8 +184,12 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
                              _ body: (StoredEvent) throws -> Void) throws {
         var check = try ChainCheck(query: query, verify: verify, hashAt: { try hash(at: $0) }, lastPosition: { try lastPosition() })
         var after = max(0, (query.positions?.lowerBound ?? 1) - 1)
-        // A read of a few events (a recording's first) asks for no more than that.
-        let page = max(1, min(pageSize, query.limit ?? pageSize))
+        // A read of a few events (a recording's first) asks for no more than that. A read
+        // of some recordings (a page of games, a worker's claim) asks for ten pages at a
+        // time: each statement merges every recording's events from the last position on,
+        // so six statements for a page of 50 games cost twice one.
+        let wanted = query.streams == nil ? pageSize : pageSize * 10
+        let page = max(1, min(wanted, query.limit ?? wanted))
         while true {
             let (sql, binds) = Self.eventSQL(query, after: after, predecessors: check.needsPredecessors, byStreamVersion: false, limit: page)
             let rows = try fetch(sql, binds, EventRow.init)
@@ -318,9 +322,12 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
                    e.dictionary_id, e.raw_size, e.payload, e.hash, e.leaf
             """
         if predecessors { sql += ", (SELECT p.hash FROM events p WHERE p.position = e.position - 1)" }
+        // Events of some recordings join just those recordings' rows (by their uuid index):
+        // joined to every recording, PostgreSQL hashed all of them for each statement.
+        let join = query.streams == nil ? "LEFT JOIN" : "JOIN"
         sql += """
 
-            FROM events e LEFT JOIN streams s ON s.id = e.stream_id LEFT JOIN event_types t ON t.id = e.type_id
+            FROM events e \(join) streams s ON s.id = e.stream_id LEFT JOIN event_types t ON t.id = e.type_id
             WHERE e.position > \(placeholder(after))
             """
         if let range = query.positions { sql += " AND e.position <= \(placeholder(range.upperBound))" }
@@ -330,7 +337,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         }
         if let streams = query.streams {
             let list = streams.sorted { $0.uuidString < $1.uuidString }.map { placeholder(ByteBuffer(bytes: $0.bytes)) }
-            sql += " AND e.stream_id IN (SELECT id FROM streams WHERE uuid IN (\(list.isEmpty ? "NULL" : list.joined(separator: ", "))))"
+            sql += " AND s.uuid IN (\(list.isEmpty ? "NULL" : list.joined(separator: ", ")))"
         }
         if let types = query.types {
             let list = types.sorted().map { placeholder($0) }
