@@ -18,37 +18,28 @@ extension Auditor {
                             progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         let structure = Self.structureFindings(try store.structuralProblems())
         let total = Int(try store.lastPosition())
-        // The chain, the signatures and the catalog are read side by side, each on a reader
-        // of its own (the same moment of the store): one after another they took three
-        // times the longest, while `verify --workers`' other processes waited for games.
-        // What the signatures and the catalog find counts only if the chain holds.
-        let readers = LaneReaders(try (0..<3).map { _ in try store.anotherReader() })
-        let parts = PassParts(progress: progress)
-        DispatchQueue.concurrentPerform(iterations: 3) { part in
-            let reader = readers.readers[part]
-            switch part {
-            case 0:
-                parts.set(integrity: Result { try reader.verifyIntegrity { done, _ in parts.progress(Int(done), total) } })
-            case 1:
-                parts.set(signatures: Result {
-                    let index = try GameIndex(store: reader)
-                    var conversationOf: [UUID: ConversationID] = [:]
-                    for (conversation, streams) in try index.allStreams() { for stream in streams { conversationOf[stream] = conversation } }
-                    let (proofs, findings) = try Self.signatures(reader, streams: nil, trusting: trusted, known: known,
-                                                                 partial: acceptsPartialLog, conversationOf: conversationOf)
-                    let (cosignatureFindings, sightings) = try witnessFindings(reader, trees: try reader.deviceTrees())
-                    return (proofs, findings + cosignatureFindings, sightings)
-                })
-            default:
-                parts.set(catalog: Result { try catalogFindings(reader) })
-            }
+        // The signatures and the catalog are read while this thread checks the chain, each
+        // on a reader of its own (the same moment of the store): one after another the three
+        // took three times the longest, while `verify --workers`' other processes checked
+        // games. What the signatures and the catalog find counts only if the chain holds.
+        let auditor = self
+        let signatures = AuditThread(reader: try store.anotherReader()) { reader in
+            let index = try GameIndex(store: reader)
+            var conversationOf: [UUID: ConversationID] = [:]
+            for (conversation, streams) in try index.allStreams() { for stream in streams { conversationOf[stream] = conversation } }
+            let (proofs, findings) = try Self.signatures(reader, streams: nil, trusting: trusted, known: known,
+                                                         partial: auditor.acceptsPartialLog, conversationOf: conversationOf)
+            let (cosignatureFindings, sightings) = try auditor.witnessFindings(reader, trees: try reader.deviceTrees())
+            return (proofs: proofs, findings: findings + cosignatureFindings, sightings: sightings)
         }
-        let integrity = try parts.integrity!.get()
+        let catalog = AuditThread(reader: try store.anotherReader()) { reader in try auditor.catalogFindings(reader) }
+        let integrity = try store.verifyIntegrity { done, _ in progress?(Int(done), total) }
+        let (signed, catalogued) = (signatures.result(), catalog.result())
         if !integrity.isSound {
             return Report(findings: Self.ordered(structure + Self.integrityFindings(integrity)), proofs: nil)
         }
-        let (proofs, signatureFindings, sightings) = try parts.signatures!.get()
-        var report = Report(findings: Self.ordered(structure + signatureFindings + (try parts.catalog!.get())), proofs: proofs)
+        let (proofs, signatureFindings, sightings) = try signed.get()
+        var report = Report(findings: Self.ordered(structure + signatureFindings + (try catalogued.get())), proofs: proofs)
         report.witnesses = sightings
         return report
     }
@@ -108,22 +99,3 @@ extension Auditor {
     }
 }
 
-/// What the parts of the whole-log pass found, each set once by the thread that read it.
-private final class PassParts: @unchecked Sendable {
-    private let lock = NSLock()
-    private let report: ((Int, Int) -> Void)?
-    private var _integrity: Result<IntegrityReport, Error>?
-    private var _signatures: Result<(ProofReport, [Finding], WitnessSightings), Error>?
-    private var _catalog: Result<[Finding], Error>?
-
-    init(progress: ((Int, Int) -> Void)?) { report = progress }
-
-    /// Called by the chain's thread alone.
-    func progress(_ done: Int, _ total: Int) { report?(done, total) }
-    var integrity: Result<IntegrityReport, Error>? { lock.withLock { _integrity } }
-    var signatures: Result<(ProofReport, [Finding], WitnessSightings), Error>? { lock.withLock { _signatures } }
-    var catalog: Result<[Finding], Error>? { lock.withLock { _catalog } }
-    func set(integrity: Result<IntegrityReport, Error>) { lock.withLock { _integrity = integrity } }
-    func set(signatures: Result<(ProofReport, [Finding], WitnessSightings), Error>) { lock.withLock { _signatures = signatures } }
-    func set(catalog: Result<[Finding], Error>) { lock.withLock { _catalog = catalog } }
-}

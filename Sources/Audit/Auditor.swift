@@ -607,7 +607,7 @@ final class AuditThread<T>: @unchecked Sendable {
 
 /// One reader per lane, each used by its lane's thread alone (a reader is used from one
 /// thread at a time, which is all the sending needs).
-struct LaneReaders: @unchecked Sendable {
+private struct LaneReaders: @unchecked Sendable {
     let readers: [any SignedLogReader]
     init(_ readers: [any SignedLogReader]) { self.readers = readers }
 }
