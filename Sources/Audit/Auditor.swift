@@ -73,6 +73,10 @@ public struct Auditor: Sendable {
     ///
     /// Any ``SignedLogReader`` is audited by the same checks: a SQLite file, or a shared
     /// store read as it is in PostgreSQL.
+    /// Conversations a lane reads at a time: enough that a shared store answers few
+    /// statements, few enough that the lanes share the last ones out evenly.
+    static let conversationsPerRead = 8
+
     public func report(_ store: any SignedLogReader, game: String? = nil, trusting trusted: [String: [UInt8]]? = nil, known: [TreeHead] = [],
                        progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         // SQLite's own check first: a broken index can hide rows from every query. It reads
@@ -119,13 +123,18 @@ public struct Auditor: Sendable {
                         shared.finishIntegrity(try reader.verifyIntegrity(ofStreams: ordered.reduce(into: Set()) { $0.formUnion(streams[$1] ?? []) }))
                     }
                 }
-                while let next = shared.nextConversation() {
-                    let conversation = ordered[next]
-                    let events = try Replayer.load(from: reader, streams: streams[conversation] ?? [], verify: false)
-                    // The re-run reads the events this lane already holds (a second pass over
-                    // every conversation cost a shared store most of its audit).
-                    let reruns = auditor.rerunsExtensions ? Self.findings(Rerunner(games: auditor.games).rerun(recordingsOf: events)) : []
-                    shared.add(auditor.check(conversation, events) + reruns, events: events.count)
+                while let next = shared.nextConversations(upTo: Self.conversationsPerRead) {
+                    // A few conversations' events in one read (on a shared store, a statement
+                    // or two per conversation was most of the lanes' wait and of its work).
+                    let eventsOf = try Replayer.load(from: reader, conversations: ordered[next].reduce(into: [:]) { $0[$1] = streams[$1] ?? [] },
+                                                     verify: false)
+                    for conversation in ordered[next] {
+                        let events = eventsOf[conversation] ?? []
+                        // The re-run reads the events this lane already holds (a second pass over
+                        // every conversation cost a shared store most of its audit).
+                        let reruns = auditor.rerunsExtensions ? Self.findings(Rerunner(games: auditor.games).rerun(recordingsOf: events)) : []
+                        shared.add(auditor.check(conversation, events) + reruns, events: events.count)
+                    }
                 }
             } catch {
                 shared.fail(error, inIntegrity: lane == 0 && !shared.integrityIsDone)
@@ -535,12 +544,14 @@ private final class AuditLanes: @unchecked Sendable {
         }
     }
 
-    /// The index of the next conversation to check; nil when all are taken or a lane failed.
-    func nextConversation() -> Int? {
+    /// The indices of the next conversations to check, at most `count`; nil when all are
+    /// taken or a lane failed.
+    func nextConversations(upTo count: Int) -> Range<Int>? {
         lock.withLock {
             guard failure == nil, integrityFailure == nil, nextIndex < conversationCount else { return nil }
-            defer { nextIndex += 1 }
-            return nextIndex
+            let taken = nextIndex..<min(conversationCount, nextIndex + count)
+            nextIndex = taken.upperBound
+            return taken
         }
     }
 

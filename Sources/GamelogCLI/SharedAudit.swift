@@ -151,12 +151,7 @@ enum SharedAudit {
             // The claimed games' recordings in one read of the catalog, their events in one
             // pass of the store (a statement or two per game was most of a worker's wait).
             let streamsOf = try index.streams(ofConversations: Set(games.map(ConversationID.init)))
-            var conversationOf: [UUID: ConversationID] = [:]
-            for (conversation, streams) in streamsOf { for stream in streams { conversationOf[stream] = conversation } }
-            var eventsOf: [ConversationID: [ReplayEvent]] = [:]
-            for event in try Replayer.load(from: store, streams: Set(conversationOf.keys), verify: run.kind == .rerun) {
-                if let conversation = conversationOf[event.stream] { eventsOf[conversation, default: []].append(event) }
-            }
+            let eventsOf = try Replayer.load(from: store, conversations: streamsOf, verify: run.kind == .rerun)
             for game in games {
                 let conversation = ConversationID(game)
                 let events = eventsOf[conversation] ?? []

@@ -176,12 +176,7 @@ extension GameCatalog {
         // The page's conversations read together: their recordings in one read of the
         // catalog, their events in one scan, then each folded on its own.
         let streamsOf = try index.streams(ofConversations: Set(wanted.map(\.conversation)))
-        var conversationOf: [UUID: ConversationID] = [:]
-        for (conversation, streams) in streamsOf { for stream in streams { conversationOf[stream] = conversation } }
-        var eventsOf: [ConversationID: [ReplayEvent]] = [:]
-        for event in try Replayer.load(from: store, streams: Set(conversationOf.keys), skippingDamaged: damaged) {
-            if let conversation = conversationOf[event.stream] { eventsOf[conversation, default: []].append(event) }
-        }
+        let eventsOf = try Replayer.load(from: store, conversations: streamsOf, skippingDamaged: damaged)
         for (_, conversation) in wanted where folded.insert(conversation).inserted {
             let replayer = Replayer(conversation: conversation, events: eventsOf[conversation] ?? [], games: registry)
             let state = try replayer.state(at: replayer.stepCount, as: perspective)

@@ -132,6 +132,29 @@ public final class Replayer: @unchecked Sendable {
     ///   only when the caller has just checked the whole chain.
     public static func load(from store: any EventLogReader, streams: Set<UUID>, verify: Bool = true,
                             skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> [ReplayEvent] {
+        inReplayOrder(try read(from: store, streams: streams, verify: verify, skippingDamaged: damaged))
+    }
+
+    /// Several conversations' events, read in one pass of the store (a shared store answers
+    /// one statement, not one or two per conversation), each conversation's in the order it
+    /// happened. Each is ordered on its own, as ``load(from:streams:verify:skippingDamaged:)``
+    /// orders it: ordered together, one device's events in two conversations hold each
+    /// other back, and a conversation's order would depend on which others were read with it.
+    /// - Parameter streamsOf: each conversation's recordings.
+    public static func load(from store: any EventLogReader, conversations streamsOf: [ConversationID: Set<UUID>], verify: Bool = true,
+                            skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> [ConversationID: [ReplayEvent]] {
+        var conversationOf: [UUID: ConversationID] = [:]
+        for (conversation, streams) in streamsOf { for stream in streams { conversationOf[stream] = conversation } }
+        var eventsOf: [ConversationID: [ReplayEvent]] = [:]
+        for event in try read(from: store, streams: Set(conversationOf.keys), verify: verify, skippingDamaged: damaged) {
+            if let conversation = conversationOf[event.stream] { eventsOf[conversation, default: []].append(event) }
+        }
+        return eventsOf.mapValues(inReplayOrder)
+    }
+
+    /// The events of `streams`, in position order.
+    private static func read(from store: any EventLogReader, streams: Set<UUID>, verify: Bool,
+                             skippingDamaged damaged: ((EventStoreError) -> Void)?) throws -> [ReplayEvent] {
         var loaded: [ReplayEvent] = []
         var decoder = StreamDecoder(store: store)
         try store.scan(EventQuery(streams: streams), verify: verify, skippingDamaged: damaged) { stored in
@@ -147,7 +170,7 @@ public final class Replayer: @unchecked Sendable {
                 }
             }
         }
-        return inReplayOrder(loaded)
+        return loaded
     }
 
     /// A conversation's events in the order the replayer folds them: by time (then
