@@ -94,7 +94,7 @@ public struct Auditor: Sendable {
                 let conversation = try index.resolve(game).conversation
                 plan = .success(([conversation], [conversation: try index.streams(of: conversation)]))
             } else {
-                let conversations = try index.conversations().sorted { $0.uuid.uuidString < $1.uuid.uuidString }
+                let conversations = try index.conversations().sorted { $0.uuid.precedes($1.uuid) }
                 plan = .success((conversations, try index.allStreams()))
             }
         } catch {
@@ -236,7 +236,7 @@ public struct Auditor: Sendable {
         }
         if let streams {
             // One game's recordings: their first events, one lookup each.
-            for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
+            for stream in streams.sorted(by: { $0.precedes($1) }) {
                 if let first = try store.firstEvent(ofStream: stream) { check(first) }
             }
         } else {

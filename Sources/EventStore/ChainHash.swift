@@ -146,6 +146,13 @@ package struct Hash32: ContiguousBytes, Sendable {
 }
 
 extension UUID {
+    /// Whether this UUID comes before `other` in the order of their `uuidString`s (their
+    /// bytes' order), without making the strings (`vfprintf` on Linux). MessagesModel,
+    /// which this module does not see, has the same as `sortsBefore(_:)`.
+    package func precedes(_ other: UUID) -> Bool {
+        withUnsafeBytes(of: uuid) { a in withUnsafeBytes(of: other.uuid) { b in a.lexicographicallyPrecedes(b) } }
+    }
+
     /// The 16 bytes in RFC 4122 order.
     package var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
 

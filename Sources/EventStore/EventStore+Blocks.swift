@@ -233,7 +233,7 @@ struct BlockScan {
         }
         var wanted: [UUID] = []
         if let stream = query.stream { wanted.append(stream) }
-        if let streams = query.streams { wanted += streams.sorted(by: { $0.uuidString < $1.uuidString }) }
+        if let streams = query.streams { wanted += streams.sorted(by: { $0.precedes($1) }) }
         if query.stream != nil || query.streams != nil {
             var ids: Set<Int64> = []
             for stream in wanted {

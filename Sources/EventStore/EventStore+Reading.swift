@@ -117,7 +117,7 @@ extension EventStore {
         }
         if let streams = query.streams {
             conditions.append("e.stream_id IN (SELECT id FROM streams WHERE uuid IN (\(streams.map { _ in "?" }.joined(separator: ","))))")
-            for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) { arguments += [Data(stream.bytes)] }
+            for stream in streams.sorted(by: { $0.precedes($1) }) { arguments += [Data(stream.bytes)] }
         }
         if let types = query.types {
             conditions.append("e.type_id IN (SELECT id FROM event_types WHERE name IN (\(types.map { _ in "?" }.joined(separator: ","))))")

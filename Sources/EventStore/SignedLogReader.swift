@@ -194,7 +194,7 @@ extension SignedLogReader {
     public func verifyIntegrity(ofStreams streams: Set<UUID>) throws -> IntegrityReport {
         var report = IntegrityReport()
         let rows = try recordingRows(streams)
-        for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
+        for stream in streams.sorted(by: { $0.precedes($1) }) {
             var version: Int64 = 0, lastPosition: Int64 = 0
             var head = ChainHash.genesis, scratch = SplitEnvelope()
             try scan(EventQuery(stream: stream), skippingDamaged: { report.problems.append($0) }) { event in
@@ -321,7 +321,7 @@ extension SignedLogReader {
             report.problems += try checks[id]!.verdicts(nodes: nodes, strict: strict, partial: partial,
                                                         readLeaves: { try self.leafHashes(tree: id, range: $0) })
         }
-        for stream in streams.sorted(by: { $0.uuidString < $1.uuidString }) {
+        for stream in streams.sorted(by: { $0.precedes($1) }) {
             if let id = layout.treeOfStream[stream] { report.deviceOfStream[stream] = layout.trees[id]?.owner.device; continue }
             report.problems.append(ProofProblem(kind: .unsignedStream, stream: stream, detail:
                 "recording \(short(stream)) is in no device's tree: no device signed it (a log of the older kind, or its signature was removed)",
@@ -434,7 +434,7 @@ extension SignedLogReader {
             report.headHash = event.hash
         }
         // A cut-off tail leaves the chain intact, but recordings remember their versions.
-        for (stream, row) in try allRecordingRows().sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+        for (stream, row) in try allRecordingRows().sorted(by: { $0.key.precedes($1.key) }) {
             let found = lastVersion[stream] ?? 0
             if row.version > found {
                 report.problems.append(.streamVersionGap(position: lastPosition + 1, stream: stream, expected: row.version, found: found))

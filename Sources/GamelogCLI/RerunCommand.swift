@@ -39,7 +39,7 @@ struct RerunCommand: ParsableCommand {
                                                     reader: shared.snapshotReader()) {}
             // One order, whichever process re-ran what (as one process orders them).
             results = try SharedAudit.decode(stored, as: RerunResult.self)
-                .sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }
+                .sorted(by: RerunResult.inReportOrder)
         } else {
             let store = try options.openReader()
             var only: Set<ConversationID>?

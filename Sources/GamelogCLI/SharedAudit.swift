@@ -164,7 +164,7 @@ enum SharedAudit {
                                                  warnings: findings.filter { $0.severity == .warning }.count, revision: revision)))
                 case .rerun:
                     let results = Rerunner(games: GamelogCLI.games).rerun(recordingsOf: events)
-                        .sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }
+                        .sorted(by: RerunResult.inReportOrder)
                     outcomes.append((game, .init(result: String(decoding: try encoder.encode(results), as: UTF8.self),
                                                  errors: results.filter { $0.outcome == .diverged }.count, warnings: 0, revision: revision)))
                 }

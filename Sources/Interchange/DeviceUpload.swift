@@ -97,7 +97,7 @@ extension Interchange {
         }
         let nodes = MerkleTree.ranges(of: frontier).map { ExportedTree.Node(lo: $0.lo, hi: $0.hi, hash: Hex.string($0.hash)) }
         let treeLine = ExportedTree.Line(tree: ExportedTree(device: tree.owner.device, publicKey: Hex.string(publicKey),
-                                                            streams: sentStreams.sorted { $0.uuidString < $1.uuidString }, nodes: nodes))
+                                                            streams: sentStreams.sorted { $0.precedes($1) }, nodes: nodes))
         body += String(decoding: try encoder.encode(treeLine), as: UTF8.self) + "\n"
         for head in heads { body += String(decoding: try encoder.encode(ExportedHead.Line(head: ExportedHead(head))), as: UTF8.self) + "\n" }
         return .send(DeviceUpload(owner: tree.owner, from: accepted, to: last.size, events: events, body: body))

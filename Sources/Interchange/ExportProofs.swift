@@ -52,7 +52,7 @@ struct ExportProofs {
                 }).map { ExportedTree.Node(lo: $0.lo, hi: $0.hi, hash: Hex.string($0.hash)) }
             }
             out.append(ExportedTree.Line(tree: ExportedTree(device: tree.owner.device, publicKey: Hex.string(tree.owner.publicKey),
-                                                            streams: mine.sorted { $0.uuidString < $1.uuidString }, nodes: nodes)))
+                                                            streams: mine.sorted { $0.precedes($1) }, nodes: nodes)))
             for head in heads { out.append(ExportedHead.Line(head: ExportedHead(head))) }
         }
         return out

@@ -27,7 +27,7 @@ extension UUIDIdentifier {
 public struct ParticipantID: UUIDIdentifier, Comparable {
     public var uuid: UUID
     public init(_ uuid: UUID) { self.uuid = uuid }
-    public static func < (a: Self, b: Self) -> Bool { a.uuid.uuidString < b.uuid.uuidString }
+    public static func < (a: Self, b: Self) -> Bool { a.uuid.sortsBefore(b.uuid) }
 }
 
 /// An `MSSession`: it has no properties, only identity. Messages in the same session
@@ -89,6 +89,15 @@ struct IDKey: CodingKey {
 }
 
 extension UUID {
+    /// Whether this UUID comes before `other` in the order of their `uuidString`s, which is
+    /// the order of their bytes: compared without making the strings, which Linux's
+    /// Foundation formats through `vfprintf` (sorting 20,000 recordings by their strings
+    /// took a quarter of a second).
+    @inlinable
+    public func sortsBefore(_ other: UUID) -> Bool {
+        withUnsafeBytes(of: uuid) { a in withUnsafeBytes(of: other.uuid) { b in a.lexicographicallyPrecedes(b) } }
+    }
+
     /// Parses the 36-character form `XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX` (either
     /// case), as `UUID(uuidString:)` does, without going through `sscanf`: captions
     /// and name tables are parsed on every replayed event, where that call showed

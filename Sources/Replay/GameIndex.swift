@@ -164,11 +164,11 @@ public struct GameIndex {
         if let scanned {
             matches = scanned.conversations.filter { $0.uuid.uuidString.lowercased().hasPrefix(needle) }.map { ($0, nil) }
             matches += scanned.sessions.filter { $0.key.uuid.uuidString.lowercased().hasPrefix(needle) }
-                .sorted { $0.key.uuid.uuidString < $1.key.uuid.uuidString }.map { ($0.value, $0.key) }
+                .sorted { $0.key.uuid.precedes($1.key.uuid) }.map { ($0.value, $0.key) }
         } else {
             guard isUUIDPrefix(needle) else { throw ReplayError.noSuchGame(prefix) }
             matches = Set(try store.catalogEntries(.conversation, idPrefix: needle, limit: 1000).map { ConversationID($0.tag.id) })
-                .sorted { $0.uuid.uuidString < $1.uuid.uuidString }.map { ($0, nil) }
+                .sorted { $0.uuid.precedes($1.uuid) }.map { ($0, nil) }
             var sessions: [SessionID: ConversationID] = [:]
             let games = try store.catalogEntries(.game, idPrefix: needle, limit: 1000)
             if games.count <= 64 { try check(games) }
@@ -176,7 +176,7 @@ public struct GameIndex {
                 // The game's conversation: that of the recording that named it.
                 if let conversation = try conversation(ofStream: entry.stream) { sessions[SessionID(entry.tag.id)] = conversation }
             }
-            matches += sessions.sorted { $0.key.uuid.uuidString < $1.key.uuid.uuidString }.map { ($0.value, $0.key) }
+            matches += sessions.sorted { $0.key.uuid.precedes($1.key.uuid) }.map { ($0.value, $0.key) }
         }
         guard let first = matches.first else { throw ReplayError.noSuchGame(prefix) }
         guard Set(matches.map(\.0)).count == 1 else {

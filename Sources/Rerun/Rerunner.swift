@@ -27,6 +27,15 @@ public struct RerunResult: Hashable, Codable, Sendable {
     public var divergence: Divergence?
 }
 
+extension RerunResult {
+    /// The order reports list re-runs in, whichever process or lane made them: by the
+    /// position of the divergence (none first), then by recording.
+    public static func inReportOrder(_ a: RerunResult, _ b: RerunResult) -> Bool {
+        let (first, second) = (a.divergence?.position ?? 0, b.divergence?.position ?? 0)
+        return first != second ? first < second : a.stream.precedes(b.stream)
+    }
+}
+
 /// Where a re-run parted from the recording.
 public struct Divergence: Hashable, Codable, Sendable, CustomStringConvertible {
     /// The global position of the recorded event at which it parted (for an output
@@ -171,7 +180,7 @@ public struct Rerunner: Sendable {
     public func rerun(store: any EventLogReader, conversations only: Set<ConversationID>? = nil,
                       progress: ((Int, Int) -> Void)? = nil) throws -> [RerunResult] {
         let index = try GameIndex(store: store)
-        let conversations = try only.map { $0.sorted { $0.uuid.uuidString < $1.uuid.uuidString } } ?? index.conversations()
+        let conversations = try only.map { $0.sorted { $0.uuid.precedes($1.uuid) } } ?? index.conversations()
         // Counting the whole log would cost more than re-running one game.
         let total: Int? = only == nil ? Int(try store.count().events) : nil
         var done = 0, results: [RerunResult] = []
@@ -181,7 +190,7 @@ public struct Rerunner: Sendable {
             done += events.count
             progress?(done, total ?? done)
         }
-        return results.sorted { ($0.divergence?.position ?? 0, $0.stream.uuidString) < ($1.divergence?.position ?? 0, $1.stream.uuidString) }
+        return results.sorted(by: RerunResult.inReportOrder)
     }
 
     private func deliver(_ record: CallbackRecord, to ext: any MessagesAppExtension) {

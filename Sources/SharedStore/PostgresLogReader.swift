@@ -336,7 +336,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
             if let from = query.fromStreamVersion { sql += " AND e.stream_version >= \(placeholder(from))" }
         }
         if let streams = query.streams {
-            let list = streams.sorted { $0.uuidString < $1.uuidString }.map { placeholder(ByteBuffer(bytes: $0.bytes)) }
+            let list = streams.sorted { $0.precedes($1) }.map { placeholder(ByteBuffer(bytes: $0.bytes)) }
             sql += " AND s.uuid IN (\(list.isEmpty ? "NULL" : list.joined(separator: ", ")))"
         }
         if let types = query.types {

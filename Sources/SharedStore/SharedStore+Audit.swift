@@ -133,7 +133,7 @@ extension SharedStore {
                 FROM picked WHERE t.run = $1 AND t.game = picked.game
                 RETURNING t.game
                 """, binds).compactMap { row in gameID(Array(try row.decode(ByteBuffer.self).readableBytesView)) }
-                .sorted { $0.uuidString < $1.uuidString }
+                .sorted { $0.precedes($1) }
         }
     }
 

@@ -284,7 +284,7 @@ public final class ViewerModel: @unchecked Sendable {
                 let withGames = Set(all.map(\.conversation))
                 let gameless = catalog.kinds.filter { !withGames.contains($0.key.uuid.uuidString.lowercased()) }
                     .map { Gameless(conversation: $0.key, kind: $0.value, events: catalog.eventCounts[$0.key] ?? 0) }
-                    .sorted { ($0.kind, $0.conversation.uuid.uuidString) < ($1.kind, $1.conversation.uuid.uuidString) }
+                    .sorted { $0.kind != $1.kind ? $0.kind < $1.kind : $0.conversation.uuid.precedes($1.conversation.uuid) }
                 self?.locked {
                     guard self?.listGeneration == mine else { return }
                     self?.listed = all
