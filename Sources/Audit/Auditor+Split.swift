@@ -52,9 +52,10 @@ extension Auditor {
                                  events: try Replayer.load(from: store, streams: streams, verify: false))
     }
 
-    /// The checks of one conversation whose events (every event of `streams`, in log
-    /// order) were read already: a worker reads the events of the games it claimed in
-    /// one pass of the store, not one per game.
+    /// The checks of one conversation whose events (every event of `streams`, in the order
+    /// ``Replayer/load(from:conversations:verify:skippingDamaged:)`` gives them) were read
+    /// already: a worker reads the events of the games it claimed in one pass of the store,
+    /// not one per game.
     public func conversationFindings(_ store: any EventLogReader, conversation: ConversationID, streams: Set<UUID>,
                                      events: [ReplayEvent]) throws -> [Finding] {
         var findings = check(conversation, events)
@@ -98,4 +99,3 @@ extension Auditor {
         }
     }
 }
-
