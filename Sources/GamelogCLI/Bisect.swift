@@ -10,7 +10,7 @@ import Projections
 import RecordedEvents
 import Replay
 
-struct Bisect: ParsableCommand {
+struct Bisect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bisect",
         abstract: "Find the first step of a game at which a check or invariant fails, and show that step.",
@@ -24,12 +24,12 @@ struct Bisect: ParsableCommand {
     @Option(name: .customLong("as"), help: "Whose view to show: a device (e.g. A) or auditor.") var perspective: String = "auditor"
     @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
+    func run() async throws {
         let auditor = Auditor(games: GamelogCLI.games)
         guard auditor.isRule(invariant) else {
             throw ValidationError("--invariant '\(invariant)' is no check, rule or invariant; choose one of \(auditor.checkNames.joined(separator: ", ")), or a rule name that `gamelog verify` reports.")
         }
-        let opened = try OpenedGame(options: options, id: game)
+        let opened = try await OpenedGame(options: options, id: game)
         let replayer = opened.replayer
         let seenAs = try opened.perspective(perspective)
         let kinds = Set(replayer.events.compactMap { e -> String? in

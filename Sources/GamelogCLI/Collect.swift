@@ -5,7 +5,7 @@ import Foundation
 import Hummingbird
 import SharedStore
 
-struct Collect: ParsableCommand {
+struct Collect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "collect",
         abstract: "Collect devices' logs over HTTP into a shared store, and countersign their heads as a witness.",
@@ -38,7 +38,7 @@ struct Collect: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         guard let shared = try options.sharedStore(maximumConnections: connections) else {
             throw ValidationError("collect stores into a shared store: pass --db postgres://user@host:port/database (`gamelog migrate --db URL` makes its schema).")
         }
@@ -51,9 +51,9 @@ struct Collect: ParsableCommand {
             key = try DeviceKey.random(device: "collector-witness")
             try KeyFile.write(key, to: keyPath)
         }
-        _ = try SharedStore.wait { try await shared.migrate() }
+        _ = try await shared.migrate()
         for role in [SharedStore.TokenRole.admin, .reader] {
-            if let token = try SharedStore.wait({ try await shared.makeFirstToken(role) }) {
+            if let token = try await shared.makeFirstToken(role) {
                 let path = folder.path + "/collector-\(role.rawValue).token"
                 try? FileManager.default.removeItem(atPath: path)
                 guard FileManager.default.createFile(atPath: path, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
@@ -65,10 +65,6 @@ struct Collect: ParsableCommand {
         }
         let collector = Collector(store: shared, witness: witness, witnessKey: key)
         let witnessURLs = try sendToWitness.map { try HTTPClient.baseURL($0, option: "--send-to-witness") }
-        if !witnessURLs.isEmpty {
-            // Off the request path: uploads are answered whatever the witnesses do.
-            Thread.detachNewThread { WitnessForwarder(store: shared, witnesses: witnessURLs).run() }
-        }
         let host = self.host, witness = self.witness
         let app = CollectorServer.application(collector, host: host, port: port) { port in
             FileHandle.standardOutput.write(Data("""
@@ -77,15 +73,22 @@ struct Collect: ParsableCommand {
 
                 """.utf8))
         }
-        try runServer(app, host: host, port: port)
+        try await withThrowingTaskGroup { group in
+            if !witnessURLs.isEmpty {
+                // Off the request path: uploads are answered whatever the witnesses do.
+                group.addTask { await WitnessForwarder(store: shared, witnesses: witnessURLs).run() }
+            }
+            try await runServer(app, host: host, port: port)
+            group.cancelAll()
+        }
     }
 }
 
-/// Runs a Hummingbird application until it stops, from a synchronous command, with the
-/// bind errors said in the user's words.
-func runServer(_ app: some ApplicationProtocol, host: String, port: Int) throws {
-    let finished = DispatchSemaphore(value: 0)
-    let outcome = ServerOutcome()
+/// Runs a Hummingbird application until it stops, with the bind errors said in the user's words.
+///
+/// On Swift's cooperative pool, not the threads that may block the command ran on: the
+/// server's requests are its tasks, and they inherit where this runs.
+func runServer(_ app: some ApplicationProtocol, host: String, port: Int) async throws {
     // A stop signal lets requests in progress finish, for at most `stopGrace`: one that
     // waits on a store that went away must not keep the process (and its port) alive.
     // Cut short, a request ends as a crash would end it: its transaction is not committed.
@@ -102,12 +105,13 @@ func runServer(_ app: some ApplicationProtocol, host: String, port: Int) throws 
         return source
     }
     defer { stops.forEach { $0.cancel() } }
-    Task {
-        do { try await app.runService() } catch { outcome.error = error }
-        finished.signal()
+    var failure: Error?
+    do {
+        try await withTaskExecutorPreference(globalConcurrentExecutor) { try await app.runService() }
+    } catch {
+        failure = error
     }
-    finished.wait()
-    if let error = outcome.error {
+    if let error = failure {
         let text = String(describing: error)
         if text.contains("Address already in use") {
             throw ValidationError("port \(port) on \(host) is in use by another program: pass another --port (or --port 0 for any free one).")
@@ -125,35 +129,31 @@ func runServer(_ app: some ApplicationProtocol, host: String, port: Int) throws 
 /// How long a stopping server waits for its requests in progress.
 private let stopGrace: Double = 30
 
-/// What a server task ended with, read after it signalled.
-private final class ServerOutcome: @unchecked Sendable {
-    var error: Error?
-}
-
 /// Sends every device's newest head in a shared store to witnesses, and stores what they
 /// cosign: a round every few seconds, each head a witness has not cosigned yet sent again,
 /// so a witness that was down catches up when it is back.
 struct WitnessForwarder {
     let store: SharedStore
     let witnesses: [URL]
-    static let interval: TimeInterval = 2
+    static let interval: Duration = .seconds(2)
 
-    func run() {
+    /// Rounds until the task is cancelled (the collector stops).
+    func run() async {
         // Heads each witness cosigned (witness, key, size), and what was said once already.
         var cosigned: Set<String> = [], told: Set<String> = []
-        while true {
+        while !Task.isCancelled {
             do {
-                try round(cosigned: &cosigned, told: &told)
+                try await round(cosigned: &cosigned, told: &told)
             } catch {
                 let text = "\(error)"
                 if told.insert(text).inserted { Terminal.standardError("witnesses: \(text); trying again") }
             }
-            Thread.sleep(forTimeInterval: Self.interval)
+            try? await Task.sleep(for: Self.interval)
         }
     }
 
-    private func round(cosigned: inout Set<String>, told: inout Set<String>) throws {
-        let heads = try SharedStore.wait { [store] in try await store.latestHeads() }
+    private func round(cosigned: inout Set<String>, told: inout Set<String>) async throws {
+        let heads = try await store.latestHeads()
         // The proofs are read from the store as it is.
         let log = store.reader()
         for base in witnesses {
@@ -161,11 +161,11 @@ struct WitnessForwarder {
             for head in heads {
                 let key = "\(origin) \(Hex.string(head.head.publicKey)) \(head.head.size)"
                 guard !cosigned.contains(key) else { continue }
-                switch try WitnessClient.cosign(head.head, store: log, witness: base) {
+                switch try await WitnessClient.cosign(head.head, store: log, witness: base) {
                 case .cosigned(let cosignature):
                     if !head.cosignatures.contains(where: { $0.witnessKey == cosignature.witnessKey }) {
                         let pair = (head.head, cosignature)
-                        _ = try SharedStore.wait { [store] in try await store.writeNatively { try $0.store(cosignatures: [pair]) } }
+                        _ = try await store.writeNatively { try $0.store(cosignatures: [pair]) }
                     }
                     cosigned.insert(key)
                 case .refused(let reason):

@@ -15,12 +15,13 @@ struct DictionaryCommand: ParsableCommand {
         subcommands: [List.self, Train.self, Add.self],
         defaultSubcommand: List.self)
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the stored dictionaries.")
         @OptionGroup var options: GlobalOptions
-        func run() throws {
+        func run() async throws {
             // A shared store's as it is; a file's.
-            let listed = try options.sharedStore().map { try $0.reader().describe().dictionaries } ?? options.openForReading().dictionaries()
+            let listed: [(id: Int64, name: String, size: Int)]
+            if let shared = try options.sharedStore() { listed = try shared.reader().describe().dictionaries } else { listed = try await options.openForReading().dictionaries() }
             for d in listed { print("\(d.id)\t\(d.name)\t\(d.size) bytes") }
         }
     }

@@ -8,7 +8,7 @@ import SharedStore
 import RecordedEvents
 import Replay
 
-struct Export: ParsableCommand {
+struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write events as JSON Lines (one event per line), complete enough to rebuild a database.",
@@ -25,8 +25,8 @@ struct Export: ParsableCommand {
     @Flag(help: "With --redact, show the messages of a game this gamelog does not register whole (by default what they carry is left out, and the export fails: no view of them can be computed).")
     var unredacted = false
 
-    func run() throws {
-        let store = try options.openReader()
+    func run() async throws {
+        let store = try await options.openReader()
         var streams: Set<UUID>? = nil
         if let game { streams = try options.streams(ofGame: game, in: store) }
         if let device {
@@ -65,7 +65,7 @@ struct Export: ParsableCommand {
     }
 }
 
-struct Import: ParsableCommand {
+struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Merge exported logs (e.g. one per device) into the database; importing twice adds nothing.")
@@ -77,7 +77,7 @@ struct Import: ParsableCommand {
         guard !files.isEmpty else { throw ValidationError("Give at least one file to import.") }
     }
 
-    func run() throws {
+    func run() async throws {
         // Every line of every file is checked before the database is even opened.
         let logs = try files.map { try ExportFile(path: $0) }
         let checking = ProgressBar(total: logs.reduce(0) { $0 + $1.contents.count }, label: "bytes checked")
@@ -87,11 +87,11 @@ struct Import: ParsableCommand {
         if let shared = try options.sharedStore() {
             // An empty database is given the schema, as a new SQLite file would be; a
             // database holding anything else is refused by the migration.
-            let (from, to) = try SharedStore.wait { try await shared.migrate() }
+            let (from, to) = try await shared.migrate()
             if from == 0 { Terminal.standardError("made the gamelog schema (version \(to)) in \(shared.location)") }
             // Checked again against the store's rows and stored in one transaction, written
             // as the store itself (nothing copied to this machine).
-            summary = try SharedStore.wait { try await shared.writeNatively { writer in try Interchange.import(plan, into: writer) } }
+            summary = try await shared.writeNatively { writer in try Interchange.import(plan, into: writer) }
             place = shared.location.description
         } else {
             let store = try options.openForWriting()

@@ -7,7 +7,7 @@ import MessagesModel
 import Recorder
 import Replay
 
-struct ForkCommand: ParsableCommand {
+struct ForkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fork",
         abstract: "Branch a recorded game at a step into a new log, then play on with new inputs.",
@@ -51,8 +51,8 @@ struct ForkCommand: ParsableCommand {
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
-    func run() throws {
-        let opened = try OpenedGame(options: options, id: game)
+    func run() async throws {
+        let opened = try await OpenedGame(options: options, id: game)
         try opened.checkStep(at)
         // Read the script before anything is written, so a bad line leaves OUT alone.
         var lines: [(number: Int, text: String)] = []

@@ -26,8 +26,8 @@ struct OpenedGame {
     /// Where the game was forked from, if it is a fork.
     let origin: ForkOrigin?
 
-    init(options: GlobalOptions, id: String) throws {
-        try self.init(store: try options.openReader(), id: id)
+    init(options: GlobalOptions, id: String) async throws {
+        try self.init(store: try await options.openReader(), id: id)
     }
 
     init(store: any EventLogReader, id: String) throws {

@@ -1,8 +1,9 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import SharedStore
 
-struct Gamelog: ParsableCommand {
+struct Gamelog: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gamelog",
         abstract: "Record, replay and audit turn-based games played through Messages extensions.",
@@ -16,23 +17,39 @@ struct Gamelog: ParsableCommand {
                       Collect.self, Push.self, ProofCommand.self, WitnessCommand.self])
 
     /// Parses and runs, with `--db` accepted before the subcommand too, and argument
-    /// errors as one or two plain lines.
-    static func main() {
+    /// errors as one or two plain lines; exits.
+    ///
+    /// On the main actor, so a synchronous command runs on the main thread as it would in
+    /// a synchronous program. An asynchronous command (every one that may reach a shared
+    /// store or a collector) runs on threads that may block (``SharedStore/blocking(_:)``):
+    /// it reads through synchronous readers and checks on threads of its own, and the
+    /// cooperative pool (one thread per core) stays free for the store's connections.
+    @MainActor
+    static func start() async -> Never {
         let arguments = movingGlobalOptions(Array(CommandLine.arguments.dropFirst()))
-        let command: ParsableCommand
+        var command: ParsableCommand
         do {
             command = try parseAsRoot(arguments)
         } catch {
             exitExplaining(error, arguments: arguments)
         }
         do {
-            var command = command
-            try command.run()
+            if let asynchronous = command as? AsyncParsableCommand {
+                try await runMayBlock(asynchronous)
+            } else {
+                try command.run()
+            }
         } catch {
             // Every command's errors end here: the library's are printed once, with their hint.
             if let code = reportedFailure(error) { Foundation.exit(code.rawValue) }
             exitExplaining(error, arguments: arguments)
         }
+        Foundation.exit(0)
+    }
+
+    private nonisolated static func runMayBlock(_ command: sending AsyncParsableCommand) async throws {
+        var command = command
+        try await SharedStore.blocking { try await command.run() }
     }
 
     /// `gamelog --db X games` means `gamelog games --db X`: every command takes --db.

@@ -21,8 +21,10 @@ public enum GamelogCLI {
     /// Parses the process's arguments and runs the command, knowing `games`; exits.
     public static func main(games: GameRegistry) -> Never {
         Self.games = games
-        Gamelog.main()
-        exit(0)
+        // The commands are asynchronous; the main thread serves the main actor meanwhile,
+        // as an `async` main would, so this entry point stays synchronous for callers.
+        Task { @MainActor in await Gamelog.start() }
+        dispatchMain()
     }
 
     /// Runs the command knowing the games gamelog ships and `games` (one of the same

@@ -6,7 +6,7 @@ import Games
 import Projections
 import Replay
 
-struct GamesCommand: ParsableCommand {
+struct GamesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "games",
         abstract: "List every game: kind, players, status, result, events, time span, and whose recordings the log holds.")
@@ -24,8 +24,8 @@ struct GamesCommand: ParsableCommand {
         guard perPage >= 1 else { throw ValidationError("--per-page must be at least 1, not \(perPage).") }
     }
 
-    func run() throws {
-        let store = try options.openReader()
+    func run() async throws {
+        let store = try await options.openReader()
         var damaged: [Error] = []
         // The devices are listed (a scan of the recordings) only to check a device's name.
         let seenAs = try parsePerspective(perspective, devices: perspective == "auditor" ? [] : try recordedDevices(store))
@@ -77,8 +77,9 @@ struct GamesCommand: ParsableCommand {
         if games.isEmpty { print(total == 0 ? "No games recorded in \(store.location)." : "No games on page \(page): there are \(total) games, \(perPage) a page.") }
         // Column names over the rows (the widths the rows use); scripts read --json.
         if !games.isEmpty {
-            print("game".rightPad(8) + "  " + "kind".rightPad(11) + " " + "players".rightPad(18) + " " + "status".rightPad(11) + " "
-                  + "events".leftPad(6) + "  " + "played (UTC)".rightPad(30) + "  result")
+            let columns: [String] = ["game".rightPad(8), "  ", "kind".rightPad(11), " ", "players".rightPad(18), " ", "status".rightPad(11), " ",
+                                     "events".leftPad(6), "  ", "played (UTC)".rightPad(30), "  result"]
+            print(columns.joined())
         }
         for game in games {
             let players = game.players.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")

@@ -50,8 +50,8 @@ struct GlobalOptions: ParsableArguments {
     /// Opens the log for reading. A shared store is read through this machine's copy of
     /// it, brought up to date first (``SharedStore/localCopy(fresh:progress:)``); with
     /// `fresh`, through a new copy of every row it holds now.
-    func openForReading(fresh: Bool = false) throws -> EventStore {
-        try EventStore(path: try readablePath(fresh: fresh), access: .readOnly)
+    func openForReading(fresh: Bool = false) async throws -> EventStore {
+        try EventStore(path: try await readablePath(fresh: fresh), access: .readOnly)
     }
 
     /// Opens the log to read games from it: a SQLite file as it is; a shared store as it
@@ -59,8 +59,9 @@ struct GlobalOptions: ParsableArguments {
     /// (``SharedStore/reader()``). A shared store whose catalog does not cover every event
     /// (it can only be read game by game through the catalog) is read through this
     /// machine's copy instead, which is said on standard error.
-    func openReader() throws -> any SignedLogReader {
-        try nativeReader() ?? openForReading()
+    func openReader() async throws -> any SignedLogReader {
+        if let reader = try nativeReader() { return reader }
+        return try await openForReading()
     }
 
     /// A reader of the shared store `--db` names, as it is in PostgreSQL; nil for a SQLite
@@ -77,15 +78,15 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The SQLite file to read: `--db`, or this machine's up-to-date copy of the shared store it names.
-    func readablePath(fresh: Bool = false) throws -> String {
+    func readablePath(fresh: Bool = false) async throws -> String {
         guard let shared = try sharedStore() else { return db }
-        return try localCopy(of: shared, fresh: fresh).path
+        return try await localCopy(of: shared, fresh: fresh).path
     }
 
     /// This machine's copy of `shared`, up to date (or, with `fresh`, new), held until exit.
-    func localCopy(of shared: SharedStore, fresh: Bool = false) throws -> LocalCopy {
+    func localCopy(of shared: SharedStore, fresh: Bool = false) async throws -> LocalCopy {
         let progress = ProgressBar(total: 0, label: "events copied from the shared store")
-        let copy = try SharedStore.wait { try await shared.localCopy(fresh: fresh) { done, total in progress.update(Int(done), total: Int(total)) } }
+        let copy = try await shared.localCopy(fresh: fresh) { done, total in progress.update(Int(done), total: Int(total)) }
         progress.finish()
         OpenCopies.keep(copy)
         return copy

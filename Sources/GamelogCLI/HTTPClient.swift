@@ -55,7 +55,7 @@ enum HTTPClient {
     /// Sends one request and waits for the whole answer (at most 64 MiB).
     static func request(_ method: String, _ url: URL, body: Data? = nil, token: String? = nil,
                         contentType: String = "application/json", headers: [(String, String)] = [],
-                        timeout: TimeInterval = 120) throws -> Reply {
+                        timeout: TimeInterval = 120) async throws -> Reply {
         if refusesConnections(url) {
             throw Failure(description: "the collector at \(origin(of: url)) did not answer (connection refused): is `gamelog collect` running there?")
         }
@@ -71,11 +71,9 @@ enum HTTPClient {
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         let origin = origin(of: url)
         do {
-            return try SharedStore.wait { [request] in
-                let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
-                let bytes = try await response.body.collect(upTo: 64 << 20)
-                return Reply(status: Int(response.status.code), body: Data(bytes.readableBytesView))
-            }
+            let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
+            let bytes = try await response.body.collect(upTo: 64 << 20)
+            return Reply(status: Int(response.status.code), body: Data(bytes.readableBytesView))
         } catch {
             throw Failure(description: "the collector at \(origin) did not answer (\(describe(error))): is `gamelog collect` running there?")
         }

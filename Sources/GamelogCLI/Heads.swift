@@ -4,7 +4,7 @@ import Foundation
 import Presentation
 import SharedStore
 
-struct Heads: ParsableCommand {
+struct Heads: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "heads",
         abstract: "Print each device's latest signed tree head: what the log commits to.",
@@ -21,17 +21,17 @@ struct Heads: ParsableCommand {
     @Flag(help: "Print JSON: [{\"device\", \"publicKey\", \"size\", \"root\", \"signedAt\", \"note\", \"cosignedNote\", \"cosignatures\"}].")
     var json = false
 
-    func run() throws {
+    func run() async throws {
         let heads: [CosignedHead], location: String
         if let shared = try options.sharedStore() {
             // Read as the store is, by its indexes: each device's newest head and its
             // cosignatures (those that verify, as a SQLite log's reader keeps them).
-            heads = try SharedStore.wait { try await shared.latestHeads() }.map { entry in
+            heads = try await shared.latestHeads().map { entry in
                 CosignedHead(head: entry.head, cosignatures: entry.cosignatures.filter { $0.isValid(for: entry.head) })
             }
             location = shared.location.description
         } else {
-            let store = try options.openForReading()
+            let store = try await options.openForReading()
             // Each head with the witnesses' cosignatures the log holds for it.
             var cosigned: [TreeHead: [Cosignature]] = [:]
             for entry in try store.cosignedHeads() { cosigned[entry.head] = entry.cosignatures }

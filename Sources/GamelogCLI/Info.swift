@@ -6,7 +6,7 @@ import Presentation
 import Recorder
 import SharedStore
 
-struct Info: ParsableCommand {
+struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Show the database's schema, size, dictionaries, head hash and how far its game catalog reaches.")
@@ -14,7 +14,7 @@ struct Info: ParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
+    func run() async throws {
         let store: any EventLogReader
         let info: CommandDocuments.Info
         if let shared = try options.sharedStore() {
@@ -26,7 +26,7 @@ struct Info: ParsableCommand {
                                          bytes: Int(described.bytes), dictionaries: described.dictionaries, catalogThrough: described.catalogThrough)
             store = reader
         } else {
-            let file = try options.openForReading()
+            let file = try await options.openForReading()
             info = try CommandDocuments.Info(describing: file)
             store = file
         }

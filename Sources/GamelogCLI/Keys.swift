@@ -9,7 +9,7 @@ struct Keys: ParsableCommand {
         abstract: "Device signing keys: list those that signed a log, or make a new one.",
         subcommands: [List.self, New.self, Enroll.self], defaultSubcommand: List.self)
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List the devices' public signing keys found in the log, with what each signed.",
@@ -24,8 +24,8 @@ struct Keys: ParsableCommand {
         @Flag(help: "Print JSON: [{\"device\", \"publicKey\" (hex), \"verifierKey\", \"heads\", \"treeSize\", \"checkpoints\", \"testKey\"}].")
         var json = false
 
-        func run() throws {
-            let store = try options.openReader()
+        func run() async throws {
+            let store = try await options.openReader()
             let keys = try store.signers()
             if json {
                 print(try CommandDocuments.text(keys.map(CommandDocuments.Key.init)))
@@ -85,7 +85,7 @@ struct Keys: ParsableCommand {
 }
 
 extension Keys {
-    struct Enroll: ParsableCommand {
+    struct Enroll: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "enroll",
             abstract: "Enroll a device's public key at a collector, which then accepts that device's uploads.",
@@ -106,12 +106,12 @@ extension Keys {
             do { try DeviceName.check(device) } catch { throw ValidationError("--device: \(error)") }
         }
 
-        func run() throws {
+        func run() async throws {
             let base = try HTTPClient.baseURL(to, option: "--to")
             let key = try readPublicKey(publicKey, device: device)
             let token = try readAdminToken()
             let body = Data(try CommandDocuments.text(CommandDocuments.Enrollment(device: device, publicKey: key)).utf8)
-            let reply = try HTTPClient.request("POST", base.appending(path: "v1/devices"), body: body, token: token)
+            let reply = try await HTTPClient.request("POST", base.appending(path: "v1/devices"), body: body, token: token)
             switch reply.status {
             case 201: print("enrolled device \(SafeText.line(device)) (key \(hex(key).prefix(16))...) at \(HTTPClient.shown(to))")
             case 200: print("device \(SafeText.line(device)) was enrolled already with this key at \(HTTPClient.shown(to))")
@@ -201,15 +201,10 @@ func readTrustedKeys(_ paths: [String]) throws -> [String: [UInt8]] {
     return keys
 }
 
-/// Reads heads files (`gamelog heads --json` output): signed heads known from elsewhere.
-func readKnownHeads(_ paths: [String]) throws -> [TreeHead] {
-    try readCosignedHeads(paths).map(\.head)
-}
-
 /// Reads heads files with the witnesses' cosignatures each entry carries. A cosignature
 /// entry that is not a cosignature line of the key it names refuses the file; whether one
 /// verifies is the audit's to say.
-func readCosignedHeads(_ paths: [String]) throws -> [CosignedHead] {
+func readCosignedHeads(_ paths: [String]) async throws -> [CosignedHead] {
     var heads: [CosignedHead] = []
     for path in paths {
         var data = FileManager.default.contents(atPath: path)
@@ -218,7 +213,7 @@ func readCosignedHeads(_ paths: [String]) throws -> [CosignedHead] {
             var url = try HTTPClient.baseURL(path, option: "--heads")
             if !url.path.hasSuffix("/v1/heads") { url = url.appending(path: "v1/heads") }
             let token = ProcessInfo.processInfo.environment["GAMELOG_READER_TOKEN"]
-            let reply = try HTTPClient.request("GET", url, token: token)
+            let reply = try await HTTPClient.request("GET", url, token: token)
             guard reply.status == 200 else {
                 throw CommandFailure("--heads: \(HTTPClient.shown(url.absoluteString)) answered \(reply.status): \(reply.message)" + (reply.status == 401 ? " (set GAMELOG_READER_TOKEN)" : ""))
             }

@@ -8,7 +8,7 @@ import RecordedEvents
 import Recorder
 import Replay
 
-struct Log: ParsableCommand {
+struct Log: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "log", abstract: "List the recorded events, one line each.")
 
     @OptionGroup var options: GlobalOptions
@@ -32,8 +32,8 @@ struct Log: ParsableCommand {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, not \(limit).") }
     }
 
-    func run() throws {
-        let store = try options.openReader()
+    func run() async throws {
+        let store = try await options.openReader()
         var streams: Set<UUID>? = nil
         var positions: Set<Int64>? = nil
         var devices: [DeviceID]
@@ -142,7 +142,7 @@ struct Log: ParsableCommand {
         if follow {
             fflush(nil)
             while limit.map({ shown < $0 }) ?? true {
-                Thread.sleep(forTimeInterval: 0.3)
+                try await Task.sleep(for: .milliseconds(300))
                 // A file is opened again each time, so another process's appends are read
                 // from it as it is now; a shared store's reader reads the store as it is now.
                 let now = try (store as? EventStore).map { try EventStore(path: $0.path, access: .readOnly) } ?? store

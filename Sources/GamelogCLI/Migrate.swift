@@ -4,16 +4,16 @@ import EventStore
 import Replay
 import SharedStore
 
-struct Migrate: ParsableCommand {
+struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Upgrade the database to this gamelog's schema (reading commands never do).")
 
     @OptionGroup var options: GlobalOptions
 
-    func run() throws {
+    func run() async throws {
         if let shared = try options.sharedStore() {
-            let (from, to) = try SharedStore.wait { try await shared.migrate() }
+            let (from, to) = try await shared.migrate()
             print(from == to ? "\(shared.location) is at schema version \(to), the newest this gamelog knows."
                              : "\(shared.location): schema version \(from) -> \(to), the newest this gamelog knows.")
             return

@@ -6,7 +6,7 @@ import Projections
 
 /// `gamelog proof --consistency`: an RFC 9162 consistency proof between two sizes of a
 /// device's tree, as a witness (C2SP tlog-witness) or an auditor checks it.
-struct ProofCommand: ParsableCommand {
+struct ProofCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "proof",
         abstract: "Print an RFC 9162 consistency proof between two sizes of a device's tree.",
@@ -34,8 +34,8 @@ struct ProofCommand: ParsableCommand {
         var proof: [String]
     }
 
-    func run() throws {
-        let store = try options.openReader()
+    func run() async throws {
+        let store = try await options.openReader()
         let made: ConsistencyProof
         do {
             made = try store.consistencyProof(device: device, from: from, to: to)

@@ -5,7 +5,7 @@ import Foundation
 import Presentation
 import Interchange
 
-struct Push: ParsableCommand {
+struct Push: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
         abstract: "Send a device's log to a collector: what it has not accepted yet, with the proof it extends what it has.",
@@ -33,28 +33,28 @@ struct Push: ParsableCommand {
         guard to != nil || !witnesses.isEmpty else { throw ValidationError("say where to: --to COLLECTOR, --witness URL, or both.") }
     }
 
-    func run() throws {
-        do { try push() } catch let failure as HTTPClient.Failure {
+    func run() async throws {
+        do { try await push() } catch let failure as HTTPClient.Failure {
             let text = "\(failure)"
             throw CommandFailure(text + (text.hasSuffix("?") ? " " : ". ") + "What the collector acknowledged is kept; push again when it answers: it sends only the rest.")
         }
     }
 
-    private func push() throws {
+    private func push() async throws {
         let witnessURLs = try witnesses.map { try HTTPClient.baseURL($0, option: "--witness") }
         let store = try options.openExistingForWriting()
         let trees = try store.deviceTrees().filter { !$0.heads.isEmpty }
         guard !trees.isEmpty else {
             throw CommandFailure("\(store.path) holds no signed events: nothing to push (a device's log signs its events as it records).")
         }
-        if let to { try pushToCollector(to, store: store, trees: trees) }
+        if let to { try await pushToCollector(to, store: store, trees: trees) }
         // Witnesses: every device's newest head; one down or refusing does not stop the others.
         var refusals: [String] = []
         for base in witnessURLs {
             for tree in trees {
                 guard let head = tree.heads.last else { continue }
                 do {
-                    switch try WitnessClient.cosign(head, store: store, witness: base) {
+                    switch try await WitnessClient.cosign(head, store: store, witness: base) {
                     case .cosigned(let cosignature):
                         try store.store(cosignatures: [(head, cosignature)])
                         if !json { print("device \(SafeText.line(tree.owner.device)): witness \(SafeText.line(cosignature.witness)) cosigned the head of \(head.size)") }
@@ -70,13 +70,13 @@ struct Push: ParsableCommand {
         if !refusals.isEmpty { throw ExitCode.failure }
     }
 
-    private func pushToCollector(_ to: String, store: EventStore, trees: [DeviceTree]) throws {
+    private func pushToCollector(_ to: String, store: EventStore, trees: [DeviceTree]) async throws {
         let base = try HTTPClient.baseURL(to, option: "--to")
         var report: [CommandDocuments.Push] = []
         for tree in trees {
             let device = SafeText.line(tree.owner.device)
             let headURL = base.appending(path: "v1/devices/\(hex(tree.owner.publicKey))")
-            let asked = try HTTPClient.request("GET", headURL)
+            let asked = try await HTTPClient.request("GET", headURL)
             let reply = try? JSONDecoder().decode(CommandDocuments.CollectorReply.self, from: asked.body)
             guard asked.status == 200, let accepted = reply?.size else {
                 if asked.status == 404 {
@@ -96,7 +96,7 @@ struct Push: ParsableCommand {
                     throw CommandFailure("the collector accepted \(accepted) events of device \(device), and this log has signed only \(logSize): it is an older copy of the device's log, or the device was rolled back.")
                 case .send(let upload):
                     // The key first, so the collector refuses an unenrolled device before it reads the body.
-                    let reply = try HTTPClient.request("POST", base.appending(path: "v1/upload"), body: Data(upload.body.utf8),
+                    let reply = try await HTTPClient.request("POST", base.appending(path: "v1/upload"), body: Data(upload.body.utf8),
                                                        contentType: "application/x-ndjson",
                                                        headers: [(Collector.deviceKeyHeader, Hex.string(upload.owner.publicKey))])
                     guard reply.status == 200, let accepted = try? JSONDecoder().decode(Collector.Accepted.self, from: reply.body) else {

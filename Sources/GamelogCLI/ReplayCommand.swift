@@ -7,7 +7,7 @@ import Presentation
 import Projections
 import Replay
 
-struct ReplayCommand: ParsableCommand {
+struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Step through a game like a debugger.",
@@ -26,8 +26,8 @@ struct ReplayCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Print the state at this step and exit.") var step: Int?
     @Flag(help: "Print JSON and exit.") var json = false
 
-    func run() throws {
-        let (whole, seenAs) = try view.openWhole(game, options)
+    func run() async throws {
+        let (whole, seenAs) = try await view.openWhole(game, options)
         let opened = whole.seen(by: seenAs)
         if step != nil || json || !Terminal.standardOutputIsTerminal || isatty(STDIN_FILENO) != 1 {
             try opened.printState(at: step, as: seenAs, json: json)

@@ -8,7 +8,7 @@ import Replay
 import Rerun
 import SharedStore
 
-struct RerunCommand: ParsableCommand {
+struct RerunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rerun",
         abstract: "Re-run recorded extensions against the current code and report where their outputs differ.",
@@ -30,18 +30,18 @@ struct RerunCommand: ParsableCommand {
         try sharing.validate(game: game, restricted: device != nil)
     }
 
-    func run() throws {
-        if try sharing.joinIfAsked(.rerun, options: options) { return }
+    func run() async throws {
+        if try await sharing.joinIfAsked(.rerun, options: options) { return }
         let started = Date()
         var results: [RerunResult]
         if let shared = try sharing.sharedStore(options), let workers = sharing.workers {
-            let stored = try SharedAudit.coordinate(.rerun, reruns: true, workers: workers, options: options, shared: shared,
+            let stored = try await SharedAudit.coordinate(.rerun, reruns: true, workers: workers, options: options, shared: shared,
                                                     reader: shared.snapshotReader()) {}
             // One order, whichever process re-ran what (as one process orders them).
             results = try SharedAudit.decode(stored, as: RerunResult.self)
                 .sorted(by: RerunResult.inReportOrder)
         } else {
-            let store = try options.openReader()
+            let store = try await options.openReader()
             var only: Set<ConversationID>?
             if let game { only = [try GameIndex(store: store).resolve(game).conversation] }
             let progress = ProgressBar(total: Int(try store.lastPosition()), label: "events")

@@ -9,7 +9,7 @@ import MessagesModel
 import SharedStore
 import WebViewer
 
-struct Serve: ParsableCommand {
+struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Show the log in a browser: every game, and each game step by step from each device's view.",
@@ -42,7 +42,7 @@ struct Serve: ParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, not \(port).") }
     }
 
-    func run() throws {
+    func run() async throws {
         let follow = self.follow
         let shared = try options.sharedStore()
         let keepIn = fresh ? nil : SharedStore.defaultCacheFolder.appending(path: "viewer")
@@ -53,7 +53,8 @@ struct Serve: ParsableCommand {
             model = try ViewerModel(location: shared.location.description, games: GamelogCLI.games, reader: { shared.reader() })
             shownAs = "\(shared.location) as it is in PostgreSQL"
         } else {
-            let copy = try shared.map { try options.localCopy(of: $0) }
+            var copy: LocalCopy?
+            if let shared { copy = try await options.localCopy(of: shared) }
             if let shared { shownAs = "\(shared.location) as copied now" }
             if follow, shared != nil {
                 throw CommandFailure("--follow reads a shared store as it is, and the catalog of \(shared!.location) does not cover every event (it is read through a copy)")
@@ -72,7 +73,7 @@ struct Serve: ParsableCommand {
         if let shared {
             // The audits `verify --workers` stored are shown, not computed again; the
             // background audit checks the other games and the whole log's signatures.
-            let audits = try storedAudits(shared)
+            let audits = try await storedAudits(shared)
             try model.useStoredAudits(audits)
             if !audits.isEmpty {
                 Terminal.standardError("showing the audits `verify --workers` stored for \(audits.count) games")
@@ -104,15 +105,15 @@ struct Serve: ParsableCommand {
             }
         }
         // The server is asynchronous; this command waits for it, as `swift run` users expect.
-        try runServer(app, host: host, port: port)
+        try await runServer(app, host: host, port: port)
     }
 
     /// The audits the store keeps, by conversation; one that does not read is left out
     /// (its game is checked here instead).
-    private func storedAudits(_ shared: SharedStore) throws -> [ConversationID: ViewerModel.StoredAudit] {
+    private func storedAudits(_ shared: SharedStore) async throws -> [ConversationID: ViewerModel.StoredAudit] {
         var audits: [ConversationID: ViewerModel.StoredAudit] = [:]
         let decoder = JSONDecoder()
-        for row in try SharedStore.wait({ try await shared.storedAudits() }) {
+        for row in try await shared.storedAudits() {
             guard row.report.utf8.count < 16 << 20, let findings = try? decoder.decode([Finding].self, from: Data(row.report.utf8)) else {
                 Terminal.standardError("note: the stored audit of game \(row.game.uuidString.lowercased()) does not read; that game is checked here")
                 continue

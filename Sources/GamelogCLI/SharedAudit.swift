@@ -25,11 +25,11 @@ struct SharedAuditOptions: ParsableArguments {
     }
 
     /// With `--join`, checks the run's games and says how many; false without it.
-    func joinIfAsked(_ kind: SharedStore.AuditKind, options: GlobalOptions) throws -> Bool {
+    func joinIfAsked(_ kind: SharedStore.AuditKind, options: GlobalOptions) async throws -> Bool {
         guard let join else { return false }
         guard let shared = try options.sharedStore() else { throw ValidationError("--join helps a shared store's check: pass its --db postgres://... URL.") }
-        let run = try SharedAudit.run(join, kind: kind, in: shared)
-        let checked = try SharedAudit.join(run, shared: shared)
+        let run = try await SharedAudit.run(join, kind: kind, in: shared)
+        let checked = try await SharedAudit.join(run, shared: shared)
         print("checked \(checked) games of run \(run.id.uuidString.lowercased())")
         return true
     }
@@ -60,10 +60,10 @@ enum SharedAudit {
     /// two processes busy (the whole-log pass here and games there, then games in both),
     /// and `--workers 1` one process doing everything in turn.
     static func coordinate(_ kind: SharedStore.AuditKind, reruns: Bool, workers count: Int, options: GlobalOptions,
-                           shared: SharedStore, reader: PostgresLogReader, whileWaiting: () throws -> Void) throws -> [SharedStore.AuditTaskResult] {
+                           shared: SharedStore, reader: PostgresLogReader, whileWaiting: () throws -> Void) async throws -> [SharedStore.AuditTaskResult] {
         let games = try GameIndex(store: reader).conversations().map(\.uuid)
         let revision = try reader.revision()
-        let run = try SharedStore.wait { try await shared.startAuditRun(kind, revision: revision, reruns: reruns, games: games) }
+        let run = try await shared.startAuditRun(kind, revision: revision, reruns: reruns, games: games)
         Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) conversations at revision \(revision), \(count == 1 ? "this process alone" : "this process and \(count - 1) more") here; "
                                + "another machine helps with `gamelog \(kind == .verify ? "verify" : "rerun") --db \(shared.location) --join \(run.id.uuidString.lowercased())`")
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
@@ -87,15 +87,15 @@ enum SharedAudit {
         let progress = ProgressBar(total: games.count, label: "games")
         // Counted by the store (other processes' games too), at most four times a second.
         var shown = Date.distantPast
-        let showProgress = {
+        func showProgress() async {
             guard Date().timeIntervalSince(shown) >= 0.25 else { return }
             shown = Date()
-            if let (done, _) = try? SharedStore.wait({ try await shared.progress(of: run) }) { progress.update(done) }
+            if let (done, _) = try? await shared.progress(of: run) { progress.update(done) }
         }
-        _ = try join(run, shared: shared, afterEachClaim: showProgress)
+        _ = try await join(run, shared: shared, afterEachClaim: showProgress)
         while processes.contains(where: { $0.process.isRunning }) {
-            showProgress()
-            usleep(200_000)
+            await showProgress()
+            try await Task.sleep(for: .milliseconds(200))
         }
         progress.finish()
         for (process, errors) in processes where process.terminationStatus != 0 {
@@ -105,8 +105,8 @@ enum SharedAudit {
         // What the workers left (one died, or none could start) is checked here, without
         // waiting for the leases of workers that have ended.
         let ended = processes.map { "\(ProcessInfo.processInfo.hostName):\($0.process.processIdentifier)" }
-        _ = try join(run, shared: shared, reclaimingFrom: ended)
-        let results = try SharedStore.wait { try await shared.results(of: run) }
+        _ = try await join(run, shared: shared, reclaimingFrom: ended)
+        let results = try await shared.results(of: run)
         guard results.count == games.count else {
             throw CommandFailure("audit run \(run.id.uuidString.lowercased()) holds \(results.count) results of \(games.count) games; run it again")
         }
@@ -128,7 +128,7 @@ enum SharedAudit {
     /// - Parameter reclaimingFrom: workers that ended, whose leases need not be waited for.
     /// - Parameter afterEachClaim: called when a claim's games are checked and stored.
     static func join(_ run: SharedStore.AuditRun, shared: SharedStore, reclaimingFrom ended: [String] = [],
-                     afterEachClaim: () -> Void = {}) throws -> Int {
+                     afterEachClaim: () async -> Void = {}) async throws -> Int {
         let store = shared.reader()
         let revision = try store.revision()
         guard revision >= run.revision else {
@@ -141,11 +141,9 @@ enum SharedAudit {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var checked = 0
-        let claimSize = claimSize(ofRunWith: try SharedStore.wait { try await shared.progress(of: run) }.total)
+        let claimSize = claimSize(ofRunWith: try await shared.progress(of: run).total)
         while true {
-            let games = try SharedStore.wait {
-                try await shared.claimGames(of: run, worker: worker, count: claimSize, lease: lease, reclaimingFrom: ended)
-            }
+            let games = try await shared.claimGames(of: run, worker: worker, count: claimSize, lease: lease, reclaimingFrom: ended)
             guard !games.isEmpty else { return checked }
             var outcomes: [(game: UUID, outcome: SharedStore.AuditOutcome)] = []
             // The claimed games' recordings in one read of the catalog, their events in one
@@ -169,17 +167,16 @@ enum SharedAudit {
                                                  errors: results.filter { $0.outcome == .diverged }.count, warnings: 0, revision: revision)))
                 }
             }
-            let finished = outcomes
-            try SharedStore.wait { try await shared.storeOutcomes(of: run, worker: worker, finished) }
+            try await shared.storeOutcomes(of: run, worker: worker, outcomes)
             checked += games.count
-            afterEachClaim()
+            await afterEachClaim()
         }
     }
 
     /// The run `id` names, for `--join`.
-    static func run(_ id: String, kind: SharedStore.AuditKind, in shared: SharedStore) throws -> SharedStore.AuditRun {
+    static func run(_ id: String, kind: SharedStore.AuditKind, in shared: SharedStore) async throws -> SharedStore.AuditRun {
         guard let uuid = UUID(uuidString: id) else { throw ValidationError("--join takes an audit run's id (a UUID the coordinating command printed), not \(SafeText.line(id)).") }
-        guard let run = try SharedStore.wait({ try await shared.auditRun(uuid) }) else {
+        guard let run = try await shared.auditRun(uuid) else {
             throw CommandFailure("the store holds no audit run \(uuid.uuidString.lowercased()): `gamelog \(kind.rawValue) --db URL --workers N` starts one and prints its id")
         }
         guard run.kind == kind else {

@@ -4,7 +4,7 @@ import Foundation
 import Presentation
 import Projections
 
-struct State: ParsableCommand {
+struct State: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
         abstract: "Show a game's state at a step: boards, each device's transcript and extension UI.")
@@ -15,13 +15,13 @@ struct State: ParsableCommand {
     @OptionGroup var view: ViewOption
     @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
-        let (opened, seenAs) = try view.open(game, options)
+    func run() async throws {
+        let (opened, seenAs) = try await view.open(game, options)
         try opened.printState(at: at, as: seenAs, json: json)
     }
 }
 
-struct Diff: ParsableCommand {
+struct Diff: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "diff", abstract: "What changed in a game between two steps.")
 
     @OptionGroup var options: GlobalOptions
@@ -31,8 +31,8 @@ struct Diff: ParsableCommand {
     @OptionGroup var view: ViewOption
     @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
-        let (opened, seenAs) = try view.open(game, options)
+    func run() async throws {
+        let (opened, seenAs) = try await view.open(game, options)
         try opened.checkStep(from)
         try opened.checkStep(to)
         let changes = try opened.replayer.diff(from: from, to: to, as: seenAs)
@@ -55,14 +55,14 @@ struct ViewOption: ParsableArguments {
     var perspective: String = "auditor"
 
     /// The game, as the view sees it (a device's own events alone), and the view.
-    func open(_ game: String, _ options: GlobalOptions) throws -> (OpenedGame, Perspective) {
-        let (whole, seenAs) = try openWhole(game, options)
+    func open(_ game: String, _ options: GlobalOptions) async throws -> (OpenedGame, Perspective) {
+        let (whole, seenAs) = try await openWhole(game, options)
         return (whole.seen(by: seenAs), seenAs)
     }
 
     /// The whole game (every device's events) and the view asked for.
-    func openWhole(_ game: String, _ options: GlobalOptions) throws -> (OpenedGame, Perspective) {
-        let whole = try OpenedGame(options: options, id: game)
+    func openWhole(_ game: String, _ options: GlobalOptions) async throws -> (OpenedGame, Perspective) {
+        let whole = try await OpenedGame(options: options, id: game)
         return (whole, try whole.perspective(perspective))
     }
 }

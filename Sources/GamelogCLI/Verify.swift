@@ -9,7 +9,7 @@ import MessagesModel
 import Games
 import SharedStore
 
-struct Verify: ParsableCommand {
+struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Audit the log: integrity, Messages lifecycle, game legality and cross-device consistency.",
@@ -51,10 +51,10 @@ struct Verify: ParsableCommand {
         }
     }
 
-    func run() throws {
-        guard json else { return try check() }
+    func run() async throws {
+        guard json else { return try await check() }
         do {
-            try check()
+            try await check()
         } catch let error as ExitCode {
             throw error
         } catch {
@@ -64,11 +64,11 @@ struct Verify: ParsableCommand {
         }
     }
 
-    private func check() throws {
-        if try sharing.joinIfAsked(.verify, options: options) { return }
+    private func check() async throws {
+        if try await sharing.joinIfAsked(.verify, options: options) { return }
         do {
             let trusted = try trust.isEmpty ? nil : readTrustedKeys(trust)
-            let cosigned = try readCosignedHeads(heads)
+            let cosigned = try await readCosignedHeads(heads)
             var known = cosigned.map(\.head)
             let shared = try sharing.sharedStore(options)
             // A shared store is checked as it is in PostgreSQL at one moment, nothing copied
@@ -77,7 +77,8 @@ struct Verify: ParsableCommand {
             if shared != nil, native == nil {
                 throw CommandFailure("--workers reads the store as it is, and its catalog does not cover every event; run `gamelog verify` without --workers")
             }
-            let store: any SignedLogReader = try native ?? options.openForReading(fresh: game == nil)
+            let store: any SignedLogReader
+            if let native { store = native } else { store = try await options.openForReading(fresh: game == nil) }
             // One game is checked at the cost of that game: its events, its devices.
             let opened = try game.map { try OpenedGame(store: store, id: $0) }
             // A collector holds every device's heads, and a phone's log holds its own
@@ -105,7 +106,7 @@ struct Verify: ParsableCommand {
             if let shared, let native, let workers = sharing.workers {
                 // This process checks what reads the whole log while the workers take the games.
                 var whole: Auditor.Report?
-                let results = try SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared, reader: native) {
+                let results = try await SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared, reader: native) {
                     whole = try auditor.logFindings(native, trusting: trusted, known: known) { done, _ in progress.update(done) }
                     progress.finish()
                 }

@@ -4,7 +4,7 @@ import Foundation
 import Witness
 
 /// `gamelog witness`: a C2SP tlog-witness that is not the operator.
-struct WitnessCommand: ParsableCommand {
+struct WitnessCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "witness",
         abstract: "Run a witness: cosign device heads that extend the ones it cosigned before (C2SP tlog-witness).",
@@ -26,7 +26,7 @@ struct WitnessCommand: ParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, not \(port).") }
     }
 
-    func run() throws {
+    func run() async throws {
         let witness: Witness
         do {
             witness = try Witness(folder: state, name: name)
@@ -41,7 +41,7 @@ struct WitnessCommand: ParsableCommand {
 
                 """.utf8))
         }
-        try runServer(app, host: host, port: port)
+        try await runServer(app, host: host, port: port)
     }
 }
 
@@ -56,8 +56,8 @@ enum WitnessClient {
 
     /// Asks the witness at `base` to cosign `head`, proving it from `store`'s leaves; a
     /// 409 names the size the witness holds, and the request is made again from there.
-    static func cosign(_ head: TreeHead, store: any SignedLogReader, witness base: URL) throws -> Outcome {
-        let keyReply = try HTTPClient.request("GET", base.appending(path: "verifier-key"), timeout: 30)
+    static func cosign(_ head: TreeHead, store: any SignedLogReader, witness base: URL) async throws -> Outcome {
+        let keyReply = try await HTTPClient.request("GET", base.appending(path: "verifier-key"), timeout: 30)
         guard keyReply.status == 200, let key = try? WitnessKey(verifierKey: String(decoding: keyReply.body, as: UTF8.self)) else {
             return .refused("\(HTTPClient.origin(of: base)) gave no witness verifier key (HTTP \(keyReply.status))")
         }
@@ -65,7 +65,7 @@ enum WitnessClient {
         for _ in 0..<3 {
             let proof = old == 0 || old == head.size ? [] : try store.consistencyProof(device: head.device, from: old, to: head.size).proof
             let body = "old \(old)\n" + proof.map { Data($0).base64EncodedString() + "\n" }.joined() + "\n" + head.note
-            let reply = try HTTPClient.request("POST", base.appending(path: "add-checkpoint"), body: Data(body.utf8),
+            let reply = try await HTTPClient.request("POST", base.appending(path: "add-checkpoint"), body: Data(body.utf8),
                                                contentType: "text/plain", timeout: 30)
             let text = String(decoding: reply.body, as: UTF8.self)
             switch reply.status {
