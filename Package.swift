@@ -235,7 +235,7 @@ let package = Package(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "Collector", "EventStore", "Interchange", "TestSupport", "Recorder", "Simulation", "Games", "Replay", "StoredEvents", "Projections", "WebViewer",
                            "MessagesModel", "Audit", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
-                           .product(name: "GRDB", package: "GRDB.swift")],
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: strict),
         .testTarget(
             name: "WebViewerTests",
