@@ -24,6 +24,9 @@ struct GamesCommand: AsyncParsableCommand {
         guard perPage >= 1 else { throw ValidationError("--per-page must be at least 1, not \(perPage).") }
     }
 
+    /// Threads a page is folded on: this command is alone on the machine's cores.
+    static let lanes = min(2, ProcessInfo.processInfo.activeProcessorCount)
+
     func run() async throws {
         let store = try await options.openReader()
         var damaged: [Error] = []
@@ -32,7 +35,8 @@ struct GamesCommand: AsyncParsableCommand {
         var listed: GamePage?
         if !all {
             do {
-                listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs)
+                listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs,
+                                              lanes: Self.lanes)
             } catch let error as EventStoreError where error.position != nil {
                 // A damaged event in the page: the whole fold below goes on past it and reports it.
                 listed = nil
@@ -42,11 +46,12 @@ struct GamesCommand: AsyncParsableCommand {
             // A shared store, page after page of its catalog as it is (damaged events left
             // out and counted): nothing copied.
             if all {
-                let every = try GameCatalog.everyGame(store: store, games: GamelogCLI.games, as: seenAs, skippingDamaged: { damaged.append($0) })
+                let every = try GameCatalog.everyGame(store: store, games: GamelogCLI.games, as: seenAs, lanes: Self.lanes,
+                                                      skippingDamaged: { damaged.append($0) })
                 listed = GamePage(games: every, total: every.count, offset: 0)
             } else {
                 listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs,
-                                              skippingDamaged: { damaged.append($0) })
+                                              lanes: Self.lanes, skippingDamaged: { damaged.append($0) })
             }
         }
         if listed == nil, let store = store as? EventStore {

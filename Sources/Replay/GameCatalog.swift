@@ -138,31 +138,37 @@ public struct GamePage: Sendable {
 }
 
 extension GameCatalog {
-    /// A page of the game list. With a complete catalog only the conversations of the
-    /// page's games are folded, so a page costs the same in a log of any size; without
-    /// one the whole log is folded once and the page cut from it.
-    /// - Parameters:
-    ///   - offset: how many games to skip, in order of each game's first mention.
-    ///   - limit: the most games to list.
-    /// - Parameter damaged: called with each event of the page's games that cannot be
-    ///   read; the game is folded without it. Without it, such an event fails the page.
-    /// Every game, page after page of the catalog (``page(store:games:offset:limit:as:skippingDamaged:)``):
+    /// Every game, page after page of the catalog (``page(store:games:offset:limit:as:lanes:skippingDamaged:)``):
     /// the whole list of a store whose catalog is complete, with a page's conversations in
     /// memory at a time rather than a fold of the whole log.
-    public static func everyGame(store: any EventLogReader, games registry: GameRegistry, as perspective: Perspective = .auditor,
+    public static func everyGame(store: any EventLogReader, games registry: GameRegistry, as perspective: Perspective = .auditor, lanes: Int = 1,
                                  skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> [GameSummary] {
         var every: [GameSummary] = [], offset = 0
         let size = 500
         while true {
-            let next = try page(store: store, games: registry, offset: offset, limit: size, as: perspective, skippingDamaged: damaged)
+            let next = try page(store: store, games: registry, offset: offset, limit: size, as: perspective, lanes: lanes, skippingDamaged: damaged)
             every += next.games
             offset += size
             if offset >= next.total { return every }
         }
     }
 
+    /// A page of the game list. With a complete catalog only the conversations of the
+    /// page's games are folded, so a page costs the same in a log of any size; without
+    /// one the whole log is folded once and the page cut from it.
+    /// - Parameters:
+    ///   - offset: how many games to skip, in order of each game's first mention.
+    ///   - limit: the most games to list.
+    ///   - lanes: the page's conversations are split among this many threads, each reading
+    ///     on a reader of its own (`store`, then ``SignedLogReader/anotherReader()``s of it):
+    ///     a command alone on a machine lists a page sooner; a server, whose requests share
+    ///     the cores already, keeps one. A page of fewer than 8 conversations a lane, or a
+    ///     reader that is not a `SignedLogReader`, is read in fewer.
+    ///   - damaged: called with each event of the page's games that cannot be read; the
+    ///     game is folded without it. Without it, such an event fails the page.
     public static func page(store: any EventLogReader, games registry: GameRegistry, offset: Int, limit: Int,
-                            as perspective: Perspective = .auditor, skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> GamePage {
+                            as perspective: Perspective = .auditor, lanes: Int = 1,
+                            skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> GamePage {
         guard try store.catalogIsComplete() else {
             guard let file = store as? EventStore else { throw ReplayError.incompleteCatalog(location: store.location) }
             let all = try GameCatalog(store: file, games: registry, as: perspective).games
@@ -171,19 +177,59 @@ extension GameCatalog {
         let index = try GameIndex(store: store)
         let (wanted, total) = try index.games(offset: offset, limit: limit)
         let origins = try store.forkOrigins()
+        var conversations: [ConversationID] = []
+        var seen = Set<ConversationID>()
+        for (_, conversation) in wanted where seen.insert(conversation).inserted { conversations.append(conversation) }
+        let wantedIDs = Set(wanted.map { $0.game.uuid.uuidString.lowercased() })
+        let streamsOf = try index.streams(ofConversations: seen)
+        // A cold reader spends most of a page decoding and folding, one core's work a lane.
+        let others = store is SignedLogReader ? min(lanes, conversations.count / Self.conversationsPerLane) - 1 : 0
+        let readers = PageReaders([store] + (try (0..<max(0, others)).map { _ in try (store as! SignedLogReader).anotherReader() }))
+        let lanes = readers.readers.count
+        let halves = (0..<lanes).map { lane in Array(conversations[(conversations.count * lane / lanes)..<(conversations.count * (lane + 1) / lanes)]) }
+        let outcomes = PageOutcomes(lanes: lanes)
+        let skipping = damaged != nil
+        let work = { @Sendable (lane: Int) in
+            outcomes.set(lane, Result {
+                var damage: [EventStoreError] = []
+                let eventsOf = try Replayer.load(from: readers.readers[lane], conversations: halves[lane].reduce(into: [:]) { $0[$1] = streamsOf[$1] ?? [] },
+                                                 skippingDamaged: skipping ? { damage.append($0) } : nil)
+                var listed: [GameSummary] = []
+                for conversation in halves[lane] {
+                    let replayer = Replayer(conversation: conversation, events: eventsOf[conversation] ?? [], games: registry)
+                    let state = try replayer.state(at: replayer.stepCount, as: perspective)
+                    if case .device(let device) = perspective, state.devices[device] == nil { continue }
+                    listed += summaries(of: state, origin: origins[conversation.uuid]).filter { wantedIDs.contains($0.id) }
+                }
+                return (listed, damage)
+            })
+        }
+        if lanes == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: lanes, execute: work) }
         var listedGames: [GameSummary] = []
-        var folded = Set<ConversationID>()
-        // The page's conversations read together: their recordings in one read of the
-        // catalog, their events in one scan, then each folded on its own.
-        let streamsOf = try index.streams(ofConversations: Set(wanted.map(\.conversation)))
-        let eventsOf = try Replayer.load(from: store, conversations: streamsOf, skippingDamaged: damaged)
-        for (_, conversation) in wanted where folded.insert(conversation).inserted {
-            let replayer = Replayer(conversation: conversation, events: eventsOf[conversation] ?? [], games: registry)
-            let state = try replayer.state(at: replayer.stepCount, as: perspective)
-            if case .device(let device) = perspective, state.devices[device] == nil { continue }
-            let ids = Set(wanted.filter { $0.conversation == conversation }.map { $0.game.uuid.uuidString.lowercased() })
-            listedGames += summaries(of: state, origin: origins[conversation.uuid]).filter { ids.contains($0.id) }
+        for lane in 0..<lanes {
+            let (listed, damage) = try outcomes.get(lane)
+            listedGames += listed
+            // Named in the page's order, whichever lane finished first.
+            for error in damage { damaged?(error) }
         }
         return GamePage(games: listedGames.sorted { $0.firstPosition < $1.firstPosition }, total: total, offset: offset)
     }
+
+    /// A lane's fewest conversations.
+    static let conversationsPerLane = 8
+}
+
+/// The readers of a page's lanes, each used by its lane's thread alone.
+private struct PageReaders: @unchecked Sendable {
+    let readers: [any EventLogReader]
+    init(_ readers: [any EventLogReader]) { self.readers = readers }
+}
+
+/// Each lane's games and damage, set by the lane, read after every lane ended.
+private final class PageOutcomes: @unchecked Sendable {
+    private var outcomes: [Result<([GameSummary], [EventStoreError]), Error>?]
+    private let lock = NSLock()
+    init(lanes: Int) { outcomes = Array(repeating: nil, count: lanes) }
+    func set(_ lane: Int, _ outcome: Result<([GameSummary], [EventStoreError]), Error>) { lock.withLock { outcomes[lane] = outcome } }
+    func get(_ lane: Int) throws -> ([GameSummary], [EventStoreError]) { try lock.withLock { outcomes[lane]! }.get() }
 }

@@ -159,6 +159,26 @@ import TestSupport
         }
     }
 
+    /// A page folded on several readers at once lists what one reader lists, in the same order.
+    @Test func aPageFoldedInLanesIsThePageFoldedInOne() throws {
+        let folder = try TemporaryFolder()
+        let store = try Self.recordedLog(folder.path("log.sqlite"), games: 40, seed: 9)
+        let conversations = Set(try GameIndex(store: store).games().map(\.conversation))
+        // Enough conversations that two and three lanes of at least 8 each really run.
+        #expect(conversations.count >= 24, "\(conversations.count)")
+        var compared = 0
+        for perspective in [Perspective.auditor, .device(DeviceID("B"))] {
+            let one = try GameCatalog.page(store: store, games: .standard, offset: 0, limit: 100, as: perspective)
+            #expect(one.games.count >= 20)
+            for lanes in [2, 3] {
+                let split = try GameCatalog.page(store: store, games: .standard, offset: 0, limit: 100, as: perspective, lanes: lanes)
+                #expect(split.games == one.games && split.total == one.total, "\(lanes) lanes as \(perspective)")
+                compared += 1
+            }
+        }
+        #expect(compared == 4)
+    }
+
     @Test func verifyCatchesACatalogRowMovedToAnotherGamesRecording() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("log.sqlite")
