@@ -93,6 +93,9 @@ struct Import: AsyncParsableCommand {
             // as the store itself (nothing copied to this machine).
             summary = try await shared.writeNatively { writer in try Interchange.import(plan, into: writer) }
             place = shared.location.description
+            if try await shared.analyzeIfGrown(stored: summary.stored, events: try shared.reader().lastPosition()) {
+                Terminal.standardError("gathered the planner's statistics of \(shared.location) (ANALYZE): the import grew it by a tenth or more")
+            }
         } else {
             let store = try options.openForWriting()
             let storing = ProgressBar(total: plan.count, label: "events stored")

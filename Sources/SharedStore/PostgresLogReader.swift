@@ -74,7 +74,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     }
 
     deinit {
-        if ownsConnection, let connection { _ = connection.close() as EventLoopFuture<Void> }
+        if ownsConnection, let connection { connection.closeAndRelease() }
     }
 
     // MARK: - Statements

@@ -370,11 +370,20 @@ final class IdleConnections: @unchecked Sendable {
             connections.append(connection)
             return true
         }
-        if !kept { _ = connection.close() as EventLoopFuture<Void> }
+        if !kept { connection.closeAndRelease() }
     }
 
     deinit {
-        for connection in connections { _ = connection.close() as EventLoopFuture<Void> }
+        for connection in connections { connection.closeAndRelease() }
+    }
+}
+
+extension PostgresConnection {
+    /// Closes the connection and keeps it until the close completes, for a holder about to
+    /// let it go: one released while still open is a programming error to PostgresNIO (an
+    /// assertion in debug builds, which a test's store ending with idle connections met).
+    func closeAndRelease() {
+        (close() as EventLoopFuture<Void>).whenComplete { _ in withExtendedLifetime(self) {} }
     }
 }
 

@@ -1,0 +1,47 @@
+import EventStore
+import Foundation
+import Interchange
+import PostgresNIO
+@testable import SharedStore
+import TestSupport
+import Testing
+
+/// What PostgreSQL plans our statements with: the connections' settings, the tables' statistics.
+@Suite(.serialized) struct PlannerSettingsTests {
+    /// JIT compilation only delays our statements (index lookups and plain scans): a page
+    /// of games spent a sixth of its time compiling. The server's default is on.
+    @Test func connectionsRunWithoutJIT() async throws {
+        let folder = try TemporaryFolder()
+        let (store, _) = try SharedStoreTests.makeStore(folder)
+        let rows = try await store.withConnection {
+            try await store.run($0, "SELECT current_setting('jit'), reset_val, boot_val FROM pg_settings WHERE name = 'jit'")
+        }
+        #expect(rows.count == 1)
+        let (session, start, server) = try rows[0].decode((String, String, String).self)
+        #expect(session == "off")
+        // Set when the connection was opened (a reset goes back to it), against the server's own default.
+        #expect(start == "off")
+        #expect(server == "on")
+    }
+
+    /// An import that grows the store by a tenth or more gathers the statistics at once
+    /// (a table never analyzed has no row estimate); a smaller one leaves it to autovacuum.
+    @Test func aWriteThatGrowsTheStoreByATenthAnalyzesIt() async throws {
+        let folder = try TemporaryFolder()
+        let (store, _) = try SharedStoreTests.makeStore(folder)
+        func estimate() async throws -> Double {
+            let rows = try await store.withConnection { try await store.run($0, "SELECT reltuples::float8 FROM pg_class WHERE relname = 'events'") }
+            return try rows[0].decode(Double.self)
+        }
+        #expect(try await estimate() < 0)
+        let original = try EventStore(path: folder.path("log.sqlite"))
+        try playMixedGames(3, into: original, seed: 5, keys: TestKeys())
+        let summary = try SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: store)
+        #expect(summary.stored > 100)
+        let events = Int64(summary.stored)
+        #expect(try await !store.analyzeIfGrown(stored: summary.stored / 20, events: events))
+        #expect(try await !store.analyzeIfGrown(stored: 0, events: events))
+        #expect(try await store.analyzeIfGrown(stored: summary.stored / 10, events: events))
+        #expect(try await estimate() == Double(events))
+    }
+}
