@@ -46,12 +46,8 @@ echo "importing $events events into the shared store..." >&2
 started=$(date +%s.%N)
 "$gamelog" import --db "$store" big.jsonl > /dev/null
 import_time=$(seconds "$started")
-# As after any bulk load (pg_restore's advice): the planner's statistics of the new rows,
-# which autovacuum would gather only later. Without them the first whole-store `verify`
-# took 26-34 s, the same one a minute later 8 s, and the first measured looked slowest.
-pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$pg_bin/psql" -h 127.0.0.1 -p "$GAMELOG_PG_PORT" -U gamelog -d gamelog -qc "ANALYZE"
-else "$pg_bin/psql" -h 127.0.0.1 -p "$GAMELOG_PG_PORT" -U gamelog -d gamelog -qc "ANALYZE"; fi
+# The import ran ANALYZE itself (it grew the store from nothing): without the new rows'
+# statistics the first whole-store `verify` took 26-34 s, the same one a minute later 8 s.
 game=$("$gamelog" games --db big.sqlite --per-page 1 --json | python3 -c "import json, sys; print(json.load(sys.stdin)[0]['id'])")
 # A reader with an empty cache: its time and what it left on this machine's disk.
 cold() {
