@@ -138,7 +138,7 @@ public struct GamePage: Sendable {
 }
 
 extension GameCatalog {
-    /// Every game, page after page of the catalog (``page(store:games:offset:limit:as:lanes:skippingDamaged:)``):
+    /// Every game, page after page of the catalog (``page(store:games:offset:limit:as:lanes:memo:skippingDamaged:)``):
     /// the whole list of a store whose catalog is complete, with a page's conversations in
     /// memory at a time rather than a fold of the whole log.
     public static func everyGame(store: any EventLogReader, games registry: GameRegistry, as perspective: Perspective = .auditor, lanes: Int = 1,
@@ -164,10 +164,12 @@ extension GameCatalog {
     ///     a command alone on a machine lists a page sooner; a server, whose requests share
     ///     the cores already, keeps one. A page of fewer than 8 conversations a lane, or a
     ///     reader that is not a `SignedLogReader`, is read in fewer.
+    ///   - memo: conversations folded before, as `perspective` sees them: those are not
+    ///     read again, and the ones this page folds are kept in it.
     ///   - damaged: called with each event of the page's games that cannot be read; the
     ///     game is folded without it. Without it, such an event fails the page.
     public static func page(store: any EventLogReader, games registry: GameRegistry, offset: Int, limit: Int,
-                            as perspective: Perspective = .auditor, lanes: Int = 1,
+                            as perspective: Perspective = .auditor, lanes: Int = 1, memo: GameSummaryMemo? = nil,
                             skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> GamePage {
         guard try store.catalogIsComplete() else {
             guard let file = store as? EventStore else { throw ReplayError.incompleteCatalog(location: store.location) }
@@ -177,11 +179,20 @@ extension GameCatalog {
         let index = try GameIndex(store: store)
         let (wanted, total) = try index.games(offset: offset, limit: limit)
         let origins = try store.forkOrigins()
+        let wantedIDs = Set(wanted.map { $0.game.uuid.uuidString.lowercased() })
+        // Conversations folded before (by an earlier page or a whole pass) are not read again.
+        let memoAsOf = memo?.generation ?? 0
         var conversations: [ConversationID] = []
         var seen = Set<ConversationID>()
-        for (_, conversation) in wanted where seen.insert(conversation).inserted { conversations.append(conversation) }
-        let wantedIDs = Set(wanted.map { $0.game.uuid.uuidString.lowercased() })
-        let streamsOf = try index.streams(ofConversations: seen)
+        var listedGames: [GameSummary] = []
+        for (_, conversation) in wanted where seen.insert(conversation).inserted {
+            if let known = memo?.summaries(of: conversation) {
+                listedGames += known.filter { wantedIDs.contains($0.id) }
+            } else {
+                conversations.append(conversation)
+            }
+        }
+        let streamsOf = try index.streams(ofConversations: Set(conversations))
         // A cold reader spends most of a page decoding and folding, one core's work a lane.
         let others = store is SignedLogReader ? min(lanes, conversations.count / Self.conversationsPerLane) - 1 : 0
         let readers = PageReaders([store] + (try (0..<max(0, others)).map { _ in try (store as! SignedLogReader).anotherReader() }))
@@ -198,15 +209,20 @@ extension GameCatalog {
                 for conversation in halves[lane] {
                     let replayer = Replayer(conversation: conversation, events: eventsOf[conversation] ?? [], games: registry)
                     let state = try replayer.state(at: replayer.stepCount, as: perspective)
-                    if case .device(let device) = perspective, state.devices[device] == nil { continue }
-                    listed += summaries(of: state, origin: origins[conversation.uuid]).filter { wantedIDs.contains($0.id) }
+                    let all = {
+                        if case .device(let device) = perspective, state.devices[device] == nil { return [GameSummary]() }
+                        return summaries(of: state, origin: origins[conversation.uuid])
+                    }()
+                    memo?.keep(all, of: conversation, asOf: memoAsOf)
+                    listed += all.filter { wantedIDs.contains($0.id) }
                 }
                 return (listed, damage)
             })
         }
-        if lanes == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: lanes, execute: work) }
-        var listedGames: [GameSummary] = []
-        for lane in 0..<lanes {
+        if !conversations.isEmpty {
+            if lanes == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: lanes, execute: work) }
+        }
+        for lane in 0..<lanes where !conversations.isEmpty {
             let (listed, damage) = try outcomes.get(lane)
             listedGames += listed
             // Named in the page's order, whichever lane finished first.
@@ -217,6 +233,43 @@ extension GameCatalog {
 
     /// A lane's fewest conversations.
     static let conversationsPerLane = 8
+}
+
+/// The games of conversations already folded, for pages that ask for them again: a
+/// server's pages fold each conversation once, not once a request. Summaries as one
+/// perspective sees them (a memo per perspective). Bounded by the log: a conversation's
+/// games, a few hundred bytes each.
+public final class GameSummaryMemo: @unchecked Sendable {
+    private let lock = NSLock()
+    private var summaries: [ConversationID: [GameSummary]] = [:]
+    private var changes = 0
+
+    public init() {}
+
+    /// Counts ``forget(_:)``s: a fold read before one is not kept after it.
+    public var generation: Int { lock.withLock { changes } }
+
+    /// How many conversations it holds.
+    public var count: Int { lock.withLock { summaries.count } }
+
+    /// The games of `conversation`, if it was folded since it last changed.
+    public func summaries(of conversation: ConversationID) -> [GameSummary]? {
+        lock.withLock { summaries[conversation] }
+    }
+
+    /// Keeps the games of `conversation` folded from what the log held at `generation`
+    /// (read before the fold began); a fold older than a ``forget(_:)`` is dropped.
+    public func keep(_ games: [GameSummary], of conversation: ConversationID, asOf generation: Int) {
+        lock.withLock { if changes == generation { summaries[conversation] = games } }
+    }
+
+    /// Forgets conversations whose events changed (the log grew).
+    public func forget(_ conversations: some Sequence<ConversationID>) {
+        lock.withLock {
+            changes += 1
+            for conversation in conversations { summaries[conversation] = nil }
+        }
+    }
 }
 
 /// The readers of a page's lanes, each used by its lane's thread alone.

@@ -179,6 +179,37 @@ import TestSupport
         #expect(compared == 4)
     }
 
+    /// A page takes the games of conversations it finds in the memo instead of folding
+    /// them, keeps the ones it folds, and a forgotten conversation is folded again.
+    @Test func aPageFoldsOnlyWhatItsMemoDoesNotHold() throws {
+        let folder = try TemporaryFolder()
+        let store = try Self.recordedLog(folder.path("log.sqlite"), games: 12, seed: 3)
+        let plain = try GameCatalog.page(store: store, games: .standard, offset: 0, limit: 8)
+        let memo = GameSummaryMemo()
+        let first = try GameCatalog.page(store: store, games: .standard, offset: 0, limit: 8, memo: memo)
+        #expect(first.games == plain.games && first.total == plain.total)
+        let conversations = Set(plain.games.map(\.conversation))
+        #expect(plain.games.count == 8 && memo.count == conversations.count, "\(memo.count) of \(conversations.count)")
+        // What the memo holds is what the page shows: a conversation in it is not read.
+        let game = try #require(plain.games.first)
+        let conversation = ConversationID(try #require(UUID(uuidString: game.conversation)))
+        let held = try #require(memo.summaries(of: conversation))
+        var altered = held
+        for index in altered.indices { altered[index].result = "from the memo" }
+        memo.keep(altered, of: conversation, asOf: memo.generation)
+        let again = try GameCatalog.page(store: store, games: .standard, offset: 0, limit: 8, memo: memo)
+        #expect(again.games.first { $0.id == game.id }?.result == "from the memo")
+        // Forgotten (its events changed): folded again; a fold read before the change is not kept.
+        let before = memo.generation
+        memo.forget([conversation])
+        #expect(memo.summaries(of: conversation) == nil && memo.generation == before + 1)
+        memo.keep(altered, of: conversation, asOf: before)
+        #expect(memo.summaries(of: conversation) == nil)
+        let refolded = try GameCatalog.page(store: store, games: .standard, offset: 0, limit: 8, memo: memo)
+        #expect(refolded.games == plain.games)
+        #expect(memo.summaries(of: conversation) == held)
+    }
+
     @Test func verifyCatchesACatalogRowMovedToAnotherGamesRecording() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("log.sqlite")
