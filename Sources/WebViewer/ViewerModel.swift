@@ -363,10 +363,14 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// The games of one conversation, as its replayer folds them.
     public func summaries(of conversation: ConversationID) throws -> [GameSummary] {
-        let origin = origins[conversation.uuid]
-        return try openGame(conversation).kept(\.summaries, .auditor) { replayer in
+        // Folded already for a page or by the list pass: not folded again here.
+        if let known = pageMemo.summaries(of: conversation) { return known }
+        let origin = origins[conversation.uuid], asOf = pageMemo.generation
+        let folded = try openGame(conversation).kept(\.summaries, .auditor) { replayer in
             GameCatalog.summaries(of: try replayer.state(at: replayer.stepCount), origin: origin)
         }
+        pageMemo.keep(folded, of: conversation, asOf: asOf)
+        return folded
     }
 
     /// The kinds of game this viewer knows.

@@ -1,0 +1,44 @@
+import EventStore
+import Foundation
+import Games
+import MessagesModel
+import Replay
+import TestSupport
+import Testing
+@testable import WebViewer
+
+/// The viewer folds each conversation's games once (for a page, the list pass or
+/// `/api/games/ID`) and answers from that afterwards: what it answers is what a fold of
+/// the conversation gives, whichever of them folded it first.
+@Suite struct SummaryMemoTests {
+    @Test func aGamesSummariesAreTheFoldsWhicheverPathFoldedThemFirst() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let store = try EventStore(path: path)
+        try playMixedGames(6, into: store, seed: 21)
+        let expected = try GameCatalog.page(store: store, games: .standard, offset: 0, limit: 100).games
+        #expect(expected.count >= 3)
+        let conversations = Set(expected.map(\.conversation)).compactMap { UUID(uuidString: $0).map(ConversationID.init) }
+        var compared = 0
+        // A page first, then each conversation's games; the list pass first; a game's own route first.
+        for first in ["page", "list", "game"] {
+            let model = try ViewerModel(path: path, games: .standard)
+            switch first {
+            case "page":
+                #expect(try model.page(offset: 0, limit: 100).games == expected)
+            case "list":
+                model.listInBackground()
+                try await BackgroundTests.waitUntil { model.list().isComplete }
+            default:
+                break
+            }
+            for conversation in conversations {
+                let theirs = expected.filter { $0.conversation == conversation.uuid.uuidString.lowercased() }
+                #expect(try model.summaries(of: conversation) == theirs, "\(first) first")
+                compared += 1
+            }
+            #expect(try model.page(offset: 0, limit: 100).games == expected, "\(first) first")
+        }
+        #expect(compared == 3 * conversations.count && compared > 0)
+    }
+}
