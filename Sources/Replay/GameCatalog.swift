@@ -194,16 +194,17 @@ extension GameCatalog {
         }
         let streamsOf = try index.streams(ofConversations: Set(conversations))
         // A cold reader spends most of a page decoding and folding, one core's work a lane.
+        // A reader that cannot be opened is a lane fewer.
         let others = store is SignedLogReader ? min(lanes, conversations.count / Self.conversationsPerLane) - 1 : 0
-        let readers = PageReaders([store] + (try (0..<max(0, others)).map { _ in try (store as! SignedLogReader).anotherReader() }))
+        let readers = PageReaders([store] + (0..<max(0, others)).compactMap { _ in try? (store as! SignedLogReader).anotherReader() })
         let lanes = readers.readers.count
         let halves = (0..<lanes).map { lane in Array(conversations[(conversations.count * lane / lanes)..<(conversations.count * (lane + 1) / lanes)]) }
         let outcomes = PageOutcomes(lanes: lanes)
         let skipping = damaged != nil
-        let work = { @Sendable (lane: Int) in
+        let work = { @Sendable (lane: Int, reader: Int) in
             outcomes.set(lane, Result {
                 var damage: [EventStoreError] = []
-                let eventsOf = try Replayer.load(from: readers.readers[lane], conversations: halves[lane].reduce(into: [:]) { $0[$1] = streamsOf[$1] ?? [] },
+                let eventsOf = try Replayer.load(from: readers.readers[reader], conversations: halves[lane].reduce(into: [:]) { $0[$1] = streamsOf[$1] ?? [] },
                                                  skippingDamaged: skipping ? { damage.append($0) } : nil)
                 var listed: [GameSummary] = []
                 for conversation in halves[lane] {
@@ -220,9 +221,13 @@ extension GameCatalog {
             })
         }
         if !conversations.isEmpty {
-            if lanes == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: lanes, execute: work) }
+            if lanes == 1 { work(0, 0) } else { DispatchQueue.concurrentPerform(iterations: lanes) { work($0, $0) } }
         }
         for lane in 0..<lanes where !conversations.isEmpty {
+            // A lane whose own reader failed (its connection was refused: a server at its
+            // limit) is read again on the first: a page never fails for want of a second
+            // connection. What failed for its events fails again there, and is thrown.
+            if lane > 0, (try? outcomes.get(lane)) == nil { work(lane, 0) }
             let (listed, damage) = try outcomes.get(lane)
             listedGames += listed
             // Named in the page's order, whichever lane finished first.

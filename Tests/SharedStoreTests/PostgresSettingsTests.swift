@@ -1,6 +1,8 @@
 import EventStore
 import Foundation
 import Interchange
+import Replay
+import Games
 import PostgresNIO
 @testable import SharedStore
 import TestSupport
@@ -43,5 +45,33 @@ import Testing
         #expect(try await !store.analyzeIfGrown(stored: 0, events: events))
         #expect(try await store.analyzeIfGrown(stored: summary.stored / 10, events: events))
         #expect(try await estimate() == Double(events))
+    }
+}
+
+/// A page of games read on two connections at once still answers when the server allows
+/// one (a role at its connection limit): the second lane's conversations are read on the
+/// first connection.
+@Suite(.serialized) struct PageLanesTests {
+    @Test func aPageOnTwoLanesAnswersWhenASecondConnectionIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let original = try EventStore(path: folder.path("log.sqlite"))
+        try playMixedGames(40, into: original, seed: 12, keys: TestKeys())
+        let (store, url) = try SharedStoreTests.makeStore(folder)
+        _ = try SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: store)
+        let expected = try GameCatalog.page(store: original, games: .standard, offset: 0, limit: 100)
+        #expect(Set(expected.games.map(\.conversation)).count >= 16)
+        // A role that may hold one connection, and read the store.
+        let role = "lanes_\(UUID().uuidString.prefix(8).lowercased())"
+        _ = try PostgresServer.shared().psql(url, """
+            CREATE ROLE \(role) LOGIN CONNECTION LIMIT 1; GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role)
+            """)
+        let limited = try SharedStore(url: url.replacingOccurrences(of: "postgres://gamelog@", with: "postgres://\(role)@"),
+                                      cacheFolder: folder.url.appending(path: "cache"))
+        // The limit holds: a second reader is refused while the first is open.
+        let first = limited.reader(), second = limited.reader()
+        #expect(try first.lastPosition() > 0)
+        #expect(throws: SharedStoreError.self) { try second.lastPosition() }
+        let page = try GameCatalog.page(store: first, games: .standard, offset: 0, limit: 100, lanes: 2)
+        #expect(page.games == expected.games && page.total == expected.total)
     }
 }
