@@ -198,16 +198,16 @@ extension GameCatalog {
         let others = store is SignedLogReader ? min(lanes, conversations.count / Self.conversationsPerLane) - 1 : 0
         let readers = PageReaders([store] + (0..<max(0, others)).compactMap { _ in try? (store as! SignedLogReader).anotherReader() })
         let lanes = readers.readers.count
-        let halves = (0..<lanes).map { lane in Array(conversations[(conversations.count * lane / lanes)..<(conversations.count * (lane + 1) / lanes)]) }
+        let shares = (0..<lanes).map { lane in Array(conversations[(conversations.count * lane / lanes)..<(conversations.count * (lane + 1) / lanes)]) }
         let outcomes = PageOutcomes(lanes: lanes)
         let skipping = damaged != nil
         let work = { @Sendable (lane: Int, reader: Int) in
             outcomes.set(lane, Result {
                 var damage: [EventStoreError] = []
-                let eventsOf = try Replayer.load(from: readers.readers[reader], conversations: halves[lane].reduce(into: [:]) { $0[$1] = streamsOf[$1] ?? [] },
+                let eventsOf = try Replayer.load(from: readers.readers[reader], conversations: shares[lane].reduce(into: [:]) { $0[$1] = streamsOf[$1] ?? [] },
                                                  skippingDamaged: skipping ? { damage.append($0) } : nil)
                 var listed: [GameSummary] = []
-                for conversation in halves[lane] {
+                for conversation in shares[lane] {
                     let replayer = Replayer(conversation: conversation, events: eventsOf[conversation] ?? [], games: registry)
                     let state = try replayer.state(at: replayer.stepCount, as: perspective)
                     let all = {
