@@ -81,8 +81,6 @@ public final class ViewerModel: @unchecked Sendable {
         /// Each view's step list (a fold over every step): the same for every page of that
         /// view, and most of a page's work before it was kept (session 13's profile).
         var stepRows: [Perspective: [StepRow]] = [:]
-        /// The conversation's games as its last step shows them, by view (the list's are the auditor's).
-        var summaries: [Perspective: [GameSummary]] = [:]
         /// Each game's own steps in each view (a fold over the view's events).
         var gameSteps: [GameStepsKey: [Int]] = [:]
 
@@ -363,10 +361,10 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// The games of one conversation, as its replayer folds them.
     public func summaries(of conversation: ConversationID) throws -> [GameSummary] {
-        // Folded already for a page or by the list pass: not folded again here.
+        // Folded once, whether for a page, by the list pass or here: the memo keeps them.
         if let known = pageMemo.summaries(of: conversation) { return known }
         let origin = origins[conversation.uuid], asOf = pageMemo.generation
-        let folded = try openGame(conversation).kept(\.summaries, .auditor) { replayer in
+        let folded = try withReplayer(conversation) { replayer in
             GameCatalog.summaries(of: try replayer.state(at: replayer.stepCount), origin: origin)
         }
         pageMemo.keep(folded, of: conversation, asOf: asOf)
