@@ -215,6 +215,9 @@ extension GameCatalog {
                         return summaries(of: state, origin: origins[conversation.uuid])
                     }()
                     memo?.keep(all, of: conversation, asOf: memoAsOf)
+                    if perspective == .auditor {
+                        memo?.keep(GameSummaryMemo.Outline(steps: replayer.stepCount, devices: replayer.devices), of: conversation, asOf: memoAsOf)
+                    }
                     listed += all.filter { wantedIDs.contains($0.id) }
                 }
                 return (listed, damage)
@@ -247,7 +250,19 @@ extension GameCatalog {
 public final class GameSummaryMemo: @unchecked Sendable {
     private let lock = NSLock()
     private var summaries: [ConversationID: [GameSummary]] = [:]
+    private var outlines: [ConversationID: Outline] = [:]
     private var changes = 0
+
+    /// A conversation's steps and devices as a replayer of all its events counts them
+    /// (what a game's page and `/api/games/ID` show beside its games).
+    public struct Outline: Hashable, Sendable {
+        public var steps: Int
+        public var devices: [DeviceID]
+        public init(steps: Int, devices: [DeviceID]) {
+            self.steps = steps
+            self.devices = devices
+        }
+    }
 
     public init() {}
 
@@ -268,11 +283,21 @@ public final class GameSummaryMemo: @unchecked Sendable {
         lock.withLock { if changes == generation { summaries[conversation] = games } }
     }
 
+    /// The steps and devices of `conversation`, if it was folded whole since it last changed.
+    public func outline(of conversation: ConversationID) -> Outline? {
+        lock.withLock { outlines[conversation] }
+    }
+
+    /// Keeps the outline of `conversation` read at `generation` (see ``keep(_:of:asOf:)``).
+    public func keep(_ outline: Outline, of conversation: ConversationID, asOf generation: Int) {
+        lock.withLock { if changes == generation { outlines[conversation] = outline } }
+    }
+
     /// Forgets conversations whose events changed (the log grew).
     public func forget(_ conversations: some Sequence<ConversationID>) {
         lock.withLock {
             changes += 1
-            for conversation in conversations { summaries[conversation] = nil }
+            for conversation in conversations { (summaries[conversation], outlines[conversation]) = (nil, nil) }
         }
     }
 }

@@ -371,6 +371,17 @@ public final class ViewerModel: @unchecked Sendable {
         return folded
     }
 
+    /// A conversation's steps and devices (all its events), as its replayer counts them:
+    /// from the memo when a page folded it, else from its replayer.
+    public func outline(of conversation: ConversationID) throws -> GameSummaryMemo.Outline {
+        if let known = pageMemo.outline(of: conversation) { return known }
+        let asOf = pageMemo.generation
+        let replayer = try replayer(conversation)
+        let outline = GameSummaryMemo.Outline(steps: replayer.stepCount, devices: replayer.devices)
+        pageMemo.keep(outline, of: conversation, asOf: asOf)
+        return outline
+    }
+
     /// The kinds of game this viewer knows.
     public var kinds: [String] { games.kinds }
 
@@ -772,7 +783,6 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// The log grew: what `changed` showed is forgotten, the list and the audit start over.
     private func grew(_ changed: Set<ConversationID>) {
-        pageMemo.forget(changed)
         let restartAudit = locked { () -> Bool in
             for conversation in changed {
                 open[conversation] = nil
@@ -795,6 +805,9 @@ public final class ViewerModel: @unchecked Sendable {
             growths += 1
             return auditStarted
         }
+        // After the open games went: a fold that began before this (on an open game or on
+        // the file) is not kept, and one that begins after it reads the grown log.
+        pageMemo.forget(changed)
         listInBackground()
         if restartAudit { auditInBackground() }
         announce()

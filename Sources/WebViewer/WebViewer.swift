@@ -310,12 +310,13 @@ struct APIController {
             let id = try gameID(context)
             return try await WebViewer.respond(model, html: false) {
                 let (conversation, session) = try model.resolve(id)
-                let replayer = try model.replayer(conversation)
+                // Both from what a page or an earlier request folded, when one did: no events read.
+                let outline = try model.outline(of: conversation)
                 let summaries = try model.summaries(of: conversation).filter {
                     session == nil || $0.id == session!.uuid.uuidString.lowercased()
                 }
-                return try WebViewer.json(WebViewer.GameDocument(conversation: conversation.uuid.uuidString.lowercased(), steps: replayer.stepCount,
-                                             devices: replayer.devices.map(\.name), games: summaries))
+                return try WebViewer.json(WebViewer.GameDocument(conversation: conversation.uuid.uuidString.lowercased(), steps: outline.steps,
+                                             devices: outline.devices.map(\.name), games: summaries))
             }
         }
         router.get("/api/games/:id/steps/:step") { request, context in

@@ -35,6 +35,12 @@ import Testing
             for conversation in conversations {
                 let theirs = expected.filter { $0.conversation == conversation.uuid.uuidString.lowercased() }
                 #expect(try model.summaries(of: conversation) == theirs, "\(first) first")
+                // The steps and devices a page's fold kept are the replayer's.
+                let replayer = try Replayer(store: store, conversation: conversation, streams: try GameIndex(store: store).streams(of: conversation),
+                                            skippingDamaged: true, games: .standard)
+                let outline = try model.outline(of: conversation)
+                #expect(outline.steps == replayer.stepCount && outline.devices == replayer.devices, "\(first) first")
+                #expect(outline.steps > 10 && !outline.devices.isEmpty)
                 compared += 1
             }
             #expect(try model.page(offset: 0, limit: 100).games == expected, "\(first) first")
