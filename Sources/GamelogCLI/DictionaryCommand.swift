@@ -21,7 +21,11 @@ struct DictionaryCommand: ParsableCommand {
         func run() async throws {
             // A shared store's as it is; a file's.
             let listed: [(id: Int64, name: String, size: Int)]
-            if let shared = try options.sharedStore() { listed = try shared.reader().describe().dictionaries } else { listed = try await options.openForReading().dictionaries() }
+            if let shared = try options.sharedStore() {
+                listed = try shared.reader().describe().dictionaries
+            } else {
+                listed = try await options.openForReading().dictionaries()
+            }
             for d in listed { print("\(d.id)\t\(d.name)\t\(d.size) bytes") }
         }
     }

@@ -93,7 +93,7 @@ struct Import: AsyncParsableCommand {
             // as the store itself (nothing copied to this machine).
             summary = try await shared.writeNatively { writer in try Interchange.import(plan, into: writer) }
             place = shared.location.description
-            if try await shared.analyzeIfGrown(stored: summary.stored, events: try shared.reader().lastPosition()) {
+            if try await shared.analyzeIfGrown(stored: summary.stored) {
                 Terminal.standardError("gathered the planner's statistics of \(shared.location) (ANALYZE): the import grew it by a tenth or more")
             }
         } else {

@@ -121,17 +121,19 @@ extension SharedStore {
 
 extension SharedStore {
     /// Gathers the planner's statistics of the store's tables (PostgreSQL's `ANALYZE`),
-    /// when a write grew it by a tenth or more (`stored` of the `events` it holds now):
-    /// autovacuum would, but only at its next round, and until then PostgreSQL plans for
-    /// the store as it was (a first whole-store `verify` after a bulk import took 4x as
-    /// long). Returns whether it ran.
+    /// when a write that stored `stored` events grew it by a tenth or more: autovacuum
+    /// would, but only at its next round, and until then PostgreSQL plans for the store as
+    /// it was (a first whole-store `verify` after a bulk import took 4x as long). Returns
+    /// whether it ran.
     @discardableResult
-    public func analyzeIfGrown(stored: Int, events: Int64) async throws -> Bool {
-        guard stored > 0, Int64(stored) * 10 >= events else { return false }
-        try await withConnection { connection in
+    public func analyzeIfGrown(stored: Int) async throws -> Bool {
+        guard stored > 0 else { return false }
+        return try await withConnection { connection in
             _ = try await version(connection)
+            let events = try await run(connection, "SELECT coalesce(max(position), 0) FROM events").first?.decode(Int64.self) ?? 0
+            guard Int64(stored) * 10 >= events else { return false }
             try await run(connection, "ANALYZE")
+            return true
         }
-        return true
     }
 }

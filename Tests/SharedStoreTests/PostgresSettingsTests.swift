@@ -40,11 +40,10 @@ import Testing
         try playMixedGames(3, into: original, seed: 5, keys: TestKeys())
         let summary = try SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: store)
         #expect(summary.stored > 100)
-        let events = Int64(summary.stored)
-        #expect(try await !store.analyzeIfGrown(stored: summary.stored / 20, events: events))
-        #expect(try await !store.analyzeIfGrown(stored: 0, events: events))
-        #expect(try await store.analyzeIfGrown(stored: summary.stored / 10, events: events))
-        #expect(try await estimate() == Double(events))
+        #expect(try await !store.analyzeIfGrown(stored: summary.stored / 20))
+        #expect(try await !store.analyzeIfGrown(stored: 0))
+        #expect(try await store.analyzeIfGrown(stored: summary.stored / 10))
+        #expect(try await estimate() == Double(summary.stored))
     }
 }
 
