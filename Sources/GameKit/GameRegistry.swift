@@ -78,7 +78,7 @@ public struct UnregisteredBoard: GameBoard {
 /// A board of any registered game: what a game view holds.
 public struct AnyBoard: Hashable, Codable, Sendable {
     public let kind: String
-    public let base: any GameBoard
+    public internal(set) var base: any GameBoard
 
     public init(kind: String, _ base: any GameBoard) {
         self.kind = kind
@@ -124,8 +124,11 @@ extension GamePlugin {
 
     public func reduce(_ board: inout AnyBoard, _ event: GameEvent) {
         var value = typed(board)
+        // The box lets go of its copy first, so the board's arrays are the value's alone
+        // and the reducer changes them in place (a copy of each array every event, else).
+        board.base = UnregisteredBoard()
         reduce(&value, event)
-        board = AnyBoard(kind: kind, value)
+        board.base = value
     }
 
     public func progress(of board: AnyBoard) -> GameProgress { progress(of: typed(board)) }

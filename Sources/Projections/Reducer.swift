@@ -215,30 +215,35 @@ extension ConversationState {
 
     /// Lets the game's plug-in change its board, then reads where the game stands.
     private mutating func update(_ session: SessionID, _ e: ReplayEvent, _ change: (any GamePlugin, inout AnyBoard) -> Void) {
-        guard var game = games[session] else { return }
-        game.lastStep = step
-        game.lastPosition = e.position
-        game.endedAt = e.recordedAt
-        guard let plugin else {
-            // Unknown kind: where it stands is unknown too; it has been sent once a message went.
-            if !game.messages.isEmpty { game.status = .inProgress }
-            games[session] = game
-            return
-        }
-        change(plugin, &game.board)
-        // A game counts from its first message sent or received.
-        if !game.messages.isEmpty {
-            switch plugin.progress(of: game.board) {
-            case .inProgress:
-                game.status = .inProgress
-                game.winner = nil
-            case .finished(let winner):
-                game.status = .finished
-                game.winner = winner
+        // Edited where it is stored: a copy taken out and written back would share the
+        // board with the dictionary, and the plug-in's change would copy its arrays.
+        guard let index = games.index(forKey: session) else { return }
+        let step = self.step, plugin = self.plugin
+        Self.edit(&games.values[index]) { game in
+            game.lastStep = step
+            game.lastPosition = e.position
+            game.endedAt = e.recordedAt
+            guard let plugin else {
+                // Unknown kind: where it stands is unknown too; it has been sent once a message went.
+                if !game.messages.isEmpty { game.status = .inProgress }
+                return
+            }
+            change(plugin, &game.board)
+            // A game counts from its first message sent or received.
+            if !game.messages.isEmpty {
+                switch plugin.progress(of: game.board) {
+                case .inProgress:
+                    game.status = .inProgress
+                    game.winner = nil
+                case .finished(let winner):
+                    game.status = .finished
+                    game.winner = winner
+                }
             }
         }
-        games[session] = game
     }
+
+    private static func edit(_ game: inout GameView, _ body: (inout GameView) -> Void) { body(&game) }
 
     /// A game whose only message left the input field unsent is abandoned.
     private mutating func abandon(_ message: Message, _ how: GameView.Abandonment) {

@@ -14,11 +14,16 @@ enum CanonicalDecoding {
     typealias NotCanonical = CanonicalReader.NotCanonical
 
     /// The event, or nil when the payload is not canonical (use the reference decoder).
-    static func event(category: Substring, name: Substring, payload: UnsafeBufferPointer<UInt8>) -> RecordedEvent? {
-        var r = Reader(payload)
+    /// - Parameter constants: the recording of a type version 2 payload, read as if the
+    ///   upcaster had expanded it first (nil: version 1).
+    static func event(category: Substring, name: Substring, payload: UnsafeBufferPointer<UInt8>,
+                      compactOf constants: StreamConstants? = nil) -> RecordedEvent? {
+        var r = Reader(payload, compactOf: constants)
         do throws(NotCanonical) {
             let event: RecordedEvent
             if category == "recording" && name == "started" {
+                // A recording's start is its constants and always version 1.
+                guard constants == nil else { return nil }
                 event = .recordingStarted(try instanceInfo(&r))
             } else {
                 try r.beginObject()
@@ -86,8 +91,17 @@ enum CanonicalDecoding {
 
     static func context(_ r: inout Reader) throws(NotCanonical) -> EventContext {
         try r.beginObject()
-        try r.required("conversation"); let conversation = ConversationID(try r.uuid())
-        try r.required("device"); let device = DeviceID(try r.string())
+        let conversation: ConversationID, device: DeviceID
+        if let constants = r.compactOf {
+            // Version 2 leaves both to the recording; a context that names them anyway is
+            // the upcaster's to judge.
+            if r.field("conversation") || r.field("device") { throw NotCanonical() }
+            conversation = constants.conversation
+            device = constants.device
+        } else {
+            try r.required("conversation"); conversation = ConversationID(try r.uuid())
+            try r.required("device"); device = DeviceID(try r.string())
+        }
         try r.required("isActive"); let active = try r.bool()
         var selected: MessageID?
         if r.field("selectedMessage") { selected = MessageID(try r.uuid()) }

@@ -18,8 +18,15 @@ struct CanonicalReader {
     private var index = 0
     /// True right after `{`, when the next key must not be preceded by a comma.
     private var atObjectStart = false
+    /// The recording of a type version 2 payload: its string values are read as the
+    /// upcaster (``CompactPayload/expand(_:with:)``) would write them, without writing
+    /// the version 1 bytes first. Nil for version 1.
+    let compactOf: StreamConstants?
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>, compactOf constants: StreamConstants? = nil) {
+        self.bytes = bytes
+        compactOf = constants
+    }
 
     var isAtEnd: Bool { index == bytes.count }
 
@@ -82,7 +89,8 @@ struct CanonicalReader {
             return nil
         }
         if !atObjectStart { try expect(UInt8(ascii: ",")) }
-        let key = try string()
+        // Keys are never references, also in version 2.
+        let key = try string(asWritten: true)
         try expect(UInt8(ascii: ":"))
         atObjectStart = false
         return key
@@ -110,7 +118,10 @@ struct CanonicalReader {
 
     // MARK: Scalars
 
-    mutating func string() throws(NotCanonical) -> String {
+    /// A string value; in a version 2 payload, a reference (`"$c"`) is read as the id it
+    /// stands for and an escaped dollar (`"$$x"`) as one (`"$x"`).
+    /// - Parameter asWritten: read the bytes as they are (keys).
+    mutating func string(asWritten: Bool = false) throws(NotCanonical) -> String {
         try expect(UInt8(ascii: "\""))
         let start = index
         var ascii = true
@@ -123,8 +134,18 @@ struct CanonicalReader {
             index += 1
         }
         guard index < bytes.count else { throw NotCanonical() }
-        let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        var slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
         index += 1
+        if let constants = compactOf, !asWritten, slice.first == UInt8(ascii: "$") {
+            if slice.count > 1 && slice[1] == UInt8(ascii: "$") {
+                slice = UnsafeBufferPointer(rebasing: slice.dropFirst())
+            } else if let reference = constants.references.first(where: { slice.elementsEqual($0.name) }) {
+                return String(decoding: reference.uuid, as: UTF8.self)
+            } else {
+                // A reference to nothing: the upcaster names it.
+                throw NotCanonical()
+            }
+        }
         if ascii { return String(decoding: slice, as: UTF8.self) }
         guard let text = String(validating: slice, as: UTF8.self) else { throw NotCanonical() }
         return text
@@ -166,8 +187,23 @@ struct CanonicalReader {
         return negative ? -value : value
     }
 
-    /// A UUID string, `XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX` in either case.
+    /// A UUID string, `XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX` in either case; in a
+    /// version 2 payload also a reference to one of the recording's ids.
     mutating func uuid() throws(NotCanonical) -> UUID {
+        if let constants = compactOf, index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\""),
+           bytes[index + 1] == UInt8(ascii: "$") {
+            var end = index + 1
+            while end < bytes.count && bytes[end] != UInt8(ascii: "\"") {
+                // A reference is a dollar, a letter and digits; anything else is left to the upcaster.
+                guard end - index < 8 else { throw NotCanonical() }
+                end += 1
+            }
+            guard end < bytes.count,
+                  let which = constants.references.firstIndex(where: { bytes[(index + 1)..<end].elementsEqual($0.name) })
+            else { throw NotCanonical() }
+            index = end + 1
+            return constants.referencedID(which)
+        }
         guard index + 38 <= bytes.count, bytes[index] == UInt8(ascii: "\""), bytes[index + 37] == UInt8(ascii: "\""),
               let uuid = UUID(hyphenatedUTF8: bytes[(index + 1)..<(index + 37)]) else { throw NotCanonical() }
         index += 38

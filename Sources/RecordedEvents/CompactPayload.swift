@@ -12,6 +12,14 @@ public struct StreamConstants: Hashable, Sendable {
 
     /// `"$c"`, `"$l"`, `"$r0"`, ... and the UUID text each stands for, as v1 spells it.
     let references: [(name: [UInt8], uuid: [UInt8])]
+    /// The id the `index`-th of ``references`` stands for.
+    func referencedID(_ index: Int) -> UUID {
+        switch index {
+        case 0: return conversation.uuid
+        case 1: return localParticipant.uuid
+        default: return remoteParticipants[index - 2].uuid
+        }
+    }
     /// `"conversation":"…","device":"…"`: the context fields v2 leaves out, as v1 writes them.
     let contextFields: [UInt8]
 

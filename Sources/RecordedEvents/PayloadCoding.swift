@@ -68,6 +68,15 @@ extension RecordedEvent {
                               stream: StreamConstants?) throws(PayloadDecodingError) -> RecordedEvent {
         guard typeVersion == 2 else { return try decode(type: type, typeVersion: typeVersion, payload: payload) }
         guard let stream else { throw .needsRecordingStart(type: type) }
+        // Canonical compact bytes are read as they are, with the recording's ids where they
+        // refer to them: the same values the upcaster's bytes give, without writing those.
+        let category = type.prefix { $0 != "." }
+        let name = type.dropFirst(category.count + 1)
+        if let event = payload.withUnsafeBufferPointer({
+            CanonicalDecoding.event(category: category, name: name, payload: $0, compactOf: stream)
+        }), event.hasType(category: category, name: name) {
+            return event
+        }
         return try decode(type: type, typeVersion: 1, payload: try CompactPayload.expand(payload, with: stream))
     }
 
@@ -89,7 +98,7 @@ extension RecordedEvent {
         // Canonical bytes (all that gamelog writes) take the fast path; anything else,
         // and every refusal, goes through JSONDecoder, the reference.
         if let event = payload.withUnsafeBufferPointer({ CanonicalDecoding.event(category: category, name: name, payload: $0) }),
-           event.type == type {
+           event.hasType(category: category, name: name) {
             return event
         }
         return try decodeWithJSONDecoder(type: type, category: category, name: name, payload: payload)

@@ -171,6 +171,20 @@ public indirect enum RecordedEvent: Hashable, Sendable {
         }
     }
 
+    /// Whether ``type`` is `category.name`, without spelling it.
+    func hasType(category: Substring, name: Substring) -> Bool {
+        switch self {
+        case .recordingStarted: return category == "recording" && name == "started"
+        case .recordingEnded: return category == "recording" && name == "ended"
+        case .input(let action, _): return category == "input" && name == action.kindName
+        case .callback(let record, _): return category == "callback" && name == record.callback.rawValue
+        case .action(let record, _): return category == "action" && name == record.action.name
+        case .transcript(.sent, _): return category == "transcript" && name == "sent"
+        case .transcript(.arrived, _): return category == "transcript" && name == "arrived"
+        case .screen: return category == "ui" && name == "screen"
+        }
+    }
+
     /// The newest payload layout version this build reads: 2, the compact layout
     /// (``CompactPayload``). Version 1 payloads are read through its upcaster, forever.
     public static let currentTypeVersion = 2

@@ -23,6 +23,15 @@ import Testing
         return payload.withUnsafeBufferPointer { CanonicalDecoding.event(category: category, name: name, payload: $0) }
     }
 
+    /// The fast reader on a compact (type version 2) payload, read in place.
+    func fast(type: String, compact payload: [UInt8], of constants: StreamConstants) -> RecordedEvent? {
+        let category = type.prefix { $0 != "." }
+        let name = type.dropFirst(category.count + 1)
+        return payload.withUnsafeBufferPointer {
+            CanonicalDecoding.event(category: category, name: name, payload: $0, compactOf: constants)
+        }
+    }
+
     func reference(type: String, _ payload: [UInt8]) throws -> RecordedEvent {
         let category = type.prefix { $0 != "." }
         return try RecordedEvent.decodeWithJSONDecoder(type: type, category: category,
@@ -117,11 +126,53 @@ import Testing
             #expect(quick != nil, "position \(stored.position) (\(stored.type)) was not read canonically")
             let slow = try reference(type: stored.type, payload)
             #expect(slow == quick)
+            if stored.typeVersion == 2 {
+                // Read in place, without the upcaster's bytes: the same event.
+                let known = decoder.constants(of: stored.stream)
+                let constants = try #require(known)
+                let direct = fast(type: stored.type, compact: stored.payload, of: constants)
+                #expect(direct != nil, "position \(stored.position) (\(stored.type)) was not read in place")
+                #expect(direct == slow)
+            }
             _ = try decoder.decode(stream: stored.stream, type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload)
             count += 1
             if stored.typeVersion == 2 { compact += 1 }
         }
         #expect(count > 2_000 && compact > count / 2, "\(compact) of \(count) compact")
+    }
+
+    /// A compact payload's references and escaped dollars are read in place, as the
+    /// upcaster would spell them; what it would refuse is left to it.
+    @Test func compactPayloadsAreReadInPlace() throws {
+        let recording = InstanceInfo(instanceID: UUID(), device: Self.context.device, conversation: Self.context.conversation,
+                                     kind: "tictactoe", localParticipant: Self.conversation.localParticipantIdentifier,
+                                     remoteParticipants: Self.conversation.remoteParticipantIdentifiers, names: [:])
+        let constants = StreamConstants(recording)
+        let remote = recording.remoteParticipants[1].uuid.uuidString
+        var read = 0
+        for text in ["$c", "$$x", "$", "$$", "plain", "é $c", recording.conversation.uuid.uuidString, remote, "$r1"] {
+            let event = RecordedEvent.action(ActionRecord(action: .insertText(text)), Self.context)
+            let stored = event.storedForm(in: constants)
+            #expect(stored.typeVersion == 2)
+            #expect(fast(type: event.type, compact: stored.payload, of: constants) == event, "\(text)")
+            read += 1
+        }
+        // A message whose ids are the recording's: references where UUIDs are read.
+        for event in Self.everyShape where event.context?.device == recording.device && event.context?.conversation == recording.conversation {
+            let stored = event.storedForm(in: constants)
+            guard stored.typeVersion == 2 else { continue }
+            #expect(fast(type: event.type, compact: stored.payload, of: constants) == event, "\(event.type)")
+            read += 1
+        }
+        #expect(read > 20)
+        // A reference to nothing, a context that names its device, a start in version 2: the upcaster's.
+        let event = RecordedEvent.input(.touch(.cell(4)), Self.context)
+        let payload = String(decoding: event.storedForm(in: constants).payload, as: UTF8.self)
+        for odd in [payload.replacingOccurrences(of: "\"isActive\"", with: "\"x\":\"$r9\",\"isActive\""),
+                    payload.replacingOccurrences(of: "\"isActive\"", with: "\"device\":\"B\",\"isActive\"")] {
+            #expect(fast(type: event.type, compact: Array(odd.utf8), of: constants) == nil, "\(odd)")
+        }
+        #expect(fast(type: "recording.started", compact: RecordedEvent.recordingStarted(recording).payload(), of: constants) == nil)
     }
 
     /// Valid JSON that is not canonical still decodes (through the reference); the
