@@ -57,9 +57,12 @@ extension ConversationState {
     /// is folded from that device's own events only, so it cannot hold what the
     /// device never saw, then each game's plug-in hides what the device's owner may
     /// not see (a Battleship guesser never sees ships it has not hit).
+    @inlinable
     public static func folding(_ conversation: ConversationID, _ events: some Sequence<ReplayEvent>, games: GameRegistry,
                                as perspective: Perspective) -> ConversationState {
-        folding(conversation, events.lazy.filter(perspective.sees), games: games).playerView(for: perspective)
+        var state = ConversationState(conversation: conversation, games: games)
+        for e in events where perspective.sees(e) { state.apply(e) }
+        return state.playerView(for: perspective)
     }
 
     /// Applies each game's player view for a state folded from a device's own events.

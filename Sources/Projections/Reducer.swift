@@ -12,8 +12,11 @@ extension ConversationState {
     }
 
     /// Folds events into a fresh state.
+    @inlinable
     public static func folding(_ conversation: ConversationID, _ events: some Sequence<ReplayEvent>,
                                games: GameRegistry) -> ConversationState {
+        // Inlinable so that a caller's sequence (an array, mostly) is iterated as itself,
+        // not through generic metadata looked up for every event.
         var state = ConversationState(conversation: conversation, games: games)
         for e in events { state.apply(e) }
         return state
