@@ -108,33 +108,32 @@ public struct EventBlock: Hashable, Sendable {
     /// damaged or hostile body throws ``Malformed`` and never reads out of bounds or
     /// allocates more than the body's own size.
     public init(body: [UInt8]) throws(Malformed) {
-        var reader = Reader(bytes: body)
+        // Read through a pointer: a reader holding the array retained and released it at
+        // every byte (a third of a block's reading was reference counting).
+        events = try body.withUnsafeBufferPointer { (buffer) throws(Malformed) -> [Event] in
+            var reader = Reader(bytes: buffer)
+            return try Self.events(&reader)
+        }
+    }
+
+    private static func events(_ reader: inout Reader) throws(Malformed) -> [Event] {
+        let size = reader.bytes.count
         guard try reader.byte() == Self.formatVersion else {
-            throw Malformed(description: "block format \(body.first ?? 0) is not one this build reads (1)")
+            throw Malformed(description: "block format \(reader.bytes.first ?? 0) is not one this build reads (1)")
         }
         let count = try reader.varint()
         guard count >= 1, count <= UInt64(Self.maximumCount) else { throw Malformed(description: "a block of \(count) events") }
         let n = Int(count)
         // Each event takes at least 16 + 32 + 7 bytes: refuse a count the body cannot hold
         // before reserving room for it.
-        guard n * 55 <= body.count else { throw Malformed(description: "\(n) events do not fit in \(body.count) bytes") }
+        guard n * 55 <= size else { throw Malformed(description: "\(n) events do not fit in \(size) bytes") }
         var ids: [UUID] = [], hashes: [[UInt8]] = []
         ids.reserveCapacity(n)
         hashes.reserveCapacity(n)
-        for _ in 0..<n { ids.append(UUID(bytes: try reader.bytes(16))!) }
+        for _ in 0..<n { ids.append(try reader.uuid()) }
         for _ in 0..<n { hashes.append(try reader.bytes(32)) }
-        /// The next column of `n` unsigned varints, each at most `Int64.max`.
-        func column() throws(Malformed) -> [Int64] {
-            var out: [Int64] = []
-            out.reserveCapacity(n)
-            for _ in 0..<n {
-                let value = try reader.varint()
-                guard value <= UInt64(Int64.max) else { throw Malformed(description: "a value out of range") }
-                out.append(Int64(value))
-            }
-            return out
-        }
-        let streams = try column(), versions = try column(), types = try column(), typeVersions = try column()
+        let streams = try reader.column(n), versions = try reader.column(n)
+        let types = try reader.column(n), typeVersions = try reader.column(n)
         var times: [Int64] = []
         times.reserveCapacity(n)
         var previous: Int64 = 0
@@ -144,8 +143,8 @@ public struct EventBlock: Hashable, Sendable {
             previous = previous &+ delta
             times.append(previous)
         }
-        let leaves = try column().map { $0 == 0 ? nil : $0 - 1 }
-        let lengths = try column()
+        let leaves = try reader.column(n)
+        let lengths = try reader.column(n)
         if let large = lengths.first(where: { $0 > Int64(EventStore.maximumPayloadSize) }) {
             throw Malformed(description: "a payload of \(large) bytes")
         }
@@ -154,12 +153,13 @@ public struct EventBlock: Hashable, Sendable {
         for index in 0..<n {
             events.append(Event(id: ids[index], hash: hashes[index], streamRowID: streams[index], streamVersion: versions[index],
                                 typeRowID: types[index], typeVersion: typeVersions[index], recordedAt: times[index],
-                                leaf: leaves[index], payload: try reader.bytes(Int(lengths[index]))))
+                                leaf: leaves[index] == 0 ? nil : leaves[index] - 1,
+                                payload: try reader.bytes(Int(lengths[index]))))
         }
-        guard reader.index == body.count else {
-            throw Malformed(description: "\(body.count - reader.index) bytes after the last payload")
+        guard reader.index == size else {
+            throw Malformed(description: "\(size - reader.index) bytes after the last payload")
         }
-        self.events = events
+        return events
     }
 
     static func putVarint(_ value: UInt64, into out: inout [UInt8]) {
@@ -172,7 +172,7 @@ public struct EventBlock: Hashable, Sendable {
     }
 
     struct Reader {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
         mutating func byte() throws(Malformed) -> UInt8 {
@@ -182,9 +182,29 @@ public struct EventBlock: Hashable, Sendable {
         }
 
         mutating func bytes(_ count: Int) throws(Malformed) -> [UInt8] {
-            guard count <= bytes.count - index else { throw Malformed(description: "the body ends early") }
+            guard count >= 0, count <= bytes.count - index else { throw Malformed(description: "the body ends early") }
             index += count
-            return Array(bytes[(index - count)..<index])
+            return Array(UnsafeBufferPointer(rebasing: bytes[(index - count)..<index]))
+        }
+
+        mutating func uuid() throws(Malformed) -> UUID {
+            guard 16 <= bytes.count - index else { throw Malformed(description: "the body ends early") }
+            let b = bytes, i = index
+            index += 16
+            return UUID(uuid: (b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7],
+                               b[i + 8], b[i + 9], b[i + 10], b[i + 11], b[i + 12], b[i + 13], b[i + 14], b[i + 15]))
+        }
+
+        /// The next column of `n` unsigned varints, each at most `Int64.max`.
+        mutating func column(_ n: Int) throws(Malformed) -> [Int64] {
+            var out: [Int64] = []
+            out.reserveCapacity(n)
+            for _ in 0..<n {
+                let value = try varint()
+                guard value <= UInt64(Int64.max) else { throw Malformed(description: "a value out of range") }
+                out.append(Int64(value))
+            }
+            return out
         }
 
         mutating func varint() throws(Malformed) -> UInt64 {
