@@ -111,9 +111,13 @@ extension ConversationState {
                 }
                 // The session rule in place: only the lines it replaces and the new one need
                 // their text worked out.
-                for index in view.transcript.indices {
-                    if let replaced = sessionRuleReplacement(of: view.transcript[index].bubble, adding: bubble) {
-                        view.transcript[index] = Self.line(replaced, view)
+                // (Each line's session is looked at in place: taking each line's message out
+                // to compare copied every field of it, at every transcript event.)
+                if let session = bubble.messageSession {
+                    for index in view.transcript.indices where view.transcript[index].bubble.messageSession == session {
+                        if let replaced = sessionRuleReplacement(of: view.transcript[index].bubble, adding: bubble) {
+                            view.transcript[index] = Self.line(replaced, view)
+                        }
                     }
                 }
                 view.transcript.append(Self.line(bubble, view))
@@ -258,6 +262,14 @@ extension ConversationState {
         game.lastPosition = position
         game.endedAt = recordedAt
         games[session] = game
+    }
+}
+
+private extension Bubble {
+    /// The session of the message it shows, if it shows one.
+    var messageSession: SessionID? {
+        guard case .item(.message(let message)) = content else { return nil }
+        return message.session
     }
 }
 
