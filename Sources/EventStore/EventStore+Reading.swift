@@ -59,21 +59,43 @@ extension EventStore {
                 }
                 let names = RowNames()
                 var blocks = BlockReader(store: self, db: db)
+                // Streams that begin in a block, by that block: each block is inflated once,
+                // for all the streams that begin in it (finding a stream's first event and
+                // then reading it inflated each block twice, the pass's longest step alone).
+                var beginningIn: [Int64: [(stream: Int64, last: Int64)]] = [:]
                 if hasBlocks {
                     for row in try Row.fetchAll(db, sql: """
-                        SELECT stream_id, min(block), max(last_position) FROM block_streams GROUP BY stream_id ORDER BY 2
+                        SELECT stream_id, min(block), max(last_position) FROM block_streams GROUP BY stream_id
                         """) {
                         let stream: Int64 = row[0], block: Int64 = row[1], last: Int64 = row[2]
                         if let known = spans[stream] {
                             spans[stream] = (known.first, max(known.last, last))
-                        } else if let index = try blocks.block(at: block)?.events.firstIndex(where: { $0.streamRowID == stream }) {
-                            spans[stream] = (block + Int64(index), last)
+                        } else {
+                            beginningIn[block, default: []].append((stream, last))
                         }
                     }
                 }
-                for (_, span) in spans.sorted(by: { ($0.value.first, $0.key) < ($1.value.first, $1.key) }) {
-                    guard let first = try blocks.event(at: span.first, names), first.streamVersion == 1 else { continue }
-                    try body(StreamHead(first: first, lastPosition: span.last))
+                // In order of first events: a stream known from rows at its first position, a
+                // block's streams at the block's (a position is in a row or in a block, never both).
+                let order = (spans.map { (position: $0.value.first, stream: $0.key) }
+                             + beginningIn.keys.map { (position: $0, stream: Int64(-1)) })
+                    .sorted { ($0.position, $0.stream) < ($1.position, $1.stream) }
+                for item in order {
+                    if item.stream >= 0, let span = spans[item.stream] {
+                        guard let first = try blocks.event(at: span.first, names), first.streamVersion == 1 else { continue }
+                        try body(StreamHead(first: first, lastPosition: span.last))
+                        continue
+                    }
+                    guard let streams = beginningIn[item.position], let block = try blocks.block(at: item.position) else { continue }
+                    var found: [(index: Int, last: Int64)] = []
+                    for (stream, last) in streams {
+                        if let index = block.events.firstIndex(where: { $0.streamRowID == stream }) { found.append((index, last)) }
+                    }
+                    for (index, last) in found.sorted(by: { $0.index < $1.index }) {
+                        let first = try storedEvent(db, block.events[index], position: item.position + Int64(index), names)
+                        guard first.streamVersion == 1 else { continue }
+                        try body(StreamHead(first: first, lastPosition: last))
+                    }
                 }
             }
         }

@@ -250,3 +250,69 @@ import Testing
         #expect(Timestamp(microsecondsSince1970: 1_764_151_445_123_456).description == "2025-11-26T10:04:05.123456Z")
     }
 }
+
+/// Where each stream begins and ends, as ``EventStore/scanStreamHeads(_:)`` reads it from
+/// the index rows and each block once, against a plain scan of every event: in rows, in
+/// blocks, and in a log whose older events were packed into blocks and whose streams go on.
+@Suite struct StreamHeadsTests {
+    /// (stream, first position, last position) from reading every event.
+    func byScanning(_ store: EventStore) throws -> [(UUID, Int64, Int64)] {
+        var first: [UUID: Int64] = [:], last: [UUID: Int64] = [:]
+        try store.scan(verify: true) { event in
+            if first[event.stream] == nil { first[event.stream] = event.position }
+            last[event.stream] = event.position
+        }
+        return first.map { ($0.key, $0.value, last[$0.key]!) }.sorted { $0.1 < $1.1 }
+    }
+
+    func heads(_ store: EventStore) throws -> [(UUID, Int64, Int64)] {
+        var out: [(UUID, Int64, Int64)] = []
+        try store.scanStreamHeads { head in
+            #expect(head.first.streamVersion == 1)
+            out.append((head.first.stream, head.first.position, head.lastPosition))
+        }
+        return out
+    }
+
+    func append(_ store: EventStore, streams: [UUID], rounds: Int) throws {
+        for round in 0..<rounds {
+            // Streams begin at different points, several in one block, and interleave.
+            for (index, stream) in streams.enumerated() where index <= round * 2 {
+                try store.append(sampleEvents(1 + (round + index) % 4, stream: stream, startingAt: Int64(round * 1_000 + index)))
+            }
+        }
+    }
+
+    @Test(arguments: [EventStore.Layout.rows, .blocks])
+    func headsAreTheStreamsFirstAndLastEventsInOrder(layout: EventStore.Layout) throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"), layout: layout)
+        store.blockCapacity = 8
+        try append(store, streams: (0..<9).map { _ in UUID() }, rounds: 6)
+        let expected = try byScanning(store)
+        let found = try heads(store)
+        #expect(expected.count == 9)
+        #expect(found.map(\.0) == expected.map(\.0))
+        #expect(found.map(\.1) == expected.map(\.1))
+        #expect(found.map(\.2) == expected.map(\.2))
+    }
+
+    @Test func headsOfALogPackedIntoBlocksHalfwayAreTheSame() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let streams = (0..<7).map { _ in UUID() }
+        try append(try EventStore(path: path, layout: .rows), streams: streams, rounds: 3)
+        let packer = try EventStore(path: path)
+        packer.blockCapacity = 5
+        #expect(try packer.packRowsIntoBlocks() > 0)
+        // The same streams go on in blocks, and new ones begin there.
+        try append(packer, streams: streams + (0..<4).map { _ in UUID() }, rounds: 6)
+        let reader = try EventStore(path: path, access: .readOnly)
+        let expected = try byScanning(reader)
+        let found = try heads(reader)
+        #expect(expected.count == 11)
+        #expect(found.map(\.0) == expected.map(\.0))
+        #expect(found.map(\.1) == expected.map(\.1))
+        #expect(found.map(\.2) == expected.map(\.2))
+    }
+}
