@@ -43,6 +43,14 @@ extension EventStore {
     /// for each block a stream starts in, however long the log; hashes are not checked
     /// here (``scan(_:verify:_:)`` and ``verifyIntegrity(progress:)`` do).
     public func scanStreamHeads(_ body: (StreamHead) throws -> Void) throws {
+        try scanStreamHeads(part: 0, of: 1, body)
+    }
+
+    /// The heads of one of `parts` contiguous stretches of the log, in order of first
+    /// event: callers read the parts on connections of their own, on as many threads,
+    /// and put the parts one after another for every head in order.
+    public func scanStreamHeads(part: Int, of parts: Int, _ body: (StreamHead) throws -> Void) throws {
+        precondition(parts >= 1 && (0..<parts).contains(part), "part \(part) of \(parts)")
         try Self.translating(path) {
             try queue.read { db in
                 // Where each stream begins and ends, in rows and in blocks (a recording open
@@ -80,7 +88,8 @@ extension EventStore {
                 let order = (spans.map { (position: $0.value.first, stream: $0.key) }
                              + beginningIn.keys.map { (position: $0, stream: Int64(-1)) })
                     .sorted { ($0.position, $0.stream) < ($1.position, $1.stream) }
-                for item in order {
+                let share = (order.count + parts - 1) / parts
+                for item in order.dropFirst(share * part).prefix(share) {
                     if item.stream >= 0, let span = spans[item.stream] {
                         guard let first = try blocks.event(at: span.first, names), first.streamVersion == 1 else { continue }
                         try body(StreamHead(first: first, lastPosition: span.last))
