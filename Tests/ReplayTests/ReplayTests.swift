@@ -131,6 +131,25 @@ import Testing
         }
     }
 
+    /// The recordings' starts are read in two stretches on two threads; an unreadable
+    /// start in each stops the pass at the first, as one reader would.
+    @Test func anUnreadableRecordingStartStopsThePassAtTheFirst() throws {
+        let (folder, store, catalog) = try recorded(6, seed: 43)
+        var starts: [Int64] = []
+        try store.scanStreamHeads { starts.append($0.first.position) }
+        #expect(starts.count == catalog.streams.values.reduce(0) { $0 + $1.count } && starts.count >= 4)
+        let path = folder.path("log.sqlite")
+        let early = starts[1], late = starts[starts.count - 1]
+        try BlockSurgery.garble(path, position: early)
+        try BlockSurgery.garble(path, position: late)
+        let damaged = try EventStore(path: path, access: .readOnly)
+        for lanes in [1, 2] {
+            #expect(throws: ReplayError.undecodableEvent(position: early, detail: "a recording.started payload")) {
+                try FullReplay.run(store: damaged, lanes: lanes, chunkSize: 50, games: .standard) { _ in }
+            }
+        }
+    }
+
     @Test func jumpingThroughSnapshotsEqualsFoldingEveryStep() throws {
         let (_, store, catalog) = try recorded(16, seed: 23)
         var compared = 0
