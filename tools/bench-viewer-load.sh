@@ -24,6 +24,9 @@ cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm
 trap cleanup EXIT
 cd "$work"
 export GAMELOG_KEYS=$work/keys
+# A cache of its own: the viewer keeps its audit beside the user's cache, and a run that
+# found the previous run's would measure a warm server, not a fresh one.
+export GAMELOG_CACHE=$work/cache
 cache=${GAMELOG_BENCH_CACHE:-$root/.build/bench}
 mkdir -p "$cache"
 log="$cache/viewer-$games.sqlite"
