@@ -26,7 +26,10 @@ public final class PostgresServer: @unchecked Sendable {
         return server
     }
 
-    private static func stopShared() { started?.stop() }
+    private static func stopShared() {
+        started?.stop()
+        started?.removeFolder()
+    }
 
     /// Where the PostgreSQL programs are: `$GAMELOG_PG_BIN`, else Debian's folders, else PATH.
     static func binaries() throws -> String {
@@ -90,6 +93,15 @@ public final class PostgresServer: @unchecked Sendable {
             throw ServerError("pg_ctl start failed: \(result.stderr) \(log.suffix(2000))")
         }
     }
+
+    /// A server of a test's own goes with its folder when the test lets go of it (each
+    /// held 600 MB of data and log: a few hundred test runs filled a disk).
+    deinit {
+        stop(mode: "immediate")
+        removeFolder()
+    }
+
+    func removeFolder() { try? FileManager.default.removeItem(atPath: folder) }
 
     /// Stops the server; `immediate` is a crash as far as PostgreSQL's data is concerned.
     public func stop(mode: String = "fast") {
