@@ -81,52 +81,64 @@ public enum FullReplay {
         }
     }
 
-    /// Each recording of the log with the position of its last event, in order of first
-    /// event. The log's stretches are read on threads of their own (one per core, at most
-    /// two): reading a recording's start inflates its block, and a recording starts in
-    /// most blocks, so alone this took a fifth of a pass on one core while the other waited.
-    private static func recordings(of store: EventStore, lanes: Int?) throws -> [(UUID, Recording, Int64)] {
-        let parts = lanes == 1 ? 1 : min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
-        @Sendable func read(_ part: Int, of reader: EventStore) throws -> [(UUID, Recording, Int64)] {
-            var out: [(UUID, Recording, Int64)] = []
-            try reader.scanStreamHeads(part: part, of: parts) { head in
-                // Streams that are not recordings hold no game.
-                guard head.first.type == RecordedEvent.TypeName.recordingStarted else { return }
-                guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
-                    type: head.first.type, typeVersion: head.first.typeVersion, payload: head.first.payload) else {
-                    throw ReplayError.undecodableEvent(position: head.first.position, detail: "a recording.started payload")
-                }
-                out.append((head.first.stream, Recording(conversation: info.conversation, device: info.device,
-                                                         localParticipant: info.localParticipant,
-                                                         remoteParticipants: info.remoteParticipants), head.lastPosition))
+    /// The recordings whose first events are in one of `parts` stretches of the log, with
+    /// the positions of their last events, in order of first event.
+    private static func heads(_ part: Int, of parts: Int, _ reader: EventStore) throws -> [(UUID, Recording, Int64)] {
+        var out: [(UUID, Recording, Int64)] = []
+        try reader.scanStreamHeads(part: part, of: parts) { head in
+            // Streams that are not recordings hold no game.
+            guard head.first.type == RecordedEvent.TypeName.recordingStarted else { return }
+            guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
+                type: head.first.type, typeVersion: head.first.typeVersion, payload: head.first.payload) else {
+                throw ReplayError.undecodableEvent(position: head.first.position, detail: "a recording.started payload")
             }
-            return out
+            out.append((head.first.stream, Recording(conversation: info.conversation, device: info.device,
+                                                     localParticipant: info.localParticipant,
+                                                     remoteParticipants: info.remoteParticipants), head.lastPosition))
         }
-        // The other parts on threads of their own, each on a connection of its own; the first here.
-        let others = LockedResults<[(UUID, Recording, Int64)]>(count: parts)
-        let group = DispatchGroup()
-        let path = store.path
-        for part in 1..<parts {
-            DispatchQueue.global().async(group: group) {
-                others.set(part, Result { try read(part, of: try EventStore(path: path, access: .readOnly)) })
-            }
-        }
-        let first = Result { try read(0, of: store) }
-        group.wait()
-        // The first part's error first, as one scan would meet it.
-        var out = try first.get()
-        for part in 1..<parts { out += try others.value(part).get() }
         return out
     }
 
-    /// One result for each of a few threads.
-    private final class LockedResults<T>: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var results: [Result<T, Error>?]
-        init(count: Int) { results = Array(repeating: nil, count: count) }
-        func set(_ index: Int, _ result: Result<T, Error>) { lock.withLock { results[index] = result } }
-        func value(_ index: Int) -> Result<T, Error> { lock.withLock { results[index]! } }
+    /// Between the calling thread and the decoding threads before the first chunk: the
+    /// second decoding thread reads the second stretch of the recordings' heads on its
+    /// connection while the calling thread reads the first (reading a head inflates its
+    /// block, and a recording begins in most blocks: alone, a fifth of a pass on one core),
+    /// and every decoding thread waits for the recordings they make.
+    private final class Handoff: @unchecked Sendable {
+        // Guarded by `condition`.
+        private let condition = NSCondition()
+        private var second: Result<[(UUID, Recording, Int64)], Error>?
+        private var recordings: Result<[UUID: Recording], Error>?
+
+        func put(second part: Result<[(UUID, Recording, Int64)], Error>) {
+            condition.lock()
+            second = part
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func takeSecond() -> Result<[(UUID, Recording, Int64)], Error> {
+            condition.lock()
+            defer { condition.unlock() }
+            while second == nil { condition.wait() }
+            return second!
+        }
+
+        /// Lets the decoding threads go (the first call counts).
+        func go(_ result: Result<[UUID: Recording], Error>) {
+            condition.lock()
+            if recordings == nil { recordings = result }
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// The recordings, or nil when the pass stopped before its first chunk.
+        func waitToGo() -> [UUID: Recording]? {
+            condition.lock()
+            defer { condition.unlock() }
+            while recordings == nil { condition.wait() }
+            return try? recordings!.get()
+        }
     }
 
     /// Decoded chunks on their way from the decoding threads to the folding one.
@@ -285,10 +297,12 @@ public enum FullReplay {
         var conversationOfStream: [UUID: Recording] = [:]
         var streamsOf: [ConversationID: Set<UUID>] = [:]
         var lastPosition: [ConversationID: Int64] = [:]
-        for (stream, recording, last) in try recordings(of: store, lanes: lanes) {
-            conversationOfStream[stream] = recording
-            streamsOf[recording.conversation, default: []].insert(stream)
-            lastPosition[recording.conversation] = max(lastPosition[recording.conversation] ?? 0, last)
+        func learn(_ heads: [(UUID, Recording, Int64)]) {
+            for (stream, recording, last) in heads {
+                conversationOfStream[stream] = recording
+                streamsOf[recording.conversation, default: []].insert(stream)
+                lastPosition[recording.conversation] = max(lastPosition[recording.conversation] ?? 0, last)
+            }
         }
 
         // One decoder per core (the folds share the cores through Dispatch), at most eight:
@@ -382,6 +396,7 @@ public enum FullReplay {
             }
         }
         if !parallel {
+            learn(try heads(0, of: 1, store))
             var constants: [UUID: StreamConstants] = [:]
             try store.scan(verify: verify, skippingDamaged: damaged) { stored in
                 statistics.events += 1
@@ -408,7 +423,8 @@ public enum FullReplay {
             // a decoder blocks while it is ahead, which tasks must not do.)
             let chunks = Int((last + Int64(chunkSize) - 1) / Int64(chunkSize))
             let mailbox = Mailbox(lanes: decoders)
-            let path = store.path, streams = conversationOfStream, size = chunkSize, skipping = damaged != nil
+            let handoff = Handoff()
+            let path = store.path, size = chunkSize, skipping = damaged != nil
             for lane in 0..<decoders {
                 let thread = Thread {
                     // A failure is handed over as its chunk, so the folding thread
@@ -417,9 +433,15 @@ public enum FullReplay {
                     do {
                         reader = try EventStore(path: path, access: .readOnly)
                     } catch {
+                        if lane == 1 { handoff.put(second: .failure(error)) }
                         _ = mailbox.waitForRoom(lane: lane)
                         return mailbox.put(lane, .failure(error))
                     }
+                    // On this thread and connection, which go on to decode: memory freed by
+                    // the heads' reading is the decoding's to reuse (on a thread of its own,
+                    // it stayed in that thread's arena: 8 MB more at 901k events).
+                    if lane == 1 { handoff.put(second: Result { try heads(1, of: 2, reader) }) }
+                    guard let streams = handoff.waitToGo() else { return }
                     for chunk in stride(from: lane, to: chunks, by: decoders) {
                         guard mailbox.waitForRoom(lane: lane) else { return }
                         var items: [Decoded] = []
@@ -447,7 +469,17 @@ public enum FullReplay {
                 thread.stackSize = 1 << 20
                 thread.start()
             }
-            defer { mailbox.cancel() }
+            defer {
+                handoff.go(.failure(CancellationError()))
+                mailbox.cancel()
+            }
+            // The first stretch of heads here, the second on the second decoding thread; the
+            // first's error first, as one reader would meet it.
+            let first = Result { try heads(0, of: 2, store) }
+            let second = handoff.takeSecond()
+            learn(try first.get())
+            learn(try second.get())
+            handoff.go(.success(conversationOfStream))
             for chunk in 0..<chunks {
                 let (read, items, skipped) = try mailbox.take(chunk, lane: chunk % decoders).get()
                 skipped.forEach { damaged?($0) }
