@@ -251,9 +251,10 @@ import Testing
     }
 }
 
-/// Where each stream begins and ends, as ``EventStore/scanStreamHeads(_:)`` reads it from
-/// the index rows and each block once, against a plain scan of every event: in rows, in
-/// blocks, and in a log whose older events were packed into blocks and whose streams go on.
+/// Where each stream begins and ends, as ``EventStore/scanStreamHeads(part:of:_:)`` reads it
+/// from the index rows and each block once, whole or in stretches, against a plain scan of
+/// every event: in rows, in blocks, and in a log whose older events were packed into blocks
+/// and whose streams go on.
 @Suite struct StreamHeadsTests {
     /// (stream, first position, last position) from reading every event.
     func byScanning(_ store: EventStore) throws -> [(UUID, Int64, Int64)] {
@@ -265,13 +266,27 @@ import Testing
         return first.map { ($0.key, $0.value, last[$0.key]!) }.sorted { $0.1 < $1.1 }
     }
 
-    func heads(_ store: EventStore) throws -> [(UUID, Int64, Int64)] {
+    func heads(_ store: EventStore, part: Int, of parts: Int) throws -> [(UUID, Int64, Int64)] {
         var out: [(UUID, Int64, Int64)] = []
-        try store.scanStreamHeads { head in
+        try store.scanStreamHeads(part: part, of: parts) { head in
             #expect(head.first.streamVersion == 1)
             out.append((head.first.stream, head.first.position, head.lastPosition))
         }
         return out
+    }
+
+    /// The heads read whole and in two and three stretches put one after another, against
+    /// a plain scan.
+    func expectHeadsMatchAScan(_ store: EventStore, streams: Int) throws {
+        let expected = try byScanning(store)
+        #expect(expected.count == streams)
+        for parts in 1...3 {
+            var found: [(UUID, Int64, Int64)] = []
+            for part in 0..<parts { found += try heads(store, part: part, of: parts) }
+            #expect(found.map(\.0) == expected.map(\.0), "\(parts) parts")
+            #expect(found.map(\.1) == expected.map(\.1), "\(parts) parts")
+            #expect(found.map(\.2) == expected.map(\.2), "\(parts) parts")
+        }
     }
 
     func append(_ store: EventStore, streams: [UUID], rounds: Int) throws {
@@ -289,12 +304,7 @@ import Testing
         let store = try EventStore(path: folder.path("log.sqlite"), layout: layout)
         store.blockCapacity = 8
         try append(store, streams: (0..<9).map { _ in UUID() }, rounds: 6)
-        let expected = try byScanning(store)
-        let found = try heads(store)
-        #expect(expected.count == 9)
-        #expect(found.map(\.0) == expected.map(\.0))
-        #expect(found.map(\.1) == expected.map(\.1))
-        #expect(found.map(\.2) == expected.map(\.2))
+        try expectHeadsMatchAScan(store, streams: 9)
     }
 
     @Test func headsOfALogPackedIntoBlocksHalfwayAreTheSame() throws {
@@ -307,12 +317,6 @@ import Testing
         #expect(try packer.packRowsIntoBlocks() > 0)
         // The same streams go on in blocks, and new ones begin there.
         try append(packer, streams: streams + (0..<4).map { _ in UUID() }, rounds: 6)
-        let reader = try EventStore(path: path, access: .readOnly)
-        let expected = try byScanning(reader)
-        let found = try heads(reader)
-        #expect(expected.count == 11)
-        #expect(found.map(\.0) == expected.map(\.0))
-        #expect(found.map(\.1) == expected.map(\.1))
-        #expect(found.map(\.2) == expected.map(\.2))
+        try expectHeadsMatchAScan(try EventStore(path: path, access: .readOnly), streams: 11)
     }
 }
