@@ -27,10 +27,40 @@ public enum ConnectFour {
         /// Replays `moves` from an empty grid; nil if one of them is illegal.
         public init?(moves: [Int]) {
             self.init()
+            var over = false
             for column in moves {
-                guard let next = dropping(in: column) else { return nil }
-                self = next
+                guard drop(in: column, over: &over) else { return nil }
             }
+        }
+
+        /// ``dropping(in:)`` in place, for replaying moves: `over` says whether a line of
+        /// four was made, found around the new disc alone (a line without it would have
+        /// ended the game before). A URL is decoded at every copy of every message a fold
+        /// reads, and copying the grid and scanning all of it at each move was a fiftieth of
+        /// a full replay.
+        mutating func drop(in column: Int, over: inout Bool) -> Bool {
+            guard !over, isOpen(column) else { return false }
+            let row = (0..<ConnectFour.rows).last { cells[$0 * ConnectFour.columns + column] == nil }!
+            let disc = toMove
+            cells[row * ConnectFour.columns + column] = disc
+            moves.append(column)
+            over = makesFour(row: row, column: column, disc)
+            return true
+        }
+
+        /// Whether the disc at (`row`, `column`) is part of four in a row of its colour.
+        private func makesFour(row: Int, column: Int, _ disc: Disc) -> Bool {
+            let (rows, columns) = (ConnectFour.rows, ConnectFour.columns)
+            func run(_ dr: Int, _ dc: Int) -> Int {
+                var count = 0, (r, c) = (row + dr, column + dc)
+                while r >= 0, r < rows, c >= 0, c < columns, cells[r * columns + c] == disc {
+                    count += 1
+                    (r, c) = (r + dr, c + dc)
+                }
+                return count
+            }
+            for (dr, dc) in [(0, 1), (1, 0), (1, 1), (1, -1)] where 1 + run(dr, dc) + run(-dr, -dc) >= 4 { return true }
+            return false
         }
 
         /// Whose disc falls next.
@@ -103,9 +133,9 @@ public enum ConnectFour {
             let columns = text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
             guard !columns.contains(nil) else { throw .nonNumericMove(text) }
             var state = GameState()
+            var over = false
             for (index, column) in columns.map({ $0! }).enumerated() {
-                guard let next = state.dropping(in: column) else { throw .illegalMove(index: index, column: column) }
-                state = next
+                guard state.drop(in: column, over: &over) else { throw .illegalMove(index: index, column: column) }
             }
             self = state
         }

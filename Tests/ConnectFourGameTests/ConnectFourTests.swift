@@ -56,6 +56,39 @@ import Testing
         #expect(states > 1_000 && wins.count == 2)
     }
 
+    /// Moves replayed in place (a URL, `init(moves:)`) end where dropping disc after disc
+    /// ends, and refuse the same move: into a full column, off the grid, after four in a row.
+    @Test func replayingMovesInPlaceEqualsDroppingOneAfterAnother() throws {
+        var generator = SystemRandomNumberGenerator()
+        var (compared, refused, refusedAfterFour) = (0, 0, 0)
+        for round in 0..<600 {
+            // Half the games on the grid only, so that some go on past four in a row.
+            let range = round.isMultiple(of: 2) ? 0...6 : -1...7
+            let moves = (0..<Int.random(in: 0...45, using: &generator)).map { _ in Int.random(in: range, using: &generator) }
+            var stepwise: ConnectFour.GameState? = ConnectFour.GameState()
+            var firstRefused: Int?
+            for (index, column) in moves.enumerated() {
+                guard let next = stepwise?.dropping(in: column) else { firstRefused = index; break }
+                stepwise = next
+            }
+            let replayed = ConnectFour.GameState(moves: moves)
+            let url = "\(ConnectFour.baseURL)?moves=" + moves.map(String.init).joined(separator: ",")
+            if let firstRefused {
+                refused += 1
+                if stepwise?.winner != nil { refusedAfterFour += 1 }
+                #expect(replayed == nil, "\(moves)")
+                #expect(throws: ConnectFour.DecodeError.illegalMove(index: firstRefused, column: moves[firstRefused])) {
+                    try ConnectFour.GameState(url: url)
+                }
+            } else {
+                compared += 1
+                #expect(replayed == stepwise, "\(moves)")
+                #expect(try ConnectFour.GameState(url: url) == stepwise, "\(moves)")
+            }
+        }
+        #expect(compared > 20 && refused > 100 && refusedAfterFour > 20, "\(compared) \(refused) \(refusedAfterFour)")
+    }
+
     @Test func aFullColumnTakesNoDisc() throws {
         var state = ConnectFour.GameState()
         for _ in 0..<6 { state = try #require(state.dropping(in: 0)) }
