@@ -5,13 +5,15 @@ import MessagesModel
 /// device and conversation of every event's context, and the conversation's participants.
 /// Type version 2 payloads leave these out or refer to them, so reading one needs them.
 public struct StreamConstants: Hashable, Sendable {
-    public var device: DeviceID
-    public var conversation: ConversationID
-    public var localParticipant: ParticipantID
-    public var remoteParticipants: [ParticipantID]
+    // A change to any of these remakes the spellings below, which the compact layout's
+    // readers and writers use (they were made once, and a changed value went unseen).
+    public var device: DeviceID { didSet { spell() } }
+    public var conversation: ConversationID { didSet { spell() } }
+    public var localParticipant: ParticipantID { didSet { spell() } }
+    public var remoteParticipants: [ParticipantID] { didSet { spell() } }
 
     /// `"$c"`, `"$l"`, `"$r0"`, ... and the UUID text each stands for, as v1 spells it.
-    let references: [(name: [UInt8], uuid: [UInt8])]
+    private(set) var references: [(name: [UInt8], uuid: [UInt8])] = []
     /// The id the `index`-th of ``references`` stands for.
     func referencedID(_ index: Int) -> UUID {
         switch index {
@@ -21,7 +23,7 @@ public struct StreamConstants: Hashable, Sendable {
         }
     }
     /// `"conversation":"…","device":"…"`: the context fields v2 leaves out, as v1 writes them.
-    let contextFields: [UInt8]
+    private(set) var contextFields: [UInt8] = []
 
     public init(_ info: InstanceInfo) {
         self.init(device: info.device, conversation: info.conversation, localParticipant: info.localParticipant,
@@ -33,15 +35,18 @@ public struct StreamConstants: Hashable, Sendable {
         self.conversation = conversation
         self.localParticipant = localParticipant
         self.remoteParticipants = remoteParticipants
+        spell()
+    }
+
+    private mutating func spell() {
         var references = [(Array("$c".utf8), Array(conversation.uuid.uuidString.utf8)),
                           (Array("$l".utf8), Array(localParticipant.uuid.uuidString.utf8))]
         for (index, remote) in remoteParticipants.enumerated() {
             references.append((Array("$r\(index)".utf8), Array(remote.uuid.uuidString.utf8)))
         }
         self.references = references
-        let deviceJSON = Self.jsonString(device.name)
         contextFields = Array(#""conversation":""#.utf8) + Array(conversation.uuid.uuidString.utf8)
-            + Array(#"","device":"#.utf8) + deviceJSON
+            + Array(#"","device":"#.utf8) + Self.jsonString(device.name)
     }
 
     /// A string as JSONEncoder writes it (with `.withoutEscapingSlashes`), so the fields

@@ -53,6 +53,30 @@ import Testing
         }
     }
 
+    /// Constants changed after they were made spell what they now say: the same compact
+    /// bytes and the same readings as constants made with those values.
+    @Test func changedConstantsSpellTheirNewValues() throws {
+        var changed = Self.constants
+        let other = ParticipantID(UUID())
+        changed.device = DeviceID("Another phone")
+        changed.remoteParticipants = [other]
+        let made = StreamConstants(device: "Another phone", conversation: Self.recording.conversation,
+                                   localParticipant: Self.recording.localParticipant, remoteParticipants: [other])
+        #expect(changed == made)
+        // An event of the old device is another device's now: it stays whole.
+        let old = RecordedEvent.input(.touch(.cell(1)), Shapes.context)
+        #expect(CompactPayload.compact(old.payload(), with: changed) == nil)
+        // One of the new device that names the new participant: compacted and read back alike.
+        let moved = RecordedEvent.action(ActionRecord(action: .insertText(other.uuid.uuidString)),
+                                         EventContext(device: "Another phone", conversation: Self.recording.conversation,
+                                                      style: .expanded, isActive: true, selectedMessage: nil))
+        let compact = try #require(CompactPayload.compact(moved.payload(), with: changed))
+        #expect(compact == CompactPayload.compact(moved.payload(), with: made))
+        #expect(String(decoding: compact, as: UTF8.self).contains(#""$r0""#))
+        #expect(try CompactPayload.expand(compact, with: changed) == moved.payload())
+        #expect(try RecordedEvent.decode(type: moved.type, typeVersion: 2, payload: compact, stream: changed) == moved)
+    }
+
     @Test func deviceNamesThatJSONEscapesStillCompact() throws {
         for name in ["A", "Bob's \"phone\"", "back\\slash", "line\nfeed\ttab", "\u{1}\u{1F}", "é/ü 😀"] {
             let device = DeviceID(name)
