@@ -76,12 +76,8 @@ public enum ConnectFour {
         /// The state after the player to move drops a disc in `column`; nil if the
         /// column is full or outside the grid, or the game is over.
         public func dropping(in column: Int) -> GameState? {
-            guard isOpen(column), winner == nil else { return nil }
-            var next = self
-            let row = (0..<ConnectFour.rows).last { cells[$0 * ConnectFour.columns + column] == nil }!
-            next.cells[row * ConnectFour.columns + column] = toMove
-            next.moves.append(column)
-            return next
+            var next = self, over = winner != nil
+            return next.drop(in: column, over: &over) ? next : nil
         }
 
         /// The player with four in a row, if any. Asked before every drop while a URL is

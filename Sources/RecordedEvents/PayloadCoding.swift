@@ -62,22 +62,33 @@ extension RecordedEvent {
         return (2, v2)
     }
 
-    /// Decodes a stored payload of any type version: version 2 is first expanded to
-    /// version 1 with its recording's constants (`stream`), which it needs.
+    /// Decodes a stored payload of any type version. Version 2 needs its recording's
+    /// constants (`stream`): canonical compact bytes are read as they are, the recording's
+    /// ids put where they are referred to; anything else is expanded to version 1 by the
+    /// upcaster first, which gives the same values.
     public static func decode(type: String, typeVersion: Int, payload: [UInt8],
                               stream: StreamConstants?) throws(PayloadDecodingError) -> RecordedEvent {
         guard typeVersion == 2 else { return try decode(type: type, typeVersion: typeVersion, payload: payload) }
         guard let stream else { throw .needsRecordingStart(type: type) }
-        // Canonical compact bytes are read as they are, with the recording's ids where they
-        // refer to them: the same values the upcaster's bytes give, without writing those.
-        let category = type.prefix { $0 != "." }
-        let name = type.dropFirst(category.count + 1)
-        if let event = payload.withUnsafeBufferPointer({
-            CanonicalDecoding.event(category: category, name: name, payload: $0, compactOf: stream)
-        }), event.hasType(category: category, name: name) {
-            return event
-        }
+        if let event = canonical(type: type, payload: payload, compactOf: stream) { return event }
         return try decode(type: type, typeVersion: 1, payload: try CompactPayload.expand(payload, with: stream))
+    }
+
+    /// The canonical reader's reading of `payload` as an event of `type` (a compact one
+    /// with the recording's `constants`), or nil when it declines the bytes or they tell
+    /// of another type: the caller's slower path decides then.
+    private static func canonical(type: String, payload: [UInt8], compactOf constants: StreamConstants?) -> RecordedEvent? {
+        let (category, name) = typeParts(type)
+        guard let event = payload.withUnsafeBufferPointer({
+            CanonicalDecoding.event(category: category, name: name, payload: $0, compactOf: constants)
+        }), event.hasType(category: category, name: name) else { return nil }
+        return event
+    }
+
+    /// `callback.didSelect` as `callback` and `didSelect` (a type without a dot is all category).
+    private static func typeParts(_ type: String) -> (category: Substring, name: Substring) {
+        let category = type.prefix { $0 != "." }
+        return (category, type.dropFirst(category.count + 1))
     }
 
     /// The version 1 bytes of a stored payload: as stored for version 1, expanded for version 2.
@@ -93,14 +104,10 @@ extension RecordedEvent {
     public static func decode(type: String, typeVersion: Int, payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
         guard typeVersion <= currentTypeVersion else { throw .unsupportedTypeVersion(type: type, version: typeVersion) }
         guard typeVersion == 1 else { throw .needsRecordingStart(type: type) }
-        let category = type.prefix { $0 != "." }
-        let name = type.dropFirst(category.count + 1)
         // Canonical bytes (all that gamelog writes) take the fast path; anything else,
         // and every refusal, goes through JSONDecoder, the reference.
-        if let event = payload.withUnsafeBufferPointer({ CanonicalDecoding.event(category: category, name: name, payload: $0) }),
-           event.hasType(category: category, name: name) {
-            return event
-        }
+        if let event = canonical(type: type, payload: payload, compactOf: nil) { return event }
+        let (category, name) = typeParts(type)
         return try decodeWithJSONDecoder(type: type, category: category, name: name, payload: payload)
     }
 
@@ -110,8 +117,8 @@ extension RecordedEvent {
                                                   payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
         guard typeVersion <= currentTypeVersion else { throw .unsupportedTypeVersion(type: type, version: typeVersion) }
         guard typeVersion == 1 else { throw .needsRecordingStart(type: type) }
-        let category = type.prefix { $0 != "." }
-        return try decodeWithJSONDecoder(type: type, category: category, name: type.dropFirst(category.count + 1), payload: payload)
+        let (category, name) = typeParts(type)
+        return try decodeWithJSONDecoder(type: type, category: category, name: name, payload: payload)
     }
 
     /// The reference decoder: `Codable` through `JSONDecoder`, with precise errors.

@@ -55,16 +55,17 @@ public enum FullReplay {
     private static func decode(_ stored: StoredEvent, _ recordings: [UUID: Recording],
                                _ constants: inout [UUID: StreamConstants]) throws -> Decoded? {
         guard let recording = recordings[stored.stream] else { return nil }
-        guard stored.typeVersion == 2 else {
-            return (recording.conversation, try ReplayEvent(stored, constants: nil, keepingHash: false))
+        var streamConstants: StreamConstants?
+        if stored.typeVersion == 2 {
+            // Made once a chunk for each recording, and stored only then.
+            if let known = constants[stored.stream] {
+                streamConstants = known
+            } else {
+                streamConstants = recording.constants
+                constants[stored.stream] = streamConstants
+            }
         }
-        // Made once a chunk for each recording, and stored only then.
-        if let known = constants[stored.stream] {
-            return (recording.conversation, try ReplayEvent(stored, constants: known, keepingHash: false))
-        }
-        let made = recording.constants
-        constants[stored.stream] = made
-        return (recording.conversation, try ReplayEvent(stored, constants: made, keepingHash: false))
+        return (recording.conversation, try ReplayEvent(stored, constants: streamConstants, keepingHash: false))
     }
 
     /// What the pass knows of a recording from its first event: a few ids per recording.
