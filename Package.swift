@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "gamelog", targets: ["gamelog"]),
         // The whole command and viewer as a library, for a gamelog that knows your games too.
         .library(name: "GamelogCLI", targets: ["GamelogCLI"]),
+        .library(name: "EventLog", targets: ["EventLog"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "MessagesModel", targets: ["MessagesModel"]),
         .library(name: "MessagesHost", targets: ["MessagesHost"]),
@@ -72,10 +73,16 @@ let package = Package(
         .target(name: "ZlibCodec", dependencies: ["CZlib"], swiftSettings: strict),
         .executableTarget(name: "MigrationEmbedder", swiftSettings: strict),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
+        // The log's rules, no database: chains, device trees, heads, proofs, blocks, the
+        // reading and writing protocols both stores answer.
+        .target(
+            name: "EventLog",
+            dependencies: ["ZlibCodec", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         .target(
             name: "EventStore",
             dependencies: [
-                "ZlibCodec",
+                "EventLog", "ZlibCodec",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -118,7 +125,7 @@ let package = Package(
         // MARK: Shell
         // The read side's view of stored events: catalog tags and the store-backed stream
         // decoder, below both the recorder and the readers, so readers never link the writer.
-        .target(name: "StoredEvents", dependencies: ["EventStore", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
+        .target(name: "StoredEvents", dependencies: ["EventLog", "RecordedEvents", "MessagesModel"], swiftSettings: strict),
         // What a device runs: no simulated host (Simulation makes recorded hosts).
         .target(name: "Recorder", dependencies: ["RecordedEvents", "MessagesModel", "EventStore", "StoredEvents"], swiftSettings: strict),
         .target(name: "Interchange", dependencies: ["EventStore", "RecordedEvents", "MessagesModel", "StoredEvents"], swiftSettings: strict),
@@ -127,7 +134,7 @@ let package = Package(
             name: "Audit",
             dependencies: ["EventStore", "Projections", "RecordedEvents", "StoredEvents", "Replay", "Rerun", "GameKit", "MessagesModel"],
             swiftSettings: strict),
-        .target(name: "Rerun", dependencies: ["GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay", "EventStore"],
+        .target(name: "Rerun", dependencies: ["GameKit", "MessagesModel", "Projections", "RecordedEvents", "Replay", "EventLog"],
                 swiftSettings: strict),
         .target(
             name: "Presentation",
@@ -164,7 +171,7 @@ let package = Package(
         .target(
             name: "Witness",
             dependencies: [
-                "EventStore", "HTTPServing",
+                "EventLog", "HTTPServing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -1,24 +1,6 @@
+import EventLog
 import Foundation
 import GRDB
-
-/// What a read found at a position: an event, or the damage in its place. Each store
-/// reads these; ``ChainCheck`` decides what they mean.
-package enum FoundEvent {
-    /// `predecessorHash`: the stored hash of the event before it, when the read was
-    /// asked for it (a read of scattered events checks each against it).
-    /// `block`: the first position of the block that holds it (nil for a row).
-    case event(StoredEvent, predecessorHash: [UInt8]?, block: Int64?)
-    /// `storedHash`: the hash stored for the damaged position, when it can be read, so
-    /// a scan that goes on chains the next event to it.
-    case damaged(EventStoreError, position: Int64, storedHash: [UInt8]?)
-
-    package var position: Int64 {
-        switch self {
-        case .event(let event, _, _): return event.position
-        case .damaged(_, let position, _): return position
-        }
-    }
-}
 
 extension EventStore {
     /// The columns of `event_blocks` every reader selects, in the order ``decodeBlock(_:_:)`` reads them.

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// An RFC 9162 consistency proof between two sizes of one device's tree: what a witness

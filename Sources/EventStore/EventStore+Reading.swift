@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import GRDB
 
@@ -204,14 +205,6 @@ final class RowNames {
         let name = try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM event_types WHERE id = ?"), arguments: [id])
         types[id] = name
         return name
-    }
-}
-
-extension EventQuery {
-    /// True when the query selects a gapless run of positions, which can be checked
-    /// as a chain without fetching each predecessor.
-    var isContiguous: Bool {
-        stream == nil && streams == nil && types == nil && since == nil && until == nil
     }
 }
 

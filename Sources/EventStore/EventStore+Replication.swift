@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import GRDB
 

@@ -1,3 +1,4 @@
+@_exported import EventLog
 import Foundation
 import GRDB
 import ZlibCodec
@@ -16,8 +17,8 @@ public final class EventStore {
         case readOnly
     }
 
-    /// The largest canonical payload accepted, so one bad event cannot bloat the log.
-    public static let maximumPayloadSize = 1 << 20
+    /// The largest canonical payload accepted (``LogLimits/maximumPayloadSize``).
+    public static let maximumPayloadSize = LogLimits.maximumPayloadSize
     /// How long an append waits for another process's write lock.
     public static let busyTimeout: TimeInterval = 15
 

@@ -1,4 +1,5 @@
 import Crypto
+import EventLog
 import Foundation
 import GRDB
 

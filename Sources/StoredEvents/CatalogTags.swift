@@ -1,4 +1,4 @@
-import EventStore
+import EventLog
 import Foundation
 import MessagesModel
 import RecordedEvents

@@ -1,5 +1,5 @@
 import Crypto
-import EventStore
+import EventLog
 import Foundation
 
 /// A log's key as a witness is told to trust it: the signed-note verifier key form

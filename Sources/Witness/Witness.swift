@@ -1,5 +1,5 @@
 import Crypto
-import EventStore
+import EventLog
 import Foundation
 
 /// A C2SP `tlog-witness`: it keeps, for each log it knows (by origin and key), the latest

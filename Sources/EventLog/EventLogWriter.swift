@@ -70,11 +70,3 @@ extension EventLogReader {
         return reached == version ? hash : nil
     }
 }
-
-extension EventStore: EventLogWriter {
-    public func importTransaction(_ body: (any EventLogImport) throws -> Void) throws {
-        try importing { try body($0) }
-    }
-}
-
-extension EventStore.ImportTransaction: EventLogImport {}

@@ -2,7 +2,7 @@ import Foundation
 
 /// One device tree being checked: its leaves arrive in stored order, the roots at its
 /// signed (and known) sizes are compared as the leaves reach them.
-struct TreeCheck {
+package struct TreeCheck {
     let tree: DeviceTree
     /// Valid heads under trusted keys: size -> root.
     var signed: [Int64: [UInt8]] = [:] { didSet { roots.targets = Set(signed.keys).union(known.map(\.size)) } }

@@ -280,7 +280,7 @@ extension SignedLogReader {
             // until one verifies (the whole-log `verify` checks every one).
             layout.trees[id]!.heads = try latestValidHeads(tree: id, owner: layout.trees[id]!.owner)
             let tree = layout.trees[id]!
-            let (check, problems, signer) = EventStore.checkHeads(of: tree, trusted: trusted)
+            let (check, problems, signer) = ProofRules.checkHeads(of: tree, trusted: trusted)
             checks[id] = check
             report.problems += problems
             report.keys.append(signer)
@@ -288,7 +288,7 @@ extension SignedLogReader {
         }
         // Two keys for one of these devices: its other trees count too.
         let names = Set(ids.compactMap { layout.trees[$0]?.owner.device })
-        report.problems += EventStore.keysPerDevice(layout.trees.values.filter { names.contains($0.owner.device) }, strict: strict)
+        report.problems += ProofRules.keysPerDevice(layout.trees.values.filter { names.contains($0.owner.device) }, strict: strict)
         // Every known head is used or named: a head of one of the game's devices under
         // another key than the tree the game is in says the log was re-signed; a head of a
         // device the game does not involve is listed as not used.
@@ -304,7 +304,7 @@ extension SignedLogReader {
                     isError: false))
             }
         }
-        report.problems += EventStore.attach(known.filter { gameKeys.contains($0.publicKey) },
+        report.problems += ProofRules.attach(known.filter { gameKeys.contains($0.publicKey) },
                                        to: &checks, trees: layout.trees.filter { ids.contains($0.key) }, trusted: trusted)
         for id in ids.sorted() {
             let mine = streams.filter { layout.treeOfStream[$0] == id }
@@ -474,14 +474,14 @@ extension SignedLogReader {
         // Heads: signatures, keys, trust.
         var checks: [Int64: TreeCheck] = [:]
         for (id, tree) in trees {
-            let (check, problems, signer) = EventStore.checkHeads(of: tree, trusted: trusted)
+            let (check, problems, signer) = ProofRules.checkHeads(of: tree, trusted: trusted)
             checks[id] = check
             report.problems += problems
             report.keys.append(signer)
             report.heads += tree.heads.count
         }
-        report.problems += EventStore.keysPerDevice(trees.values, strict: strict)
-        report.problems += EventStore.attach(known, to: &checks, trees: trees, trusted: trusted)
+        report.problems += ProofRules.keysPerDevice(trees.values, strict: strict)
+        report.problems += ProofRules.attach(known, to: &checks, trees: trees, trusted: trusted)
         // A trusted device the log holds nothing of: a log of the other devices, or one that
         // lost a device whole; only a known head of it (`known`) can tell which.
         if let trusted {

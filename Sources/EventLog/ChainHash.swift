@@ -59,13 +59,13 @@ public enum ChainHash {
 
     /// The stream hash of a stored event given its stream predecessor's. `scratch` holds
     /// the envelope's fields; pass the same one for every event of a scan.
-    static func streamHash(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> [UInt8] {
+    package static func streamHash(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> [UInt8] {
         scratch.set(e)
         return scratch.streamHash(previous: previous).bytes
     }
 
     /// The chain hash of a stored event given its predecessor's.
-    static func hash(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> [UInt8] {
+    package static func hash(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> [UInt8] {
         scratch.set(e)
         return scratch.chainHash(previous: previous)
     }
@@ -80,7 +80,7 @@ public enum ChainHash {
         return hasher.finalize().withUnsafeBytes { Hash32($0)! }
     }
 
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+    package static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
 
     private static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.bigEndian) { out += $0 }

@@ -67,11 +67,11 @@ public struct EventBlock: Hashable, Sendable {
     /// 388,223-event log, level 3 appended about as fast as level 1 and 10% faster than
     /// level 6, for 4% more bytes than level 6 (115 against 110 an event, a quarter of
     /// the peer's): docs/BENCHMARKS.md, "Block size and level".
-    static let compressionLevel: Int32 = 3
+    package static let compressionLevel: Int32 = 3
     /// zlib's memLevel for block bodies. It also sizes deflate's symbol buffer: at 4 (the
     /// payload deflaters', sized for one small event) a 20 KB body was cut into many
     /// small deflate blocks, each with its own Huffman trees; 8 appended 22% faster.
-    static let compressionMemoryLevel: Int32 = 8
+    package static let compressionMemoryLevel: Int32 = 8
 
     static let formatVersion: UInt8 = 1
 
@@ -145,7 +145,7 @@ public struct EventBlock: Hashable, Sendable {
         }
         let leaves = try reader.column(n)
         let lengths = try reader.column(n)
-        if let large = lengths.first(where: { $0 > Int64(EventStore.maximumPayloadSize) }) {
+        if let large = lengths.first(where: { $0 > Int64(LogLimits.maximumPayloadSize) }) {
             throw Malformed(description: "a payload of \(large) bytes")
         }
         var events: [Event] = []

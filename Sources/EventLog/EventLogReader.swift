@@ -204,7 +204,7 @@ package final class PayloadDecoder {
 
     /// - Parameter dictionary: a dictionary's bytes by id, nil when the log has none of that id.
     package func decode(position: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int, stored: [UInt8],
-                        limit: Int = EventStore.maximumPayloadSize, dictionary: (Int64) throws -> [UInt8]?) throws -> [UInt8] {
+                        limit: Int = LogLimits.maximumPayloadSize, dictionary: (Int64) throws -> [UInt8]?) throws -> [UInt8] {
         do {
             switch PayloadCodec(rawValue: codec) {
             case .raw?:
@@ -239,6 +239,30 @@ package final class PayloadDecoder {
     }
 }
 
-extension EventStore: EventLogReader {
-    public var location: String { path }
+
+extension EventQuery {
+    /// True when the query selects a gapless run of positions, which can be checked
+    /// as a chain without fetching each predecessor.
+    package var isContiguous: Bool {
+        stream == nil && streams == nil && types == nil && since == nil && until == nil
+    }
+}
+
+/// What a read found at a position: an event, or the damage in its place. Each store
+/// reads these; ``ChainCheck`` decides what they mean.
+package enum FoundEvent {
+    /// `predecessorHash`: the stored hash of the event before it, when the read was
+    /// asked for it (a read of scattered events checks each against it).
+    /// `block`: the first position of the block that holds it (nil for a row).
+    case event(StoredEvent, predecessorHash: [UInt8]?, block: Int64?)
+    /// `storedHash`: the hash stored for the damaged position, when it can be read, so
+    /// a scan that goes on chains the next event to it.
+    case damaged(EventStoreError, position: Int64, storedHash: [UInt8]?)
+
+    package var position: Int64 {
+        switch self {
+        case .event(let event, _, _): return event.position
+        case .damaged(_, let position, _): return position
+        }
+    }
 }

@@ -144,8 +144,8 @@ package struct AppendPlanner {
             if event.typeVersion < 1 || event.typeVersion > Int(UInt32.max) {
                 throw EventStoreError.invalidEvent(id: event.id, reason: "the type version must be at least 1")
             }
-            if event.payload.count > EventStore.maximumPayloadSize {
-                throw EventStoreError.invalidEvent(id: event.id, reason: "the payload exceeds \(EventStore.maximumPayloadSize) bytes")
+            if event.payload.count > LogLimits.maximumPayloadSize {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "the payload exceeds \(LogLimits.maximumPayloadSize) bytes")
             }
             if let leaf = event.leaf, leaf < 0 {
                 throw EventStoreError.invalidEvent(id: event.id, reason: "a leaf index is never negative")
