@@ -203,7 +203,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", dependencies: ["MessagesHost", "MessagesModel", "GameKit", "EventStore", "Interchange", "RecordedEvents",
-                                                   "Games", "Recorder", "Simulation", "ZlibCodec",
+                                                   "Games", "Recorder", "Simulation", "ZlibCodec", "SharedStore",
                                                    .product(name: "GRDB", package: "GRDB.swift")], path: "Tests/TestSupport",
                 swiftSettings: strict),
         // A gamelog that knows Tic-tac-toe alone, as a developer's package with its own registry would build it.

@@ -184,7 +184,10 @@ package struct ChainCheck {
                 guard let damaged else { throw EventStoreError.hashMismatch(position: event.position) }
                 damaged(.hashMismatch(position: event.position))
                 if query.isContiguous { previousHash = event.hash }
-                return true
+                guard query.handsOverMismatched else { return true }
+                try body(event)
+                emitted += 1
+                return query.limit.map { emitted < $0 } ?? true
             }
             if query.isContiguous { previousHash = event.hash }
         }
