@@ -54,37 +54,42 @@ import Testing
         #expect(report.problems.isEmpty, "\(report.problems.prefix(3))")
     }
 
-    @Test func anEditWithEveryChainRecomputedIsCaughtBySignatures() throws {
-        let path = try copy("edited.sqlite")
-        let position = try insertPosition(path)
-        try LogForger(path: path).rewrite(position: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
+    /// The clean log's games, in `store`.
+    func cleanLog(in store: StoreUnderTest) async throws -> LogUnderTest {
+        try await store.makeLog(folder) { try playMixedGames(8, into: $0, seed: 808, keys: TestKeys()) }
+    }
+
+    func errors(_ reader: any SignedLogReader) throws -> [Finding] {
+        try Auditor(games: .standard).audit(reader).filter { $0.severity == .error }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases) func anEditWithEveryChainRecomputedIsCaughtBySignatures(_ store: StoreUnderTest) async throws {
+        let log = try await cleanLog(in: store)
+        let inserts = try log.reader().events(EventQuery(types: ["action.insert"]))
+        #expect(inserts.count > 4)
+        let position = inserts[inserts.count / 2].position
+        try log.rewriteRechaining(at: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
         // The chains are consistent: only the signatures say no.
-        #expect(try EventStore(path: path, access: .readOnly).verifyIntegrity().isSound)
-        let found = try errors(path)
+        #expect(try log.reader().verifyIntegrity(progress: nil).isSound)
+        let found = try errors(log.reader())
         let changed = try #require(found.first { $0.check == .signature && $0.rule == "changedEvent" }, "\(found)")
         // It names the game's conversation, as `games` and `state` take it.
-        let stream = try #require(try EventStore(path: path, access: .readOnly).event(at: position, verify: false)?.stream)
-        let conversation = try GameIndex(store: try EventStore(path: path, access: .readOnly)).allStreams().first { $0.value.contains(stream) }?.key
+        let stream = try #require(try log.reader().event(at: position, verify: false)?.stream)
+        let conversation = try GameIndex(store: log.reader()).allStreams().first { $0.value.contains(stream) }?.key
         #expect(changed.game == conversation?.uuid.uuidString.lowercased() && changed.game != nil)
         // Nothing the forger can show points past the log's end.
-        let last = try EventStore(path: path, access: .readOnly).lastPosition()
+        let last = try log.reader().lastPosition()
         #expect(found.allSatisfy { ($0.position ?? 0) <= last })
     }
 
-    @Test func aCutTailWithTheStreamVersionLoweredIsCaught() throws {
-        let path = try copy("cut.sqlite")
-        // The log's last three events of one recording removed (their blocks split around
-        // them), and their stream told it is shorter.
-        let stored = try BlockSurgery.events(path)
-        let last = try #require(stored.last)
-        let cut = stored.filter { $0.position > last.position - 3 && $0.event.streamRowID == last.event.streamRowID }
-        #expect(!cut.isEmpty)
-        for (position, _) in cut { try BlockSurgery.delete(path, position: position) }
-        try DatabaseQueue(path: path).writeWithoutTransaction { db in
-            try db.execute(sql: "UPDATE streams SET version = version - ? WHERE id = ?", arguments: [cut.count, last.event.streamRowID])
-            try LogForger(path: path).rechain(db, from: last.position - 2)
-        }
-        let found = try errors(path)
+    @Test(arguments: StoreUnderTest.allCases) func aCutTailWithTheStreamVersionLoweredIsCaught(_ store: StoreUnderTest) async throws {
+        let log = try await cleanLog(in: store)
+        // The log's last three events of one recording removed (a block split around
+        // them), their recording told it is shorter, the chain made whole again.
+        let cut = try log.cutLastEvents(3)
+        #expect(cut.count == 3)
+        #expect(try log.reader().verifyIntegrity(progress: nil).isSound)
+        let found = try errors(log.reader())
         #expect(found.contains { $0.rule == "missingEvent" }, "\(found.map(\.rule))")
     }
 

@@ -126,6 +126,16 @@ public final class PostgresServer: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Runs the SQL file at `path` with psql against the database of `url`, in one
+    /// transaction: for statements longer than one command-line argument may be.
+    public func psql(_ url: String, file path: String) throws -> String {
+        let name = String(url.split(separator: "/").last ?? "")
+        let result = try ChildProcess.run(bin + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "gamelog", "-d", name,
+                                                          "-v", "ON_ERROR_STOP=1", "-At", "--single-transaction", "-f", path])
+        guard result.status == 0 else { throw ServerError("psql failed: \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Starts psql running `sql` against the database of `url` and returns at once: a
     /// session that holds a lock while a test does something else.
     public func psqlInBackground(_ url: String, _ sql: String) throws -> ChildProcess {

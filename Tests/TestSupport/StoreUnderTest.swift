@@ -144,5 +144,82 @@ public struct LogUnderTest: Sendable {
         }
     }
 
+    /// Replaces the payload of the event at `position` (stored raw), then recomputes the
+    /// global chain from there and every recording's stored head: everything a forger
+    /// without a device's key can recompute. Only a signature can tell.
+    public func rewriteRechaining(at position: Int64, _ change: (String) -> String) throws {
+        guard store == .postgres else { return try LogForger(path: path).rewrite(position: position, change) }
+        guard let event = try reader().event(at: position, verify: false) else { throw ForgeryError.noEvent(position) }
+        let payload = Array(change(String(decoding: event.payload, as: UTF8.self)).utf8)
+        guard payload != event.payload else { throw ForgeryError.unchanged(position) }
+        try sql("""
+            UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = \(payload.count), payload = '\\x\(hex(payload))'
+            WHERE position = \(position)
+            """)
+        try rechain(from: position)
+    }
+
+    /// Removes the last `count` events of the log's last recording and lowers its row's
+    /// version to match, then recomputes the chain over what follows: a recording cut short
+    /// with every unsigned trace of the cut made consistent.
+    /// - Returns: the positions removed.
+    @discardableResult
+    public func cutLastEvents(_ count: Int) throws -> [Int64] {
+        let events = try readerWithoutPaging().events(verify: false)
+        guard let last = events.last else { throw ForgeryError.noEvent(1) }
+        let cut = events.filter { $0.stream == last.stream }.suffix(count).map(\.position)
+        guard cut.count == count else { throw ForgeryError.noEvent(last.position) }
+        let uuid = hex(withUnsafeBytes(of: last.stream.uuid) { Array($0) })
+        switch store {
+        case .sqliteBlocks:
+            for position in cut { try BlockSurgery.delete(path, position: position) }
+            try sql("UPDATE streams SET version = version - \(count) WHERE uuid = X'\(uuid)'")
+        case .sqliteRows:
+            try sql("DELETE FROM events WHERE position IN (\(cut.map(String.init).joined(separator: ",")))")
+            try sql("UPDATE streams SET version = version - \(count) WHERE uuid = X'\(uuid)'")
+        case .postgres:
+            try sql("""
+                DELETE FROM events WHERE position IN (\(cut.map(String.init).joined(separator: ",")));
+                UPDATE streams SET version = version - \(count) WHERE uuid = '\\x\(uuid)'
+                """)
+        }
+        try rechain(from: cut[0])
+        return cut
+    }
+
+    /// Recomputes the global chain from `position` on, and every recording's stored head.
+    public func rechain(from position: Int64) throws {
+        guard let url else {
+            return try DatabaseQueue(path: path).writeWithoutTransaction { try LogForger(path: path).rechain($0, from: position) }
+        }
+        let events = try readerWithoutPaging().events(verify: false)
+        var previous = events.last { $0.position < position }?.hash ?? ChainHash.genesis
+        var chains = StreamChains()
+        var rows: [String] = []
+        for event in events {
+            chains.advance(event)
+            guard event.position >= position else { continue }
+            let hash = ChainHash.hash(previous: previous, envelope: ChainHash.envelope(
+                position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
+                typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload))
+            rows.append("(\(event.position), '\\x\(hex(hash))'::bytea)")
+            previous = hash
+        }
+        var script = rows.isEmpty ? "" : "UPDATE events AS e SET hash = v.h FROM (VALUES \(rows.joined(separator: ",\n"))) AS v(p, h) WHERE e.position = v.p;\n"
+        for (stream, head) in chains.heads {
+            script += "UPDATE streams SET head = '\\x\(hex(head))' WHERE uuid = '\\x\(hex(withUnsafeBytes(of: stream.uuid) { Array($0) }))';\n"
+        }
+        let file = path + ".forgery.sql"
+        try Data(script.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        _ = try PostgresServer.shared().psql(url, file: file)
+    }
+
+    /// A reader of whole pages (a forger's reads need not cross page boundaries).
+    private func readerWithoutPaging() throws -> any SignedLogReader {
+        if let shared { return shared.reader() }
+        return try EventStore(path: path, access: .readOnly)
+    }
+
     private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }
