@@ -1,4 +1,3 @@
-import EventLog
 import Foundation
 
 /// An RFC 9162 consistency proof between two sizes of one device's tree: what a witness
