@@ -19,17 +19,17 @@ import Testing
         let collector: Collector
         let keys = TestKeys()
 
-        init() throws {
+        init() async throws {
             folder = try TemporaryFolder()
             url = try PostgresServer.shared().makeDatabase()
             store = try SharedStore(url: url, cacheFolder: folder.url.appending(path: "cache"))
-            _ = try SharedStore.wait { [store] in try await store.migrate() }
+            _ = try await store.migrate()
             collector = Collector(store: store, witness: "collector.test/gamelog", witnessKey: try DeviceKey.random(device: "witness"))
         }
 
-        func enroll(_ device: String) throws {
+        func enroll(_ device: String) async throws {
             let key = keys.key(device).publicKey
-            let outcome = try SharedStore.wait { [store] in try await store.enroll(device: device, publicKey: key) }
+            let outcome = try await store.enroll(device: device, publicKey: key)
             #expect(outcome == .enrolled)
         }
 
@@ -39,29 +39,30 @@ import Testing
         }
 
         /// What the collector accepted of the tree of `device`.
-        func accepted(_ device: String) throws -> Int64 {
+        func accepted(_ device: String) async throws -> Int64 {
             let key = keys.key(device).publicKey
-            return try SharedStore.wait { [store] in try await store.latestHeads(publicKey: key).first?.head.size ?? 0 }
+            return try await store.latestHeads(publicKey: key).first?.head.size ?? 0
         }
 
-        func upload(_ path: String, _ device: String, accepted: Int64? = nil) throws -> DeviceUpload {
+        func upload(_ path: String, _ device: String, accepted: Int64? = nil) async throws -> DeviceUpload {
             let log = try EventStore(path: path, access: .readOnly)
-            guard case .send(let upload) = try Interchange.upload(from: log, tree: keys.key(device).publicKey,
-                                                                  accepted: try accepted ?? self.accepted(device)) else {
+            let known: Int64
+            if let accepted { known = accepted } else { known = try await self.accepted(device) }
+            guard case .send(let upload) = try Interchange.upload(from: log, tree: keys.key(device).publicKey, accepted: known) else {
                 throw Failure("nothing to upload")
             }
             return upload
         }
 
-        func accept(_ body: String) throws -> Collector.Accepted {
-            try SharedStore.wait { [collector] in try await collector.accept(Data(body.utf8)) }
+        func accept(_ body: String) async throws -> Collector.Accepted {
+            try await collector.accept(Data(body.utf8))
         }
 
         /// Asserts the upload is refused with `status` and a reason containing `reason`, storing nothing.
-        func refuses(_ body: String, status: Int, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        func refuses(_ body: String, status: Int, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
             let before = try state()
             do {
-                _ = try accept(body)
+                _ = try await accept(body)
                 Issue.record("accepted an upload that should be refused (\(reason))", sourceLocation: sourceLocation)
             } catch let refusal as Collector.Refusal {
                 #expect(refusal.status == status, "\(refusal)", sourceLocation: sourceLocation)
@@ -92,16 +93,16 @@ import Testing
         }
     }
 
-    @Test func phonesPushTheirLogsAndGetCosignedHeads() throws {
-        let setup = try Setup()
+    @Test func phonesPushTheirLogsAndGetCosignedHeads() async throws {
+        let setup = try await Setup()
         let phones = try recordPhones(4, in: setup.folder.path("phones"), seed: 3, keys: setup.keys)
-        try setup.enroll("A")
-        try setup.enroll("B")
+        try await setup.enroll("A")
+        try await setup.enroll("B")
         var sent = 0
         for (path, device) in [(phones.a, "A"), (phones.b, "B")] {
-            let upload = try setup.upload(path, device)
+            let upload = try await setup.upload(path, device)
             #expect(upload.from == 0 && upload.events > 50)
-            let accepted = try setup.accept(upload.body)
+            let accepted = try await setup.accept(upload.body)
             #expect(accepted.stored == upload.events)
             #expect(accepted.size == upload.to)
             sent += upload.events
@@ -112,20 +113,20 @@ import Testing
             #expect(accepted.note.hasPrefix(head.note))
             // Sending it again adds nothing and writes nothing.
             let before = try setup.state()
-            #expect(try setup.accept(upload.body).stored == 0)
+            await #expect(try setup.accept(upload.body).stored == 0)
             #expect(try setup.state() == before)
         }
         #expect(try PostgresServer.shared().psql(setup.url, "SELECT count(*) FROM events") == "\(sent)")
 
         // More games later: only the new events travel, proven to extend the accepted tree.
         try recordPhones(7, in: setup.folder.path("phones"), seed: 3, keys: setup.keys)
-        let next = try setup.upload(phones.a, "A")
-        #expect(next.from == (try setup.accepted("A")) && next.events > 0)
+        let next = try await setup.upload(phones.a, "A")
+        await #expect(next.from == (try setup.accepted("A")) && next.events > 0)
         #expect(next.body.contains("\"nodes\":[{"))
-        #expect(try setup.accept(next.body).stored == next.events)
+        await #expect(try setup.accept(next.body).stored == next.events)
 
         // The store's copy verifies, with the devices' keys trusted.
-        let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
+        let copy = try await setup.store.localCopy(fresh: true)
         defer { copy.release() }
         let log = try EventStore(path: copy.path, access: .readOnly)
         let report = try log.verifyProofs(trusting: setup.keys.trusted)
@@ -138,7 +139,7 @@ import Testing
         let tampered = setup.folder.path("tampered.sqlite")
         try FileManager.default.copyItem(atPath: copy.path, toPath: tampered)
         let database = try DatabaseQueue(path: tampered)
-        try database.write { db in
+        try await database.write { db in
             try db.execute(sql: """
                 UPDATE cosignatures SET cosigned_at = cosigned_at + 1
                 WHERE (tree_id, size) = (SELECT tree_id, size FROM cosignatures ORDER BY tree_id, size LIMIT 1)
@@ -155,14 +156,14 @@ import Testing
     }
 
     // Issue 36, item 8: cosignatures are checked, and a k-of-n witness policy holds.
-    @Test func cosignaturesAreCheckedAgainstTheWitnessKeysAndTheirCount() throws {
-        let setup = try Setup()
+    @Test func cosignaturesAreCheckedAgainstTheWitnessKeysAndTheirCount() async throws {
+        let setup = try await Setup()
         let phones = try recordPhones(3, in: setup.folder.path("phones"), seed: 5, keys: setup.keys)
         for (path, device) in [(phones.a, "A"), (phones.b, "B")] {
-            try setup.enroll(device)
-            _ = try setup.accept(try setup.upload(path, device).body)
+            try await setup.enroll(device)
+            _ = try await setup.accept(try setup.upload(path, device).body)
         }
-        let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
+        let copy = try await setup.store.localCopy(fresh: true)
         defer { copy.release() }
         let collectorKey = WitnessKey(name: setup.collector.witness, publicKey: setup.collector.witnessKey.publicKey)
         #expect(try WitnessKey(verifierKey: collectorKey.verifierKey) == collectorKey)
@@ -189,21 +190,21 @@ import Testing
         // A changed cosignature row: the whole-log report says so (not only the shared workers' path).
         let tampered = setup.folder.path("cosigned-tampered.sqlite")
         try FileManager.default.copyItem(atPath: copy.path, toPath: tampered)
-        try DatabaseQueue(path: tampered).write { try $0.execute(sql: "UPDATE cosignatures SET cosigned_at = cosigned_at + 1") }
+        try await DatabaseQueue(path: tampered).write { try $0.execute(sql: "UPDATE cosignatures SET cosigned_at = cosigned_at + 1") }
         #expect(try errors(tampered, nil).filter { $0.rule == "cosignature" }.count == 2)
     }
 
-    @Test func forgedConflictingAndUnenrolledUploadsAreRefusedWithNothingStored() throws {
-        let setup = try Setup()
+    @Test func forgedConflictingAndUnenrolledUploadsAreRefusedWithNothingStored() async throws {
+        let setup = try await Setup()
         let phones = try recordPhones(3, in: setup.folder.path("phones"), seed: 8, keys: setup.keys)
-        let upload = try setup.upload(phones.a, "A")
+        let upload = try await setup.upload(phones.a, "A")
 
         // Not enrolled: 403.
-        try setup.refuses(upload.body, status: 403, "not enrolled")
-        try setup.enroll("A")
+        try await setup.refuses(upload.body, status: 403, "not enrolled")
+        try await setup.enroll("A")
         // A device signs with one key: its name cannot be enrolled with another.
         let otherKey = setup.keys.key("B").publicKey
-        let taken = try SharedStore.wait { [store = setup.store] in try await store.enroll(device: "A", publicKey: otherKey) }
+        let taken = try await setup.store.enroll(device: "A", publicKey: otherKey)
         #expect(taken == .nameTaken)
 
         // A changed event: one move's cell, the line's stream hash left as it was.
@@ -212,37 +213,37 @@ import Testing
         let original = lines[touched]
         lines[touched] = original.replacingOccurrences(of: "\\\"cell\\\":{\\\"_0\\\":", with: "\\\"cell\\\":{\\\"_0\\\":1")
         #expect(lines[touched] != original)
-        try setup.refuses(lines.joined(separator: "\n") + "\n", status: 409, "stream hash")
+        try await setup.refuses(lines.joined(separator: "\n") + "\n", status: 409, "stream hash")
 
         // The same change with the stream hashes recomputed (a forger who read FORMAT.md):
         // the device's signed root no longer comes out.
         let forged = try Self.rechained(lines)
-        try setup.refuses(forged.joined(separator: "\n") + "\n", status: 409, "do not give the tree it signed")
+        try await setup.refuses(forged.joined(separator: "\n") + "\n", status: 409, "do not give the tree it signed")
 
         // A conflicting line: the same stream version twice, with different payloads.
         lines[touched] = original
         var conflicting = lines
         conflicting.insert(lines[touched].replacingOccurrences(of: "\\\"cell\\\":{\\\"_0\\\":", with: "\\\"cell\\\":{\\\"_0\\\":1"), at: touched + 1)
-        try setup.refuses(conflicting.joined(separator: "\n") + "\n", status: 409, "too")
+        try await setup.refuses(conflicting.joined(separator: "\n") + "\n", status: 409, "too")
 
         // Signed as another device with an enrolled key: 403.
-        let other = try setup.upload(phones.b, "B")
-        try setup.refuses(other.body, status: 403, "not enrolled")
+        let other = try await setup.upload(phones.b, "B")
+        try await setup.refuses(other.body, status: 403, "not enrolled")
 
         // The honest upload still goes through.
-        #expect(try setup.accept(upload.body).stored == upload.events)
+        await #expect(try setup.accept(upload.body).stored == upload.events)
     }
 
     /// The collector writes an upload's events without looking their ids up first (the
     /// device's tree grows by exactly them); an id another device's event already holds
     /// must still be refused by name, with nothing of the upload kept.
-    @Test func anUploadReusingAStoredEventIDIsRefusedByNameWithNothingStored() throws {
-        let setup = try Setup()
+    @Test func anUploadReusingAStoredEventIDIsRefusedByNameWithNothingStored() async throws {
+        let setup = try await Setup()
         let phones = try recordPhones(2, in: setup.folder.path("phones"), seed: 12, keys: setup.keys)
-        try setup.enroll("A")
-        try setup.enroll("B")
-        let fromA = try setup.upload(phones.a, "A")
-        #expect(try setup.accept(fromA.body).stored == fromA.events)
+        try await setup.enroll("A")
+        try await setup.enroll("B")
+        let fromA = try await setup.upload(phones.a, "A")
+        await #expect(try setup.accept(fromA.body).stored == fromA.events)
         let storedOfA = try EventStore(path: phones.a, access: .readOnly).events()
         let borrowed = try #require(storedOfA.dropFirst(5).first).id
 
@@ -257,30 +258,30 @@ import Testing
             NewEvent(id: index == 7 ? borrowed : event.id, stream: event.stream, type: event.type, typeVersion: event.typeVersion,
                      recordedAt: event.recordedAt, payload: event.payload)
         }, signing: { _ in key })
-        let upload = try setup.upload(forgedPath, "B", accepted: 0)
+        let upload = try await setup.upload(forgedPath, "B", accepted: 0)
         #expect(upload.events == original.count)
-        try setup.refuses(upload.body, status: 409, borrowed.uuidString.lowercased())
+        try await setup.refuses(upload.body, status: 409, borrowed.uuidString.lowercased())
         // Nor would a write that stores several devices' uploads together take the two as
         // one import: only each alone judges an id two of them give.
         func plan(_ body: String) throws -> ImportPlan { try Interchange.check(files: [ExportFile(name: "upload", contents: Data(body.utf8))]) }
-        let honestB = try setup.upload(phones.b, "B", accepted: 0)
+        let honestB = try await setup.upload(phones.b, "B", accepted: 0)
         #expect(ImportPlan.merging([try plan(fromA.body), try plan(upload.body)]) == nil)
         #expect(ImportPlan.merging([try plan(fromA.body), try plan(honestB.body)])?.count == fromA.events + honestB.events)
 
         // B's honest log goes through afterwards: the refusal left nothing of B behind.
-        #expect(try setup.accept(honestB.body).stored == honestB.events)
+        await #expect(try setup.accept(honestB.body).stored == honestB.events)
     }
 
-    @Test func aRolledBackOrForkedPhoneIsRefused() throws {
-        let setup = try Setup()
-        try setup.enroll("A")
+    @Test func aRolledBackOrForkedPhoneIsRefused() async throws {
+        let setup = try await Setup()
+        try await setup.enroll("A")
         let folder = setup.folder.path("phones")
         let phones = try recordPhones(3, in: folder, seed: 12, keys: setup.keys)
         // The phone as it was after three games, kept aside.
         try FileManager.default.copyItem(atPath: phones.a, toPath: setup.folder.path("A-before.sqlite"))
         try recordPhones(6, in: folder, seed: 12, keys: setup.keys)
-        _ = try setup.accept(try setup.upload(phones.a, "A").body)
-        let accepted = try setup.accepted("A")
+        _ = try await setup.accept(try setup.upload(phones.a, "A").body)
+        let accepted = try await setup.accepted("A")
 
         // Rolled back: the old log's heads are behind what the collector accepted.
         let old = setup.folder.path("A-before.sqlite")
@@ -290,7 +291,7 @@ import Testing
             return
         }
         #expect(logSize < held)
-        try setup.refuses(try setup.upload(old, "A", accepted: 0).body, status: 409, "rolled back")
+        try await setup.refuses(try setup.upload(old, "A", accepted: 0).body, status: 409, "rolled back")
 
         // Forked: the rolled-back phone plays on (other games, same key) past what was
         // accepted; its new events do not extend the accepted tree.
@@ -300,34 +301,34 @@ import Testing
         try recordPhones(9, in: forkFolder, seed: 99, keys: setup.keys)
         let forkLog = try EventStore(path: forkFolder + "/A.sqlite", access: .readOnly)
         #expect(try forkLog.deviceTrees().first { $0.owner.device == "A" }!.heads.last!.size > accepted)
-        try setup.refuses(try setup.upload(forkFolder + "/A.sqlite", "A").body, status: 409, "do not extend")
+        try await setup.refuses(try setup.upload(forkFolder + "/A.sqlite", "A").body, status: 409, "do not extend")
     }
 
     // Issue 36, item 5: the collector stores only signed history.
-    @Test func eventsPastEveryHeadAreRefusedAndTheNextHonestPushWorks() throws {
-        let setup = try Setup()
-        try setup.enroll("A")
+    @Test func eventsPastEveryHeadAreRefusedAndTheNextHonestPushWorks() async throws {
+        let setup = try await Setup()
+        try await setup.enroll("A")
         let folder = setup.folder.path("phones")
         let phones = try recordPhones(3, in: folder, seed: 21, keys: setup.keys)
-        _ = try setup.accept(try setup.upload(phones.a, "A").body)
-        let accepted = try setup.accepted("A")
+        _ = try await setup.accept(try setup.upload(phones.a, "A").body)
+        let accepted = try await setup.accepted("A")
         let acceptedHead = try #require(try EventStore(path: phones.a, access: .readOnly).deviceTrees()
             .first { $0.owner.device == "A" }?.heads.first { $0.size == accepted })
         try recordPhones(6, in: folder, seed: 21, keys: setup.keys)
         // The next upload with its heads swapped for the accepted one: its events are
         // leaves past every head the upload carries, which no signature covers.
-        let honest = try setup.upload(phones.a, "A")
+        let honest = try await setup.upload(phones.a, "A")
         #expect(honest.to > accepted)
         var lines = honest.body.split(separator: "\n").map(String.init).filter { !$0.hasPrefix(#"{"head":"#) }
         lines.append(String(decoding: try JSONEncoder().encode(["head": ExportedHead(acceptedHead)]), as: UTF8.self))
-        try setup.refuses(lines.joined(separator: "\n") + "\n", status: 400, "past its newest signed head")
+        try await setup.refuses(lines.joined(separator: "\n") + "\n", status: 400, "past its newest signed head")
         // Nothing of it was kept: the honest push is taken whole.
-        let taken = try setup.accept(honest.body)
+        let taken = try await setup.accept(honest.body)
         #expect(taken.size == honest.to && taken.stored == honest.events)
     }
 
-    @Test func concurrentUploadsFromManyDevicesThroughTwoCollectorsAreAllStoredGapless() throws {
-        let setup = try Setup()
+    @Test func concurrentUploadsFromManyDevicesThroughTwoCollectorsAreAllStoredGapless() async throws {
+        let setup = try await Setup()
         let second = Collector(store: try SharedStore(url: setup.url, cacheFolder: setup.folder.url.appending(path: "cache2")),
                                witness: setup.collector.witness, witnessKey: setup.collector.witnessKey)
         // Eight phones: four pairs, each device with a key of its own.
@@ -338,7 +339,7 @@ import Testing
             let phones = try recordPhones(2, in: setup.folder.path("pair\(pair)"), seed: UInt64(40 + pair), keys: keys, devices: names)
             for (path, device) in [(phones.a, names.0), (phones.b, names.1)] {
                 let key = keys.key(device).publicKey
-                _ = try SharedStore.wait { [store = setup.store] in try await store.enroll(device: device, publicKey: key) }
+                _ = try await setup.store.enroll(device: device, publicKey: key)
                 guard case .send(let upload) = try Interchange.upload(from: try EventStore(path: path, access: .readOnly), tree: key, accepted: 0) else {
                     Issue.record("nothing to send")
                     return
@@ -347,20 +348,18 @@ import Testing
             }
         }
         let collectors = [setup.collector, second]
-        let stored = try SharedStore.wait { [bodies] in
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                for (index, (body, _)) in bodies.enumerated() {
-                    group.addTask { try await collectors[index % 2].accept(Data(body.utf8)).stored }
-                }
-                return try await group.reduce(0, +)
+        let stored = try await withThrowingTaskGroup(of: Int.self) { [bodies] group in
+            for (index, (body, _)) in bodies.enumerated() {
+                group.addTask { try await collectors[index % 2].accept(Data(body.utf8)).stored }
             }
+            return try await group.reduce(0, +)
         }
         let expected = bodies.map(\.1).reduce(0, +)
         #expect(stored == expected)
         let psql = try PostgresServer.shared()
         #expect(try psql.psql(setup.url, "SELECT count(*) || ' ' || max(position) || ' ' || count(DISTINCT event_id) FROM events")
                 == "\(expected) \(expected) \(expected)")
-        let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
+        let copy = try await setup.store.localCopy(fresh: true)
         defer { copy.release() }
         let log = try EventStore(path: copy.path, access: .readOnly)
         var count = 0
@@ -374,16 +373,16 @@ import Testing
     /// Group commit: uploads that arrive while a write runs are stored together in the
     /// next one (fewer writes of the store than uploads), each is answered on its own,
     /// and a refused upload in a group costs the others nothing.
-    @Test func uploadsArrivingTogetherShareAWriteAndARefusalStaysTheirOwn() throws {
-        let setup = try Setup()
+    @Test func uploadsArrivingTogetherShareAWriteAndARefusalStaysTheirOwn() async throws {
+        let setup = try await Setup()
         var bodies: [String] = []
         var events = 0
         for pair in 0..<4 {
             let names = ("G\(pair)a", "G\(pair)b")
             let phones = try recordPhones(2, in: setup.folder.path("pair\(pair)"), seed: UInt64(70 + pair), keys: setup.keys, devices: names)
             for (path, device) in [(phones.a, names.0), (phones.b, names.1)] {
-                try setup.enroll(device)
-                let upload = try setup.upload(path, device, accepted: 0)
+                try await setup.enroll(device)
+                let upload = try await setup.upload(path, device, accepted: 0)
                 bodies.append(upload.body)
                 events += upload.events
             }
@@ -391,25 +390,23 @@ import Testing
         // One that checks on its own and is refused only in the write: a device's upload
         // that starts after events this collector never got.
         let late = try recordPhones(2, in: setup.folder.path("late"), seed: 90, keys: setup.keys, devices: ("Late", "Other"))
-        try setup.enroll("Late")
-        let sent = bodies + [try setup.upload(late.a, "Late", accepted: 5).body]
+        try await setup.enroll("Late")
+        let sent = await bodies + [try setup.upload(late.a, "Late", accepted: 5).body]
         let revisionBefore = Int(try PostgresServer.shared().psql(setup.url, "SELECT revision FROM store_state")) ?? -1
 
-        let outcomes = try SharedStore.wait { [collector = setup.collector] in
-            try await withThrowingTaskGroup(of: (Int, Result<Int, Collector.Refusal>).self) { group in
-                for (index, body) in sent.enumerated() {
-                    group.addTask {
-                        do {
-                            return (index, .success(try await collector.accept(Data(body.utf8)).stored))
-                        } catch let refusal as Collector.Refusal {
-                            return (index, .failure(refusal))
-                        }
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Result<Int, Collector.Refusal>).self) { [collector = setup.collector] group in
+            for (index, body) in sent.enumerated() {
+                group.addTask {
+                    do {
+                        return (index, .success(try await collector.accept(Data(body.utf8)).stored))
+                    } catch let refusal as Collector.Refusal {
+                        return (index, .failure(refusal))
                     }
                 }
-                var outcomes: [Int: Result<Int, Collector.Refusal>] = [:]
-                for try await (index, outcome) in group { outcomes[index] = outcome }
-                return outcomes
             }
+            var outcomes: [Int: Result<Int, Collector.Refusal>] = [:]
+            for try await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes
         }
         #expect(outcomes.count == sent.count)
         let stored = (0..<bodies.count).compactMap { try? outcomes[$0]?.get() }
@@ -428,7 +425,7 @@ import Testing
         // as one import (the refused upload is refused before, so it never joins one).
         #expect(setup.collector.metrics.uploadsStoredTogether >= 2)
         #expect(setup.collector.metrics.text.contains("gamelog_uploads_stored_together_total \(setup.collector.metrics.uploadsStoredTogether)"))
-        let copy = try SharedStore.wait { [store = setup.store] in try await store.localCopy(fresh: true) }
+        let copy = try await setup.store.localCopy(fresh: true)
         defer { copy.release() }
         // The refused device left nothing: only the honest devices' trees, each proven.
         let log = try EventStore(path: copy.path, access: .readOnly)

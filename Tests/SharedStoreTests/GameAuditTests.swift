@@ -34,9 +34,9 @@ import Testing
         }
 
         /// A new store holding the log.
-        func sharedStore() throws -> (SharedStore, String) {
-            let (shared, url) = try SharedStoreTests.makeStore(folder)
-            _ = try SharedStoreTests.importing(lines, into: shared)
+        func sharedStore() async throws -> (SharedStore, String) {
+            let (shared, url) = try await SharedStoreTests.makeStore(folder)
+            _ = try await SharedStoreTests.importing(lines, into: shared)
             return (shared, url)
         }
     }
@@ -45,9 +45,9 @@ import Testing
         try Auditor(games: .standard).report(store, game: game, trusting: keys.trusted)
     }
 
-    @Test func everyGamesAuditIsTheSameInBothStores() throws {
+    @Test func everyGamesAuditIsTheSameInBothStores() async throws {
         let log = try Log.get()
-        let (shared, _) = try log.sharedStore()
+        let (shared, _) = try await log.sharedStore()
         let file = try EventStore(path: log.path, access: .readOnly)
         var compared = 0
         for game in log.games {
@@ -64,12 +64,12 @@ import Testing
 
     /// Each change is made to the store's rows with SQL, as someone with the database's
     /// password could, and each is named by the game's audit read natively.
-    @Test func aRowChangedInPostgreSQLIsNamedByTheGamesAudit() throws {
+    @Test func aRowChangedInPostgreSQLIsNamedByTheGamesAudit() async throws {
         let log = try Log.get()
         let server = try PostgresServer.shared()
         let game = try #require(log.games.first)
-        func errors(after sql: (_ stream: String) -> String) throws -> [Finding] {
-            let (shared, url) = try log.sharedStore()
+        func errors(after sql: (_ stream: String) -> String) async throws -> [Finding] {
+            let (shared, url) = try await log.sharedStore()
             let reader = shared.reader()
             let streams = try GameIndex(store: reader).streams(of: try GameIndex(store: reader).resolve(game).conversation)
             let stream = try #require(streams.sorted { $0.uuidString < $1.uuidString }.first)
@@ -78,22 +78,22 @@ import Testing
             return try Self.report(shared.reader(), game: game, keys: log.keys).findings.filter { $0.severity == .error }
         }
         // An event's time moved by a microsecond: its hash no longer matches.
-        let moved = try errors { "UPDATE events SET recorded_at = recorded_at + 1 WHERE position = (SELECT max(position) FROM events WHERE stream_id = \($0) AND stream_version = 3)" }
+        let moved = try await errors { "UPDATE events SET recorded_at = recorded_at + 1 WHERE position = (SELECT max(position) FROM events WHERE stream_id = \($0) AND stream_version = 3)" }
         #expect(moved.contains { $0.check == .integrity }, "\(moved)")
         // The recording's last event removed, with its row told it holds one fewer: the
         // chain holds, the device's signed tree does not.
-        let cut = try errors { stream in
+        let cut = try await errors { stream in
             "DELETE FROM events WHERE stream_id = \(stream) AND stream_version = (SELECT version FROM streams WHERE id = \(stream)); UPDATE streams SET version = version - 1, head = NULL WHERE id = \(stream)"
         }
         #expect(cut.contains { $0.check == .signature }, "\(cut)")
         // The device's newest head re-signed by nobody: its signature no longer verifies.
-        let resigned = try errors { stream in
+        let resigned = try await errors { stream in
             "UPDATE tree_heads SET signature = decode(repeat('00', 64), 'hex') WHERE tree_id = (SELECT tree_id FROM streams WHERE id = \(stream))"
         }
         #expect(resigned.contains { $0.rule == ProofProblem.Kind.badSignature.rawValue }, "\(resigned)")
         // The catalog rows of the game's last recording removed: the game's own reads no
         // longer see it, and the pass by position after the game's first event names it.
-        let unlisted = try errors { _ in
+        let unlisted = try await errors { _ in
             """
             DELETE FROM catalog WHERE stream_id = (SELECT stream_id FROM catalog WHERE key = '\\x\(game.replacingOccurrences(of: "-", with: ""))'::bytea
                                                    ORDER BY position DESC LIMIT 1)
@@ -102,9 +102,9 @@ import Testing
         #expect(unlisted.contains { $0.rule == "catalog-lists-every-recording" }, "\(unlisted)")
     }
 
-    @Test func theWholeLogsAuditIsTheSameInBothStores() throws {
+    @Test func theWholeLogsAuditIsTheSameInBothStores() async throws {
         let log = try Log.get()
-        let (shared, _) = try log.sharedStore()
+        let (shared, _) = try await log.sharedStore()
         let auditor = Auditor(games: .standard)
         let inFile = try auditor.report(EventStore(path: log.path, access: .readOnly), trusting: log.keys.trusted)
         let native = try auditor.report(shared.reader(), trusting: log.keys.trusted)
@@ -117,43 +117,43 @@ import Testing
     }
 
     /// Changes only the whole log's checks see, made with SQL: each is named.
-    @Test func aRowChangedInPostgreSQLIsNamedByTheWholeLogsAudit() throws {
+    @Test func aRowChangedInPostgreSQLIsNamedByTheWholeLogsAudit() async throws {
         let log = try Log.get()
         let server = try PostgresServer.shared()
-        func errors(after sql: String) throws -> [Finding] {
-            let (shared, url) = try log.sharedStore()
+        func errors(after sql: String) async throws -> [Finding] {
+            let (shared, url) = try await log.sharedStore()
             _ = try server.psql(url, sql)
             return try Auditor(games: .standard).report(shared.reader(), trusting: log.keys.trusted).findings.filter { $0.severity == .error }
         }
         // An event removed from the middle of the log: a gap in the chain.
-        let removed = try errors(after: "DELETE FROM events WHERE position = 100")
+        let removed = try await errors(after: "DELETE FROM events WHERE position = 100")
         #expect(removed.contains { $0.check == .integrity && $0.position == 100 }, "\(removed)")
         // A catalog row removed: a game's reads would miss a recording.
-        let uncatalogued = try errors(after: "DELETE FROM catalog WHERE ctid = (SELECT ctid FROM catalog ORDER BY position DESC LIMIT 1)")
+        let uncatalogued = try await errors(after: "DELETE FROM catalog WHERE ctid = (SELECT ctid FROM catalog ORDER BY position DESC LIMIT 1)")
         #expect(uncatalogued.contains { $0.check == .catalog }, "\(uncatalogued)")
         // The newest head's root changed: its signature no longer verifies.
-        let cosigned = try errors(after: "UPDATE tree_heads SET root = decode(repeat('11', 32), 'hex') WHERE size = (SELECT max(size) FROM tree_heads)")
+        let cosigned = try await errors(after: "UPDATE tree_heads SET root = decode(repeat('11', 32), 'hex') WHERE size = (SELECT max(size) FROM tree_heads)")
         #expect(cosigned.contains { $0.check == .signature }, "\(cosigned)")
         // Rows the events table's foreign keys refused until schema 6: an event whose
         // recording, type or dictionary is not in the store is damage, named at its position.
         for (column, value) in [("stream_id", "999999"), ("type_id", "999999"), ("dictionary_id", "999999")] {
-            let dangling = try errors(after: "UPDATE events SET \(column) = \(value) WHERE position = 50 AND codec <> 0")
+            let dangling = try await errors(after: "UPDATE events SET \(column) = \(value) WHERE position = 50 AND codec <> 0")
             #expect(dangling.contains { $0.position == 50 }, "\(column): \(dangling)")
         }
     }
 
     /// An audit's reads see the store at one moment: what an upload stores meanwhile (events
     /// and the head that signs them) is in none of them, through every reader made from it.
-    @Test func aSnapshotReaderSeesOneMomentWhateverIsWrittenMeanwhile() throws {
+    @Test func aSnapshotReaderSeesOneMomentWhateverIsWrittenMeanwhile() async throws {
         let source = try LogWriterTests.Source.get()
         let folder = try TemporaryFolder()
-        let (shared, _) = try SharedStoreTests.makeStore(folder)
-        _ = try SharedStoreTests.importing(source.firstLines, into: shared)
+        let (shared, _) = try await SharedStoreTests.makeStore(folder)
+        _ = try await SharedStoreTests.importing(source.firstLines, into: shared)
         let moment = shared.snapshotReader()
         let before = try moment.count(), headsBefore = try moment.deviceTrees().map { $0.heads.count }
         #expect(before.events > 0)
         let lane = try moment.anotherReader()
-        _ = try SharedStoreTests.importing(source.lines, into: shared)
+        _ = try await SharedStoreTests.importing(source.lines, into: shared)
 
         let now = try shared.reader().count()
         #expect(now.events > before.events)

@@ -27,15 +27,16 @@ import Testing
         /// Every event, as the SQLite log that wrote them reads them.
         let events: [StoredEvent]
 
-        private static let made = Result { try Log() }
-        static func get() throws -> Log { try made.get() }
+        /// Made by the first test that asks, once; every later one waits for it.
+        private static let made = Task { try await Log() }
+        static func get() async throws -> Log { try await made.value }
 
-        private init() throws {
+        private init() async throws {
             folder = try TemporaryFolder()
             original = try EventStore(path: folder.path("log.sqlite"))
             try playMixedGames(8, into: original, seed: 41, keys: TestKeys())
-            (shared, url) = try SharedStoreTests.makeStore(folder)
-            _ = try SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: shared)
+            (shared, url) = try await SharedStoreTests.makeStore(folder)
+            _ = try await SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: shared)
             events = try original.events()
         }
 
@@ -55,8 +56,8 @@ import Testing
 
     static func same(_ a: [StoredEvent], _ b: [StoredEvent]) -> Bool { a == b }
 
-    @Test(arguments: Backend.allCases) func everyEventReadsBackAsWritten(_ backend: Backend) throws {
-        let log = try Log.get(), reader = try log.reader(backend)
+    @Test(arguments: Backend.allCases) func everyEventReadsBackAsWritten(_ backend: Backend) async throws {
+        let log = try await Log.get(), reader = try log.reader(backend)
         let read = try reader.events()
         #expect(log.events.count > 500)
         #expect(read == log.events)
@@ -68,8 +69,8 @@ import Testing
         #expect(try reader.event(at: Int64(log.events.count) + 1) == nil)
     }
 
-    @Test(arguments: Backend.allCases) func queriesSelectWhatTheySay(_ backend: Backend) throws {
-        let log = try Log.get(), reader = try log.reader(backend)
+    @Test(arguments: Backend.allCases) func queriesSelectWhatTheySay(_ backend: Backend) async throws {
+        let log = try await Log.get(), reader = try log.reader(backend)
         let streams = Array(Set(log.events.map(\.stream))).sorted { $0.uuidString < $1.uuidString }
         try #require(streams.count >= 4)
         let two: Set<UUID> = [streams[1], streams[3]]
@@ -89,8 +90,8 @@ import Testing
         #expect(try reader.firstEvent(ofStream: UUID()) == nil)
     }
 
-    @Test(arguments: Backend.allCases) func theCatalogAnswersForTheLog(_ backend: Backend) throws {
-        let log = try Log.get(), reader = try log.reader(backend)
+    @Test(arguments: Backend.allCases) func theCatalogAnswersForTheLog(_ backend: Backend) async throws {
+        let log = try await Log.get(), reader = try log.reader(backend)
         #expect(try reader.catalogIsComplete())
         let conversations = try log.original.catalogEntries(.conversation), games = try log.original.catalogEntries(.game)
         #expect(conversations.count >= 8 && games.count >= 8)
@@ -108,8 +109,8 @@ import Testing
         #expect(try reader.forkOrigins() == log.original.forkOrigins())
     }
 
-    @Test(arguments: Backend.allCases) func gamesReplayAsInTheFileThatRecordedThem(_ backend: Backend) throws {
-        let log = try Log.get(), reader = try log.reader(backend)
+    @Test(arguments: Backend.allCases) func gamesReplayAsInTheFileThatRecordedThem(_ backend: Backend) async throws {
+        let log = try await Log.get(), reader = try log.reader(backend)
         let page = try GameCatalog.page(store: reader, games: .standard, offset: 0, limit: 100)
         let expected = try GameCatalog.page(store: log.original, games: .standard, offset: 0, limit: 100)
         #expect(page.games.count >= 5)
@@ -133,21 +134,21 @@ import Testing
 
     /// A row changed or removed in either store is named the same way: the chain rule is
     /// one implementation, and PostgreSQL's rows are read by the rules SQLite's are.
-    @Test func damageIsNamedAlikeInBothStores() throws {
+    @Test func damageIsNamedAlikeInBothStores() async throws {
         let folder = try TemporaryFolder()
         let original = try EventStore(path: folder.path("log.sqlite"))
         try playMixedGames(3, into: original, seed: 7, keys: TestKeys())
-        let (shared, url) = try SharedStoreTests.makeStore(folder)
-        _ = try SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: shared)
+        let (shared, url) = try await SharedStoreTests.makeStore(folder)
+        _ = try await SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: shared)
         // The same rows in a SQLite file (the store's own copy), then the same changes in both.
-        let copy = try SharedStore.wait { try await shared.localCopy(fresh: true) }
+        let copy = try await shared.localCopy(fresh: true)
         defer { copy.release() }
         let rows = folder.path("rows.sqlite")
         try FileManager.default.copyItem(atPath: copy.path, toPath: rows)
         let changes = ["UPDATE events SET hash = \(String(repeating: "0", count: 64).sqlBlob) WHERE position = 40",
                        "DELETE FROM events WHERE position = 60",
                        "UPDATE events SET codec = 9 WHERE position = 75"]
-        try DatabaseQueue(path: rows).write { db in for change in changes { try db.execute(sql: change) } }
+        try await DatabaseQueue(path: rows).write { db in for change in changes { try db.execute(sql: change) } }
         for change in changes { _ = try PostgresServer.shared().psql(url, change.replacingOccurrences(of: "X'", with: "'\\x")) }
 
         func damage(_ reader: any EventLogReader, _ query: EventQuery = .all) throws -> [String] {

@@ -43,32 +43,32 @@ import Testing
         let sqlitePath: String
         let shared: SharedStore?
 
-        init(_ backend: Backend) throws {
+        init(_ backend: Backend) async throws {
             folder = try TemporaryFolder()
             self.backend = backend
             sqlitePath = folder.path("target.sqlite")
-            shared = backend == .postgres ? try SharedStoreTests.makeStore(folder).0 : nil
+            shared = await backend == .postgres ? try SharedStoreTests.makeStore(folder).0 : nil
         }
 
-        func importing(_ lines: [String], batchSize: Int = 1_000) throws -> ImportSummary {
+        func importing(_ lines: [String], batchSize: Int = 1_000) async throws -> ImportSummary {
             let plan = try Interchange.check(files: [ExportFile(name: "lines", contents: Data((lines.joined(separator: "\n") + "\n").utf8))])
             if let shared {
-                return try SharedStore.wait { try await shared.writeNatively { try Interchange.import(plan, into: $0, batchSize: batchSize) } }
+                return try await shared.writeNatively { try Interchange.import(plan, into: $0, batchSize: batchSize) }
             }
             return try Interchange.import(plan, into: try EventStore(path: sqlitePath), batchSize: batchSize)
         }
 
         /// The store's rows, as a SQLite file (PostgreSQL's through a fresh copy).
-        func rowsFile() throws -> (path: String, release: () -> Void) {
+        func rowsFile() async throws -> (path: String, release: () -> Void) {
             guard let shared else { return (sqlitePath, {}) }
-            let copy = try SharedStore.wait { try await shared.localCopy(fresh: true) }
+            let copy = try await shared.localCopy(fresh: true)
             return (copy.path, { copy.release() })
         }
 
         var revision: Int64? {
-            get throws {
+            get async throws {
                 guard let shared else { return nil }
-                return try SharedStore.wait { try await shared.revision() }
+                return try await shared.revision()
             }
         }
     }
@@ -105,13 +105,13 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.allCases) func anImportStoresTheRowsTheOtherStoreStores(_ backend: Backend) throws {
+    @Test(arguments: Backend.allCases) func anImportStoresTheRowsTheOtherStoreStores(_ backend: Backend) async throws {
         let source = try Source.get()
-        let target = try Target(backend)
+        let target = try await Target(backend)
         // Small batches, so that recordings, trees and the catalog continue across them.
-        let summary = try target.importing(source.lines, batchSize: 7)
+        let summary = try await target.importing(source.lines, batchSize: 7)
         #expect(summary.stored > 500)
-        let (path, release) = try target.rowsFile()
+        let (path, release) = try await target.rowsFile()
         defer { release() }
         let written = try Self.rows(path), original = try Self.rows(source.original)
         #expect(written["events"]?.count == summary.stored)
@@ -124,21 +124,21 @@ import Testing
         #expect(written["catalog_coverage"] == [[String(summary.stored)]])
     }
 
-    @Test(arguments: Backend.allCases) func historyImportedInTwoPartsContinuesItsChainsAndTrees(_ backend: Backend) throws {
+    @Test(arguments: Backend.allCases) func historyImportedInTwoPartsContinuesItsChainsAndTrees(_ backend: Backend) async throws {
         let source = try Source.get()
-        let whole = try Target(backend)
-        _ = try whole.importing(source.lines)
+        let whole = try await Target(backend)
+        _ = try await whole.importing(source.lines)
         // The same history in two imports: the devices' export when half of it was
         // played, then their export of everything.
-        let parts = try Target(backend)
-        let first = try parts.importing(source.firstLines, batchSize: 7)
-        let second = try parts.importing(source.lines, batchSize: 7)
+        let parts = try await Target(backend)
+        let first = try await parts.importing(source.firstLines, batchSize: 7)
+        let second = try await parts.importing(source.lines, batchSize: 7)
         let events = source.lines.filter { $0.hasPrefix("{\"id\"") }.count
         #expect(first.stored > 100)
         #expect(first.stored + second.stored == events)
-        let (wholePath, releaseWhole) = try whole.rowsFile()
+        let (wholePath, releaseWhole) = try await whole.rowsFile()
         defer { releaseWhole() }
-        let (partsPath, releaseParts) = try parts.rowsFile()
+        let (partsPath, releaseParts) = try await parts.rowsFile()
         defer { releaseParts() }
         let a = try Self.rows(wholePath), b = try Self.rows(partsPath)
         // The chains, trees and catalog continued across the two imports exactly as one
@@ -147,29 +147,29 @@ import Testing
         for table in a.keys.sorted() { #expect(a[table] == b[table], "table \(table) differs in \(backend)") }
     }
 
-    @Test(arguments: Backend.allCases) func aRepeatIsANoOpAndARefusedImportLeavesNothing(_ backend: Backend) throws {
+    @Test(arguments: Backend.allCases) func aRepeatIsANoOpAndARefusedImportLeavesNothing(_ backend: Backend) async throws {
         let source = try Source.get()
-        let target = try Target(backend)
-        let first = try target.importing(source.lines)
-        let revision = try target.revision
-        let (beforePath, releaseBefore) = try target.rowsFile()
+        let target = try await Target(backend)
+        let first = try await target.importing(source.lines)
+        let revision = try await target.revision
+        let (beforePath, releaseBefore) = try await target.rowsFile()
         let before = try Self.rows(beforePath)
         releaseBefore()
-        #expect(try target.importing(source.lines).stored == 0)
+        await #expect(try target.importing(source.lines).stored == 0)
         // A repeat writes nothing, so the store's revision (what copies fetch after) stays.
-        #expect(try target.revision == revision)
+        #expect(try await target.revision == revision)
         // Another history signed by the same devices' keys: its events are new, and its
         // leaves are ones the stored trees hold already. Refused, after some of its batches
         // were appended: nothing of it may stay.
         let other = try TemporaryFolder()
         let more = try EventStore(path: other.path("more.sqlite"))
         try playMixedGames(2, into: more, seed: 78, keys: source.keys)
-        #expect(throws: EventStoreError.self) { try target.importing(try SharedStoreTests.exportLines(more), batchSize: 7) }
-        let (afterPath, releaseAfter) = try target.rowsFile()
+        await #expect(throws: EventStoreError.self) { try await target.importing(try SharedStoreTests.exportLines(more), batchSize: 7) }
+        let (afterPath, releaseAfter) = try await target.rowsFile()
         defer { releaseAfter() }
         #expect(try Self.rows(afterPath) == before)
         #expect(before["events"]?.count == first.stored)
-        #expect(try target.revision == revision)
+        #expect(try await target.revision == revision)
     }
 
     /// The rows a write sends with `COPY ... FROM STDIN`, exactly as PostgreSQL's text
@@ -195,11 +195,11 @@ import Testing
     /// deadline, with the store unreachable and nothing kept: PostgresNIO left such a
     /// `COPY` waiting for good, and with it a collector's writer and every upload behind it
     /// (tools/collect-load.sh's crash of PostgreSQL found it).
-    @Test func aCopyWhoseConnectionIsCutEndsWithinItsDeadline() throws {
+    @Test func aCopyWhoseConnectionIsCutEndsWithinItsDeadline() async throws {
         let source = try Source.get()
         let folder = try TemporaryFolder()
-        let (shared, url) = try SharedStoreTests.makeStore(folder)
-        _ = try SharedStoreTests.importing(source.firstLines, into: shared)
+        let (shared, url) = try await SharedStoreTests.makeStore(folder)
+        _ = try await SharedStoreTests.importing(source.firstLines, into: shared)
         let server = try PostgresServer.shared()
         // A lock a COPY into events waits for, and the reads before it do not.
         let holder = try server.psqlInBackground(url, "BEGIN; LOCK TABLE events IN SHARE MODE; SELECT pg_sleep(60); COMMIT;")
@@ -207,7 +207,7 @@ import Testing
         var held = false
         for _ in 0..<100 where !held {
             held = try server.psql(url, "SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND mode = 'ShareLock' AND granted") == "1"
-            if !held { Thread.sleep(forTimeInterval: 0.05) }
+            if !held { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(held)
         // Once the writer's COPY waits for the lock, its server process is ended.
@@ -223,7 +223,7 @@ import Testing
         cut.start()
         let started = ContinuousClock.now
         do {
-            _ = try SharedStoreTests.importing(source.lines, into: shared)
+            _ = try await SharedStoreTests.importing(source.lines, into: shared)
             Issue.record("the import went through a cut connection")
         } catch let error as SharedStoreError {
             guard case .unreachable = error else { Issue.record("\(error)"); return }

@@ -16,7 +16,7 @@ import WebViewer
 /// same log's viewer on a SQLite file.
 @Suite(.serialized) struct NativeViewerTests {
     @Test func pagesAndTheAuditAnswerFromTheStoreWithNothingCopied() async throws {
-        let log = try LogReaderTests.Log.get()
+        let log = try await LogReaderTests.Log.get()
         // The same store through a cache folder of its own, which must stay absent.
         let folder = try TemporaryFolder()
         let cache = folder.url.appending(path: "cache")

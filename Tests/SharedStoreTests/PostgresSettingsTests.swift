@@ -14,7 +14,7 @@ import Testing
     /// of games spent a sixth of its time compiling. The server's default is on.
     @Test func connectionsRunWithoutJIT() async throws {
         let folder = try TemporaryFolder()
-        let (store, _) = try SharedStoreTests.makeStore(folder)
+        let (store, _) = try await SharedStoreTests.makeStore(folder)
         let rows = try await store.withConnection {
             try await store.run($0, "SELECT current_setting('jit'), reset_val, boot_val FROM pg_settings WHERE name = 'jit'")
         }
@@ -30,7 +30,7 @@ import Testing
     /// (a table never analyzed has no row estimate); a smaller one leaves it to autovacuum.
     @Test func aWriteThatGrowsTheStoreByATenthAnalyzesIt() async throws {
         let folder = try TemporaryFolder()
-        let (store, _) = try SharedStoreTests.makeStore(folder)
+        let (store, _) = try await SharedStoreTests.makeStore(folder)
         func estimate() async throws -> Double {
             let rows = try await store.withConnection { try await store.run($0, "SELECT reltuples::float8 FROM pg_class WHERE relname = 'events'") }
             return try rows[0].decode(Double.self)
@@ -38,7 +38,7 @@ import Testing
         #expect(try await estimate() < 0)
         let original = try EventStore(path: folder.path("log.sqlite"))
         try playMixedGames(3, into: original, seed: 5, keys: TestKeys())
-        let summary = try SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: store)
+        let summary = try await SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: store)
         #expect(summary.stored > 100)
         #expect(try await !store.analyzeIfGrown(stored: summary.stored / 20))
         #expect(try await !store.analyzeIfGrown(stored: 0))
@@ -51,12 +51,12 @@ import Testing
 /// one (a role at its connection limit): the second lane's conversations are read on the
 /// first connection.
 @Suite(.serialized) struct PageLanesTests {
-    @Test func aPageOnTwoLanesAnswersWhenASecondConnectionIsRefused() throws {
+    @Test func aPageOnTwoLanesAnswersWhenASecondConnectionIsRefused() async throws {
         let folder = try TemporaryFolder()
         let original = try EventStore(path: folder.path("log.sqlite"))
         try playMixedGames(40, into: original, seed: 12, keys: TestKeys())
-        let (store, url) = try SharedStoreTests.makeStore(folder)
-        _ = try SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: store)
+        let (store, url) = try await SharedStoreTests.makeStore(folder)
+        _ = try await SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: store)
         let expected = try GameCatalog.page(store: original, games: .standard, offset: 0, limit: 100)
         #expect(Set(expected.games.map(\.conversation)).count >= 16)
         // A role that may hold one connection, and read the store.
