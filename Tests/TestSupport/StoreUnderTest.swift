@@ -68,6 +68,11 @@ public struct LogUnderTest: Sendable {
         }
     }
 
+    /// An SQL expression for `count` zero bytes, in this store's dialect.
+    public func zeros(_ count: Int) -> String {
+        store == .postgres ? "decode(repeat('00', \(count)), 'hex')" : "zeroblob(\(count))"
+    }
+
     /// Flips one bit in the middle of the stored (compressed) payload of the event at `position`.
     public func flipPayloadByte(at position: Int64) throws {
         switch store {

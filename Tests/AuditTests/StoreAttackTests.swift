@@ -1,0 +1,101 @@
+import Audit
+import EventStore
+import Foundation
+import Games
+import MessagesModel
+import Replay
+import TestSupport
+import Testing
+
+/// Attacks on the signed history made on the rows of every store gamelog reads (a SQLite
+/// file's blocks and rows, PostgreSQL), each caught the same way: `verify` is one
+/// implementation over whichever store holds the log (AttackTests has the rest, on files).
+@Suite(.serialized) struct StoreAttackTests {
+    let folder: TemporaryFolder
+    let devices = TestKeys()
+
+    init() throws { folder = try TemporaryFolder() }
+
+    func log(_ store: StoreUnderTest, games: Int = 6) async throws -> LogUnderTest {
+        try await store.makeLog(folder) { try playMixedGames(games, into: $0, seed: 7, keys: devices) }
+    }
+
+    func audit(_ log: LogUnderTest, trusted: Bool = true, known: [TreeHead] = [], game: String? = nil) throws -> [Finding] {
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        return try auditor.report(log.reader(), game: game, trusting: trusted ? devices.trusted : nil, known: known).findings
+    }
+
+    func errors(_ log: LogUnderTest, known: [TreeHead] = [], game: String? = nil) throws -> [Finding] {
+        try audit(log, known: known, game: game).filter { $0.severity == .error }
+    }
+
+    /// Flips `isPending` in the middle action.insert, every unsigned hash recomputed.
+    func edit(_ log: LogUnderTest) throws -> Int64 {
+        let inserts = try log.reader().events(EventQuery(types: ["action.insert"]))
+        #expect(inserts.count > 2)
+        let position = inserts[inserts.count / 2].position
+        try log.rewriteRechaining(at: position) { $0.replacingOccurrences(of: "\"isPending\":false", with: "\"isPending\":true") }
+        return position
+    }
+
+    @Test(arguments: StoreUnderTest.allCases) func theCleanLogHoldsUnderTheDevicesKeys(_ store: StoreUnderTest) async throws {
+        let log = try await log(store)
+        #expect(try errors(log).isEmpty)
+    }
+
+    @Test(arguments: StoreUnderTest.allCases) func deletingEveryHeadLeavesEveryEventUnsigned(_ store: StoreUnderTest) async throws {
+        let log = try await log(store)
+        _ = try edit(log)
+        try log.sql("DELETE FROM cosignatures; DELETE FROM tree_heads")
+        let found = try errors(log)
+        #expect(found.filter { $0.rule == "unsignedTail" }.count == 2, "\(found.map(\.rule))")
+        // Without trusted keys the same findings, as warnings.
+        let loose = try audit(log, trusted: false).filter { $0.rule == "unsignedTail" }
+        #expect(loose.count == 2 && loose.allSatisfy { $0.severity == .warning })
+    }
+
+    @Test(arguments: StoreUnderTest.allCases) func anAllZeroKeyAndSignatureAreRefused(_ store: StoreUnderTest) async throws {
+        let log = try await log(store)
+        try log.sql("""
+            UPDATE trees SET public_key = \(log.zeros(32)) WHERE device = 'A';
+            UPDATE tree_heads SET signature = \(log.zeros(64)) WHERE tree_id = (SELECT id FROM trees WHERE device = 'A')
+            """)
+        // Even trusting the zero key, nothing it "signs" counts.
+        var trusted = devices.trusted
+        trusted["A"] = [UInt8](repeating: 0, count: 32)
+        var auditor = Auditor(games: .standard)
+        auditor.rerunsExtensions = false
+        let found = try auditor.audit(log.reader(), trusting: trusted).filter { $0.severity == .error }
+        #expect(found.filter { $0.rule == "badSignature" }.count >= 6, "\(found.map(\.rule))")
+    }
+
+    @Test(arguments: StoreUnderTest.allCases) func aChangedTileIsReportedAndAnEditedGameIsNamed(_ store: StoreUnderTest) async throws {
+        let log = try await log(store)
+        try log.sql("""
+            UPDATE tree_nodes SET hash = \(log.zeros(32))
+            WHERE (tree_id, lo) = (SELECT tree_id, lo FROM tree_nodes ORDER BY tree_id, lo LIMIT 1)
+            """)
+        #expect(try errors(log).contains { $0.rule == "wrongStreamHead" })
+        // An edited game: its own proof recomputes its leaves.
+        let edited = try await self.log(store)
+        let position = try edit(edited)
+        let reader = try edited.reader()
+        let stream = try #require(try reader.event(at: position, verify: false)?.stream)
+        let index = try GameIndex(store: reader)
+        let conversation = try #require(try index.conversations().first { try index.streams(of: $0).contains(stream) })
+        #expect(try errors(edited, game: conversation.uuid.uuidString).contains { $0.rule == "changedEvent" })
+    }
+
+    /// A store holding an earlier, consistent state of the phones' logs verifies alone;
+    /// the heads the phones signed since (known from elsewhere) show it rolled back.
+    @Test(arguments: StoreUnderTest.allCases) func aRollbackPassesAloneAndIsCaughtByAKnownHead(_ store: StoreUnderTest) async throws {
+        let phone = try EventStore(path: folder.path("phone.sqlite"))
+        try playMixedGames(5, into: phone, seed: 11, keys: devices)
+        let known = try phone.deviceTrees().compactMap(\.heads.last)
+        let backup = try await store.makeLog(folder) { try playMixedGames(3, into: $0, seed: 11, keys: devices) }
+        #expect(try errors(backup).isEmpty)
+        let behind = try errors(backup, known: known)
+        #expect(behind.filter { $0.rule == "rolledBack" }.count == 2, "\(behind.map(\.found))")
+    }
+}
