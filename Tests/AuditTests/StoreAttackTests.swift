@@ -87,6 +87,35 @@ import Testing
         #expect(try errors(edited, game: conversation.uuid.uuidString).contains { $0.rule == "changedEvent" })
     }
 
+    /// A recording moved into the other device's tree, its rows otherwise untouched: the
+    /// first device's signed tree lacks its leaves, and the other's never signed them. (A
+    /// file of blocks also says which leaves each block holds, and that index no longer
+    /// agrees: named before the signatures are read.)
+    @Test(arguments: StoreUnderTest.allCases) func aRecordingMovedToTheOtherDevicesTreeIsCaught(_ store: StoreUnderTest) async throws {
+        let log = try await log(store)
+        let ofA = try log.reader().events(EventQuery(types: ["recording.started"]))
+            .filter { String(decoding: $0.payload, as: UTF8.self).contains(#""device":"A""#) }
+        let moved = try #require(ofA.last).stream
+        try log.sql("UPDATE streams SET tree_id = (SELECT id FROM trees WHERE device = 'B') WHERE uuid = \(log.blob(moved.bytes))")
+        let found = try errors(log)
+        if store == .sqliteBlocks {
+            #expect(found.contains { $0.check == .integrity && $0.found.contains("block_leaves") }, "\(found.map(\.rule))")
+        } else {
+            #expect(found.contains { $0.rule == "missingEvent" && $0.device == "A" }, "\(found.map(\.rule))")
+            #expect(found.contains { $0.rule == "signedByItsOwnDevice" }, "\(found.map(\.rule))")
+        }
+    }
+
+    /// A device's tree renamed: its heads name the device they were signed for, and the
+    /// trusted keys name no device of the new name.
+    @Test(arguments: StoreUnderTest.allCases) func aTreeRenamedToAnotherDeviceIsCaught(_ store: StoreUnderTest) async throws {
+        let log = try await log(store)
+        try log.sql("UPDATE trees SET device = 'Z' WHERE device = 'A'")
+        let found = try errors(log).filter { $0.check == .signature }
+        #expect(!found.isEmpty, "\(found.map(\.rule))")
+        #expect(found.contains { ["badSignature", "untrustedKey"].contains($0.rule) }, "\(found.map(\.rule))")
+    }
+
     /// A store holding an earlier, consistent state of the phones' logs verifies alone;
     /// the heads the phones signed since (known from elsewhere) show it rolled back.
     @Test(arguments: StoreUnderTest.allCases) func aRollbackPassesAloneAndIsCaughtByAKnownHead(_ store: StoreUnderTest) async throws {

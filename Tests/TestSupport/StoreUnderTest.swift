@@ -73,6 +73,11 @@ public struct LogUnderTest: Sendable {
         store == .postgres ? "decode(repeat('00', \(count)), 'hex')" : "zeroblob(\(count))"
     }
 
+    /// An SQL literal for `bytes`, in this store's dialect.
+    public func blob(_ bytes: [UInt8]) -> String {
+        store == .postgres ? "'\\x\(hex(bytes))'::bytea" : "X'\(hex(bytes))'"
+    }
+
     /// Flips one bit in the middle of the stored (compressed) payload of the event at `position`.
     public func flipPayloadByte(at position: Int64) throws {
         switch store {
