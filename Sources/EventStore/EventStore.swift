@@ -201,6 +201,13 @@ public final class EventStore {
     /// log beside it) opens it as immutable: SQLite then creates no `-wal` or `-shm`
     /// file, so reading leaves the folder as it was and works from read-only media.
     /// With a log present a writer may be at work, and SQLite's own locking is needed.
+    ///
+    /// This is also why readers are `DatabaseQueue`s, one a thread
+    /// (``SignedLogReader/anotherReader()``), and not one GRDB `DatabasePool`: a pool
+    /// reads through the write-ahead log and its shared memory, which it creates beside
+    /// the file, and a log handed over for audit (a phone's, a copy on read-only media)
+    /// must be read without a byte written next to it. The queues of one file read at
+    /// once as a pool's readers would.
     static func openingPath(_ path: String, _ access: Access) -> String {
         guard access == .readOnly else { return path }
         let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int ?? 0
