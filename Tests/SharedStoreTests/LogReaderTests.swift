@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Games
+import Interchange
 import GRDB
 import Projections
 import Replay
@@ -11,14 +12,10 @@ import Testing
 
 /// Every reading rule on both stores: the same log in a SQLite file and in PostgreSQL
 /// (read natively, nothing copied), each test run once per store. What a reader answers
-/// is checked against what the log holds, and the two stores against each other.
+/// is checked against what the log holds, and the stores against each other.
 @Suite(.serialized) struct LogReaderTests {
-    enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case sqlite, postgres
-        var testDescription: String { rawValue }
-    }
-
-    /// One log made once for the suite, in both stores.
+    /// One log made once for the suite, in every store: the file that recorded it (blocks),
+    /// its export imported into a file of rows and into PostgreSQL.
     final class Log: @unchecked Sendable {
         let folder: TemporaryFolder
         let original: EventStore
@@ -36,16 +33,21 @@ import Testing
             original = try EventStore(path: folder.path("log.sqlite"))
             try playMixedGames(8, into: original, seed: 41, keys: TestKeys())
             (shared, url) = try await SharedStoreTests.makeStore(folder)
-            _ = try await SharedStoreTests.importing(try SharedStoreTests.exportLines(original), into: shared)
+            let lines = try SharedStoreTests.exportLines(original)
+            _ = try await SharedStoreTests.importing(lines, into: shared)
+            let rows = try EventStore(path: folder.path("rows.sqlite"), layout: .rows)
+            _ = try Interchange.import(files: [ExportFile(name: "log", contents: Data((lines.joined(separator: "\n") + "\n").utf8))], into: rows)
             events = try original.events()
         }
 
-        /// A new reader of `backend`; PostgreSQL's pages are cut small, so that every
+        /// A new reader of the log in `store`; PostgreSQL's pages are cut small, so that every
         /// read crosses page boundaries.
-        func reader(_ backend: Backend) throws -> any EventLogReader {
-            switch backend {
-            case .sqlite:
+        func reader(_ store: StoreUnderTest) throws -> any EventLogReader {
+            switch store {
+            case .sqliteBlocks:
                 return try EventStore(path: folder.path("log.sqlite"), access: .readOnly)
+            case .sqliteRows:
+                return try EventStore(path: folder.path("rows.sqlite"), access: .readOnly)
             case .postgres:
                 let reader = shared.reader()
                 reader.pageSize = 7
@@ -56,8 +58,8 @@ import Testing
 
     static func same(_ a: [StoredEvent], _ b: [StoredEvent]) -> Bool { a == b }
 
-    @Test(arguments: Backend.allCases) func everyEventReadsBackAsWritten(_ backend: Backend) async throws {
-        let log = try await Log.get(), reader = try log.reader(backend)
+    @Test(arguments: StoreUnderTest.allCases) func everyEventReadsBackAsWritten(_ store: StoreUnderTest) async throws {
+        let log = try await Log.get(), reader = try log.reader(store)
         let read = try reader.events()
         #expect(log.events.count > 500)
         #expect(read == log.events)
@@ -69,8 +71,8 @@ import Testing
         #expect(try reader.event(at: Int64(log.events.count) + 1) == nil)
     }
 
-    @Test(arguments: Backend.allCases) func queriesSelectWhatTheySay(_ backend: Backend) async throws {
-        let log = try await Log.get(), reader = try log.reader(backend)
+    @Test(arguments: StoreUnderTest.allCases) func queriesSelectWhatTheySay(_ store: StoreUnderTest) async throws {
+        let log = try await Log.get(), reader = try log.reader(store)
         let streams = Array(Set(log.events.map(\.stream))).sorted { $0.uuidString < $1.uuidString }
         try #require(streams.count >= 4)
         let two: Set<UUID> = [streams[1], streams[3]]
@@ -90,8 +92,8 @@ import Testing
         #expect(try reader.firstEvent(ofStream: UUID()) == nil)
     }
 
-    @Test(arguments: Backend.allCases) func theCatalogAnswersForTheLog(_ backend: Backend) async throws {
-        let log = try await Log.get(), reader = try log.reader(backend)
+    @Test(arguments: StoreUnderTest.allCases) func theCatalogAnswersForTheLog(_ store: StoreUnderTest) async throws {
+        let log = try await Log.get(), reader = try log.reader(store)
         #expect(try reader.catalogIsComplete())
         let conversations = try log.original.catalogEntries(.conversation), games = try log.original.catalogEntries(.game)
         #expect(conversations.count >= 8 && games.count >= 8)
@@ -109,8 +111,8 @@ import Testing
         #expect(try reader.forkOrigins() == log.original.forkOrigins())
     }
 
-    @Test(arguments: Backend.allCases) func gamesReplayAsInTheFileThatRecordedThem(_ backend: Backend) async throws {
-        let log = try await Log.get(), reader = try log.reader(backend)
+    @Test(arguments: StoreUnderTest.allCases) func gamesReplayAsInTheFileThatRecordedThem(_ store: StoreUnderTest) async throws {
+        let log = try await Log.get(), reader = try log.reader(store)
         let page = try GameCatalog.page(store: reader, games: .standard, offset: 0, limit: 100)
         let expected = try GameCatalog.page(store: log.original, games: .standard, offset: 0, limit: 100)
         #expect(page.games.count >= 5)

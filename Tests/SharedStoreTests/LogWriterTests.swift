@@ -11,7 +11,6 @@ import Testing
 /// append through one planner, so the rows (positions, both chains, leaves, trees,
 /// proof nodes, heads, the catalog) must be the same values in both.
 @Suite(.serialized) struct LogWriterTests {
-    typealias Backend = LogReaderTests.Backend
 
     /// A signed log and its export, made once.
     final class Source: @unchecked Sendable {
@@ -36,18 +35,19 @@ import Testing
         }
     }
 
-    /// A new empty store of `backend`, and a way to import into it in one transaction.
+    /// A new empty store, and a way to import into it in one transaction.
     struct Target {
         let folder: TemporaryFolder
-        let backend: Backend
+        let store: StoreUnderTest
         let sqlitePath: String
         let shared: SharedStore?
 
-        init(_ backend: Backend) async throws {
+        init(_ store: StoreUnderTest) async throws {
             folder = try TemporaryFolder()
-            self.backend = backend
+            self.store = store
             sqlitePath = folder.path("target.sqlite")
-            shared = await backend == .postgres ? try SharedStoreTests.makeStore(folder).0 : nil
+            shared = store == .postgres ? try await SharedStoreTests.makeStore(folder).0 : nil
+            if store == .sqliteRows { _ = try EventStore(path: sqlitePath, layout: .rows) }
         }
 
         func importing(_ lines: [String], batchSize: Int = 1_000) async throws -> ImportSummary {
@@ -55,7 +55,8 @@ import Testing
             if let shared {
                 return try await shared.writeNatively { try Interchange.import(plan, into: $0, batchSize: batchSize) }
             }
-            return try Interchange.import(plan, into: try EventStore(path: sqlitePath), batchSize: batchSize)
+            return try Interchange.import(plan, into: try EventStore(path: sqlitePath, layout: store == .sqliteRows ? .rows : .blocks),
+                                          batchSize: batchSize)
         }
 
         /// The store's rows, as a SQLite file (PostgreSQL's through a fresh copy).
@@ -105,9 +106,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.allCases) func anImportStoresTheRowsTheOtherStoreStores(_ backend: Backend) async throws {
+    @Test(arguments: StoreUnderTest.allCases) func anImportStoresTheRowsTheOtherStoreStores(_ store: StoreUnderTest) async throws {
         let source = try Source.get()
-        let target = try await Target(backend)
+        let target = try await Target(store)
         // Small batches, so that recordings, trees and the catalog continue across them.
         let summary = try await target.importing(source.lines, batchSize: 7)
         #expect(summary.stored > 500)
@@ -115,22 +116,27 @@ import Testing
         defer { release() }
         let written = try Self.rows(path), original = try Self.rows(source.original)
         #expect(written["events"]?.count == summary.stored)
+        if store != .postgres {
+            // Each file in its own layout: a file of rows was not given blocks, nor the other way.
+            let asRows = try EventStore(path: path, access: .readOnly).storedAsRows()
+            #expect(asRows == (store == .sqliteRows ? summary.stored : 0))
+        }
         #expect(try #require(written["tree_heads"]).count > 0)
         #expect(try #require(written["catalog"]).count > 0)
         for table in original.keys.sorted() {
-            #expect(written[table] == original[table], "table \(table) differs in \(backend)")
+            #expect(written[table] == original[table], "table \(table) differs in \(store)")
         }
         // The catalog covers the whole log, as in the file that recorded it.
         #expect(written["catalog_coverage"] == [[String(summary.stored)]])
     }
 
-    @Test(arguments: Backend.allCases) func historyImportedInTwoPartsContinuesItsChainsAndTrees(_ backend: Backend) async throws {
+    @Test(arguments: StoreUnderTest.allCases) func historyImportedInTwoPartsContinuesItsChainsAndTrees(_ store: StoreUnderTest) async throws {
         let source = try Source.get()
-        let whole = try await Target(backend)
+        let whole = try await Target(store)
         _ = try await whole.importing(source.lines)
         // The same history in two imports: the devices' export when half of it was
         // played, then their export of everything.
-        let parts = try await Target(backend)
+        let parts = try await Target(store)
         let first = try await parts.importing(source.firstLines, batchSize: 7)
         let second = try await parts.importing(source.lines, batchSize: 7)
         let events = source.lines.filter { $0.hasPrefix("{\"id\"") }.count
@@ -144,12 +150,12 @@ import Testing
         // The chains, trees and catalog continued across the two imports exactly as one
         // import of everything writes them.
         #expect(a["events"]?.count == events)
-        for table in a.keys.sorted() { #expect(a[table] == b[table], "table \(table) differs in \(backend)") }
+        for table in a.keys.sorted() { #expect(a[table] == b[table], "table \(table) differs in \(store)") }
     }
 
-    @Test(arguments: Backend.allCases) func aRepeatIsANoOpAndARefusedImportLeavesNothing(_ backend: Backend) async throws {
+    @Test(arguments: StoreUnderTest.allCases) func aRepeatIsANoOpAndARefusedImportLeavesNothing(_ store: StoreUnderTest) async throws {
         let source = try Source.get()
-        let target = try await Target(backend)
+        let target = try await Target(store)
         let first = try await target.importing(source.lines)
         let revision = try await target.revision
         let (beforePath, releaseBefore) = try await target.rowsFile()
