@@ -147,8 +147,8 @@ package struct AppendPlanner {
             if event.payload.count > LogLimits.maximumPayloadSize {
                 throw EventStoreError.invalidEvent(id: event.id, reason: "the payload exceeds \(LogLimits.maximumPayloadSize) bytes")
             }
-            if let leaf = event.leaf, leaf < 0 {
-                throw EventStoreError.invalidEvent(id: event.id, reason: "a leaf index is never negative")
+            if let leaf = event.leaf, leaf < 0 || leaf >= LogLimits.maximumCount {
+                throw EventStoreError.invalidEvent(id: event.id, reason: "a leaf index is within 0...2^62-1")
             }
         }
     }

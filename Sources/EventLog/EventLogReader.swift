@@ -155,7 +155,7 @@ package struct ChainCheck {
             guard let damaged else { throw error }
             damaged(error)
             if verify && query.isContiguous, let storedHash { previousHash = storedHash }
-            if expectedPosition != nil { expectedPosition = position + 1 }
+            if expectedPosition != nil, position >= 1, position < LogLimits.maximumCount { expectedPosition = position + 1 }
             return true
         case .event(let found, let predecessor, _):
             (event, storedPredecessor) = (found, predecessor)

@@ -177,13 +177,20 @@ extension EventStore {
         guard let type = try names.type(db, id: row[4]) else {
             throw EventStoreError.corruptPayload(position: position, detail: "its stream or type row is missing")
         }
+        guard let streamVersion = Int64.fromDatabaseValue(row[3]), let typeVersion = Int64.fromDatabaseValue(row[5]) else {
+            throw EventStoreError.corruptPayload(position: position, detail: "a version of the wrong type")
+        }
+        let leaf: Int64? = row[12]
+        if let reason = LogLimits.outOfRange(position: position, streamVersion: streamVersion, typeVersion: typeVersion, leaf: leaf) {
+            throw EventStoreError.corruptPayload(position: position, detail: reason)
+        }
         let stored = try row.bytes(at: 10) ?? []
         let hash = try row.bytes(at: 11) ?? []
         let payload = try decodePayload(db, position: position, codec: row[7], dictionaryID: row[8],
                                         rawSize: row[9], stored: stored)
-        return StoredEvent(position: position, id: id, stream: stream, streamVersion: row[3], type: type,
-                           typeVersion: row[5], recordedAt: Timestamp(microsecondsSince1970: row[6]),
-                           payload: payload, hash: hash, leaf: row[12])
+        return StoredEvent(position: position, id: id, stream: stream, streamVersion: streamVersion, type: type,
+                           typeVersion: Int(typeVersion), recordedAt: Timestamp(microsecondsSince1970: row[6]),
+                           payload: payload, hash: hash, leaf: leaf)
     }
 }
 

@@ -287,6 +287,10 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
             guard let typeVersion = Int(exactly: row.typeVersion), let rawSize = Int(exactly: row.rawSize), rawSize >= 0 else {
                 throw EventStoreError.corruptPayload(position: row.position, detail: "a size or version out of range")
             }
+            if let reason = LogLimits.outOfRange(position: row.position, streamVersion: row.streamVersion, typeVersion: row.typeVersion,
+                                                 leaf: row.leaf) {
+                throw EventStoreError.corruptPayload(position: row.position, detail: reason)
+            }
             let payload = try payloads.decode(position: row.position, codec: row.codec, dictionaryID: row.dictionaryID,
                                               rawSize: rawSize, stored: row.payload) { try dictionary($0) }
             let event = StoredEvent(position: row.position, id: id, stream: stream, streamVersion: row.streamVersion, type: type,

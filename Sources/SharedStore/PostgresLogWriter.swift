@@ -632,6 +632,9 @@ struct PostgresAppendRows: AppendRowStore {
             defer { nextStreamID += 1 }
             return AppendPlanner.Stream(rowID: nextStreamID, version: 0, head: Hash32(ChainHash.genesis)!, tree: nil, isNew: true)
         }
+        if let reason = LogLimits.outOfRange(recordingVersion: row.version) {
+            throw EventStoreError.damagedDatabase(path: writer.location, detail: "recording \(uuid.uuidString.lowercased()): \(reason)")
+        }
         // A recording stored before recordings kept their head: its chain from its events.
         let stored = try row.head ?? (row.version == 0 ? ChainHash.genesis : writer.streamHash(uuid, at: row.version) ?? [])
         guard let head = Hash32(stored) else {

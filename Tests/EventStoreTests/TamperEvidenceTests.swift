@@ -302,3 +302,65 @@ import Testing
         #expect(try EventStore(path: path, access: .readOnly).events(EventQuery(positions: Int64.min...Int64.min + 5)).isEmpty)
     }
 }
+
+/// Numbers at the end of their column's type, written where the schema lets them through
+/// (a position, a recording version, a type version, a recording's row): named as damage
+/// or refused, on every store, never an arithmetic trap (a version of 2^63-1 made `verify`
+/// trap on its successor's `+ 1`, a type version past 2^32 the chain's envelope).
+@Suite struct HostileNumberTests {
+    func makeLog(_ folder: TemporaryFolder, _ store: StoreUnderTest) async throws -> LogUnderTest {
+        try await store.makeLog(folder) { try playMixedGames(2, into: $0, seed: 5, keys: TestKeys()) }
+    }
+
+    @Test(arguments: StoreUnderTest.allCases) func aVersionAtTheEndOfTheIntegersIsDamageAtItsPosition(_ store: StoreUnderTest) async throws {
+        let folder = try TemporaryFolder()
+        let log = try await makeLog(folder, store)
+        try log.setVersions(at: 30, streamVersion: Int64.max)
+        try log.setVersions(at: 40, typeVersion: 1 << 40)
+        if store == .sqliteBlocks {
+            try BlockSurgery.alter(log.path, position: 50) { $0.leaf = Int64.max }
+        } else {
+            try log.sql("UPDATE events SET leaf = 9223372036854775807 WHERE position = 50")
+        }
+        let reader = try log.reader()
+        #expect(throws: EventStoreError.self) { _ = try reader.events() }
+        var damaged: [Int64] = [], read = 0
+        try reader.scan(skippingDamaged: { damaged.append($0.position ?? 0) }) { _ in read += 1 }
+        #expect(damaged.contains(30) && damaged.contains(40) && damaged.contains(50), "\(damaged)")
+        #expect(read > 100)
+        let report = try reader.verifyIntegrity(progress: nil)
+        #expect([30, 40, 50].allSatisfy { position in report.problems.contains { $0.position == position } }, "\(report.problems)")
+    }
+
+    @Test(arguments: [StoreUnderTest.sqliteRows, .postgres]) func aPositionAtTheEndOfTheIntegersIsDamage(_ store: StoreUnderTest) async throws {
+        let folder = try TemporaryFolder()
+        let log = try await makeLog(folder, store)
+        let last = try log.reader().lastPosition()
+        try log.sql("UPDATE events SET position = 9223372036854775807 WHERE position = \(last)")
+        let report = try log.reader().verifyIntegrity(progress: nil)
+        #expect(report.problems.contains { $0.position == Int64.max }, "\(report.problems)")
+        var damaged = 0
+        try log.reader().scan(skippingDamaged: { _ in damaged += 1 }) { _ in }
+        #expect(damaged >= 1)
+    }
+
+    @Test func aLeafPastAnyTreeIsRefusedBeforeAnythingIsStored() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        var event = sampleEvents(1)[0]
+        event.leaf = Int64.max
+        #expect { try store.append([event]) } throws: { "\($0)".contains("0...2^62-1") }
+        #expect(try store.lastPosition() == 0)
+    }
+
+    @Test(arguments: StoreUnderTest.allCases) func aRecordingsRowAtTheEndOfTheIntegersIsRefusedByAnAppend(_ store: StoreUnderTest) async throws {
+        let folder = try TemporaryFolder()
+        let log = try await makeLog(folder, store)
+        let recording = try #require(try log.reader().event(at: 1)).stream
+        let uuid = withUnsafeBytes(of: recording.uuid) { Array($0) }
+        try log.sql("UPDATE streams SET version = 9223372036854775807 WHERE uuid = \(log.blob(uuid))")
+        #expect(!(try log.reader().verifyIntegrity(progress: nil).isSound))
+        let next = NewEvent(id: UUID(), stream: recording, type: "note", recordedAt: Timestamp(microsecondsSince1970: 1), payload: Array("{}".utf8))
+        await #expect { try await log.append([next]) } throws: { "\($0)".contains("outside 0...2^62-1") }
+    }
+}

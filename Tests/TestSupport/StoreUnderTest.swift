@@ -140,6 +140,31 @@ public struct LogUnderTest: Sendable {
         }
     }
 
+    /// Sets the recording version and the type version stored for the event at
+    /// `position` (what the schema lets through: any positive integer).
+    public func setVersions(at position: Int64, streamVersion: Int64? = nil, typeVersion: Int64? = nil) throws {
+        switch store {
+        case .sqliteBlocks:
+            try BlockSurgery.alter(path, position: position) { event in
+                if let streamVersion { event.streamVersion = streamVersion }
+                if let typeVersion { event.typeVersion = typeVersion }
+            }
+        case .sqliteRows, .postgres:
+            if let streamVersion { try sql("UPDATE events SET stream_version = \(streamVersion) WHERE position = \(position)") }
+            if let typeVersion { try sql("UPDATE events SET type_version = \(typeVersion) WHERE position = \(position)") }
+        }
+    }
+
+    /// Appends `events` (with no device tree) as this store's writer does: a file's
+    /// append, or PostgreSQL's native write in one transaction.
+    public func append(_ events: [NewEvent]) async throws {
+        if let shared {
+            _ = try await shared.writeNatively { writer in try writer.importTransaction { _ = try $0.append(events, owners: [:]) } }
+        } else {
+            try EventStore(path: path, layout: store == .sqliteRows ? .rows : .blocks).append(events)
+        }
+    }
+
     /// Swaps the events at positions `a` and `b`.
     public func swap(_ a: Int64, _ b: Int64) throws {
         switch store {
