@@ -5,7 +5,7 @@ public enum LogLimits {
     /// The largest position, recording version or leaf a log holds (a device tree's
     /// largest size): numbers past it, written into a store's rows by hand, are damage,
     /// and arithmetic on the numbers below it never overflows.
-    public static let maximumCount: Int64 = 1 << 62
+    public static let maximumCount: Int64 = MerkleTree.maximumSize
 
     /// Why a stored event's numbers cannot be an event's, or nil when they can: what a
     /// store's reader checks before anything counts with them (a position or version at

@@ -309,7 +309,7 @@ import Testing
 /// trap on its successor's `+ 1`, a type version past 2^32 the chain's envelope).
 @Suite struct HostileNumberTests {
     func makeLog(_ folder: TemporaryFolder, _ store: StoreUnderTest) async throws -> LogUnderTest {
-        try await store.makeLog(folder) { try playMixedGames(2, into: $0, seed: 5, keys: TestKeys()) }
+        try await TamperEvidenceTests().makeLog(folder, store)
     }
 
     @Test(arguments: StoreUnderTest.allCases) func aVersionAtTheEndOfTheIntegersIsDamageAtItsPosition(_ store: StoreUnderTest) async throws {
