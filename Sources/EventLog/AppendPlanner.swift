@@ -8,6 +8,8 @@ import Foundation
 /// store only answers and writes, so a batch appended to a SQLite file and to the shared
 /// store in PostgreSQL gets the same positions, hashes and leaves.
 package protocol AppendRowStore: TreeRowStore {
+    /// Where the store is, as errors name it.
+    var location: String { get }
     /// Where event `id` is stored already (its position and stream version), or nil if it
     /// is new. `nextPosition` is the position it takes if it is new (a store that claims
     /// ids as it goes records it).
@@ -106,6 +108,10 @@ package struct AppendPlanner {
             stream = known
         } else {
             stream = try store.stream(event.stream)
+            // The store's word: appending counts on from it.
+            if let reason = LogLimits.outOfRange(recordingVersion: stream.version) {
+                throw EventStoreError.damagedDatabase(path: store.location, detail: "recording \(event.stream.uuidString.lowercased()): \(reason)")
+            }
             stream.tree = try trees.join(&store, stream: event.stream, rowID: stream.rowID, tree: stream.tree, owner: owner(event.stream))
             if let expected = expecting[event.stream], !expected.matches(stream.version) {
                 throw EventStoreError.versionConflict(stream: event.stream, expected: expected, actual: stream.version)

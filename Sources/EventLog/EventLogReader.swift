@@ -180,16 +180,14 @@ package struct ChainCheck {
             } else {
                 throw EventStoreError.missingEvent(position: event.position - 1)
             }
-            guard ChainHash.hash(previous: predecessor, event: event, scratch: &envelope) == event.hash else {
+            let matches = ChainHash.hash(previous: predecessor, event: event, scratch: &envelope) == event.hash
+            // A salvage chains the next event to the stored hash, matching or not.
+            if query.isContiguous { previousHash = event.hash }
+            if !matches {
                 guard let damaged else { throw EventStoreError.hashMismatch(position: event.position) }
                 damaged(.hashMismatch(position: event.position))
-                if query.isContiguous { previousHash = event.hash }
                 guard query.handsOverMismatched else { return true }
-                try body(event)
-                emitted += 1
-                return query.limit.map { emitted < $0 } ?? true
             }
-            if query.isContiguous { previousHash = event.hash }
         }
         try body(event)
         emitted += 1

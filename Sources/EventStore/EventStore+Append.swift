@@ -159,6 +159,7 @@ extension EventStore {
     /// prepares, caches and finalizes them.
     struct SQLiteAppendRows: AppendRowStore {
         let store: EventStore
+        var location: String { store.path }
         let db: Database
         let blocks: BlockWriter?
         let pipeline: CompressionPipeline?
@@ -227,9 +228,6 @@ extension EventStore {
                 return AppendPlanner.Stream(rowID: db.lastInsertedRowID, version: 0, head: Hash32(ChainHash.genesis)!, tree: nil, isNew: true)
             }
             let version: Int64 = row[1]
-            if let reason = LogLimits.outOfRange(recordingVersion: version) {
-                throw EventStoreError.damagedDatabase(path: store.path, detail: "recording \(uuid.uuidString.lowercased()): \(reason)")
-            }
             let stored = try (row[2] as Data?).map(Array.init)
                 ?? (version == 0 ? ChainHash.genesis : store.legacyHead(db, stream: uuid))
             guard let head = Hash32(stored) else {

@@ -134,9 +134,12 @@ extension EventStore {
         guard let type = try names.type(db, id: event.typeRowID) else {
             throw EventStoreError.corruptPayload(position: position, detail: "its type row is missing")
         }
-        guard event.streamVersion >= 1, event.streamVersion <= LogLimits.maximumCount, event.typeVersion >= 1,
-              event.typeVersion <= Int64(Int32.max), (event.leaf ?? 0) >= 0, (event.leaf ?? 0) < LogLimits.maximumCount else {
-            throw EventStoreError.corruptPayload(position: position, detail: "a version or leaf out of range")
+        if let reason = LogLimits.outOfRange(position: position, streamVersion: event.streamVersion, typeVersion: event.typeVersion,
+                                             leaf: event.leaf) {
+            throw EventStoreError.corruptPayload(position: position, detail: reason)
+        }
+        guard event.typeVersion <= Int64(Int32.max) else {
+            throw EventStoreError.corruptPayload(position: position, detail: "its type version \(event.typeVersion) is past what a block holds")
         }
         return StoredEvent(position: position, id: event.id, stream: stream, streamVersion: event.streamVersion, type: type,
                            typeVersion: Int(event.typeVersion), recordedAt: Timestamp(microsecondsSince1970: event.recordedAt),

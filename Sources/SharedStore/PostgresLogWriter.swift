@@ -585,6 +585,7 @@ struct PostgresTreeRows: TreeRowStore {
 /// A batch's rows in the shared store (``AppendRowStore``): the ids and recordings the
 /// batch names, fetched in two statements; the new events gathered into column arrays.
 struct PostgresAppendRows: AppendRowStore {
+    var location: String { writer.location }
     private var treeRows: PostgresTreeRows
     private var writer: PostgresLogWriter { treeRows.writer }
     private let stored: [UUID: (position: Int64, streamVersion: Int64)]
@@ -631,9 +632,6 @@ struct PostgresAppendRows: AppendRowStore {
         guard let row = streams[uuid] else {
             defer { nextStreamID += 1 }
             return AppendPlanner.Stream(rowID: nextStreamID, version: 0, head: Hash32(ChainHash.genesis)!, tree: nil, isNew: true)
-        }
-        if let reason = LogLimits.outOfRange(recordingVersion: row.version) {
-            throw EventStoreError.damagedDatabase(path: writer.location, detail: "recording \(uuid.uuidString.lowercased()): \(reason)")
         }
         // A recording stored before recordings kept their head: its chain from its events.
         let stored = try row.head ?? (row.version == 0 ? ChainHash.genesis : writer.streamHash(uuid, at: row.version) ?? [])

@@ -357,8 +357,7 @@ import Testing
         let folder = try TemporaryFolder()
         let log = try await makeLog(folder, store)
         let recording = try #require(try log.reader().event(at: 1)).stream
-        let uuid = withUnsafeBytes(of: recording.uuid) { Array($0) }
-        try log.sql("UPDATE streams SET version = 9223372036854775807 WHERE uuid = \(log.blob(uuid))")
+        try log.sql("UPDATE streams SET version = 9223372036854775807 WHERE uuid = \(log.blob(recording.bytes))")
         #expect(!(try log.reader().verifyIntegrity(progress: nil).isSound))
         let next = NewEvent(id: UUID(), stream: recording, type: "note", recordedAt: Timestamp(microsecondsSince1970: 1), payload: Array("{}".utf8))
         await #expect { try await log.append([next]) } throws: { "\($0)".contains("outside 0...2^62-1") }

@@ -75,7 +75,7 @@ public struct LogUnderTest: Sendable {
 
     /// An SQL literal for `bytes`, in this store's dialect.
     public func blob(_ bytes: [UInt8]) -> String {
-        store == .postgres ? "'\\x\(hex(bytes))'::bytea" : "X'\(hex(bytes))'"
+        store == .postgres ? "'\\x\(Hex.string(bytes))'::bytea" : "X'\(Hex.string(bytes))'"
     }
 
     /// Flips one bit in the middle of the stored (compressed) payload of the event at `position`.
@@ -134,8 +134,8 @@ public struct LogUnderTest: Sendable {
             }
         case .postgres:
             try sql("""
-                UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = \(payload.count), payload = '\\x\(hex(payload))',
-                hash = '\\x\(hex(hash))' WHERE position = \(position)
+                UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = \(payload.count), payload = \(blob(payload)),
+                hash = \(blob(hash)) WHERE position = \(position)
                 """)
         }
     }
@@ -188,7 +188,7 @@ public struct LogUnderTest: Sendable {
         let payload = Array(change(String(decoding: event.payload, as: UTF8.self)).utf8)
         guard payload != event.payload else { throw ForgeryError.unchanged(position) }
         try sql("""
-            UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = \(payload.count), payload = '\\x\(hex(payload))'
+            UPDATE events SET codec = 0, dictionary_id = NULL, raw_size = \(payload.count), payload = \(blob(payload))
             WHERE position = \(position)
             """)
         try rechain(from: position)
@@ -204,20 +204,12 @@ public struct LogUnderTest: Sendable {
         guard let last = events.last else { throw ForgeryError.noEvent(1) }
         let cut = events.filter { $0.stream == last.stream }.suffix(count).map(\.position)
         guard cut.count == count else { throw ForgeryError.noEvent(last.position) }
-        let uuid = hex(withUnsafeBytes(of: last.stream.uuid) { Array($0) })
-        switch store {
-        case .sqliteBlocks:
+        if store == .sqliteBlocks {
             for position in cut { try BlockSurgery.delete(path, position: position) }
-            try sql("UPDATE streams SET version = version - \(count) WHERE uuid = X'\(uuid)'")
-        case .sqliteRows:
+        } else {
             try sql("DELETE FROM events WHERE position IN (\(cut.map(String.init).joined(separator: ",")))")
-            try sql("UPDATE streams SET version = version - \(count) WHERE uuid = X'\(uuid)'")
-        case .postgres:
-            try sql("""
-                DELETE FROM events WHERE position IN (\(cut.map(String.init).joined(separator: ",")));
-                UPDATE streams SET version = version - \(count) WHERE uuid = '\\x\(uuid)'
-                """)
         }
+        try sql("UPDATE streams SET version = version - \(count) WHERE uuid = \(blob(last.stream.bytes))")
         try rechain(from: cut[0])
         return cut
     }
@@ -237,12 +229,12 @@ public struct LogUnderTest: Sendable {
             let hash = ChainHash.hash(previous: previous, envelope: ChainHash.envelope(
                 position: event.position, id: event.id, stream: event.stream, streamVersion: event.streamVersion, type: event.type,
                 typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload))
-            rows.append("(\(event.position), '\\x\(hex(hash))'::bytea)")
+            rows.append("(\(event.position), \(blob(hash)))")
             previous = hash
         }
         var script = rows.isEmpty ? "" : "UPDATE events AS e SET hash = v.h FROM (VALUES \(rows.joined(separator: ",\n"))) AS v(p, h) WHERE e.position = v.p;\n"
         for (stream, head) in chains.heads {
-            script += "UPDATE streams SET head = '\\x\(hex(head))' WHERE uuid = '\\x\(hex(withUnsafeBytes(of: stream.uuid) { Array($0) }))';\n"
+            script += "UPDATE streams SET head = \(blob(head)) WHERE uuid = \(blob(stream.bytes));\n"
         }
         let file = path + ".forgery.sql"
         try Data(script.utf8).write(to: URL(fileURLWithPath: file))
@@ -255,6 +247,4 @@ public struct LogUnderTest: Sendable {
         if let shared { return shared.reader() }
         return try EventStore(path: path, access: .readOnly)
     }
-
-    private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }
