@@ -123,9 +123,17 @@ package struct AppendPlanner {
         envelope.set(position: position, id: event.id, stream: event.stream, streamVersion: stream.version,
                      type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)
         let hash = envelope.chainHash(previous: previousHash)
-        stream.head = envelope.streamHash(previous: stream.head)
+        var knownLeaf: Hash32?
+        if let known = event.known.recording, known.streamVersion == stream.version, known.previous == stream.head {
+            stream.head = known.streamHash
+            knownLeaf = known.leafHash
+        } else {
+            stream.head = envelope.streamHash(previous: stream.head)
+        }
         streams[event.stream] = stream
-        let leaf = try stream.tree.map { try trees.take(&store, $0, leaf: event.leaf, envelope: envelope) }
+        let leaf = try stream.tree.map { tree in
+            try trees.take(&store, tree, leaf: event.leaf, hash: knownLeaf?.bytes ?? envelope.leafHash())
+        }
         try store.write(PlannedEvent(position: position, hash: hash, streamRowID: stream.rowID, streamVersion: stream.version,
                                      typeID: typeID, leaf: leaf, tree: stream.tree), of: event, index: index)
         previousHash = hash

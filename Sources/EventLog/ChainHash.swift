@@ -124,8 +124,12 @@ package struct SplitEnvelope {
 }
 
 /// A SHA-256 hash held inline, for a value kept and replaced once per event.
-package struct Hash32: ContiguousBytes, Sendable {
+package struct Hash32: ContiguousBytes, Equatable, Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    package static func == (lhs: Hash32, rhs: Hash32) -> Bool {
+        lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3
+    }
 
     /// Nil unless `bytes` holds exactly 32.
     package init?(_ bytes: UnsafeRawBufferPointer) {

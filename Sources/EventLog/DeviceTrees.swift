@@ -98,14 +98,13 @@ package struct TreeStates {
     }
 
     /// The leaf an event takes in tree `id`: the next one (a recorded event), or the one
-    /// it was exported with (an import).
-    mutating func take(_ rows: inout some TreeRowStore, _ id: Int64, leaf given: Int64?, envelope: SplitEnvelope) throws -> Int64 {
+    /// it was exported with (an import). `hash` is the event's leaf hash.
+    mutating func take(_ rows: inout some TreeRowStore, _ id: Int64, leaf given: Int64?, hash: [UInt8]) throws -> Int64 {
         // Taken out of the dictionary while it grows, so its frontier is not copied
         // for every leaf (copy-on-write while the dictionary still held it).
         if states[id] == nil { try load(&rows, id) }
         var state = states.removeValue(forKey: id)!
         defer { states[id] = state }
-        let hash = envelope.leafHash()
         let leaf: Int64
         if let given {
             leaf = given

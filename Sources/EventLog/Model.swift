@@ -81,6 +81,9 @@ public struct NewEvent: Hashable, Sendable {
     /// The event's index among its device's tree's leaves, for an import that carries it;
     /// nil for a new event, which takes the next leaf of its device's tree.
     public var leaf: Int64?
+    /// Hashes of this event a check already computed (an upload's recording chain and
+    /// leaves), so the append need not compute them again.
+    package var known = KnownHashes()
 
     public init(id: UUID, stream: UUID, type: String, typeVersion: Int = 1, recordedAt: Timestamp, payload: [UInt8],
                 tags: [EventTag]? = nil, leaf: Int64? = nil) {
@@ -93,6 +96,40 @@ public struct NewEvent: Hashable, Sendable {
         self.payload = payload
         self.tags = tags
     }
+}
+
+/// A new event's recording hash and leaf hash as a check of its file computed them, for
+/// ``AppendPlanner`` to use instead of hashing the event twice more.
+///
+/// They are a function of the event and of its recording's hash before it, so the planner
+/// takes them only where that predecessor is the one they were computed from (the
+/// recording's stored head at the version below `streamVersion`); anywhere else it
+/// computes its own. Not part of what an event is: any two are equal.
+package struct KnownHashes: Hashable, Sendable {
+    package struct Recording: Sendable {
+        /// The event's version in its recording.
+        package var streamVersion: Int64
+        /// The recording's hash before the event.
+        package var previous: Hash32
+        /// The recording's hash with the event.
+        package var streamHash: Hash32
+        /// ``MerkleTree/leafHash(_:)`` of the event (nil: its recording is in no tree).
+        package var leafHash: Hash32?
+
+        package init(streamVersion: Int64, previous: Hash32, streamHash: Hash32, leafHash: Hash32?) {
+            self.streamVersion = streamVersion
+            self.previous = previous
+            self.streamHash = streamHash
+            self.leafHash = leafHash
+        }
+    }
+
+    package var recording: Recording?
+
+    package init(recording: Recording? = nil) { self.recording = recording }
+
+    package static func == (lhs: KnownHashes, rhs: KnownHashes) -> Bool { true }
+    package func hash(into hasher: inout Hasher) {}
 }
 
 /// What the caller believes a stream's version is before an append.

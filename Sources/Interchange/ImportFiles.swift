@@ -63,6 +63,13 @@ public enum ImportStage: Sendable {
     case storing
 }
 
+/// What checking one line worked out that appending it would otherwise work out again.
+struct CheckedLine: Sendable {
+    var hashes = KnownHashes()
+    /// Its catalog tags (nil: not worked out).
+    var tags: [EventTag]?
+}
+
 /// Exported logs read and checked line by line, ready to store: an index of where
 /// each event's line lies and what orders it, about 60 bytes an event.
 public struct ImportPlan: Sendable {
@@ -83,6 +90,9 @@ public struct ImportPlan: Sendable {
     /// store's checks and the append read them instead of parsing each line three
     /// more times. Larger imports parse again, so memory holds only the index.
     var parsed: [ExportLine.Fields]?
+    /// What the check learned of each line that the append would work out again (its
+    /// hashes, its catalog tags), kept with `parsed`.
+    var checked: [CheckedLine]?
 
     /// Events found in the files, repeats included.
     public var count: Int { lines.count }
@@ -93,29 +103,45 @@ public struct ImportPlan: Sendable {
     /// judges), one continues a recording stored before, or one did not keep its parsed
     /// lines (a plan too large to merge cheaply).
     package static func merging(_ plans: [ImportPlan]) -> ImportPlan? {
-        guard var merged = plans.first, let first = merged.parsed, merged.continued.isEmpty else { return nil }
-        var ids = Set(first.map(\.id))
-        for plan in plans.dropFirst() {
-            guard let parsed = plan.parsed, plan.continued.isEmpty, let trees = merged.trees.adding(plan.trees),
-                  Set(plan.starts.keys).isDisjoint(with: merged.starts.keys) else { return nil }
-            let planIDs = Set(parsed.map(\.id))
-            guard ids.isDisjoint(with: planIDs) else { return nil }
-            ids.formUnion(planIDs)
-            let fileOffset = Int32(merged.files.count), lineOffset = merged.lines.count
-            let lines = merged.lines + plan.lines.map { ref in
-                Interchange.LineRef(file: ref.file + fileOffset, line: ref.line, start: ref.start, end: ref.end)
+        guard let first = plans.first, first.parsed != nil, first.continued.isEmpty else { return nil }
+        let total = plans.reduce(0) { $0 + $1.lines.count }
+        var ids = Set<UUID>(minimumCapacity: total), starts: [UUID: Int] = [:], trees = ImportTrees()
+        var files: [ExportFile] = [], lines: [Interchange.LineRef] = [], keys: [Interchange.MergeKey] = []
+        var parsed: [ExportLine.Fields] = [], checked: [CheckedLine]? = []
+        var checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)] = []
+        lines.reserveCapacity(total)
+        keys.reserveCapacity(total)
+        parsed.reserveCapacity(total)
+        checked?.reserveCapacity(total)
+        for (index, plan) in plans.enumerated() {
+            guard let planParsed = plan.parsed, plan.continued.isEmpty else { return nil }
+            if index == 0 {
+                trees = plan.trees
+            } else {
+                guard let grown = trees.adding(plan.trees) else { return nil }
+                trees = grown
             }
-            let keys = merged.keys + plan.keys.map { key in
-                var key = key
+            let fileOffset = Int32(files.count), lineOffset = lines.count
+            for start in plan.starts {
+                guard starts.updateValue(start.value + lineOffset, forKey: start.key) == nil else { return nil }
+            }
+            for fields in planParsed {
+                guard ids.insert(fields.id).inserted else { return nil }
+            }
+            for ref in plan.lines {
+                lines.append(Interchange.LineRef(file: ref.file + fileOffset, line: ref.line, start: ref.start, end: ref.end))
+            }
+            for var key in plan.keys {
                 key.run += fileOffset
-                return key
+                keys.append(key)
             }
-            merged = ImportPlan(files: merged.files + plan.files, lines: lines, keys: keys,
-                                checkpoints: merged.checkpoints + plan.checkpoints, trees: trees, continued: [:],
-                                starts: merged.starts.merging(plan.starts.mapValues { $0 + lineOffset }) { mine, _ in mine },
-                                parsed: merged.parsed! + parsed)
+            files += plan.files
+            checkpoints += plan.checkpoints
+            parsed += planParsed
+            if let planChecked = plan.checked { checked? += planChecked } else { checked = nil }
         }
-        return merged
+        return ImportPlan(files: files, lines: lines, keys: keys, checkpoints: checkpoints, trees: trees, continued: [:],
+                          starts: starts, parsed: parsed, checked: checked)
     }
 
     /// Calls `body` with each event's id and canonical payload bytes, in the files'
@@ -191,7 +217,7 @@ extension Interchange {
         }
         progress?(totalBytes, totalBytes)
         var plan = ImportPlan(files: files, lines: lines, keys: keys, checkpoints: checkpoints, trees: trees, continued: [:],
-                              parsed: parsed)
+                              parsed: parsed, checked: nil)
         plan = try checkChains(plan)
         try plan.trees.checkRoots()
         return plan
@@ -232,6 +258,7 @@ extension Interchange {
         var starts: [UUID: Int] = [:]
         var scratch: [UInt8] = []
         var trees = plan.trees
+        var checked: [CheckedLine]? = plan.parsed == nil ? nil : Array(repeating: CheckedLine(), count: plan.lines.count)
         for (stream, indices) in byStream {
             let ordered = indices.sorted { (plan.keys[$0].streamVersion, $0) < (plan.keys[$1].streamVersion, $1) }
             let first = plan.keys[ordered[0]].streamVersion
@@ -241,6 +268,11 @@ extension Interchange {
             }
             var hash = ChainHash.genesis, version: Int64 = 0, device: String?, constants: StreamConstants?
             starts[stream] = ordered[0]
+            // The tags as the import's own decoder would find them: the same recording's
+            // events in the same order, its start looked up the same way.
+            var tagger = StreamDecoder(firstEventOf: { [start = ordered[0]] _ in
+                (try? plan.fields(start)).map { ($0.type, $0.typeVersion, $0.payload) }
+            })
             var last: ExportLine.Fields?
             for index in ordered {
                 let fields = try plan.fields(index)
@@ -272,9 +304,16 @@ extension Interchange {
                                    type: fields.type, typeVersion: fields.typeVersion,
                                    recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
                                    into: &scratch)
+                let previous = hash
                 hash = ChainHash.streamHash(previous: hash, envelope: scratch)
                 version = fields.streamVersion
-                try trees.add(fields, leafData: Array(scratch[8...]), file: file, line: Int(ref.line))
+                let leafHash = try trees.add(fields, leafData: Array(scratch[8...]), file: file, line: Int(ref.line))
+                if checked != nil, let before = Hash32(previous), let after = Hash32(hash) {
+                    checked![index] = CheckedLine(
+                        hashes: KnownHashes(recording: .init(streamVersion: version, previous: before, streamHash: after,
+                                                             leafHash: leafHash.flatMap { Hash32($0) })),
+                        tags: tagger.catalogTags(stream: stream, type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload))
+                }
                 let who = device.map { "device \($0)'s " } ?? ""
                 if let carried = fields.streamHash, carried != hash {
                     throw InterchangeError.editedLine(file: file, line: Int(ref.line), detail:
@@ -302,7 +341,7 @@ extension Interchange {
             try trees.add(fields, leafData: data, file: plan.files[Int(ref.file)].name, line: Int(ref.line))
         }
         return ImportPlan(files: plan.files, lines: plan.lines, keys: plan.keys, checkpoints: plan.checkpoints, trees: trees,
-                          continued: continued, starts: starts, parsed: plan.parsed)
+                          continued: continued, starts: starts, parsed: plan.parsed, checked: checked)
     }
 
     /// Merges checked logs into `store`, like ``import(_:into:batchSize:progress:)``:
@@ -323,12 +362,14 @@ extension Interchange {
             stored = try merge(
                 count: plan.lines.count, key: { plan.keys[$0] },
                 event: { index in
-                    let fields = try plan.fields(index)
-                    return NewEvent(id: fields.id, stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
-                                    recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
-                                    tags: decoder.catalogTags(stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
-                                                              payload: fields.payload),
-                                    leaf: fields.leaf)
+                    let fields = try plan.fields(index), checked = plan.checked?[index]
+                    var event = NewEvent(id: fields.id, stream: fields.stream, type: fields.type, typeVersion: fields.typeVersion,
+                                         recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
+                                         tags: checked?.tags ?? decoder.catalogTags(stream: fields.stream, type: fields.type,
+                                                                                    typeVersion: fields.typeVersion, payload: fields.payload),
+                                         leaf: fields.leaf)
+                    if let checked { event.known = checked.hashes }
+                    return event
                 },
                 store: store, append: { try transaction.append($0, owners: plan.trees.owners) },
                 batchSize: batchSize, progress: { progress?($0, plan.lines.count) })

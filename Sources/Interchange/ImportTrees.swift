@@ -88,12 +88,14 @@ public struct ImportTrees: Sendable {
 
     /// Records an event's leaf. Every event of a recording in a tree must have one,
     /// and no other event may.
-    mutating func add(_ fields: ExportLine.Fields, leafData: [UInt8], file: String, line: Int) throws {
+    /// Returns the leaf's hash (nil: its recording is in no tree).
+    @discardableResult
+    mutating func add(_ fields: ExportLine.Fields, leafData: [UInt8], file: String, line: Int) throws -> [UInt8]? {
         guard let owner = owners[fields.stream] else {
             if fields.leaf != nil {
                 throw InterchangeError.badHead(file: file, line: line, detail: "the event claims a leaf, and no tree line names its recording")
             }
-            return
+            return nil
         }
         guard let leaf = fields.leaf else {
             throw InterchangeError.badHead(file: file, line: line, detail:
@@ -105,9 +107,10 @@ public struct ImportTrees: Sendable {
                 throw InterchangeError.badHead(file: file, line: line, detail:
                     "leaf \(leaf) of device \(SafeText.line(owner.device))'s tree is also another event (\(other.file):\(other.line))")
             }
-            return
+            return hash
         }
         trees[owner.publicKey]!.leaves[leaf] = (hash, file, line)
+        return hash
     }
 
     /// Every head's root must come out of its tree's leaves and proof nodes.

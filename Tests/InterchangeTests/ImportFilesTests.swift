@@ -120,6 +120,51 @@ import Testing
         #expect(try merged.count().events == Int64(total))
     }
 
+    /// The check hands the append each line's recording hash, leaf hash and catalog tags;
+    /// the log stored with them is the one stored without them, and hashes handed over
+    /// for another place in a recording (here every line's neighbour's) are not used.
+    @Test func whatTheCheckWorkedOutStoresTheVerySameLog() throws {
+        let folder = try TemporaryFolder()
+        let original = try simulated(folder, seed: 25, games: 4)
+        let text = try allLines(original).joined(separator: "\n") + "\n"
+        let plan = try Interchange.check(files: [ExportFile(name: "all", contents: Data(text.utf8))])
+        let streams = Set(try original.events(EventQuery(types: ["recording.started"])).map(\.stream))
+        let checked = try #require(plan.checked)
+        #expect(checked.count == plan.count && plan.count > 100)
+        #expect(checked.filter { $0.hashes.recording?.leafHash != nil && $0.tags != nil }.count == plan.count)
+        #expect(checked.contains { !($0.tags ?? []).isEmpty })
+
+        var without = plan
+        without.checked = nil
+        var shifted = plan
+        shifted.checked = checked.indices.map { index in
+            var line = checked[index]
+            line.hashes = checked[(index + 1) % checked.count].hashes
+            return line
+        }
+        var logs: [String: EventStore] = [:]
+        for (name, variant) in [("with", plan), ("without", without), ("shifted", shifted)] {
+            let store = try EventStore(path: folder.path("\(name).sqlite"))
+            let summary = try Interchange.import(variant, into: store, batchSize: 113)
+            #expect(summary.stored == plan.count, "\(name)")
+            logs[name] = store
+        }
+        for (name, store) in logs {
+            #expect(try store.headHash() == (try original.headHash()), "\(name)")
+            #expect(try store.verifyIntegrity().isSound, "\(name)")
+            #expect(try store.verifyProofs().problems.isEmpty, "\(name)")
+            #expect(try allLines(store) == (try allLines(original)), "\(name)")
+            #expect(try store.catalogIsComplete(), "\(name)")
+            var entries = 0
+            for stream in streams {
+                let stored = try store.catalogEntries(ofStream: stream)
+                #expect(Set(stored) == Set(try original.catalogEntries(ofStream: stream)), "\(name)")
+                entries += stored.count
+            }
+            #expect(entries > 0)
+        }
+    }
+
     @Test func aBadLineNamesItsFileAndLineAndNothingIsStored() throws {
         let folder = try TemporaryFolder()
         let original = try simulated(folder, seed: 24, games: 1)
