@@ -195,9 +195,13 @@ public final class Collector: Sendable {
         var settled: [Int: Result<Accepted, Error>] = [:]
         let devices = Dictionary(uploads.map { ($0.tree.owner.publicKey, 1) }, uniquingKeysWith: +)
         var together: [Int] = []
-        for (index, upload) in uploads.enumerated() where devices[upload.tree.owner.publicKey] == 1 {
+        let alone = uploads.indices.filter { devices[uploads[$0].tree.owner.publicKey] == 1 }
+        // Every device's stored tree in one read, not one each.
+        let stored = try writer.deviceTreesAndFrontiers(publicKeys: alone.map { uploads[$0].tree.owner.publicKey })
+        for index in alone {
+            let upload = uploads[index]
             do {
-                if try extendsStoredTree(upload, in: writer) { together.append(index) }
+                if try extends(upload, stored: stored[upload.tree.owner.publicKey]) { together.append(index) }
             } catch let refusal as Refusal {
                 settled[index] = .failure(refusal)
             }
@@ -206,7 +210,7 @@ public final class Collector: Sendable {
               let compressed = CompressedPayloads.merging(together.map { uploads[$0].compressed }) else { return settled }
         writer.precompressed = compressed
         defer { writer.precompressed = nil }
-        guard writer.assumingNewEvents({ try Interchange.import(plan, into: writer) }) != nil else { return settled }
+        guard writer.assumingNewEvents({ try Interchange.import(plan, into: writer, batchSize: GroupCommit.maximumEvents) }) != nil else { return settled }
         let cosigned = try together.map { index in
             (uploads[index], try Cosignature.signing(uploads[index].newest, witness: witness, key: witnessKey))
         }
@@ -253,7 +257,11 @@ public final class Collector: Sendable {
     /// (``checkExtends(_:known:frontier:)``); whether it grows the tree (its newest head is
     /// past every head stored: the tree grows by exactly its events).
     static func extendsStoredTree(_ upload: Upload, in writer: PostgresLogWriter) throws -> Bool {
-        let stored = try writer.deviceTreeAndFrontier(publicKey: upload.tree.owner.publicKey)
+        try extends(upload, stored: try writer.deviceTreeAndFrontier(publicKey: upload.tree.owner.publicKey))
+    }
+
+    /// ``extendsStoredTree(_:in:)`` given the device's tree as stored (nil: none).
+    static func extends(_ upload: Upload, stored: (tree: DeviceTree, frontier: MerkleTree.Frontier?)?) throws -> Bool {
         try checkExtends(upload.tree, known: stored?.tree, frontier: { stored?.frontier })
         return upload.newest.size > (stored?.tree.heads.last?.size ?? 0)
     }

@@ -64,6 +64,13 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     }
     var known: Known?
     var encoder: PayloadEncoder?
+    /// Device trees this write read or made, by public key: their row id and device (nil:
+    /// none stored). A group's uploads and their imports then ask for each tree once
+    /// (writers are serialised: only this write changes them). Forgotten with a savepoint
+    /// rolled back.
+    var knownTrees: [[UInt8]: (id: Int64, device: String?)?] = [:]
+    /// The row id of the next tree this write makes (nil: not read yet).
+    var nextTreeID: Int64?
 
     /// Statements sent and not yet answered (see ``execute(_:_:)``).
     private var pending: [EventLoopFuture<PostgresQueryResult>] = []
@@ -154,6 +161,8 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             known = nil
             // What was rolled back may have been asked about since; asking again is always right.
             absentIDs = []
+            knownTrees = [:]
+            nextTreeID = nil
             throw error
         }
     }
@@ -266,19 +275,37 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// The device tree of `publicKey` and its frontier (``treeFrontier(publicKey:)``),
     /// read together: what a collector asks of every upload.
     package func deviceTreeAndFrontier(publicKey: [UInt8]) throws -> (tree: DeviceTree, frontier: MerkleTree.Frontier?)? {
+        try deviceTreesAndFrontiers(publicKeys: [publicKey])[publicKey]
+    }
+
+    /// ``deviceTreeAndFrontier(publicKey:)`` of several keys, in two statements whatever
+    /// their number: what a collector asks of a group's uploads. A key with no tree has no entry.
+    package func deviceTreesAndFrontiers(publicKeys: [[UInt8]]) throws -> [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] {
+        guard !publicKeys.isEmpty else { return [:] }
         var binds = PostgresBindings()
-        binds.append(ByteBuffer(bytes: publicKey))
-        guard let (id, device, size, frontier) = try fetch("SELECT id, device, size, frontier FROM trees WHERE public_key = $1", binds, { row in
-            (try row[0].decode(Int64.self), try row[1].decode(String.self), try row[2].decode(Int64.self), try row[3].decode(ByteBuffer?.self))
-        }).first else { return nil }
-        var lookup = PostgresBindings()
-        lookup.append(id)
-        let owner = TreeOwner(device: device, publicKey: publicKey)
-        let heads = try fetch("SELECT size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = $1 ORDER BY size", lookup) { row in
-            try Self.head(row, from: 0)(owner)
+        binds.append(publicKeys.map { ByteBuffer(bytes: $0) })
+        let trees = try fetch("SELECT id, public_key, device, size, frontier FROM trees WHERE public_key = ANY($1::bytea[])", binds) { row in
+            (id: try row[0].decode(Int64.self), publicKey: Array(try row[1].decode(ByteBuffer.self).readableBytesView),
+             device: try row[2].decode(String.self), size: try row[3].decode(Int64.self), frontier: try row[4].decode(ByteBuffer?.self))
         }
-        let parsed = frontier.flatMap { MerkleTree.Frontier(size: size, packed: Array($0.readableBytesView)) }
-        return (DeviceTree(owner: owner, size: size, heads: heads, holdsEveryLeaf: parsed != nil), parsed)
+        for key in publicKeys { knownTrees[key] = .some(nil) }
+        guard !trees.isEmpty else { return [:] }
+        var lookup = PostgresBindings()
+        lookup.append(trees.map(\.id))
+        var heads: [Int64: [(TreeOwner) -> TreeHead]] = [:]
+        let rows = try fetch("""
+            SELECT tree_id, size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = ANY($1::bigint[]) ORDER BY tree_id, size
+            """, lookup) { row in (try row[0].decode(Int64.self), try Self.head(row, from: 1)) }
+        for (tree, head) in rows { heads[tree, default: []].append(head) }
+        var found: [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] = [:]
+        for tree in trees {
+            knownTrees[tree.publicKey] = (tree.id, tree.device)
+            let owner = TreeOwner(device: tree.device, publicKey: tree.publicKey)
+            let parsed = tree.frontier.flatMap { MerkleTree.Frontier(size: tree.size, packed: Array($0.readableBytesView)) }
+            found[tree.publicKey] = (DeviceTree(owner: owner, size: tree.size, heads: (heads[tree.id] ?? []).map { $0(owner) },
+                                                holdsEveryLeaf: parsed != nil), parsed)
+        }
+        return found
     }
 
     /// The frontier of `publicKey`'s tree, where the store holds every leaf of it.
@@ -312,35 +339,39 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// - Throws: ``EventStoreError/invalidCosignature(device:size:witness:)`` for one that
     ///   does not verify or whose head is not stored.
     public func store(cosignatures: [(head: TreeHead, cosignature: Cosignature)]) throws {
-        for (head, cosignature) in cosignatures {
-            guard cosignature.isValid(for: head) else {
-                throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
-            }
-            var binds = PostgresBindings()
-            binds.append(ByteBuffer(bytes: head.publicKey))
-            binds.append(head.size)
-            binds.append(ByteBuffer(bytes: head.root))
-            binds.append(ByteBuffer(bytes: head.signature))
-            binds.append(cosignature.witness)
-            binds.append(ByteBuffer(bytes: cosignature.witnessKey))
-            binds.append(Int64(clamping: cosignature.cosignedAt))
-            binds.append(ByteBuffer(bytes: cosignature.signature))
-            binds.append(revision)
-            // The head looked up and the cosignature stored in one statement (one round trip).
-            guard let (heads, inserted) = try fetch("""
-                WITH head AS (
-                    SELECT t.id FROM trees t JOIN tree_heads h ON h.tree_id = t.id
-                    WHERE t.public_key = $1 AND h.size = $2 AND h.root = $3 AND h.signature = $4),
-                stored AS (
-                    INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature, rev)
-                    SELECT id, $2, $5, $6, $7, $8, $9 FROM head
-                    ON CONFLICT DO NOTHING RETURNING 1)
-                SELECT (SELECT count(*) FROM head), (SELECT count(*) FROM stored)
-                """, binds, { (try $0[0].decode(Int64.self), try $0[1].decode(Int64.self)) }).first, heads > 0 else {
-                throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
-            }
-            if inserted > 0 { changed() }
+        guard !cosignatures.isEmpty else { return }
+        for (head, cosignature) in cosignatures where !cosignature.isValid(for: head) {
+            throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
         }
+        var binds = PostgresBindings()
+        binds.append(cosignatures.map { ByteBuffer(bytes: $0.head.publicKey) })
+        binds.append(cosignatures.map(\.head.size))
+        binds.append(cosignatures.map { ByteBuffer(bytes: $0.head.root) })
+        binds.append(cosignatures.map { ByteBuffer(bytes: $0.head.signature) })
+        binds.append(cosignatures.map(\.cosignature.witness))
+        binds.append(cosignatures.map { ByteBuffer(bytes: $0.cosignature.witnessKey) })
+        binds.append(cosignatures.map { Int64(clamping: $0.cosignature.cosignedAt) })
+        binds.append(cosignatures.map { ByteBuffer(bytes: $0.cosignature.signature) })
+        binds.append(revision)
+        // The heads looked up and the cosignatures stored in one statement (one round trip
+        // for a group's uploads): each row says whether its head was found.
+        let rows = try fetch("""
+            WITH v AS (
+                SELECT * FROM unnest($1::bytea[], $2::bigint[], $3::bytea[], $4::bytea[], $5::text[], $6::bytea[], $7::bigint[], $8::bytea[])
+                    WITH ORDINALITY AS v(public_key, size, root, signature, witness, witness_key, cosigned_at, cosignature, n)),
+            head AS (
+                SELECT v.n, t.id FROM v JOIN trees t ON t.public_key = v.public_key
+                JOIN tree_heads h ON h.tree_id = t.id AND h.size = v.size AND h.root = v.root AND h.signature = v.signature),
+            stored AS (
+                INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature, rev)
+                SELECT head.id, v.size, v.witness, v.witness_key, v.cosigned_at, v.cosignature, $9 FROM v JOIN head ON head.n = v.n
+                ON CONFLICT DO NOTHING RETURNING 1)
+            SELECT v.n, EXISTS (SELECT 1 FROM head WHERE head.n = v.n), (SELECT count(*) FROM stored) FROM v ORDER BY v.n
+            """, binds) { (found: try $0[1].decode(Bool.self), inserted: try $0[2].decode(Int64.self)) }
+        for (index, (head, cosignature)) in cosignatures.enumerated() where index >= rows.count || !rows[index].found {
+            throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
+        }
+        if rows.contains(where: { $0.inserted > 0 }) { changed() }
     }
 }
 
@@ -362,29 +393,39 @@ final class PostgresImport: EventLogImport {
 
     init(writer: PostgresLogWriter) throws {
         self.writer = writer
-        if let known = writer.known {
+        if let known = writer.known, let encoder = writer.encoder {
             (lastPosition, lastHash, types, nextStreamID) = (known.lastPosition, known.lastHash, known.types, known.nextStreamID)
-        } else {
-            let tail = try writer.fetch("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1") { row in
-                (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
-            }.first
-            lastPosition = tail?.0 ?? 0
-            lastHash = tail?.1 ?? ChainHash.genesis
-            types = Dictionary(try writer.fetch("SELECT name, id FROM event_types") { row in
-                (try row[0].decode(String.self), try row[1].decode(Int64.self))
-            }, uniquingKeysWith: { first, _ in first })
-            nextStreamID = (try writer.fetch("SELECT coalesce(max(id), 0) FROM streams") { try $0[0].decode(Int64.self) }.first ?? 0) + 1
-        }
-        nextTypeID = (types.values.max() ?? 0) + 1
-        if let encoder = writer.encoder {
             self.encoder = encoder
         } else {
-            let dictionary = try writer.fetch("SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1") { row in
-                (try row[0].decode(Int64.self), Array(try row[1].decode(ByteBuffer.self).readableBytesView))
+            // The log's tail, its types, the next recording id and the dictionary in one round trip.
+            let row = try writer.fetch("""
+                SELECT t.position, t.hash, (SELECT array_agg(name ORDER BY id) FROM event_types), (SELECT array_agg(id ORDER BY id) FROM event_types),
+                       (SELECT coalesce(max(id), 0) FROM streams), d.id, d.bytes
+                FROM (SELECT 1) AS one
+                LEFT JOIN (SELECT position, hash FROM events ORDER BY position DESC LIMIT 1) AS t ON true
+                LEFT JOIN (SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1) AS d ON true
+                """) { row in
+                (position: try row[0].decode(Int64?.self), hash: try row[1].decode(ByteBuffer?.self).map { Array($0.readableBytesView) },
+                 names: try row[2].decode([String]?.self) ?? [], ids: try row[3].decode([Int64]?.self) ?? [],
+                 maxStream: try row[4].decode(Int64.self),
+                 dictionary: try row[5].decode(Int64?.self), bytes: try row[6].decode(ByteBuffer?.self).map { Array($0.readableBytesView) })
             }.first
-            encoder = try PayloadEncoder(dictionaryID: dictionary?.0, dictionary: dictionary?.1 ?? [])
-            writer.encoder = encoder
+            if let known = writer.known {
+                (lastPosition, lastHash, types, nextStreamID) = (known.lastPosition, known.lastHash, known.types, known.nextStreamID)
+            } else {
+                lastPosition = row?.position ?? 0
+                lastHash = row?.hash ?? ChainHash.genesis
+                types = Dictionary(zip(row?.names ?? [], row?.ids ?? []), uniquingKeysWith: { first, _ in first })
+                nextStreamID = (row?.maxStream ?? 0) + 1
+            }
+            if let encoder = writer.encoder {
+                self.encoder = encoder
+            } else {
+                encoder = try PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.dictionary == nil ? [] : row?.bytes ?? [])
+                writer.encoder = encoder
+            }
         }
+        nextTypeID = (types.values.max() ?? 0) + 1
         if lastPosition == 0 {
             // A store no write has touched yet has no coverage row: its empty catalog covers its empty log.
             var binds = PostgresBindings()
@@ -551,11 +592,14 @@ struct PostgresTreeRows: TreeRowStore {
     init(writer: PostgresLogWriter) { self.writer = writer }
 
     func tree(publicKey: [UInt8]) throws -> (id: Int64, device: String?)? {
+        if let known = writer.knownTrees[publicKey] { return known }
         var binds = PostgresBindings()
         binds.append(ByteBuffer(bytes: publicKey))
-        return try writer.fetch("SELECT id, device FROM trees WHERE public_key = $1", binds) { row in
-            (try row[0].decode(Int64.self), try row[1].decode(String?.self))
+        let found = try writer.fetch("SELECT id, device FROM trees WHERE public_key = $1", binds) { row in
+            (id: try row[0].decode(Int64.self), device: try row[1].decode(String?.self))
         }.first
+        writer.knownTrees[publicKey] = .some(found)
+        return found
     }
 
     func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)? {
@@ -568,15 +612,18 @@ struct PostgresTreeRows: TreeRowStore {
     }
 
     func insertTree(_ owner: TreeOwner) throws -> Int64 {
+        // The id chosen here, so the row is sent without waiting for an answer.
+        let id = try writer.nextTreeID ?? ((try writer.fetch("SELECT coalesce(max(id), 0) FROM trees") { try $0[0].decode(Int64.self) }.first ?? 0) + 1)
         var binds = PostgresBindings()
+        binds.append(id)
         binds.append(ByteBuffer(bytes: owner.publicKey))
         binds.append(owner.device)
         binds.append(writer.revision)
+        try writer.execute("INSERT INTO trees (id, public_key, device, size, frontier, rev) VALUES ($1, $2, $3, 0, ''::bytea, $4)", binds)
+        writer.nextTreeID = id + 1
+        writer.knownTrees[owner.publicKey] = (id, owner.device)
         writer.changed()
-        return try writer.fetch("""
-            INSERT INTO trees (id, public_key, device, size, frontier, rev)
-            SELECT coalesce(max(id), 0) + 1, $1, $2, 0, ''::bytea, $3 FROM trees RETURNING id
-            """, binds) { try $0[0].decode(Int64.self) }.first ?? 0
+        return id
     }
 
     mutating func setTree(_ tree: Int64, ofStream rowID: Int64) throws { streamTrees[rowID] = tree }
@@ -672,6 +719,7 @@ struct PostgresAppendRows: AppendRowStore {
         written.append(event.id)
         lastHash = planned.hash
     }
+
 
     func tree(publicKey: [UInt8]) throws -> (id: Int64, device: String?)? { try treeRows.tree(publicKey: publicKey) }
     func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)? { try treeRows.treeRow(id: id) }

@@ -180,6 +180,36 @@ import Testing
 
     /// The rows a write sends with `COPY ... FROM STDIN`, exactly as PostgreSQL's text
     /// format reads them: no value can end a column or a row early.
+    /// A group's cosignatures are stored in one statement: each verifies under its head,
+    /// one for a head the store does not hold is refused by name (and the write with it),
+    /// and storing them again adds nothing.
+    @Test func cosignaturesAreStoredTogetherAndOneForAnUnknownHeadIsRefused() async throws {
+        let source = try Source.get()
+        let target = try await Target(.postgres)
+        _ = try await target.importing(source.lines)
+        let shared = try #require(target.shared)
+        let heads = try EventStore(path: source.original, access: .readOnly).deviceTrees().flatMap(\.heads)
+        #expect(heads.count > 2)
+        let witness = try DeviceKey.random(device: "witness")
+        let cosigned = try heads.map { ($0, try Cosignature.signing($0, witness: "witness", key: witness)) }
+        try await shared.writeNatively { try $0.store(cosignatures: cosigned) }
+        try await shared.writeNatively { try $0.store(cosignatures: cosigned) }
+        let stored = try await shared.reader().cosignedHeads()
+        #expect(stored.count == heads.count)
+        #expect(stored.allSatisfy { $0.cosignatures.count == 1 && $0.cosignatures[0].witnessKey == witness.publicKey })
+
+        var unknown = heads[1]
+        unknown.size += 1_000
+        let forged = (unknown, try Cosignature.signing(unknown, witness: "witness", key: witness))
+        let other = try DeviceKey.random(device: "other")
+        let fresh = (heads[0], try Cosignature.signing(heads[0], witness: "other", key: other))
+        await #expect(throws: EventStoreError.invalidCosignature(device: unknown.device, size: unknown.size, witness: "witness")) {
+            try await shared.writeNatively { try $0.store(cosignatures: [fresh, forged]) }
+        }
+        // Nothing of the refused write was kept.
+        #expect(try await shared.reader().cosignedHeads().allSatisfy { $0.cosignatures.count == 1 })
+    }
+
     @Test func copyRowsAreCOPYsTextFormat() {
         var rows = CopyRows()
         rows.append(0)
