@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Games
+import GRDB
 import Hummingbird
 import HummingbirdTesting
 import MessagesModel
@@ -42,6 +43,36 @@ import WebViewer
                 #expect(response.status == .notFound)
             }
         }
+    }
+
+    /// A whole id is resolved once (its catalog rows checked against their events) and
+    /// kept only until the log grows: a row added since is checked then.
+    @Test func anIdResolvedBeforeTheLogGrewIsResolvedAgainAfter() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("growing.sqlite")
+        let writer = try EventStore(path: path)
+        try playMixedGames(2, into: writer, seed: 8)
+        let model = try ViewerModel(path: path, games: .standard, followingAppends: true)
+        let game = try #require(try model.summaries().first)
+        let first = try model.resolve(game.id)
+        #expect(first.conversation.uuid.uuidString.lowercased() == game.conversation)
+        #expect(try model.resolve(game.id.uppercased()) == first)
+        try model.follow(every: .milliseconds(50))
+        var changes = model.changes().makeAsyncIterator()
+        #expect(await changes.next() == 0)
+
+        // The log grows, and a forger adds a catalog row saying a new recording names the
+        // game at an event that does not.
+        try playMixedGames(1, into: writer, seed: 9)
+        #expect((await changes.next() ?? 0) >= 1)
+        let key = try #require(UUID(uuidString: game.id)).bytes
+        try await DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: """
+                INSERT INTO catalog (kind, key, stream_id, position)
+                SELECT 2, ?, stream_id, last_position FROM block_streams ORDER BY last_position DESC LIMIT 1
+                """, arguments: [Data(key)])
+        }
+        #expect(throws: ReplayError.self) { try model.resolve(game.id) }
     }
 
     @Test func aViewerThatReadsItsFileAsUnchangingRefusesToFollowIt() throws {
