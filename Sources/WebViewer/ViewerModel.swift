@@ -41,18 +41,27 @@ public final class ViewerModel: @unchecked Sendable {
     private var open: [ConversationID: OpenGame] = [:]
     /// Whole ids resolved before, until the log grows (a new recording may name an id again).
     private var resolved: [String: (conversation: ConversationID, game: SessionID?)] = [:]
+    /// Each conversation's recordings, as ``streams(of:_:)`` found them, until the log grows.
+    private var streamsOf: [ConversationID: Set<UUID>] = [:]
     private var recent: [ConversationID] = []
-    private var checks: [ConversationID: [Finding]] = [:] { didSet { findingsChanged += 1 } }
-    private var signatures: [ConversationID: [Finding]] = [:] { didSet { findingsChanged += 1 } }
+    /// Each conversation's own checks; set through ``keep(checks:of:)``.
+    private var checks: [ConversationID: [Finding]] = [:]
+    /// Each conversation's signature findings; set through ``keep(signatures:of:)``.
+    private var signatures: [ConversationID: [Finding]] = [:]
     /// The whole log's own checks (structure, chain, signatures, catalog) once done.
     private var logWide: [Finding]? { didSet { findingsChanged += 1 } }
     /// Audits a shared store keeps (`verify --workers`), by conversation.
     private var stored: [ConversationID: StoredAudit] = [:] { didSet { findingsChanged += 1 } }
-    /// Counts changes to the four tables above: a kept verdict is good while it is unchanged.
+    /// Counts changes that may touch any game's verdict (the log-wide findings, stored
+    /// audits, the tables set whole): a kept verdict is good while it is unchanged...
     private var findingsChanged = 0
-    /// Verdicts by game id, with the count they were computed at: the audit filter asks
+    /// ... and while its conversation's count is (its checks or signatures set: each game
+    /// page a person opens adds its signatures, which made every filter recompute every
+    /// game's verdict). By the conversation's id as the list spells it.
+    private var conversationFindingsChanged: [String: Int] = [:]
+    /// Verdicts by game id, with the counts they were computed at: the audit filter asks
     /// for every game's on each request (parsing an id and filtering the log-wide findings).
-    private var verdicts: [String: (at: Int, verdict: Verdict?)] = [:]
+    private var verdicts: [String: (at: Int, conversationAt: Int, verdict: Verdict?)] = [:]
     /// The game list as the background pass has read it so far.
     private var listed: [GameSummary] = []
     private var listIsComplete = false
@@ -182,6 +191,16 @@ public final class ViewerModel: @unchecked Sendable {
         try readers.with { reader in
             try body(reader, openingIndex.usesCatalog ? try GameIndex(store: reader) : openingIndex)
         }
+    }
+
+    /// A conversation's recordings, its catalog rows checked against their events once
+    /// and kept until the log grows (every game page that opens a game asks).
+    private func streams(of conversation: ConversationID, _ index: GameIndex) throws -> Set<UUID> {
+        let (known, asOf) = locked { (streamsOf[conversation], growths) }
+        if let known { return known }
+        let found = try index.streams(of: conversation)
+        locked { if growths == asOf { streamsOf[conversation] = found } }
+        return found
     }
 
     /// Runs a request's work off Swift's cooperative pool (see ``WorkQueue``).
@@ -416,7 +435,7 @@ public final class ViewerModel: @unchecked Sendable {
         // for the same new game may both read it; the first kept wins.
         let made = try reading { reader, index in
             // A damaged event is left out and named on the page, not a page that fails.
-            OpenGame(try Replayer(store: reader, conversation: conversation, streams: try index.streams(of: conversation),
+            OpenGame(try Replayer(store: reader, conversation: conversation, streams: try self.streams(of: conversation, index),
                                   skippingDamaged: true, games: games))
         }
         return locked {
@@ -548,14 +567,14 @@ public final class ViewerModel: @unchecked Sendable {
             signed = found
         } else if let derived = try signaturesFromTheWholeLog(conversation) {
             signed = derived
-            locked { signatures[conversation] = signed }
+            locked { keep(signatures: signed, of: conversation) }
         } else {
             signed = try reading { reader, index in
-                let streams = try index.streams(of: conversation)
+                let streams = try self.streams(of: conversation, index)
                 return try Auditor.signatures(reader, streams: streams,
                                               conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
             }
-            locked { signatures[conversation] = signed }
+            locked { keep(signatures: signed, of: conversation) }
         }
         return Auditor.ordered(own + signed)
     }
@@ -585,7 +604,7 @@ public final class ViewerModel: @unchecked Sendable {
         let found: [Finding]
         do {
             found = try reading { reader, index in
-                try Auditor(games: games).conversationFindings(reader, conversation: conversation, streams: try index.streams(of: conversation))
+                try Auditor(games: games).conversationFindings(reader, conversation: conversation, streams: try self.streams(of: conversation, index))
             }
         } catch {
             let replayer = try replayer(conversation)
@@ -597,7 +616,7 @@ public final class ViewerModel: @unchecked Sendable {
                         expected: "an event that reads and matches its hash", found: damage.description)
             } + auditor.check(conversation, replayer.events) + Auditor.findings(Rerunner(games: games).rerun(recordingsOf: replayer.events)))
         }
-        locked { checks[conversation] = found }
+        locked { keep(checks: found, of: conversation) }
         return found
     }
 
@@ -618,11 +637,24 @@ public final class ViewerModel: @unchecked Sendable {
     /// The verdict of each listed game known so far.
     public func verdict(of game: GameSummary) -> Verdict? {
         locked {
-            if let kept = verdicts[game.id], kept.at == findingsChanged { return kept.verdict }
+            let conversationAt = conversationFindingsChanged[game.conversation] ?? 0
+            if let kept = verdicts[game.id], kept.at == findingsChanged, kept.conversationAt == conversationAt { return kept.verdict }
             let verdict = computedVerdict(of: game)
-            verdicts[game.id] = (findingsChanged, verdict)
+            verdicts[game.id] = (findingsChanged, conversationAt, verdict)
             return verdict
         }
+    }
+
+    /// Keeps a conversation's checks (nil: forgets them). Under the lock.
+    private func keep(checks found: [Finding]?, of conversation: ConversationID) {
+        checks[conversation] = found
+        conversationFindingsChanged[conversation.uuid.uuidString.lowercased(), default: 0] += 1
+    }
+
+    /// Keeps a conversation's signature findings (nil: forgets them). Under the lock.
+    private func keep(signatures found: [Finding]?, of conversation: ConversationID) {
+        signatures[conversation] = found
+        conversationFindingsChanged[conversation.uuid.uuidString.lowercased(), default: 0] += 1
     }
 
     /// Under the lock.
@@ -664,6 +696,7 @@ public final class ViewerModel: @unchecked Sendable {
         locked {
             stored = audits
             checks = [:]
+            findingsChanged += 1
         }
         return conversations.allSatisfy { audits[$0] != nil }
     }
@@ -710,7 +743,7 @@ public final class ViewerModel: @unchecked Sendable {
                     guard current else { return }
                     if !known, let streams = try? index.streams(of: conversation) {
                         if let found = try? auditor.conversationFindings(reader, conversation: conversation, streams: streams) {
-                            self.locked { if self.auditGeneration == mine { self.checks[conversation] = found } }
+                            self.locked { if self.auditGeneration == mine { self.keep(checks: found, of: conversation) } }
                         } else {
                             // Damaged: checked as its page shows it, the damage named.
                             _ = try? self.check(conversation)
@@ -800,13 +833,14 @@ public final class ViewerModel: @unchecked Sendable {
             for conversation in changed {
                 open[conversation] = nil
                 recent.removeAll { $0 == conversation }
-                checks[conversation] = nil
-                signatures[conversation] = nil
+                keep(checks: nil, of: conversation)
+                keep(signatures: nil, of: conversation)
                 stored[conversation] = nil
             }
             logWide = nil
             verdicts = [:]
             resolved = [:]
+            streamsOf = [:]
             listGeneration += 1
             listed = []
             listedSorted = nil
@@ -857,6 +891,7 @@ public final class ViewerModel: @unchecked Sendable {
         }
         locked {
             self.checks.merge(checks) { _, kept in kept }
+            findingsChanged += 1
             conversationCount = checks.count
             conversationsChecked = checks.count
             logWide = results.logWide

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import GRDB
 import Hummingbird
+import MessagesModel
 import HummingbirdTesting
 import Replay
 import Games
@@ -111,6 +112,21 @@ import Testing
                 #expect(String(buffer: response.body).contains("No game matches."))
             }
         }
+    }
+
+    /// A game page's findings give its game a verdict at once, and leave the others'
+    /// (kept) verdicts as they were: verdicts are kept per conversation.
+    @Test func aGamesFindingsGiveItsVerdictAndNoOtherGames() throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        let games = try model.summaries()
+        #expect(games.count == 2 && games[0].conversation != games[1].conversation)
+        #expect(games.allSatisfy { model.verdict(of: $0) == nil })
+        let conversation = ConversationID(try #require(UUID(uuidString: games[0].conversation)))
+        #expect(try model.findings(conversation).filter { $0.severity == .error }.isEmpty)
+        let verdict = try #require(model.verdict(of: games[0]))
+        #expect(verdict.errors == 0 && verdict.damaged.isEmpty)
+        #expect(model.verdict(of: games[1]) == nil)
     }
 
     @Test func aDamagedGamesVerdictNamesTheDamageAndTheOthersStayOK() async throws {
