@@ -227,7 +227,7 @@ enum Pages {
         let since = from ?? max(step - 1, 0)
         let previous = since != step ? try model.state(conversation, at: since, as: perspective) : state
         let changes = since != step ? ConversationState.diff(previous, state) : []
-        let findings = try model.findings(conversation)
+        let findings = try model.findings(conversation, waitingForTheWholeLog: true)
         // The game's name even before the view's first event names it (step 0 of a device's view).
         let final = state.kind.isEmpty ? try model.state(conversation, at: whole.stepCount, as: .auditor) : state
         let heading = final.plugin?.title ?? (final.kind.isEmpty ? "conversation" : final.kind)

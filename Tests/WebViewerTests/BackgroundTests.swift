@@ -129,6 +129,31 @@ import Testing
         #expect(model.verdict(of: games[1]) == nil)
     }
 
+    /// While the background audit checks the whole log's signatures, a game page names
+    /// its conversation's as not checked yet rather than checking them itself; asked for
+    /// outright (the verify API), they are checked; nothing pending is kept.
+    @Test func aGamePageLeavesItsSignaturesToTheWholeLogsCheckUnderWay() async throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        let game = try #require(try model.summaries().first)
+        let conversation = ConversationID(try #require(UUID(uuidString: game.conversation)))
+        model.auditRunning = true
+        let pending = try model.findings(conversation, waitingForTheWholeLog: true)
+        let unchecked = pending.filter { $0.severity == .notCheckable && $0.check == .signature }
+        #expect(unchecked.count == 1 && unchecked[0].found.contains("background audit"))
+        let app = Application(router: WebViewer.router(model))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/games/\(game.id)", method: .get) { response in
+                let html = String(buffer: response.body)
+                #expect(response.status == .ok && html.contains("id=unchecked") && html.contains("background audit"), "\(html.prefix(400))")
+            }
+        }
+        let outright = try model.findings(conversation)
+        #expect(!outright.contains { $0.severity == .notCheckable && $0.check == .signature })
+        model.auditRunning = false
+        #expect(try model.findings(conversation, waitingForTheWholeLog: true) == outright)
+    }
+
     @Test func aDamagedGamesVerdictNamesTheDamageAndTheOthersStayOK() async throws {
         let folder = try TemporaryFolder()
         let path = try RouteTests.log(folder)
