@@ -13,12 +13,17 @@ import WebViewer
 /// `serve --follow` (issue 39, item 5): a viewer of a log another writer appends to sees
 /// the new games, and tells whoever listens that the log grew.
 @Suite struct FollowTests {
-    @Test func aFollowingViewerSeesGamesAppendedAfterItOpened() async throws {
-        let folder = try TemporaryFolder()
+    /// Two games in a log a writer goes on appending to, and a viewer that may follow it.
+    func growingLog(_ folder: TemporaryFolder, seed: UInt64) throws -> (path: String, writer: EventStore, model: ViewerModel) {
         let path = folder.path("growing.sqlite")
         let writer = try EventStore(path: path)
-        try playMixedGames(2, into: writer, seed: 5)
-        let model = try ViewerModel(path: path, games: .standard, followingAppends: true)
+        try playMixedGames(2, into: writer, seed: seed)
+        return (path, writer, try ViewerModel(path: path, games: .standard, followingAppends: true))
+    }
+
+    @Test func aFollowingViewerSeesGamesAppendedAfterItOpened() async throws {
+        let folder = try TemporaryFolder()
+        let (_, writer, model) = try growingLog(folder, seed: 5)
         let before = try model.page(offset: 0, limit: 50).total
         #expect(before >= 2)
         try model.follow(every: .milliseconds(50))
@@ -49,10 +54,7 @@ import WebViewer
     /// kept only until the log grows: a row added since is checked then.
     @Test func anIdResolvedBeforeTheLogGrewIsResolvedAgainAfter() async throws {
         let folder = try TemporaryFolder()
-        let path = folder.path("growing.sqlite")
-        let writer = try EventStore(path: path)
-        try playMixedGames(2, into: writer, seed: 8)
-        let model = try ViewerModel(path: path, games: .standard, followingAppends: true)
+        let (path, writer, model) = try growingLog(folder, seed: 8)
         let game = try #require(try model.summaries().first)
         let first = try model.resolve(game.id)
         #expect(first.conversation.uuid.uuidString.lowercased() == game.conversation)
