@@ -134,6 +134,12 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// Where finished audits are kept between starts (nil: nowhere).
     private let kept: KeptResults?
+    /// Whether the list shown came whole from an earlier start (internal: for tests).
+    private(set) var listWasKept = false
+    /// The name of this file's kept results, worked out once (it reads the whole file)
+    /// for the list pass and the audit both; nil inside: not worked out yet.
+    private var keptKeyMemo: String??
+    private let keptKeyLock = NSLock()
 
     /// Opens the log read-only: nothing is written to it or beside it.
     ///
@@ -295,8 +301,14 @@ public final class ViewerModel: @unchecked Sendable {
         let path = self.location, games = self.games, following = locked { follows }
         // A pass that a newer one replaced (the log grew) stops writing.
         let mine = locked { listGeneration }
+        // The list of the same file read by the same build before: at once, as the audit's results.
+        let kept = following ? nil : self.kept
         Thread { [weak self] in
             defer { self?.passEnded(list: true) }
+            if let kept, let self, let key = self.keptKey(), let list = kept.load(key)?.list {
+                self.adopt(list, generation: mine)
+                return
+            }
             var damaged = 0
             do {
                 let reader = try EventStore(path: path, access: .readOnly, followingAppends: following)
@@ -319,13 +331,21 @@ public final class ViewerModel: @unchecked Sendable {
                 let gameless = catalog.kinds.filter { !withGames.contains($0.key.uuid.uuidString.lowercased()) }
                     .map { Gameless(conversation: $0.key, kind: $0.value, events: catalog.eventCounts[$0.key] ?? 0) }
                     .sorted { $0.kind != $1.kind ? $0.kind < $1.kind : $0.conversation.uuid.precedes($1.conversation.uuid) }
-                self?.locked {
-                    guard self?.listGeneration == mine else { return }
-                    self?.listed = all
-                    self?.listedSorted = all
-                    self?.listIsComplete = true
-                    self?.damaged = damaged
-                    self?.gameless = gameless
+                let done = self?.locked { () -> KeptResults.List? in
+                    guard let self, self.listGeneration == mine else { return nil }
+                    self.listed = all
+                    self.listedSorted = all
+                    self.listIsComplete = true
+                    self.damaged = damaged
+                    self.gameless = gameless
+                    return self.keptList()
+                }
+                // Into the audit's kept results, if they were kept first (else the audit
+                // keeps it with its own), only while the file is as it was.
+                if let kept, let done, let key = self?.keptKey(), var results = kept.load(key), results.list == nil,
+                   kept.key(of: path) == key {
+                    results.list = done
+                    kept.save(results, as: key)
                 }
             } catch {
                 self?.locked { if self?.listGeneration == mine { self?.listFailure = String(describing: error) } }
@@ -739,7 +759,7 @@ public final class ViewerModel: @unchecked Sendable {
                 return
             }
             // The same file audited by the same build before: its results at once.
-            let key = kept?.key(of: path)
+            let key = kept == nil ? nil : self?.keptKey()
             if let key, let results = kept?.load(key), let self {
                 self.adopt(results)
                 return
@@ -912,7 +932,41 @@ public final class ViewerModel: @unchecked Sendable {
 
     private func keptResults(logWide: [Finding]) -> KeptResults.Results {
         KeptResults.Results(conversations: Dictionary(uniqueKeysWithValues: checks.map { ($0.key.uuid.uuidString.lowercased(), $0.value) }),
-                            logWide: logWide)
+                            logWide: logWide, list: keptList())
+    }
+
+    /// The whole game list as it can be kept, once read whole. Under the lock.
+    private func keptList() -> KeptResults.List? {
+        guard listIsComplete, listFailure == nil else { return nil }
+        return KeptResults.List(games: listed, gameless: gameless.map {
+            KeptResults.List.Gameless(conversation: $0.conversation.uuid.uuidString.lowercased(), kind: $0.kind, events: $0.events)
+        }, damaged: damaged)
+    }
+
+    /// The name of the file's kept results (see ``KeptResults/key(of:)``), worked out once.
+    private func keptKey() -> String? {
+        keptKeyLock.lock()
+        defer { keptKeyLock.unlock() }
+        if let known = keptKeyMemo { return known }
+        let key = kept?.key(of: location)
+        keptKeyMemo = .some(key)
+        return key
+    }
+
+    /// Shows a kept list as the whole list (the pass that would read it is not run).
+    private func adopt(_ list: KeptResults.List, generation: Int) {
+        let gameless = list.gameless.compactMap { kept in
+            UUID(uuidString: kept.conversation).map { Gameless(conversation: ConversationID($0), kind: kept.kind, events: kept.events) }
+        }
+        locked {
+            guard listGeneration == generation else { return }
+            listWasKept = true
+            listed = list.games
+            listedSorted = nil
+            listIsComplete = true
+            damaged = list.damaged
+            self.gameless = gameless
+        }
     }
 }
 

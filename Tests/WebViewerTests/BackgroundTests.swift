@@ -179,6 +179,39 @@ import Testing
         }
     }
 
+    /// The whole game list is kept with the audit: the next start on the same file shows
+    /// it at once, the same list, without reading the log again; a changed file reads it.
+    @Test func theGameListIsKeptWithTheAuditForTheSameFile() async throws {
+        let folder = try TemporaryFolder()
+        let path = try RouteTests.log(folder)
+        let kept = URL(fileURLWithPath: folder.path("kept"))
+        func started() async throws -> ViewerModel {
+            let model = try ViewerModel(path: path, games: .standard, keepingResultsIn: kept, build: "test build")
+            model.listInBackground()
+            model.auditInBackground()
+            try await Self.waitUntil { model.auditProgress.logWideDone && model.list().isComplete }
+            return model
+        }
+        let first = try await started()
+        #expect(!first.listWasKept && first.list().games.count == 2)
+        // Kept once both passes ended, whichever ended first.
+        try await Self.waitUntil {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: kept.path)) ?? []
+            return files.count == 1 && (try? Data(contentsOf: kept.appending(path: files[0])))
+                .flatMap { try? JSONDecoder().decode(KeptResults.Results.self, from: $0) }?.list != nil
+        }
+        let second = try await started()
+        #expect(second.listWasKept && second.auditWasKept)
+        #expect(second.list().games == first.list().games)
+        #expect(second.list().games.allSatisfy { second.verdict(of: $0) == first.verdict(of: $0) })
+
+        // One event's time changed in place: the list is read from the file again.
+        let game = try #require(first.list().games.first)
+        try BlockSurgery.alter(path, position: game.firstPosition + 2) { $0.recordedAt += 1 }
+        let third = try await started()
+        #expect(!third.listWasKept && third.list().games.map(\.id) == first.list().games.map(\.id))
+    }
+
     /// A finished audit is kept for the file's exact content: the next start on the same
     /// file shows every verdict at once; a changed byte, or another build, audits again.
     @Test func aFinishedAuditIsKeptForTheSameFileAndNotForAChangedOne() async throws {
