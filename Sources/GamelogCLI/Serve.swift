@@ -25,7 +25,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port to listen on (0: any free one).") var port: Int = 8080
     @Option(help: "The address to listen on; 0.0.0.0 opens it to the network.") var host: String = "127.0.0.1"
 
-    @Flag(help: "Audit the log again, though an earlier start kept the audit of this very file (in $GAMELOG_CACHE/viewer).")
+    @Flag(help: "Read and audit the log again, though an earlier start kept the game list and audit of this very file (in $GAMELOG_CACHE/viewer).")
     var fresh = false
     @Flag(help: "Follow a log that is still being written (by `simulate`, a recorder, `import` or a collector): pages show new events as they are appended.")
     var follow = false
