@@ -44,9 +44,9 @@ public final class ViewerModel: @unchecked Sendable {
     /// Each conversation's recordings, as ``streams(of:_:)`` found them, until the log grows.
     private var streamsOf: [ConversationID: Set<UUID>] = [:]
     private var recent: [ConversationID] = []
-    /// Each conversation's own checks; set through ``keep(checks:of:)``.
+    /// Each conversation's own checks; set through ``keep(_:in:of:)``.
     private var checks: [ConversationID: [Finding]] = [:]
-    /// Each conversation's signature findings; set through ``keep(signatures:of:)``.
+    /// Each conversation's signature findings; set through ``keep(_:in:of:)``.
     private var signatures: [ConversationID: [Finding]] = [:]
     /// The whole log's own checks (structure, chain, signatures, catalog) once done.
     private var logWide: [Finding]? { didSet { findingsChanged += 1 } }
@@ -204,10 +204,17 @@ public final class ViewerModel: @unchecked Sendable {
     /// A conversation's recordings, its catalog rows checked against their events once
     /// and kept until the log grows (every game page that opens a game asks).
     private func streams(of conversation: ConversationID, _ index: GameIndex) throws -> Set<UUID> {
-        let (known, asOf) = locked { (streamsOf[conversation], growths) }
+        try untilTheLogGrows(\.streamsOf, conversation) { try index.streams(of: conversation) }
+    }
+
+    /// `make`'s answer, kept in `table` under `key` until the log grows (one worked out
+    /// while it grew is not kept); `keeping` false: worked out, not kept.
+    private func untilTheLogGrows<Key: Hashable, Value>(_ table: ReferenceWritableKeyPath<ViewerModel, [Key: Value]>, _ key: Key,
+                                                       keeping: Bool = true, _ make: () throws -> Value) rethrows -> Value {
+        let (known, asOf) = locked { (self[keyPath: table][key], growths) }
         if let known { return known }
-        let found = try index.streams(of: conversation)
-        locked { if growths == asOf { streamsOf[conversation] = found } }
+        let found = try make()
+        if keeping { locked { if growths == asOf { self[keyPath: table][key] = found } } }
         return found
     }
 
@@ -435,15 +442,11 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// The conversation (and game) an id names.
     public func resolve(_ id: String) throws -> (conversation: ConversationID, game: SessionID?) {
-        let key = id.lowercased()
-        let (known, asOf) = locked { (resolved[key], growths) }
-        if let known { return known }
-        let found = try reading { _, index in try index.resolve(id) }
-        // Whole ids only (the ones pages link to): as many as the log holds games and
-        // conversations. Resolving one checks its catalog rows against the events they
+        // Whole ids only are kept (the ones pages link to): as many as the log holds games
+        // and conversations. Resolving one checks its catalog rows against the events they
         // point at, which was three tenths of the server's time under 50 clients.
-        if key.utf8.count == 36 { locked { if growths == asOf { resolved[key] = found } } }
-        return found
+        let key = id.lowercased()
+        return try untilTheLogGrows(\.resolved, key, keeping: key.utf8.count == 36) { try reading { _, index in try index.resolve(id) } }
     }
 
     private func openGame(_ conversation: ConversationID) throws -> OpenGame {
@@ -592,7 +595,7 @@ public final class ViewerModel: @unchecked Sendable {
             signed = found
         } else if let derived = try signaturesFromTheWholeLog(conversation) {
             signed = derived
-            locked { keep(signatures: signed, of: conversation) }
+            locked { keep(signed, in: \.signatures, of: conversation) }
         } else if waitingForTheWholeLog && known.2 {
             // The same proofs the whole log's check is reading: checked here too, they were
             // two fifths of the server's time under 50 clients while it ran.
@@ -605,7 +608,7 @@ public final class ViewerModel: @unchecked Sendable {
                 return try Auditor.signatures(reader, streams: streams,
                                               conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
             }
-            locked { keep(signatures: signed, of: conversation) }
+            locked { keep(signed, in: \.signatures, of: conversation) }
         }
         return Auditor.ordered(own + signed)
     }
@@ -647,7 +650,7 @@ public final class ViewerModel: @unchecked Sendable {
                         expected: "an event that reads and matches its hash", found: damage.description)
             } + auditor.check(conversation, replayer.events) + Auditor.findings(Rerunner(games: games).rerun(recordingsOf: replayer.events)))
         }
-        locked { keep(checks: found, of: conversation) }
+        locked { keep(found, in: \.checks, of: conversation) }
         return found
     }
 
@@ -676,15 +679,11 @@ public final class ViewerModel: @unchecked Sendable {
         }
     }
 
-    /// Keeps a conversation's checks (nil: forgets them). Under the lock.
-    private func keep(checks found: [Finding]?, of conversation: ConversationID) {
-        checks[conversation] = found
-        conversationFindingsChanged[conversation.uuid.uuidString.lowercased(), default: 0] += 1
-    }
-
-    /// Keeps a conversation's signature findings (nil: forgets them). Under the lock.
-    private func keep(signatures found: [Finding]?, of conversation: ConversationID) {
-        signatures[conversation] = found
+    /// Keeps a conversation's findings in `table` (``checks`` or ``signatures``; nil:
+    /// forgets them), and drops its games' kept verdicts. Under the lock.
+    private func keep(_ found: [Finding]?, in table: ReferenceWritableKeyPath<ViewerModel, [ConversationID: [Finding]]>,
+                      of conversation: ConversationID) {
+        self[keyPath: table][conversation] = found
         conversationFindingsChanged[conversation.uuid.uuidString.lowercased(), default: 0] += 1
     }
 
@@ -774,7 +773,7 @@ public final class ViewerModel: @unchecked Sendable {
                     guard current else { return }
                     if !known, let streams = try? index.streams(of: conversation) {
                         if let found = try? auditor.conversationFindings(reader, conversation: conversation, streams: streams) {
-                            self.locked { if self.auditGeneration == mine { self.keep(checks: found, of: conversation) } }
+                            self.locked { if self.auditGeneration == mine { self.keep(found, in: \.checks, of: conversation) } }
                         } else {
                             // Damaged: checked as its page shows it, the damage named.
                             _ = try? self.check(conversation)
@@ -864,8 +863,8 @@ public final class ViewerModel: @unchecked Sendable {
             for conversation in changed {
                 open[conversation] = nil
                 recent.removeAll { $0 == conversation }
-                keep(checks: nil, of: conversation)
-                keep(signatures: nil, of: conversation)
+                keep(nil, in: \.checks, of: conversation)
+                keep(nil, in: \.signatures, of: conversation)
                 stored[conversation] = nil
             }
             logWide = nil
