@@ -109,9 +109,7 @@ package struct AppendPlanner {
         } else {
             stream = try store.stream(event.stream)
             // The store's word: appending counts on from it.
-            if let reason = LogLimits.outOfRange(recordingVersion: stream.version) {
-                throw EventStoreError.damagedDatabase(path: store.location, detail: "recording \(event.stream.uuidString.lowercased()): \(reason)")
-            }
+            try LogLimits.checkStored(recordingVersion: stream.version, of: event.stream, in: store.location)
             stream.tree = try trees.join(&store, stream: event.stream, rowID: stream.rowID, tree: stream.tree, owner: owner(event.stream))
             if let expected = expecting[event.stream], !expected.matches(stream.version) {
                 throw EventStoreError.versionConflict(stream: event.stream, expected: expected, actual: stream.version)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Bounds every store holds events to, whoever wrote them.
 public enum LogLimits {
     /// The largest canonical payload accepted, so one bad event cannot bloat the log.
@@ -19,8 +21,11 @@ public enum LogLimits {
         return nil
     }
 
-    /// Why a recording's stored version cannot be one, or nil: an append counts on from it.
-    package static func outOfRange(recordingVersion version: Int64) -> String? {
-        version < 0 || version >= maximumCount ? "its row says it holds \(version) events, outside 0...2^62-1" : nil
+    /// Refuses a recording's stored version that cannot be one: an append counts on from it.
+    /// - Throws: ``EventStoreError/damagedDatabase(path:detail:)`` naming `stream` and `location`.
+    package static func checkStored(recordingVersion version: Int64, of stream: UUID, in location: String) throws {
+        guard version < 0 || version >= maximumCount else { return }
+        throw EventStoreError.damagedDatabase(path: location, detail:
+            "recording \(stream.uuidString.lowercased()): its row says it holds \(version) events, outside 0...2^62-1")
     }
 }

@@ -328,11 +328,7 @@ public enum Interchange {
         // expected one is already stored (or repeated in the input): append skips it by id.
         let stored = try store.streamVersions(Set(keys.map(\.stream)))
         // The store's word: a version past any log's would overflow the count below.
-        for (stream, version) in stored {
-            if let reason = LogLimits.outOfRange(recordingVersion: version) {
-                throw EventStoreError.damagedDatabase(path: store.location, detail: "recording \(stream.uuidString.lowercased()): \(reason)")
-            }
-        }
+        for (stream, version) in stored { try LogLimits.checkStored(recordingVersion: version, of: stream, in: store.location) }
         var next: [UUID: Int64] = [:]
         for index in order {
             let k = keys[index]

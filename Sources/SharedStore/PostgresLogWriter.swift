@@ -366,8 +366,8 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
                 INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature, rev)
                 SELECT head.id, v.size, v.witness, v.witness_key, v.cosigned_at, v.cosignature, $9 FROM v JOIN head ON head.n = v.n
                 ON CONFLICT DO NOTHING RETURNING 1)
-            SELECT v.n, EXISTS (SELECT 1 FROM head WHERE head.n = v.n), (SELECT count(*) FROM stored) FROM v ORDER BY v.n
-            """, binds) { (found: try $0[1].decode(Bool.self), inserted: try $0[2].decode(Int64.self)) }
+            SELECT EXISTS (SELECT 1 FROM head WHERE head.n = v.n), (SELECT count(*) FROM stored) FROM v ORDER BY v.n
+            """, binds) { (found: try $0[0].decode(Bool.self), inserted: try $0[1].decode(Int64.self)) }
         for (index, (head, cosignature)) in cosignatures.enumerated() where index >= rows.count || !rows[index].found {
             throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
         }
@@ -410,20 +410,13 @@ final class PostgresImport: EventLogImport {
                  maxStream: try row[4].decode(Int64.self),
                  dictionary: try row[5].decode(Int64?.self), bytes: try row[6].decode(ByteBuffer?.self).map { Array($0.readableBytesView) })
             }.first
-            if let known = writer.known {
-                (lastPosition, lastHash, types, nextStreamID) = (known.lastPosition, known.lastHash, known.types, known.nextStreamID)
-            } else {
-                lastPosition = row?.position ?? 0
-                lastHash = row?.hash ?? ChainHash.genesis
-                types = Dictionary(zip(row?.names ?? [], row?.ids ?? []), uniquingKeysWith: { first, _ in first })
-                nextStreamID = (row?.maxStream ?? 0) + 1
-            }
-            if let encoder = writer.encoder {
-                self.encoder = encoder
-            } else {
-                encoder = try PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.dictionary == nil ? [] : row?.bytes ?? [])
-                writer.encoder = encoder
-            }
+            lastPosition = row?.position ?? 0
+            lastHash = row?.hash ?? ChainHash.genesis
+            types = Dictionary(zip(row?.names ?? [], row?.ids ?? []), uniquingKeysWith: { first, _ in first })
+            nextStreamID = (row?.maxStream ?? 0) + 1
+            // Kept by the write: an import after a rolled-back one (which forgets `known`) reuses it.
+            encoder = try writer.encoder ?? PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.bytes ?? [])
+            writer.encoder = encoder
         }
         nextTypeID = (types.values.max() ?? 0) + 1
         if lastPosition == 0 {
@@ -719,7 +712,6 @@ struct PostgresAppendRows: AppendRowStore {
         written.append(event.id)
         lastHash = planned.hash
     }
-
 
     func tree(publicKey: [UInt8]) throws -> (id: Int64, device: String?)? { try treeRows.tree(publicKey: publicKey) }
     func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)? { try treeRows.treeRow(id: id) }
