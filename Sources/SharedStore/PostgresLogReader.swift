@@ -383,9 +383,22 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     }
 
     public func firstCatalogEntries(_ kind: EventTag.Kind, offset: Int, limit: Int) throws -> [CatalogEntry] {
-        try catalogEntries(where: """
-            c.kind = $1 AND c.position = (SELECT min(d.position) FROM catalog d WHERE d.kind = c.kind AND d.key = c.key)
-            """, [Int64(kind.rawValue)], limit: limit, offset: offset, ordered: true)
+        // The page is cut before its recordings are joined, and an entry is first when no
+        // earlier one has its id: PostgreSQL walks (kind, position) and stops at the page.
+        // Asked as "position = (SELECT min ...)", the planner guessed one row in 200 matched,
+        // read and sorted every entry of the kind, and took 50-80 ms for any page of 5,013
+        // games (1.5 ms now for the first, 28 ms for the last; 76 ms instead of 317 for the
+        // last of 33,989 conversations).
+        let sql = """
+            SELECT p.kind, p.key, s.uuid, p.position FROM (
+                SELECT c.kind, c.key, c.stream_id, c.position FROM catalog c
+                WHERE c.kind = $1 AND NOT EXISTS (
+                    SELECT 1 FROM catalog d WHERE d.kind = c.kind AND d.key = c.key AND d.position < c.position)
+                ORDER BY c.position, c.key, c.stream_id LIMIT \(max(0, limit)) OFFSET \(max(0, offset))
+            ) p JOIN streams s ON s.id = p.stream_id
+            ORDER BY p.position, p.key, p.stream_id
+            """
+        return try fetch(sql, Self.binds([Int64(kind.rawValue)]), Self.catalogEntry).compactMap { $0 }
     }
 
     public func catalogCount(_ kind: EventTag.Kind) throws -> Int {
@@ -439,14 +452,17 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         var sql = "SELECT c.kind, c.key, s.uuid, c.position FROM catalog c JOIN streams s ON s.id = c.stream_id WHERE \(condition)"
         if ordered { sql += " ORDER BY c.position, c.kind, c.key" }
         if let limit { sql += " LIMIT \(max(0, limit)) OFFSET \(max(0, offset))" }
-        return try fetch(sql, Self.binds(values)) { row -> CatalogEntry? in
-            let kind = try row[0].decode(Int64.self)
-            guard let id = UUID(bytes: Array(try row[1].decode(ByteBuffer.self).readableBytesView)),
-                  let stream = UUID(bytes: Array(try row[2].decode(ByteBuffer.self).readableBytesView)),
-                  let kindNumber = Int(exactly: kind) else { return nil }
-            return CatalogEntry(tag: EventTag(kind: EventTag.Kind(rawValue: kindNumber), id: id), stream: stream,
-                                position: try row[3].decode(Int64.self))
-        }.compactMap { $0 }
+        return try fetch(sql, Self.binds(values), Self.catalogEntry).compactMap { $0 }
+    }
+
+    /// A row of (kind, key, recording's uuid, position) as an entry; nil where it cannot be one.
+    private static func catalogEntry(_ row: PostgresRandomAccessRow) throws -> CatalogEntry? {
+        let kind = try row[0].decode(Int64.self)
+        guard let id = UUID(bytes: Array(try row[1].decode(ByteBuffer.self).readableBytesView)),
+              let stream = UUID(bytes: Array(try row[2].decode(ByteBuffer.self).readableBytesView)),
+              let kindNumber = Int(exactly: kind) else { return nil }
+        return CatalogEntry(tag: EventTag(kind: EventTag.Kind(rawValue: kindNumber), id: id), stream: stream,
+                            position: try row[3].decode(Int64.self))
     }
 
     // MARK: - Forks and snapshots

@@ -194,7 +194,7 @@ import Testing
         let cosigned = try heads.map { ($0, try Cosignature.signing($0, witness: "witness", key: witness)) }
         try await shared.writeNatively { try $0.store(cosignatures: cosigned) }
         try await shared.writeNatively { try $0.store(cosignatures: cosigned) }
-        let stored = try await shared.reader().cosignedHeads()
+        let stored = try shared.reader().cosignedHeads()
         #expect(stored.count == heads.count)
         #expect(stored.allSatisfy { $0.cosignatures.count == 1 && $0.cosignatures[0].witnessKey == witness.publicKey })
 
