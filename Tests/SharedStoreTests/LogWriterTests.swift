@@ -207,7 +207,7 @@ import Testing
             try await shared.writeNatively { try $0.store(cosignatures: [fresh, forged]) }
         }
         // Nothing of the refused write was kept.
-        #expect(try await shared.reader().cosignedHeads().allSatisfy { $0.cosignatures.count == 1 })
+        #expect(try shared.reader().cosignedHeads().allSatisfy { $0.cosignatures.count == 1 })
     }
 
     @Test func copyRowsAreCOPYsTextFormat() {
