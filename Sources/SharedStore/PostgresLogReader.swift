@@ -387,8 +387,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         // earlier one has its id: PostgreSQL walks (kind, position) and stops at the page.
         // Asked as "position = (SELECT min ...)", the planner guessed one row in 200 matched,
         // read and sorted every entry of the kind, and took 64-82 ms for any page of 5,013
-        // games (now 1.6 ms for the first, 28 ms for the last; 77 ms instead of 317 for the
-        // last of 33,989 conversations: docs/BENCHMARKS.md, session 27).
+        // games (now 1.6 ms for the first, 28 ms for the last: docs/BENCHMARKS.md, session 27).
         let sql = """
             SELECT p.kind, p.key, s.uuid, p.position FROM (
                 SELECT c.kind, c.key, c.stream_id, c.position FROM catalog c
