@@ -447,10 +447,10 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     }
 
     private func catalogEntries(where condition: String, _ values: [any PostgresNonThrowingEncodable], limit: Int? = nil,
-                                offset: Int = 0, ordered: Bool = false) throws -> [CatalogEntry] {
+                                ordered: Bool = false) throws -> [CatalogEntry] {
         var sql = "SELECT c.kind, c.key, s.uuid, c.position FROM catalog c JOIN streams s ON s.id = c.stream_id WHERE \(condition)"
         if ordered { sql += " ORDER BY c.position, c.kind, c.key" }
-        if let limit { sql += " LIMIT \(max(0, limit)) OFFSET \(max(0, offset))" }
+        if let limit { sql += " LIMIT \(max(0, limit))" }
         return try fetch(sql, Self.binds(values), Self.catalogEntry).compactMap { $0 }
     }
 
