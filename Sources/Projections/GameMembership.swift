@@ -57,17 +57,25 @@ public struct GameMembership: Hashable, Codable, Sendable {
     /// Notes the next event of the conversation, once the fold knows its messages'
     /// sessions; `add` is called with each game and each position the event gives it.
     public mutating func note(_ e: ReplayEvent, sessionOf: (MessageID) -> SessionID?, adding add: (SessionID, Int64) -> Void) {
-        let named = Self.games(namedBy: e.event, sessionOf: sessionOf)
-        for game in named ?? [] { add(game, e.position) }
         let callback: Callback?
         if case .callback(let record, _) = e.event { callback = record.callback } else { callback = nil }
+        note(e, callback: callback, sessionOf: sessionOf, adding: add)
+    }
+
+    /// ``note(_:sessionOf:adding:)`` for a fold that has already read the event's callback
+    /// (nil: not a callback): reading it again copied the whole record out of the event.
+    mutating func note(_ e: ReplayEvent, callback: Callback?, sessionOf: (MessageID) -> SessionID?,
+                       adding add: (SessionID, Int64) -> Void) {
+        let named = Self.games(namedBy: e.event, sessionOf: sessionOf)
+        for game in named ?? [] { add(game, e.position) }
         if callback == .willBecomeActive {
             // An activation that never ended (the app was killed) still belongs to its games.
             close(e.stream, add)
             open[e.stream] = Activation()
         }
-        guard open[e.stream] != nil else { return }
-        if let named { open[e.stream]!.touch(named) } else { open[e.stream]!.unnamed.append(e.position) }
+        // Edited through its index: one lookup, not three.
+        guard let index = open.index(forKey: e.stream) else { return }
+        if let named { open.values[index].touch(named) } else { open.values[index].unnamed.append(e.position) }
         if callback == .didResignActive { close(e.stream, add) }
     }
 

@@ -30,6 +30,7 @@ extension ConversationState {
         position = e.position
         recordedAt = e.recordedAt
         var told: [GameEvent] = []
+        var callback: Callback?
         switch e.event {
         case .recordingStarted(let info):
             kind = info.kind
@@ -58,6 +59,7 @@ extension ConversationState {
                 break
             }
         case .callback(let record, let context):
+            callback = record.callback
             note(context) { view in
                 switch record.callback {
                 case .willBecomeActive, .didBecomeActive: view.isActive = true
@@ -139,17 +141,17 @@ extension ConversationState {
                 update(session, e) { plugin, board in plugin.reduce(&board, .screen(sighting)) }
             }
         }
-        countForGames(e)
+        countForGames(e, callback: callback)
         return told
     }
 
     /// Counts the event for the games it belongs to (once the fold above knows its messages).
-    private mutating func countForGames(_ e: ReplayEvent) {
+    private mutating func countForGames(_ e: ReplayEvent, callback: Callback?) {
         // Taken out while it notes the event, so the count below may change the games.
         var noted = membership
         membership = GameMembership()
         let sessions = sessionOfMessage
-        noted.note(e, sessionOf: { sessions[$0] }) { game, _ in games[game]?.events += 1 }
+        noted.note(e, callback: callback, sessionOf: { sessions[$0] }) { game, _ in games[game]?.events += 1 }
         membership = noted
     }
 

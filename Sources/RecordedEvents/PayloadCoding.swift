@@ -87,8 +87,11 @@ extension RecordedEvent {
 
     /// `callback.didSelect` as `callback` and `didSelect` (a type without a dot is all category).
     private static func typeParts(_ type: String) -> (category: Substring, name: Substring) {
-        let category = type.prefix { $0 != "." }
-        return (category, type.dropFirst(category.count + 1))
+        // Found in the UTF-8 view: walking Characters (grapheme breaking) for every event
+        // decoded was 3.5% of a full replay. A dot is ASCII, so its index is a Character
+        // boundary and both slices are the same as Character-wise.
+        guard let dot = type.utf8.firstIndex(of: UInt8(ascii: ".")) else { return (type[...], type[type.endIndex...]) }
+        return (type[..<dot], type[type.utf8.index(after: dot)...])
     }
 
     /// The version 1 bytes of a stored payload: as stored for version 1, expanded for version 2.
