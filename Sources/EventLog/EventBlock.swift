@@ -118,48 +118,128 @@ public struct EventBlock: Hashable, Sendable {
 
     private static func events(_ reader: inout Reader) throws(Malformed) -> [Event] {
         let size = reader.bytes.count
-        guard try reader.byte() == Self.formatVersion else {
-            throw Malformed(description: "block format \(reader.bytes.first ?? 0) is not one this build reads (1)")
-        }
-        let count = try reader.varint()
-        guard count >= 1, count <= UInt64(Self.maximumCount) else { throw Malformed(description: "a block of \(count) events") }
-        let n = Int(count)
-        // Each event takes at least 16 + 32 + 7 bytes: refuse a count the body cannot hold
-        // before reserving room for it.
-        guard n * 55 <= size else { throw Malformed(description: "\(n) events do not fit in \(size) bytes") }
-        var ids: [UUID] = [], hashes: [[UInt8]] = []
-        ids.reserveCapacity(n)
-        hashes.reserveCapacity(n)
-        for _ in 0..<n { ids.append(try reader.uuid()) }
-        for _ in 0..<n { hashes.append(try reader.bytes(32)) }
-        let streams = try reader.column(n), versions = try reader.column(n)
-        let types = try reader.column(n), typeVersions = try reader.column(n)
-        var times: [Int64] = []
-        times.reserveCapacity(n)
-        var previous: Int64 = 0
-        for _ in 0..<n {
-            let zigzag = try reader.varint()
-            let delta = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
-            previous = previous &+ delta
-            times.append(previous)
-        }
-        let leaves = try reader.column(n)
-        let lengths = try reader.column(n)
-        if let large = lengths.first(where: { $0 > Int64(LogLimits.maximumPayloadSize) }) {
-            throw Malformed(description: "a payload of \(large) bytes")
-        }
+        let columns = try Columns(&reader, bodySize: size)
         var events: [Event] = []
-        events.reserveCapacity(n)
-        for index in 0..<n {
-            events.append(Event(id: ids[index], hash: hashes[index], streamRowID: streams[index], streamVersion: versions[index],
-                                typeRowID: types[index], typeVersion: typeVersions[index], recordedAt: times[index],
-                                leaf: leaves[index] == 0 ? nil : leaves[index] - 1,
-                                payload: try reader.bytes(Int(lengths[index]))))
+        events.reserveCapacity(columns.count)
+        for index in 0..<columns.count {
+            let payload = try reader.bytes(Int(columns.lengths[index]))
+            events.append(columns.event(index, in: reader.bytes, payload: payload))
         }
         guard reader.index == size else {
             throw Malformed(description: "\(size - reader.index) bytes after the last payload")
         }
         return events
+    }
+
+    /// Every column of a body but its payloads: the ids and hashes by where they lie,
+    /// the rest read.
+    struct Columns {
+        let count: Int
+        /// Where the id and hash columns begin in the body.
+        let ids: Int, hashes: Int
+        let streams: [Int64], versions: [Int64], types: [Int64], typeVersions: [Int64]
+        let times: [Int64], leaves: [Int64], lengths: [Int64]
+        /// Where the first payload begins.
+        let payloads: Int
+
+        /// Reads the columns from the body's start; `reader` is left at the first payload.
+        /// - Parameter bodySize: the whole body's size (`reader` may hold only its start).
+        init(_ reader: inout Reader, bodySize size: Int) throws(Malformed) {
+            guard try reader.byte() == EventBlock.formatVersion else {
+                throw Malformed(description: "block format \(reader.bytes.first ?? 0) is not one this build reads (1)")
+            }
+            let count = try reader.varint()
+            guard count >= 1, count <= UInt64(EventBlock.maximumCount) else { throw Malformed(description: "a block of \(count) events") }
+            let n = Int(count)
+            // Each event takes at least 16 + 32 + 7 bytes: refuse a count the body cannot hold
+            // before reserving room for it.
+            guard n * 55 <= size else { throw Malformed(description: "\(n) events do not fit in \(size) bytes") }
+            self.count = n
+            ids = reader.index
+            try reader.skip(16 * n)
+            hashes = reader.index
+            try reader.skip(32 * n)
+            streams = try reader.column(n)
+            versions = try reader.column(n)
+            types = try reader.column(n)
+            typeVersions = try reader.column(n)
+            var times: [Int64] = []
+            times.reserveCapacity(n)
+            var previous: Int64 = 0
+            for _ in 0..<n {
+                let zigzag = try reader.varint()
+                let delta = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+                previous = previous &+ delta
+                times.append(previous)
+            }
+            self.times = times
+            leaves = try reader.column(n)
+            lengths = try reader.column(n)
+            if let large = lengths.first(where: { $0 > Int64(LogLimits.maximumPayloadSize) }) {
+                throw Malformed(description: "a payload of \(large) bytes")
+            }
+            payloads = reader.index
+        }
+
+        /// Event `index`, its id and hash read from `body` (which holds the columns).
+        func event(_ index: Int, in body: UnsafeBufferPointer<UInt8>, payload: [UInt8]) -> Event {
+            var reader = Reader(bytes: body, index: ids + 16 * index)
+            // Within the columns, which were read whole.
+            let id = try! reader.uuid()
+            let start = hashes + 32 * index
+            return Event(id: id, hash: Array(UnsafeBufferPointer(rebasing: body[start..<(start + 32)])),
+                         streamRowID: streams[index], streamVersion: versions[index], typeRowID: types[index],
+                         typeVersion: typeVersions[index], recordedAt: times[index],
+                         leaf: leaves[index] == 0 ? nil : leaves[index] - 1, payload: payload)
+        }
+    }
+
+    /// Some events of a block read from the first bytes of its body: what a reader that
+    /// wants a few events (a recording's first, say) needs, without inflating the rest.
+    ///
+    /// The columns are read and checked as ``init(body:)`` reads them; the bytes after the
+    /// last wanted payload are not, nor is the body's length.
+    /// - Parameters:
+    ///   - prefix: the body's first bytes.
+    ///   - bodySize: the whole body's size.
+    ///   - wanted: which events to return, by their stream row id (the first index given
+    ///     the event's stream row id; nil: none of them).
+    /// - Returns: the wanted events with their indexes, in block order; or the number of
+    ///   bytes from the body's start they need, when `prefix` holds fewer.
+    public static func events(inPrefix prefix: UnsafeBufferPointer<UInt8>, bodySize: Int,
+                              wanted: (_ streamRowID: Int64) -> Bool) throws(Malformed) -> Prefix {
+        var reader = Reader(bytes: prefix)
+        let columns: Columns
+        do {
+            columns = try Columns(&reader, bodySize: bodySize)
+        } catch {
+            // Maybe cut short by the prefix, not by the body: ask for more of it (the whole
+            // body, at most, which then decides).
+            if prefix.count < bodySize { return .needs(min(bodySize, max(4096, prefix.count * 2))) }
+            throw error
+        }
+        var found: [(index: Int, range: Range<Int>)] = []
+        var offset = columns.payloads
+        for index in 0..<columns.count {
+            let length = Int(columns.lengths[index])
+            guard length <= bodySize - offset else { throw Malformed(description: "the body ends early") }
+            if wanted(columns.streams[index]) { found.append((index, offset..<(offset + length))) }
+            offset += length
+        }
+        let end = found.last?.range.upperBound ?? columns.payloads
+        guard end <= prefix.count else { return .needs(end) }
+        let last = columns.hashes + 32 * (columns.count - 1)
+        return .events(found.map { ($0.index, columns.event($0.index, in: prefix, payload: Array(UnsafeBufferPointer(rebasing: prefix[$0.range])))) },
+                       count: columns.count, lastHash: Array(UnsafeBufferPointer(rebasing: prefix[last..<(last + 32)])))
+    }
+
+    /// What ``events(inPrefix:bodySize:wanted:)`` found.
+    public enum Prefix {
+        /// The wanted events, with their indexes in the block; how many events the block
+        /// holds, and the last one's hash (what a block's row repeats).
+        case events([(index: Int, event: Event)], count: Int, lastHash: [UInt8])
+        /// The body's first this many bytes are needed.
+        case needs(Int)
     }
 
     static func putVarint(_ value: UInt64, into out: inout [UInt8]) {
@@ -174,6 +254,11 @@ public struct EventBlock: Hashable, Sendable {
     struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+
+        mutating func skip(_ count: Int) throws(Malformed) {
+            guard count <= bytes.count - index else { throw Malformed(description: "the body ends early") }
+            index += count
+        }
 
         mutating func byte() throws(Malformed) -> UInt8 {
             guard index < bytes.count else { throw Malformed(description: "the body ends early") }

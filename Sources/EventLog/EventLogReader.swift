@@ -220,23 +220,53 @@ package final class PayloadDecoder {
                 guard let dictionaryID else {
                     throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
                 }
-                let inflater: RawInflater
-                if let cached = inflaters[dictionaryID] {
-                    inflater = cached
-                } else {
-                    guard let bytes = try dictionary(dictionaryID) else {
-                        throw EventStoreError.unknownDictionary(position: position, dictionaryID: dictionaryID)
-                    }
-                    inflater = try RawInflater(dictionary: bytes)
-                    inflaters[dictionaryID] = inflater
-                }
-                return try inflater.decompress(stored, expectedSize: rawSize, limit: limit)
+                return try inflater(dictionaryID, position: position, dictionary).decompress(stored, expectedSize: rawSize, limit: limit)
             case nil:
                 throw EventStoreError.unknownCodec(position: position, codec: codec)
             }
         } catch let error as ZlibError {
             throw EventStoreError.corruptPayload(position: position, detail: error.description)
         }
+    }
+
+    /// Decodes only as much of a stored body as `read` needs (``RawInflater/decompressPrefix(_:size:first:_:)``):
+    /// `read` gets the bytes out so far and answers how many it needs in all, or nil.
+    package func decodePrefix(position: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int, stored: [UInt8],
+                              first: Int, dictionary: (Int64) throws -> [UInt8]?,
+                              read: (UnsafeBufferPointer<UInt8>) throws -> Int?) throws {
+        do {
+            switch PayloadCodec(rawValue: codec) {
+            case .raw?:
+                guard stored.count == rawSize else {
+                    throw EventStoreError.corruptPayload(position: position, detail: "stored \(stored.count) bytes, expected \(rawSize)")
+                }
+                guard try stored.withUnsafeBufferPointer(read) == nil else {
+                    throw EventStoreError.corruptPayload(position: position, detail: "its body ends early")
+                }
+            case .deflate?:
+                if plainInflater == nil { plainInflater = try RawInflater() }
+                try plainInflater!.decompressPrefix(stored, size: rawSize, first: first, read)
+            case .deflateWithDictionary?:
+                guard let dictionaryID else {
+                    throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
+                }
+                try inflater(dictionaryID, position: position, dictionary).decompressPrefix(stored, size: rawSize, first: first, read)
+            case nil:
+                throw EventStoreError.unknownCodec(position: position, codec: codec)
+            }
+        } catch let error as ZlibError {
+            throw EventStoreError.corruptPayload(position: position, detail: error.description)
+        }
+    }
+
+    private func inflater(_ dictionaryID: Int64, position: Int64, _ dictionary: (Int64) throws -> [UInt8]?) throws -> RawInflater {
+        if let cached = inflaters[dictionaryID] { return cached }
+        guard let bytes = try dictionary(dictionaryID) else {
+            throw EventStoreError.unknownDictionary(position: position, dictionaryID: dictionaryID)
+        }
+        let inflater = try RawInflater(dictionary: bytes)
+        inflaters[dictionaryID] = inflater
+        return inflater
     }
 }
 

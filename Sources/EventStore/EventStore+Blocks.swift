@@ -126,6 +126,46 @@ extension EventStore {
         return block
     }
 
+    /// The first event of each of `streams` (row ids) in a block, with its index, inflating
+    /// the body only as far as the last of them: its columns, its count and its last hash
+    /// are checked against the row, as ``decodeBlock(_:_:)`` checks them; the payloads
+    /// after those are left to a reader of the whole block.
+    func firstEvents(_ db: Database, _ row: Row, of streams: Set<Int64>) throws -> [(index: Int, event: EventBlock.Event)] {
+        let (first, count) = try Self.blockBounds(row)
+        guard let codec = Int64.fromDatabaseValue(row[2]),
+              let rawSize = Int.fromDatabaseValue(row[4]), rawSize >= 1, rawSize <= EventBlock.maximumBodySize else {
+            throw EventStoreError.corruptPayload(position: first, detail: "its block's row has a value of the wrong kind or size")
+        }
+        var found: [(index: Int, event: EventBlock.Event)] = []
+        var header: (count: Int, lastHash: [UInt8])?
+        // The columns of a block of 64 events take about 4 KB.
+        try decodePayloadPrefix(db, position: first, codec: codec, dictionaryID: Int64.fromDatabaseValue(row[3]), rawSize: rawSize,
+                                stored: try row.bytes(at: 5) ?? [], first: 4096) { prefix in
+            var taken: Set<Int64> = []
+            let answer: EventBlock.Prefix
+            do throws(EventBlock.Malformed) {
+                answer = try EventBlock.events(inPrefix: prefix, bodySize: rawSize) { streams.contains($0) && taken.insert($0).inserted }
+            } catch {
+                throw EventStoreError.corruptPayload(position: first, detail: "its block does not decode: \(error.description)")
+            }
+            switch answer {
+            case .needs(let bytes):
+                return bytes
+            case .events(let events, let count, let lastHash):
+                found = events
+                header = (count, lastHash)
+                return nil
+            }
+        }
+        guard let header, Int64(header.count) == count else {
+            throw EventStoreError.corruptPayload(position: first, detail: "its block holds \(header?.count ?? 0) events, its row says \(count)")
+        }
+        guard header.lastHash == (try row.bytes(at: 6)) else {
+            throw EventStoreError.hashMismatch(position: first + count - 1)
+        }
+        return found
+    }
+
     /// An event of a block as readers see it, its stream and type named.
     func storedEvent(_ db: Database, _ event: EventBlock.Event, position: Int64, _ names: RowNames) throws -> StoredEvent {
         guard let stream = try names.stream(db, id: event.streamRowID) else {

@@ -96,14 +96,16 @@ extension EventStore {
                         try body(StreamHead(first: first, lastPosition: span.last))
                         continue
                     }
-                    guard let streams = beginningIn[item.position], let block = try blocks.block(at: item.position) else { continue }
-                    var found: [(index: Int, last: Int64)] = []
-                    for (stream, last) in streams {
-                        if let index = block.events.firstIndex(where: { $0.streamRowID == stream }) { found.append((index, last)) }
-                    }
-                    for (index, last) in found.sorted(by: { $0.index < $1.index }) {
-                        let first = try storedEvent(db, block.events[index], position: item.position + Int64(index), names)
-                        guard first.streamVersion == 1 else { continue }
+                    guard let streams = beginningIn[item.position],
+                          let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.blockColumns) FROM event_blocks b WHERE b.first_position = ?"),
+                                                     arguments: [item.position]) else { continue }
+                    // Inflated only as far as the last of these first events: on average about
+                    // half a block, and no other event made into values.
+                    var lastOf: [Int64: Int64] = [:]
+                    for (stream, last) in streams { lastOf[stream] = last }
+                    for (index, event) in try firstEvents(db, row, of: Set(lastOf.keys)) {
+                        let first = try storedEvent(db, event, position: item.position + Int64(index), names)
+                        guard first.streamVersion == 1, let last = lastOf[event.streamRowID] else { continue }
                         try body(StreamHead(first: first, lastPosition: last))
                     }
                 }

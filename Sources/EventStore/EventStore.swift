@@ -323,6 +323,16 @@ public final class EventStore {
         }
     }
 
+    /// ``decodePayload(_:position:codec:dictionaryID:rawSize:stored:limit:)`` only as far as
+    /// `read` needs (``PayloadDecoder/decodePrefix(position:codec:dictionaryID:rawSize:stored:first:dictionary:read:)``).
+    func decodePayloadPrefix(_ db: Database, position: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int, stored: [UInt8],
+                             first: Int, read: (UnsafeBufferPointer<UInt8>) throws -> Int?) throws {
+        try payloadDecoder.decodePrefix(position: position, codec: codec, dictionaryID: dictionaryID, rawSize: rawSize,
+                                        stored: stored, first: first, dictionary: { id in
+            try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [id]).map(Array.init)
+        }, read: read)
+    }
+
     // MARK: - Dictionaries
 
     /// Adds a preset dictionary; new events are compressed with the newest one.

@@ -95,4 +95,71 @@ public final class RawInflater {
             }
         }
     }
+
+    /// Inflates one raw deflate stream that holds `size` bytes only as far as `read` needs:
+    /// `read` is handed the bytes out so far (the first `first`, then as many as it asked
+    /// for) and answers how many it needs in all, or nil once it has what it wants. What
+    /// follows is never inflated, so never checked: a reader of the whole stream checks it.
+    /// - Throws: ``ZlibError`` for damaged input, a stream shorter than `size`, or a
+    ///   request past `size`; whatever `read` throws.
+    public func decompressPrefix(_ input: [UInt8], size: Int, first: Int,
+                                 _ read: (UnsafeBufferPointer<UInt8>) throws -> Int?) throws {
+        var status = inflateReset(stream)
+        guard status == Z_OK else { throw ZlibError.initializationFailed(code: status) }
+        if !dictionary.isEmpty {
+            status = dictionary.withUnsafeBufferPointer {
+                inflateSetDictionary(stream, $0.baseAddress, uInt($0.count))
+            }
+            guard status == Z_OK else { throw ZlibError.dictionaryRejected(code: status) }
+        }
+        guard size >= 0 else { throw ZlibError.corruptInput(message: "a stream of \(size) bytes") }
+        if scratch.count < size { scratch = [UInt8](repeating: 0, count: size) }
+        var produced = 0, consumed = 0
+        var target = min(size, max(0, first))
+        while true {
+            while produced < target {
+                let (result, inUsed, outUsed) = input.withUnsafeBufferPointer { inBuf in
+                    scratch.withUnsafeMutableBufferPointer { outBuf -> (Int32, Int, Int) in
+                        stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress.map { $0 + consumed })
+                        stream.pointee.avail_in = uInt(inBuf.count - consumed)
+                        stream.pointee.next_out = outBuf.baseAddress! + produced
+                        // Out exactly as far as asked: zlib stops when its output is full.
+                        stream.pointee.avail_out = uInt(target - produced)
+                        let result = inflate(stream, Z_NO_FLUSH)
+                        let inUsed = inBuf.count - consumed - Int(stream.pointee.avail_in)
+                        let outUsed = target - produced - Int(stream.pointee.avail_out)
+                        stream.pointee.next_in = nil
+                        stream.pointee.next_out = nil
+                        return (result, inUsed, outUsed)
+                    }
+                }
+                consumed += inUsed
+                produced += outUsed
+                switch result {
+                case Z_STREAM_END:
+                    guard produced == size else {
+                        throw ZlibError.corruptInput(message: "expected \(size) bytes, got \(produced)")
+                    }
+                case Z_OK, Z_BUF_ERROR:
+                    if outUsed == 0 && inUsed == 0 {
+                        // No progress with room to spare: the input ran out.
+                        throw ZlibError.truncatedInput
+                    }
+                case Z_NEED_DICT:
+                    throw ZlibError.corruptInput(message: "stream asks for a dictionary")
+                case Z_DATA_ERROR:
+                    let message = stream.pointee.msg.map { String(cString: $0) } ?? "invalid data"
+                    throw ZlibError.corruptInput(message: message)
+                default:
+                    throw ZlibError.corruptInput(message: "zlib status \(result)")
+                }
+            }
+            let wanted = try scratch.withUnsafeBufferPointer { try read(UnsafeBufferPointer(rebasing: $0[0..<produced])) }
+            guard let wanted else { return }
+            guard wanted > produced, wanted <= size else {
+                throw ZlibError.corruptInput(message: "\(wanted) bytes asked of a stream of \(size), \(produced) out")
+            }
+            target = wanted
+        }
+    }
 }

@@ -70,3 +70,58 @@ import ZlibCodec
         #expect(throws: ZlibError.self) { try RawInflater().decompress(packed, expectedSize: sample.count + 1) }
     }
 }
+
+/// Inflating only the start of a stream (a block's columns and its first few events).
+@Suite struct RawInflatePrefixTests {
+    /// 60 KB that repeats itself a little, as a block body does.
+    let body: [UInt8] = (0..<60_000).map { UInt8(truncatingIfNeeded: ($0 * 7919) % 251 + ($0 / 1000)) }
+
+    @Test func eachAnswerSeesTheStreamsFirstBytes() throws {
+        let packed = try RawDeflater(largestWindow: true).compress(body)
+        let asks = [100, 4_096, 30_000, body.count]
+        var seen: [Int] = []
+        try RawInflater().decompressPrefix(packed, size: body.count, first: 50) { prefix in
+            #expect(Array(prefix) == Array(body[0..<prefix.count]))
+            seen.append(prefix.count)
+            return asks.first { $0 > prefix.count }
+        }
+        // Out exactly as far as asked each time, the whole stream last.
+        #expect(seen == [50] + asks)
+    }
+
+    @Test func anAnswerOfNilStopsEarly() throws {
+        let packed = try RawDeflater().compress(body)
+        var calls = 0
+        try RawInflater().decompressPrefix(packed, size: body.count, first: 10_000) { prefix in
+            calls += 1
+            #expect(prefix.count == 10_000)
+            return nil
+        }
+        #expect(calls == 1)
+    }
+
+    @Test func damageAndWrongSizesAreRefused() throws {
+        let packed = try RawDeflater().compress(body)
+        let inflater = try RawInflater()
+        // The stream holds fewer bytes than the size claims.
+        #expect(throws: ZlibError.self) {
+            try inflater.decompressPrefix(packed, size: body.count + 1, first: body.count + 1) { _ in nil }
+        }
+        // A cut stream, read to its end.
+        #expect(throws: ZlibError.self) {
+            try inflater.decompressPrefix(Array(packed.prefix(packed.count / 2)), size: body.count, first: 4_096) { $0.count < body.count ? body.count : nil }
+        }
+        // More than the stream holds, or no more than is out: refused, not looped on.
+        #expect(throws: ZlibError.self) {
+            try inflater.decompressPrefix(packed, size: body.count, first: 100) { _ in body.count + 1 }
+        }
+        #expect(throws: ZlibError.self) {
+            try inflater.decompressPrefix(packed, size: body.count, first: 100) { $0.count }
+        }
+        // Still whole after all that.
+        try inflater.decompressPrefix(packed, size: body.count, first: body.count) { prefix in
+            #expect(Array(prefix) == body)
+            return nil
+        }
+    }
+}
