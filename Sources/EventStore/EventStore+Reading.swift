@@ -66,7 +66,9 @@ extension EventStore {
                     guard let first = Int64.fromDatabaseValue(row[1]) else { continue }
                     spans[row[0]] = (first, Int64.fromDatabaseValue(row[2]) ?? first)
                 }
-                let names = RowNames()
+                // Every stream of its stretch is met once: their names in one statement (kept
+                // by the store if it keeps them, else for this read).
+                let names = RowNames(kept: keptStreamNames ?? KeptStreamNames())
                 var blocks = BlockReader(store: self, db: db)
                 // Streams that begin in a block, by that block: each block is inflated once,
                 // for all the streams that begin in it (finding a stream's first event and
@@ -201,11 +203,32 @@ extension EventStore {
 final class RowNames {
     private var streams: [Int64: UUID?] = [:]
     private var types: [Int64: String?] = [:]
+    /// Names kept beyond this read, when the store keeps them (``EventStore/keepStreamNames()``).
+    private let kept: KeptStreamNames?
+
+    init(kept: KeptStreamNames? = nil) { self.kept = kept }
 
     func stream(_ db: Database, id: Int64) throws -> UUID? {
         if let known = streams[id] { return known }
+        if let kept {
+            if !kept.loaded {
+                // A pass meets every recording: all of them in one statement, not one each.
+                kept.loaded = true
+                for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM streams") {
+                    if let rowID = Int64.fromDatabaseValue(row[0]), let bytes = Data.fromDatabaseValue(row[1]), let uuid = UUID(bytes: bytes) {
+                        kept.names[rowID] = uuid
+                    }
+                }
+            }
+            if let known = kept.names[id] {
+                streams[id] = known
+                return known
+            }
+        }
         let uuid = try Data.fetchOne(db.cachedStatement(sql: "SELECT uuid FROM streams WHERE id = ?"), arguments: [id]).flatMap { UUID(bytes: $0) }
         streams[id] = uuid
+        // Only names found: a row missing now is damage, and this read reports it.
+        if let uuid { kept?.names[id] = uuid }
         return uuid
     }
 
@@ -231,4 +254,14 @@ extension EventStore {
             try Row.fetchAll(db, sql: "SELECT name FROM event_types ORDER BY name").compactMap { String.fromDatabaseValue($0[0]) }
         }
     }
+}
+
+/// Stream names by row id kept from one read to the next by a store that reads a log
+/// chunk after chunk (a full replay's decoding threads), read in one statement: each
+/// chunk's read named each recording it met with a statement of its own, 3% of a pass.
+final class KeptStreamNames {
+    var names: [Int64: UUID] = [:]
+    /// Whether every stream the file held at the first lookup is in `names` (a stream
+    /// added since is looked up alone).
+    var loaded = false
 }

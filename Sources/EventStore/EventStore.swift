@@ -47,6 +47,8 @@ public final class EventStore {
 
     private var compressor: Compressor?
     private let payloadDecoder = PayloadDecoder()
+    /// Set by ``keepStreamNames()``.
+    private(set) var keptStreamNames: KeptStreamNames?
     var typeIDs: [String: Int64] = [:]
 
     /// Opens (and for `.readWrite`, creates and migrates) the database at `path`.
@@ -321,6 +323,17 @@ public final class EventStore {
                                   stored: stored, limit: limit) { id in
             try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [id]).map(Array.init)
         }
+    }
+
+    /// Keeps the names of the streams its reads meet for the store's life, instead of
+    /// looking them up again in each read: for a read-only store that reads one log in
+    /// many pieces over a short time (a full replay's decoding threads). A committed
+    /// stream's row id and name never change, but a file changed under a long-lived
+    /// reader must be read as it is now, so a store does not keep them unless asked; and a
+    /// writer's store must not (a row id of its own rolled-back rows is used again).
+    package func keepStreamNames() {
+        precondition(access == .readOnly, "only a read-only store keeps stream names")
+        if keptStreamNames == nil { keptStreamNames = KeptStreamNames() }
     }
 
     /// ``decodePayload(_:position:codec:dictionaryID:rawSize:stored:limit:)`` only as far as

@@ -381,6 +381,8 @@ enum CanonicalDecoding {
     }
 
     static func strings(_ r: inout Reader) throws(NotCanonical) -> [String] {
-        try r.array { (r: inout Reader) throws(NotCanonical) in try r.string() }
+        // Counted first: an image's cells (a hundred for a battleship board) grew the array
+        // eight times, 2.6% of a full replay.
+        try r.array(reserving: r.countOfStrings()) { (r: inout Reader) throws(NotCanonical) in try r.string() }
     }
 }

@@ -99,9 +99,12 @@ struct CanonicalReader {
     // MARK: Arrays
 
     /// Reads `[v, ...]`, calling `element` for each value.
-    mutating func array<T>(_ element: (inout CanonicalReader) throws(NotCanonical) -> T) throws(NotCanonical) -> [T] {
+    /// - Parameter count: room to make for the values up front.
+    mutating func array<T>(reserving count: Int = 0,
+                           _ element: (inout CanonicalReader) throws(NotCanonical) -> T) throws(NotCanonical) -> [T] {
         try expect(UInt8(ascii: "["))
         var out: [T] = []
+        out.reserveCapacity(count)
         if peek() == UInt8(ascii: "]") {
             index += 1
         } else {
@@ -114,6 +117,24 @@ struct CanonicalReader {
         }
         atObjectStart = false
         return out
+    }
+
+    /// How many strings the array of strings that comes next holds, counted without
+    /// reading them (a guess when it is not one: the reading that follows decides).
+    func countOfStrings() -> Int {
+        guard peek() == UInt8(ascii: "[") else { return 0 }
+        var count = 0, inString = false, at = index + 1
+        while at < bytes.count {
+            let byte = bytes[at]
+            if byte == UInt8(ascii: "\"") {
+                if !inString { count += 1 }
+                inString.toggle()
+            } else if !inString && byte == UInt8(ascii: "]") {
+                break
+            }
+            at += 1
+        }
+        return count
     }
 
     // MARK: Scalars

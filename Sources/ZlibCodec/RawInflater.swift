@@ -26,13 +26,8 @@ public final class RawInflater {
         stream.deallocate()
     }
 
-    /// Decompresses one complete raw deflate stream.
-    /// - Parameters:
-    ///   - input: the compressed bytes.
-    ///   - expectedSize: the decompressed size if known; used to size the buffer and
-    ///     checked exactly.
-    ///   - limit: the most bytes the output may have.
-    public func decompress(_ input: [UInt8], expectedSize: Int? = nil, limit: Int = 16 << 20) throws -> [UInt8] {
+    /// Resets the stream for a new input and primes it with the dictionary.
+    private func begin() throws {
         var status = inflateReset(stream)
         guard status == Z_OK else { throw ZlibError.initializationFailed(code: status) }
         if !dictionary.isEmpty {
@@ -42,25 +37,50 @@ public final class RawInflater {
             }
             guard status == Z_OK else { throw ZlibError.dictionaryRejected(code: status) }
         }
+    }
+
+    /// One call to zlib: `input` from `consumed` into `scratch[produced..<end]`; returns its
+    /// status and the bytes it took and gave.
+    private func step(_ input: [UInt8], consumed: Int, produced: Int, end: Int) -> (result: Int32, taken: Int, given: Int) {
+        input.withUnsafeBufferPointer { inBuf in
+            scratch.withUnsafeMutableBufferPointer { outBuf -> (Int32, Int, Int) in
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress.map { $0 + consumed })
+                stream.pointee.avail_in = uInt(inBuf.count - consumed)
+                stream.pointee.next_out = outBuf.baseAddress! + produced
+                stream.pointee.avail_out = uInt(end - produced)
+                let result = inflate(stream, Z_NO_FLUSH)
+                let taken = inBuf.count - consumed - Int(stream.pointee.avail_in)
+                let given = end - produced - Int(stream.pointee.avail_out)
+                stream.pointee.next_in = nil
+                stream.pointee.next_out = nil
+                return (result, taken, given)
+            }
+        }
+    }
+
+    /// The error for a status that ends a stream badly.
+    private func failure(_ result: Int32) -> ZlibError {
+        switch result {
+        case Z_NEED_DICT: return .corruptInput(message: "stream asks for a dictionary")
+        case Z_DATA_ERROR: return .corruptInput(message: stream.pointee.msg.map { String(cString: $0) } ?? "invalid data")
+        default: return .corruptInput(message: "zlib status \(result)")
+        }
+    }
+
+    /// Decompresses one complete raw deflate stream.
+    /// - Parameters:
+    ///   - input: the compressed bytes.
+    ///   - expectedSize: the decompressed size if known; used to size the buffer and
+    ///     checked exactly.
+    ///   - limit: the most bytes the output may have.
+    public func decompress(_ input: [UInt8], expectedSize: Int? = nil, limit: Int = 16 << 20) throws -> [UInt8] {
+        try begin()
         var capacity = min(limit, max(expectedSize.map { $0 + 1 } ?? input.count * 4, 64))
         if scratch.count < capacity { scratch = [UInt8](repeating: 0, count: capacity) }
         var produced = 0
         var consumed = 0
         while true {
-            let (result, inUsed, outUsed) = input.withUnsafeBufferPointer { inBuf in
-                scratch.withUnsafeMutableBufferPointer { outBuf -> (Int32, Int, Int) in
-                    stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress! + consumed)
-                    stream.pointee.avail_in = uInt(inBuf.count - consumed)
-                    stream.pointee.next_out = outBuf.baseAddress! + produced
-                    stream.pointee.avail_out = uInt(capacity - produced)
-                    let result = inflate(stream, Z_NO_FLUSH)
-                    let inUsed = inBuf.count - consumed - Int(stream.pointee.avail_in)
-                    let outUsed = capacity - produced - Int(stream.pointee.avail_out)
-                    stream.pointee.next_in = nil
-                    stream.pointee.next_out = nil
-                    return (result, inUsed, outUsed)
-                }
-            }
+            let (result, inUsed, outUsed) = step(input, consumed: consumed, produced: produced, end: capacity)
             consumed += inUsed
             produced += outUsed
             switch result {
@@ -85,13 +105,8 @@ public final class RawInflater {
                 if scratch.count < capacity {
                     scratch.append(contentsOf: [UInt8](repeating: 0, count: capacity - scratch.count))
                 }
-            case Z_NEED_DICT:
-                throw ZlibError.corruptInput(message: "stream asks for a dictionary")
-            case Z_DATA_ERROR:
-                let message = stream.pointee.msg.map { String(cString: $0) } ?? "invalid data"
-                throw ZlibError.corruptInput(message: message)
             default:
-                throw ZlibError.corruptInput(message: "zlib status \(result)")
+                throw failure(result)
             }
         }
     }
@@ -104,35 +119,15 @@ public final class RawInflater {
     ///   request past `size`; whatever `read` throws.
     public func decompressPrefix(_ input: [UInt8], size: Int, first: Int,
                                  _ read: (UnsafeBufferPointer<UInt8>) throws -> Int?) throws {
-        var status = inflateReset(stream)
-        guard status == Z_OK else { throw ZlibError.initializationFailed(code: status) }
-        if !dictionary.isEmpty {
-            status = dictionary.withUnsafeBufferPointer {
-                inflateSetDictionary(stream, $0.baseAddress, uInt($0.count))
-            }
-            guard status == Z_OK else { throw ZlibError.dictionaryRejected(code: status) }
-        }
+        try begin()
         guard size >= 0 else { throw ZlibError.corruptInput(message: "a stream of \(size) bytes") }
         if scratch.count < size { scratch = [UInt8](repeating: 0, count: size) }
         var produced = 0, consumed = 0
         var target = min(size, max(0, first))
         while true {
             while produced < target {
-                let (result, inUsed, outUsed) = input.withUnsafeBufferPointer { inBuf in
-                    scratch.withUnsafeMutableBufferPointer { outBuf -> (Int32, Int, Int) in
-                        stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress.map { $0 + consumed })
-                        stream.pointee.avail_in = uInt(inBuf.count - consumed)
-                        stream.pointee.next_out = outBuf.baseAddress! + produced
-                        // Out exactly as far as asked: zlib stops when its output is full.
-                        stream.pointee.avail_out = uInt(target - produced)
-                        let result = inflate(stream, Z_NO_FLUSH)
-                        let inUsed = inBuf.count - consumed - Int(stream.pointee.avail_in)
-                        let outUsed = target - produced - Int(stream.pointee.avail_out)
-                        stream.pointee.next_in = nil
-                        stream.pointee.next_out = nil
-                        return (result, inUsed, outUsed)
-                    }
-                }
+                // Out exactly as far as asked: zlib stops when its output is full.
+                let (result, inUsed, outUsed) = step(input, consumed: consumed, produced: produced, end: target)
                 consumed += inUsed
                 produced += outUsed
                 switch result {
@@ -141,17 +136,10 @@ public final class RawInflater {
                         throw ZlibError.corruptInput(message: "expected \(size) bytes, got \(produced)")
                     }
                 case Z_OK, Z_BUF_ERROR:
-                    if outUsed == 0 && inUsed == 0 {
-                        // No progress with room to spare: the input ran out.
-                        throw ZlibError.truncatedInput
-                    }
-                case Z_NEED_DICT:
-                    throw ZlibError.corruptInput(message: "stream asks for a dictionary")
-                case Z_DATA_ERROR:
-                    let message = stream.pointee.msg.map { String(cString: $0) } ?? "invalid data"
-                    throw ZlibError.corruptInput(message: message)
+                    // No progress with room to spare: the input ran out.
+                    if outUsed == 0 && inUsed == 0 { throw ZlibError.truncatedInput }
                 default:
-                    throw ZlibError.corruptInput(message: "zlib status \(result)")
+                    throw failure(result)
                 }
             }
             let wanted = try scratch.withUnsafeBufferPointer { try read(UnsafeBufferPointer(rebasing: $0[0..<produced])) }

@@ -316,6 +316,33 @@ import Testing
         try expectHeadsMatchAScan(store, streams: 9)
     }
 
+    /// A read-only store that keeps stream names (a full replay's decoding threads) names
+    /// the streams a writer adds after its first read, and its heads, as a store that
+    /// keeps none does.
+    @Test(arguments: [EventStore.Layout.rows, .blocks])
+    func aStoreThatKeepsStreamNamesSeesStreamsAddedSince(layout: EventStore.Layout) throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let writer = try EventStore(path: path, layout: layout)
+        writer.blockCapacity = 4
+        let early = (0..<3).map { _ in UUID() }, late = (0..<3).map { _ in UUID() }
+        try append(writer, streams: early, rounds: 2)
+        let keeping = try EventStore(path: path, access: .readOnly)
+        keeping.keepStreamNames()
+        func streamsRead(_ store: EventStore) throws -> [UUID] {
+            var out: [UUID] = []
+            try store.scan(verify: true) { out.append($0.stream) }
+            return out
+        }
+        #expect(Set(try streamsRead(keeping)) == Set(early))
+        try append(writer, streams: early + late, rounds: 4)
+        let fresh = try EventStore(path: path, access: .readOnly)
+        let expected = try streamsRead(fresh)
+        #expect(Set(expected) == Set(early + late))
+        #expect(try streamsRead(keeping) == expected)
+        try expectHeadsMatchAScan(keeping, streams: 6)
+    }
+
     @Test func headsOfALogPackedIntoBlocksHalfwayAreTheSame() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("log.sqlite")
