@@ -202,8 +202,8 @@ public struct EventBlock: Hashable, Sendable {
     /// - Parameters:
     ///   - prefix: the body's first bytes.
     ///   - bodySize: the whole body's size.
-    ///   - wanted: which events to return, by their stream row id (the first index given
-    ///     the event's stream row id; nil: none of them).
+    ///   - wanted: whether to return an event, given its stream row id; asked of every
+    ///     event in block order (each time the prefix is read again).
     /// - Returns: the wanted events with their indexes, in block order; or the number of
     ///   bytes from the body's start they need, when `prefix` holds fewer.
     public static func events(inPrefix prefix: UnsafeBufferPointer<UInt8>, bodySize: Int,

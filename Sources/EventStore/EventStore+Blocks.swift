@@ -199,14 +199,10 @@ struct BlockReader {
         self.db = db
     }
 
-    /// The block whose first position is `first`.
-    mutating func block(at first: Int64) throws -> EventBlock? {
-        if let cached, cached.first == first { return cached.block }
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(EventStore.blockColumns) FROM event_blocks b WHERE b.first_position = ?"),
-                                         arguments: [first]) else { return nil }
-        let block = try store.decodeBlock(db, row)
-        cached = (first, block)
-        return block
+    /// The row of the block whose first position is `first`, not decoded.
+    func row(at first: Int64) throws -> Row? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(EventStore.blockColumns) FROM event_blocks b WHERE b.first_position = ?"),
+                         arguments: [first])
     }
 
     /// The event at `position`, unchecked (its hash is not recomputed), or nil.

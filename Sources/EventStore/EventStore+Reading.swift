@@ -98,9 +98,7 @@ extension EventStore {
                         try body(StreamHead(first: first, lastPosition: span.last))
                         continue
                     }
-                    guard let streams = beginningIn[item.position],
-                          let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.blockColumns) FROM event_blocks b WHERE b.first_position = ?"),
-                                                     arguments: [item.position]) else { continue }
+                    guard let streams = beginningIn[item.position], let row = try blocks.row(at: item.position) else { continue }
                     // Inflated only as far as the last of these first events: on average about
                     // half a block, and no other event made into values.
                     var lastOf: [Int64: Int64] = [:]
