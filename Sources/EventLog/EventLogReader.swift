@@ -207,23 +207,11 @@ package final class PayloadDecoder {
     package func decode(position: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int, stored: [UInt8],
                         limit: Int = LogLimits.maximumPayloadSize, dictionary: (Int64) throws -> [UInt8]?) throws -> [UInt8] {
         do {
-            switch PayloadCodec(rawValue: codec) {
-            case .raw?:
-                guard stored.count == rawSize else {
-                    throw EventStoreError.corruptPayload(position: position, detail: "stored \(stored.count) bytes, expected \(rawSize)")
-                }
+            guard let inflater = try inflater(codec: codec, dictionaryID: dictionaryID, position: position, dictionary) else {
+                try Self.checkRaw(stored, rawSize: rawSize, position: position)
                 return stored
-            case .deflate?:
-                if plainInflater == nil { plainInflater = try RawInflater() }
-                return try plainInflater!.decompress(stored, expectedSize: rawSize, limit: limit)
-            case .deflateWithDictionary?:
-                guard let dictionaryID else {
-                    throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
-                }
-                return try inflater(dictionaryID, position: position, dictionary).decompress(stored, expectedSize: rawSize, limit: limit)
-            case nil:
-                throw EventStoreError.unknownCodec(position: position, codec: codec)
             }
+            return try inflater.decompress(stored, expectedSize: rawSize, limit: limit)
         } catch let error as ZlibError {
             throw EventStoreError.corruptPayload(position: position, detail: error.description)
         }
@@ -235,38 +223,50 @@ package final class PayloadDecoder {
                               first: Int, dictionary: (Int64) throws -> [UInt8]?,
                               read: (UnsafeBufferPointer<UInt8>) throws -> Int?) throws {
         do {
-            switch PayloadCodec(rawValue: codec) {
-            case .raw?:
-                guard stored.count == rawSize else {
-                    throw EventStoreError.corruptPayload(position: position, detail: "stored \(stored.count) bytes, expected \(rawSize)")
-                }
+            guard let inflater = try inflater(codec: codec, dictionaryID: dictionaryID, position: position, dictionary) else {
+                try Self.checkRaw(stored, rawSize: rawSize, position: position)
                 guard try stored.withUnsafeBufferPointer(read) == nil else {
                     throw EventStoreError.corruptPayload(position: position, detail: "its body ends early")
                 }
-            case .deflate?:
-                if plainInflater == nil { plainInflater = try RawInflater() }
-                try plainInflater!.decompressPrefix(stored, size: rawSize, first: first, read)
-            case .deflateWithDictionary?:
-                guard let dictionaryID else {
-                    throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
-                }
-                try inflater(dictionaryID, position: position, dictionary).decompressPrefix(stored, size: rawSize, first: first, read)
-            case nil:
-                throw EventStoreError.unknownCodec(position: position, codec: codec)
+                return
             }
+            try inflater.decompressPrefix(stored, size: rawSize, first: first, read)
         } catch let error as ZlibError {
             throw EventStoreError.corruptPayload(position: position, detail: error.description)
         }
     }
 
-    private func inflater(_ dictionaryID: Int64, position: Int64, _ dictionary: (Int64) throws -> [UInt8]?) throws -> RawInflater {
-        if let cached = inflaters[dictionaryID] { return cached }
-        guard let bytes = try dictionary(dictionaryID) else {
-            throw EventStoreError.unknownDictionary(position: position, dictionaryID: dictionaryID)
+    private static func checkRaw(_ stored: [UInt8], rawSize: Int, position: Int64) throws {
+        guard stored.count == rawSize else {
+            throw EventStoreError.corruptPayload(position: position, detail: "stored \(stored.count) bytes, expected \(rawSize)")
         }
-        let inflater = try RawInflater(dictionary: bytes)
-        inflaters[dictionaryID] = inflater
-        return inflater
+    }
+
+    /// The inflater `codec` needs, nil for bytes stored as they are.
+    private func inflater(codec: Int64, dictionaryID: Int64?, position: Int64,
+                          _ dictionary: (Int64) throws -> [UInt8]?) throws -> RawInflater? {
+        switch PayloadCodec(rawValue: codec) {
+        case .raw?:
+            return nil
+        case .deflate?:
+            if let plainInflater { return plainInflater }
+            let made = try RawInflater()
+            plainInflater = made
+            return made
+        case .deflateWithDictionary?:
+            guard let dictionaryID else {
+                throw EventStoreError.corruptPayload(position: position, detail: "codec 1 without a dictionary id")
+            }
+            if let cached = inflaters[dictionaryID] { return cached }
+            guard let bytes = try dictionary(dictionaryID) else {
+                throw EventStoreError.unknownDictionary(position: position, dictionaryID: dictionaryID)
+            }
+            let made = try RawInflater(dictionary: bytes)
+            inflaters[dictionaryID] = made
+            return made
+        case nil:
+            throw EventStoreError.unknownCodec(position: position, codec: codec)
+        }
     }
 }
 

@@ -104,11 +104,7 @@ extension EventStore {
     /// A block row's events: inflated, parsed and checked against the row (its count,
     /// its last hash). A block that fails any of these damages every event in it.
     func decodeBlock(_ db: Database, _ row: Row) throws -> EventBlock {
-        let (first, count) = try Self.blockBounds(row)
-        guard let codec = Int64.fromDatabaseValue(row[2]),
-              let rawSize = Int.fromDatabaseValue(row[4]), rawSize >= 1, rawSize <= EventBlock.maximumBodySize else {
-            throw EventStoreError.corruptPayload(position: first, detail: "its block's row has a value of the wrong kind or size")
-        }
+        let (first, count, codec, rawSize) = try Self.blockHeader(row)
         let body = try decodePayload(db, position: first, codec: codec, dictionaryID: Int64.fromDatabaseValue(row[3]),
                                      rawSize: rawSize, stored: try row.bytes(at: 5) ?? [], limit: EventBlock.maximumBodySize)
         let block: EventBlock
@@ -126,16 +122,22 @@ extension EventStore {
         return block
     }
 
+    /// A block row's bounds, codec and body size, held to what a reader accepts.
+    private static func blockHeader(_ row: Row) throws -> (first: Int64, count: Int64, codec: Int64, rawSize: Int) {
+        let (first, count) = try blockBounds(row)
+        guard let codec = Int64.fromDatabaseValue(row[2]),
+              let rawSize = Int.fromDatabaseValue(row[4]), rawSize >= 1, rawSize <= EventBlock.maximumBodySize else {
+            throw EventStoreError.corruptPayload(position: first, detail: "its block's row has a value of the wrong kind or size")
+        }
+        return (first, count, codec, rawSize)
+    }
+
     /// The first event of each of `streams` (row ids) in a block, with its index, inflating
     /// the body only as far as the last of them: its columns, its count and its last hash
     /// are checked against the row, as ``decodeBlock(_:_:)`` checks them; the payloads
     /// after those are left to a reader of the whole block.
     func firstEvents(_ db: Database, _ row: Row, of streams: Set<Int64>) throws -> [(index: Int, event: EventBlock.Event)] {
-        let (first, count) = try Self.blockBounds(row)
-        guard let codec = Int64.fromDatabaseValue(row[2]),
-              let rawSize = Int.fromDatabaseValue(row[4]), rawSize >= 1, rawSize <= EventBlock.maximumBodySize else {
-            throw EventStoreError.corruptPayload(position: first, detail: "its block's row has a value of the wrong kind or size")
-        }
+        let (first, count, codec, rawSize) = try Self.blockHeader(row)
         var found: [(index: Int, event: EventBlock.Event)] = []
         var header: (count: Int, lastHash: [UInt8])?
         // The columns of a block of 64 events take about 4 KB.

@@ -320,9 +320,12 @@ public final class EventStore {
     func decodePayload(_ db: Database, position: Int64, codec: Int64, dictionaryID: Int64?,
                        rawSize: Int, stored: [UInt8], limit: Int = EventStore.maximumPayloadSize) throws -> [UInt8] {
         try payloadDecoder.decode(position: position, codec: codec, dictionaryID: dictionaryID, rawSize: rawSize,
-                                  stored: stored, limit: limit) { id in
-            try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [id]).map(Array.init)
-        }
+                                  stored: stored, limit: limit) { try Self.dictionary(db, id: $0) }
+    }
+
+    /// A stored dictionary's bytes, nil when the log has none of that id.
+    private static func dictionary(_ db: Database, id: Int64) throws -> [UInt8]? {
+        try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [id]).map(Array.init)
     }
 
     /// Keeps the names of the streams its reads meet for the store's life, instead of
@@ -341,9 +344,7 @@ public final class EventStore {
     func decodePayloadPrefix(_ db: Database, position: Int64, codec: Int64, dictionaryID: Int64?, rawSize: Int, stored: [UInt8],
                              first: Int, read: (UnsafeBufferPointer<UInt8>) throws -> Int?) throws {
         try payloadDecoder.decodePrefix(position: position, codec: codec, dictionaryID: dictionaryID, rawSize: rawSize,
-                                        stored: stored, first: first, dictionary: { id in
-            try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [id]).map(Array.init)
-        }, read: read)
+                                        stored: stored, first: first, dictionary: { try Self.dictionary(db, id: $0) }, read: read)
     }
 
     // MARK: - Dictionaries
