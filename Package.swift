@@ -162,6 +162,8 @@ let package = Package(
             name: "Collector",
             dependencies: [
                 "EventStore", "HTTPServing", "Interchange", "Presentation", "SharedStore",
+                // Its game summaries fold what it stored with the games it is given.
+                "Replay", "GameKit", "MessagesModel", "StoredEvents",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

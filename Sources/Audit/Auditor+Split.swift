@@ -60,6 +60,7 @@ extension Auditor {
                                      events: [ReplayEvent]) throws -> [Finding] {
         var findings = check(conversation, events)
         findings += try snapshotFindings(store, conversations: [conversation], streams: [conversation: streams])
+        findings += try summaryFindings(store, eventsOf: [conversation: events], streams: [conversation: streams])
         if rerunsExtensions {
             // From the events read above, not read again.
             findings += Self.findings(Rerunner(games: games).rerun(recordingsOf: events))

@@ -135,6 +135,7 @@ public struct Auditor: Sendable {
                         let reruns = auditor.rerunsExtensions ? Self.findings(Rerunner(games: auditor.games).rerun(recordingsOf: events)) : []
                         shared.add(auditor.check(conversation, events) + reruns, events: events.count)
                     }
+                    shared.add(try auditor.summaryFindings(reader, eventsOf: eventsOf, streams: streams), events: 0)
                 }
             } catch {
                 shared.fail(error, inIntegrity: lane == 0 && !shared.integrityIsDone)
@@ -318,6 +319,26 @@ public struct Auditor: Sendable {
                                             game: conversation.uuid.uuidString, rule: "snapshot-matches-events",
                                             expected: "the state the events give", found: problem))
                 }
+            }
+        }
+        return findings
+    }
+
+    /// The store's current summaries of these conversations (``StoredSummaries``, which a
+    /// page of games shows instead of folding) against a fold of the events read: one that
+    /// differs would list a game as it never was. A store that keeps none costs nothing.
+    func summaryFindings(_ store: any EventLogReader, eventsOf: [ConversationID: [ReplayEvent]],
+                         streams: [ConversationID: Set<UUID>]) throws -> [Finding] {
+        let conversations = eventsOf.keys.sorted { $0.uuid.precedes($1.uuid) }
+        let stored = try GameCatalog.currentStoredSummaries(store, conversations: conversations, streamsOf: streams, games: games)
+        var findings: [Finding] = []
+        for conversation in conversations {
+            guard let body = stored[conversation] else { continue }
+            let events = eventsOf[conversation] ?? []
+            if body != (try GameCatalog.folded(conversation, events: events, games: games)) {
+                findings.append(Finding(.error, .snapshot, position: events.last?.position, game: conversation.uuid.uuidString,
+                                        rule: "summary-matches-events", expected: "the store's summary of the conversation's games to be what its events give",
+                                        found: "a summary that differs from them (a page of games would list it; `gamelog index` writes it again)"))
             }
         }
         return findings

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import GameKit
 import Interchange
 import SharedStore
 
@@ -21,17 +22,32 @@ public final class Collector: Sendable {
     /// The largest upload body accepted, in bytes.
     public static let maximumUpload = 64 << 20
     /// What this collector counted since it started (`GET /metrics`).
-    public let metrics = CollectorMetrics()
+    public let metrics: CollectorMetrics
     /// Puts checked uploads into the store in groups (see ``GroupCommit``).
     private let sequencer = GroupCommit()
     /// The store's newest compression dictionary as last read, and when: uploads'
     /// payloads are compressed with it while they wait for the writer.
     private let dictionary = NSLockedValue<(value: SharedStore.Dictionary?, read: ContinuousClock.Instant)?>(nil)
 
-    public init(store: SharedStore, witness: String, witnessKey: DeviceKey) {
+    /// Folds the conversations uploads wrote to into the store's game summaries.
+    private let summaries: SummaryRefresher?
+
+    /// - Parameter games: the games whose summaries it keeps current in the store (what a
+    ///   page of games reads instead of folding), folded after each write, off the request
+    ///   path; nil keeps none (a page folds what is not current, and `gamelog index` stores them).
+    public init(store: SharedStore, witness: String, witnessKey: DeviceKey, games: GameRegistry? = nil) {
         self.store = store
         self.witness = witness
         self.witnessKey = witnessKey
+        let metrics = CollectorMetrics()
+        self.metrics = metrics
+        summaries = games.map { SummaryRefresher(writer: GameSummaryWriter(store: store, games: $0), metrics: metrics) }
+    }
+
+    /// Returns once the game summaries of every conversation uploads wrote to so far were
+    /// stored (or their pass failed); at once for a collector that keeps none.
+    public func summariesSettled() async {
+        await summaries?.settled()
     }
 
     /// What an accepted upload did.
@@ -165,7 +181,7 @@ public final class Collector: Sendable {
     /// one's does.
     func storeGroup(_ uploads: [Upload]) async throws -> [Result<Accepted, Error>] {
         let witness = self.witness, witnessKey = self.witnessKey, metrics = self.metrics
-        return try await store.writeNatively { writer -> [Result<Accepted, Error>] in
+        let results = try await store.writeNatively { writer -> [Result<Accepted, Error>] in
             var results = uploads.count > 1 ? try Self.storeTogether(uploads, into: writer, witness: witness, witnessKey: witnessKey) : [:]
             let together = results.values.filter { (try? $0.get()) != nil }.count
             for (index, upload) in uploads.enumerated() where results[index] == nil {
@@ -181,6 +197,11 @@ public final class Collector: Sendable {
             if together > 0 { metrics.storedTogether(together) }
             return uploads.indices.map { results[$0]! }
         }
+        // Committed: the recordings of what was stored are folded in the background.
+        summaries?.note(zip(uploads, results).reduce(into: Set<UUID>()) { streams, stored in
+            if case .success = stored.1 { streams.formUnion(stored.0.plan.recordings) }
+        })
+        return results
     }
 
     /// The group's uploads that grow their devices' trees (one upload a device), stored

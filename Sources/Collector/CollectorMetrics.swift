@@ -13,7 +13,7 @@ public final class CollectorMetrics: @unchecked Sendable {
     public static let buckets: [Double] = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
     private let lock = NSLock()
-    private var accepted = 0, events = 0, enrollments = 0, storedTogether = 0
+    private var accepted = 0, events = 0, enrollments = 0, storedTogether = 0, summaries = 0, summaryFailures = 0
     private var refused: [Refusal: Int] = [:]
     private var latency = [Int](repeating: 0, count: CollectorMetrics.buckets.count + 1)
     private var latencySum = 0.0
@@ -43,6 +43,12 @@ public final class CollectorMetrics: @unchecked Sendable {
     /// How many uploads were stored as one import with others so far.
     public var uploadsStoredTogether: Int { lock.withLock { storedTogether } }
 
+    /// Conversations whose game summaries a pass after the collector's writes stored.
+    public func storedSummaries(_ conversations: Int) { lock.withLock { summaries += conversations } }
+
+    /// A pass that could not keep the summaries current (the store failed; the next pass tries again).
+    public func summaryPassFailed() { lock.withLock { summaryFailures += 1 } }
+
     private func observe(_ seconds: Double) {
         latency[Self.buckets.firstIndex { seconds <= $0 } ?? Self.buckets.count] += 1
         latencySum += seconds
@@ -67,6 +73,12 @@ public final class CollectorMetrics: @unchecked Sendable {
                 # HELP gamelog_uploads_stored_together_total Accepted uploads a write stored as one import with others.
                 # TYPE gamelog_uploads_stored_together_total counter
                 gamelog_uploads_stored_together_total \(storedTogether)
+                # HELP gamelog_game_summaries_stored_total Conversations whose game summaries were stored after uploads.
+                # TYPE gamelog_game_summaries_stored_total counter
+                gamelog_game_summaries_stored_total \(summaries)
+                # HELP gamelog_game_summary_passes_failed_total Passes over changed conversations that failed (tried again).
+                # TYPE gamelog_game_summary_passes_failed_total counter
+                gamelog_game_summary_passes_failed_total \(summaryFailures)
                 # HELP gamelog_enrollments_total Devices enrolled through this collector.
                 # TYPE gamelog_enrollments_total counter
                 gamelog_enrollments_total \(enrollments)

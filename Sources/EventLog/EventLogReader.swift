@@ -60,9 +60,16 @@ public protocol EventLogReader: AnyObject {
     func forkOrigins() throws -> [UUID: ForkOrigin]
     /// A conversation's stored snapshots for `projectionVersion` (a cache: a store may keep none).
     func snapshots(conversation: UUID, projectionVersion: Int) throws -> [StoredSnapshot]
+    /// The stored summaries in `format` of those of `conversations` that have some (a
+    /// cache: a store may keep none). Rows are returned as stored: whether one is current
+    /// is the caller's to check (``StoredSummaries/isCurrent(_:)``).
+    func storedSummaries(conversations: Set<UUID>, format: String) throws -> [UUID: StoredSummaries]
 }
 
 extension EventLogReader {
+    /// A store that keeps no summaries (a SQLite file) has none.
+    public func storedSummaries(conversations: Set<UUID>, format: String) throws -> [UUID: StoredSummaries] { [:] }
+
     /// Calls `body` with each event matching `query`, in position order, holding one
     /// event in memory at a time however long the log is.
     ///

@@ -63,7 +63,7 @@ struct Collect: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data("wrote the \(role == .admin ? "administrator's" : "reader") token to \(path) (mode 0600); only its hash is in the store\n".utf8))
             }
         }
-        let collector = Collector(store: shared, witness: witness, witnessKey: key)
+        let collector = Collector(store: shared, witness: witness, witnessKey: key, games: GamelogCLI.games)
         let witnessURLs = try sendToWitness.map { try HTTPClient.baseURL($0, option: "--send-to-witness") }
         let host = self.host, witness = self.witness
         let app = CollectorServer.application(collector, host: host, port: port) { port in

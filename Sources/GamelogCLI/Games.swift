@@ -18,6 +18,10 @@ struct GamesCommand: AsyncParsableCommand {
     @Option(name: .customLong("per-page"), help: "Games on a page.") var perPage: Int = 50
     @Flag(help: "List every game (folds the whole log).") var all = false
     @Flag(help: "Print JSON.") var json = false
+    @Flag(name: .customLong("from-events"), help: ArgumentHelp(
+        "Fold every listed game from its events, even where a shared store keeps a current summary of it (`gamelog index`, collectors).",
+        discussion: "A summary is a cache that nothing signs: `verify` folds every game again and names one that differs."))
+    var fromEvents = false
 
     func validate() throws {
         guard page >= 1 else { throw ValidationError("--page counts from 1, not \(page).") }
@@ -36,7 +40,7 @@ struct GamesCommand: AsyncParsableCommand {
         if !all {
             do {
                 listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs,
-                                              lanes: Self.lanes)
+                                              lanes: Self.lanes, storedSummaries: !fromEvents)
             } catch let error as EventStoreError where error.position != nil {
                 // A damaged event in the page: the whole fold below goes on past it and reports it.
                 listed = nil
@@ -47,11 +51,11 @@ struct GamesCommand: AsyncParsableCommand {
             // out and counted): nothing copied.
             if all {
                 let every = try GameCatalog.everyGame(store: store, games: GamelogCLI.games, as: seenAs, lanes: Self.lanes,
-                                                      skippingDamaged: { damaged.append($0) })
+                                                      storedSummaries: !fromEvents, skippingDamaged: { damaged.append($0) })
                 listed = GamePage(games: every, total: every.count, offset: 0)
             } else {
                 listed = try GameCatalog.page(store: store, games: GamelogCLI.games, offset: (page - 1) * perPage, limit: perPage, as: seenAs,
-                                              lanes: Self.lanes, skippingDamaged: { damaged.append($0) })
+                                              lanes: Self.lanes, storedSummaries: !fromEvents, skippingDamaged: { damaged.append($0) })
             }
         }
         if listed == nil, let store = store as? EventStore {

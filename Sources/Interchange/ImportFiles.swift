@@ -97,6 +97,10 @@ public struct ImportPlan: Sendable {
     /// Events found in the files, repeats included.
     public var count: Int { lines.count }
 
+    /// The recordings the plan's events belong to (known once its chains are checked:
+    /// each one begins in the plan or continues one stored before).
+    public var recordings: Set<UUID> { Set(starts.keys).union(continued.keys) }
+
     /// Plans checked apart (each device's upload, say) as one import: their files side
     /// by side, as if checked together. Nil where they cannot be one: two carry one
     /// device's tree, one recording or one event id (which only an import of each alone

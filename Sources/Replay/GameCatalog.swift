@@ -138,15 +138,17 @@ public struct GamePage: Sendable {
 }
 
 extension GameCatalog {
-    /// Every game, page after page of the catalog (``page(store:games:offset:limit:as:lanes:memo:skippingDamaged:)``):
+    /// Every game, page after page of the catalog (``page(store:games:offset:limit:as:lanes:memo:storedSummaries:skippingDamaged:)``):
     /// the whole list of a store whose catalog is complete, with a page's conversations in
     /// memory at a time rather than a fold of the whole log.
     public static func everyGame(store: any EventLogReader, games registry: GameRegistry, as perspective: Perspective = .auditor, lanes: Int = 1,
+                                 storedSummaries: Bool = true,
                                  skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> [GameSummary] {
         var every: [GameSummary] = [], offset = 0
         let size = 500
         while true {
-            let next = try page(store: store, games: registry, offset: offset, limit: size, as: perspective, lanes: lanes, skippingDamaged: damaged)
+            let next = try page(store: store, games: registry, offset: offset, limit: size, as: perspective, lanes: lanes,
+                                storedSummaries: storedSummaries, skippingDamaged: damaged)
             every += next.games
             offset += size
             if offset >= next.total { return every }
@@ -168,15 +170,21 @@ extension GameCatalog {
     ///     read again, and the ones this page folds are kept in it.
     ///   - damaged: called with each event of the page's games that cannot be read; the
     ///     game is folded without it. Without it, such an event fails the page.
+    ///   - storedSummaries: the auditor's page takes a conversation's games from the
+    ///     store's summaries (``StoredSummaries``, a shared store's cache) when they are in
+    ///     this code's format and current, instead of folding its events; false folds every
+    ///     conversation. Damage in a conversation read from its summary is not seen here
+    ///     (`verify` reads every event, and names a summary that differs from them).
     public static func page(store: any EventLogReader, games registry: GameRegistry, offset: Int, limit: Int,
                             as perspective: Perspective = .auditor, lanes: Int = 1, memo: GameSummaryMemo? = nil,
+                            storedSummaries: Bool = true,
                             skippingDamaged damaged: ((EventStoreError) -> Void)? = nil) throws -> GamePage {
         guard try store.catalogIsComplete() else {
             guard let file = store as? EventStore else { throw ReplayError.incompleteCatalog(location: store.location) }
             let all = try GameCatalog(store: file, games: registry, as: perspective).games
             return GamePage(games: Array(all.dropFirst(offset).prefix(limit)), total: all.count, offset: offset)
         }
-        let index = try GameIndex(store: store)
+        let index = GameIndex(catalogued: store)
         let (wanted, total) = try index.games(offset: offset, limit: limit)
         let origins = try store.forkOrigins()
         let wantedIDs = Set(wanted.map { $0.game.uuid.uuidString.lowercased() })
@@ -193,6 +201,22 @@ extension GameCatalog {
             }
         }
         let streamsOf = try index.streams(ofConversations: Set(conversations))
+        if storedSummaries && perspective == .auditor {
+            // A stored summary is the fold of the very recordings the store holds now: 50 rows
+            // instead of the ~11,000 events of a page's conversations.
+            let stored = try currentStoredSummaries(store, conversations: conversations, streamsOf: streamsOf, games: registry)
+            for (conversation, body) in stored {
+                let all = body.games.map { game in
+                    var game = game
+                    game.forkedFrom = origins[conversation.uuid]
+                    return game
+                }
+                memo?.keep(all, of: conversation, asOf: memoAsOf)
+                memo?.keep(GameSummaryMemo.Outline(steps: body.steps, devices: body.devices), of: conversation, asOf: memoAsOf)
+                listedGames += all.filter { wantedIDs.contains($0.id) }
+            }
+            conversations.removeAll { stored[$0] != nil }
+        }
         // A cold reader spends most of a page decoding and folding, one core's work a lane.
         // A reader that cannot be opened is a lane fewer.
         let others = store is SignedLogReader ? min(lanes, conversations.count / Self.conversationsPerLane) - 1 : 0

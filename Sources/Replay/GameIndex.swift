@@ -57,6 +57,13 @@ public struct GameIndex {
         self.scanned = scanned
     }
 
+    /// The index of a log whose catalog the caller just found complete
+    /// (``EventLogReader/catalogIsComplete()``): nothing is read, not even that again.
+    package init(catalogued store: any EventLogReader) {
+        self.store = store
+        scanned = nil
+    }
+
     /// Whether answers come from the catalog (true) or from a scan of the log.
     public var usesCatalog: Bool { scanned == nil }
 

@@ -357,8 +357,10 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     // MARK: - Catalog
 
     public func catalogIsComplete() throws -> Bool {
-        let through = try fetch("SELECT through FROM catalog_coverage") { try $0[0].decode(Int64.self) }.first ?? -1
-        return through == (try lastPosition())
+        // One round trip: a page of games asks before anything else.
+        try fetch("""
+            SELECT coalesce((SELECT through FROM catalog_coverage) = (SELECT coalesce(max(position), 0) FROM events), false)
+            """) { try $0[0].decode(Bool.self) }.first ?? false
     }
 
     public func catalogEntries(_ kind: EventTag.Kind, id: UUID) throws -> [CatalogEntry] {
@@ -484,4 +486,24 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// The shared store keeps no snapshots (they are a SQLite log's cache of folds): a
     /// game is folded from its first event.
     public func snapshots(conversation: UUID, projectionVersion: Int) throws -> [StoredSnapshot] { [] }
+
+    /// The rows of `game_summaries` (schema 8) in `format` for `conversations`; a row whose
+    /// columns do not read as theirs, or whose body is past
+    /// ``StoredSummaries/maximumBodySize``, is left out (a page folds that conversation).
+    public func storedSummaries(conversations: Set<UUID>, format: String) throws -> [UUID: StoredSummaries] {
+        guard !conversations.isEmpty else { return [:] }
+        var binds = PostgresBindings()
+        binds.append(conversations.map { ByteBuffer(bytes: $0.bytes) })
+        binds.append(format)
+        binds.append(Int64(StoredSummaries.maximumBodySize))
+        let rows = try fetch("""
+            SELECT conversation, recordings, body FROM game_summaries
+            WHERE conversation = ANY($1::bytea[]) AND format = $2 AND length(body) <= $3
+            """, binds) { row -> StoredSummaries? in
+            func bytes(_ index: Int) throws -> [UInt8] { Array(try row[index].decode(ByteBuffer.self).readableBytesView) }
+            guard let conversation = UUID(bytes: try bytes(0)), let recordings = StoredSummaries.recordings(from: try bytes(1)) else { return nil }
+            return StoredSummaries(conversation: conversation, format: format, recordings: recordings, body: try bytes(2))
+        }
+        return Dictionary(rows.compactMap { $0 }.map { ($0.conversation, $0) }, uniquingKeysWith: { first, _ in first })
+    }
 }

@@ -1,0 +1,134 @@
+import EventStore
+import Foundation
+import GameKit
+import MessagesModel
+import Replay
+import SharedStore
+import StoredEvents
+
+/// Keeps a shared store's game summaries (`game_summaries`, a cache a page of games reads
+/// instead of folding every event of its conversations) current: `gamelog index` for the
+/// whole store, a collector for the conversations it wrote to.
+///
+/// It folds only conversations whose stored summary is missing, in another format or
+/// behind their recordings, and writes each batch's rows in one statement. Readers check
+/// every row against the recordings before using it, so a pass that is interrupted, or
+/// races with uploads, leaves rows that are either current or unused.
+public struct GameSummaryWriter: Sendable {
+    public let store: SharedStore
+    public let games: GameRegistry
+
+    /// Conversations read, folded and written together.
+    public static let conversationsPerBatch = 32
+
+    public init(store: SharedStore, games: GameRegistry) {
+        self.store = store
+        self.games = games
+    }
+
+    /// What a pass did.
+    public struct Outcome: Sendable, Equatable {
+        /// Conversations looked at.
+        public var conversations = 0
+        /// Conversations whose summary was current already.
+        public var current = 0
+        /// Rows written.
+        public var written = 0
+        /// Conversations left without a current row (their events fall short of their
+        /// recordings' rows: damage, which `verify` names).
+        public var skipped: Int { conversations - current - written }
+    }
+
+    /// Every conversation of the store's catalog.
+    /// - Parameters:
+    ///   - lanes: batches folded at once, each on a connection of its own.
+    ///   - progress: called with (conversations done, all of them), from one lane at a time.
+    public func refreshAll(lanes: Int = 1, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Outcome {
+        let reader = store.reader()
+        guard try reader.catalogIsComplete() else { throw ReplayError.incompleteCatalog(location: reader.location) }
+        let all = try GameIndex(store: reader).allStreams()
+        let ordered = all.keys.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
+        let batches = stride(from: 0, to: ordered.count, by: Self.conversationsPerBatch).map {
+            ordered[$0..<min($0 + Self.conversationsPerBatch, ordered.count)].reduce(into: [ConversationID: Set<UUID>]()) { $0[$1] = all[$1] }
+        }
+        let next = BatchCounter()
+        return try await withThrowingTaskGroup(of: Outcome.self) { group in
+            for _ in 0..<max(1, min(lanes, batches.count)) {
+                group.addTask {
+                    let reader = store.reader()
+                    var outcome = Outcome()
+                    while let index = next.take(below: batches.count) {
+                        let done = try await refresh(batches[index], on: reader)
+                        outcome.add(done)
+                        next.finished(done.conversations) { progress?($0, ordered.count) }
+                    }
+                    return outcome
+                }
+            }
+            var total = Outcome()
+            for try await outcome in group { total.add(outcome) }
+            return total
+        }
+    }
+
+    /// The conversations that hold any of `streams` (recordings a collector just wrote to).
+    public func refresh(streams: Set<UUID>) async throws -> Outcome {
+        guard !streams.isEmpty else { return Outcome() }
+        let reader = store.reader()
+        let outcome = try await SharedStore.blocking { () -> [ConversationID: Set<UUID>] in
+            let named = try reader.catalogEntries(ofStreams: streams).filter { $0.tag.kind == .conversation }
+            return try GameIndex(store: reader).streams(ofConversations: Set(named.map { ConversationID($0.tag.id) }))
+        }
+        var total = Outcome()
+        let ordered = outcome.keys.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
+        for start in stride(from: 0, to: ordered.count, by: Self.conversationsPerBatch) {
+            let batch = ordered[start..<min(start + Self.conversationsPerBatch, ordered.count)]
+            total.add(try await refresh(batch.reduce(into: [:]) { $0[$1] = outcome[$1] }, on: reader))
+        }
+        return total
+    }
+
+    /// One batch: its current rows kept, the others folded and written.
+    private func refresh(_ streamsOf: [ConversationID: Set<UUID>], on reader: PostgresLogReader) async throws -> Outcome {
+        let games = games
+        let rows = try await SharedStore.blocking { () -> (rows: [StoredSummaries], current: Int) in
+            let current = try GameCatalog.currentStoredSummaries(reader, conversations: Array(streamsOf.keys), streamsOf: streamsOf, games: games)
+            let stale = streamsOf.filter { current[$0.key] == nil }
+            return (try GameCatalog.summariesToStore(reader, conversations: stale, games: games), current.count)
+        }
+        try await store.storeSummaries(rows.rows)
+        var outcome = Outcome()
+        outcome.conversations = streamsOf.count
+        outcome.current = rows.current
+        outcome.written = rows.rows.count
+        return outcome
+    }
+}
+
+extension GameSummaryWriter.Outcome {
+    mutating func add(_ other: Self) {
+        conversations += other.conversations
+        current += other.current
+        written += other.written
+    }
+}
+
+/// Hands out batch numbers to the lanes, and counts what they finished.
+private final class BatchCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var handedOut = 0, done = 0
+    func take(below count: Int) -> Int? {
+        lock.withLock {
+            guard handedOut < count else { return nil }
+            handedOut += 1
+            return handedOut - 1
+        }
+    }
+    /// Counts a batch's conversations and reports the count, one report at a time.
+    func finished(_ conversations: Int, report: (Int) -> Void) {
+        lock.withLock {
+            done += conversations
+            report(done)
+        }
+    }
+}
