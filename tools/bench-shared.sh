@@ -49,6 +49,13 @@ import_time=$(seconds "$started")
 # The import ran ANALYZE itself (it grew the store from nothing): without the new rows'
 # statistics the first whole-store `verify` took 26-34 s, the same one a minute later 8 s.
 game=$("$gamelog" games --db big.sqlite --per-page 1 --json | python3 -c "import json, sys; print(json.load(sys.stdin)[0]['id'])")
+# The game summaries a page reads (collectors keep them as they store; after an import,
+# `gamelog index` stores them once).
+started=$(date +%s.%N)
+"$gamelog" index --db "$store" > /dev/null
+index_time=$(seconds "$started")
+last_page=$("$gamelog" games --db "$store" --per-page 50 --json 2>&1 >/dev/null | sed -n 's/.*of \([0-9]*\);.*/\1/p')
+last_page=$(( (${last_page:-50} + 49) / 50 ))
 # A reader with an empty cache: its time and what it left on this machine's disk.
 cold() {
   rm -rf "$GAMELOG_CACHE"
@@ -58,6 +65,8 @@ cold() {
   python3 -c "import sys; print(f'{(float(sys.argv[2]) - float(sys.argv[1])) * 1000:.0f} ms')" "$start" "$(date +%s.%N)"
 }
 cold_games=$(cold games --per-page 50)
+cold_last=$(cold games --per-page 50 --page "$last_page")
+cold_folded=$(cold games --per-page 50 --from-events)
 cold_game=$(cold state "$game")
 cold_verify=$(cold verify "$game")
 cache_bytes=$(du -sb "$GAMELOG_CACHE" 2>/dev/null | cut -f1 || true)
@@ -76,7 +85,8 @@ median_ms() {
 echo
 echo "ONE GAME ON A SHARED STORE: $events events, median of 5 runs, whole process (ms)"
 echo "import into PostgreSQL $import_time"
-echo "a reader with an empty cache: a games page $cold_games, one game $cold_game, verify of one game $cold_verify; they wrote ${cache_bytes:-0} bytes to this machine's disk"
+echo "game summaries stored by \`gamelog index\` in $index_time"
+echo "a reader with an empty cache: a games page $cold_games (the last, page $last_page: $cold_last; folded from the events, --from-events: $cold_folded), one game $cold_game, verify of one game $cold_verify; they wrote ${cache_bytes:-0} bytes to this machine's disk"
 printf '%-36s %10s %10s %7s\n' "command" "SQLite" "PostgreSQL" "ratio"
 worst=0
 for command in "state $game --at 10" "state $game --as B" "diff $game 3 9" "log --game $game" "verify $game" "games --per-page 10" "info"; do

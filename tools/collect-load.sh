@@ -12,7 +12,8 @@
 # which must get through on its first try; and `verify --workers 1, 2, 4`.
 #
 #   tools/collect-load.sh [PHONES=200] [GAMES=4]
-#   (GAMELOG_BIN, GAMELOG_BENCH: a gamelog and a gamelog-bench to use instead of building them)
+#   (GAMELOG_BIN, GAMELOG_BENCH: a gamelog and a gamelog-bench to use instead of building them;
+#   COLLECT_FLAGS: flags for the measured collector, e.g. --no-summaries)
 set -euo pipefail
 phones=${1:-200}
 games=${2:-4}
@@ -52,7 +53,8 @@ psql_store() { pg "$pgbin/psql" -h 127.0.0.1 -p "$GAMELOG_PG_PORT" -U gamelog -d
 
 "$tools/shared-store.sh" start >&2
 start_second() {
-  "$gamelog" collect --db "$store" --port "$second" > "collect-$second.log" 2>&1 < /dev/null &
+  # shellcheck disable=SC2086 # COLLECT_FLAGS: extra flags for the measured collector (say, --no-summaries)
+  "$gamelog" collect --db "$store" --port "$second" ${COLLECT_FLAGS:-} > "collect-$second.log" 2>&1 < /dev/null &
   b_pid=$!
   until grep -q "gamelog collect: http" "collect-$second.log" 2>/dev/null; do
     if ! kill -0 "$b_pid" 2>/dev/null; then

@@ -46,10 +46,26 @@ public struct GameSummaryWriter: Sendable {
     public func refreshAll(lanes: Int = 1, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Outcome {
         let reader = store.reader()
         guard try reader.catalogIsComplete() else { throw ReplayError.incompleteCatalog(location: reader.location) }
-        let all = try GameIndex(store: reader).allStreams()
-        let ordered = all.keys.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
+        return try await refresh(try GameIndex(store: reader).allStreams(), lanes: lanes, progress: progress)
+    }
+
+    /// The conversations that hold any of `streams` (recordings a collector or an import
+    /// just wrote to).
+    public func refresh(streams: Set<UUID>, lanes: Int = 1, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Outcome {
+        guard !streams.isEmpty else { return Outcome() }
+        let reader = store.reader()
+        let streamsOf = try await SharedStore.blocking { () -> [ConversationID: Set<UUID>] in
+            let named = try reader.catalogEntries(ofStreams: streams).filter { $0.tag.kind == .conversation }
+            return try GameIndex(store: reader).streams(ofConversations: Set(named.map { ConversationID($0.tag.id) }))
+        }
+        return try await refresh(streamsOf, lanes: lanes, progress: progress)
+    }
+
+    /// `streamsOf`'s conversations in batches, `lanes` at a time.
+    private func refresh(_ streamsOf: [ConversationID: Set<UUID>], lanes: Int, progress: (@Sendable (Int, Int) -> Void)?) async throws -> Outcome {
+        let ordered = streamsOf.keys.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
         let batches = stride(from: 0, to: ordered.count, by: Self.conversationsPerBatch).map {
-            ordered[$0..<min($0 + Self.conversationsPerBatch, ordered.count)].reduce(into: [ConversationID: Set<UUID>]()) { $0[$1] = all[$1] }
+            ordered[$0..<min($0 + Self.conversationsPerBatch, ordered.count)].reduce(into: [ConversationID: Set<UUID>]()) { $0[$1] = streamsOf[$1] }
         }
         let next = BatchCounter()
         return try await withThrowingTaskGroup(of: Outcome.self) { group in
@@ -69,23 +85,6 @@ public struct GameSummaryWriter: Sendable {
             for try await outcome in group { total.add(outcome) }
             return total
         }
-    }
-
-    /// The conversations that hold any of `streams` (recordings a collector just wrote to).
-    public func refresh(streams: Set<UUID>) async throws -> Outcome {
-        guard !streams.isEmpty else { return Outcome() }
-        let reader = store.reader()
-        let outcome = try await SharedStore.blocking { () -> [ConversationID: Set<UUID>] in
-            let named = try reader.catalogEntries(ofStreams: streams).filter { $0.tag.kind == .conversation }
-            return try GameIndex(store: reader).streams(ofConversations: Set(named.map { ConversationID($0.tag.id) }))
-        }
-        var total = Outcome()
-        let ordered = outcome.keys.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
-        for start in stride(from: 0, to: ordered.count, by: Self.conversationsPerBatch) {
-            let batch = ordered[start..<min(start + Self.conversationsPerBatch, ordered.count)]
-            total.add(try await refresh(batch.reduce(into: [:]) { $0[$1] = outcome[$1] }, on: reader))
-        }
-        return total
     }
 
     /// One batch: its current rows kept, the others folded and written.

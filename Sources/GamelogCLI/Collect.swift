@@ -27,6 +27,10 @@ struct Collect: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The keys folder (default $GAMELOG_KEYS, else ~/.config/gamelog/keys).", valueName: "DIR")) var keys: String?
     @Option(help: ArgumentHelp("Connections this collector opens to the store at most; requests beyond wait their turn (keep collectors × N below PostgreSQL's max_connections).",
                                valueName: "N")) var connections: Int = 8
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Keep the game summaries of the conversations uploads store into current (what a page of games reads instead of folding), a pass at most every second after the writes.",
+        discussion: "--no-summaries leaves them to `gamelog index --db URL` (run by a cron job, say): a page folds a conversation whose summary is not current."))
+    var summaries = true
     @Option(name: .customLong("send-to-witness"), help: ArgumentHelp("A witness (C2SP tlog-witness, e.g. `gamelog witness`) that every device's newest accepted head is sent to, with a consistency proof; its cosignatures are stored with the head. A witness that is down is tried again every few seconds and never holds up an upload. Repeatable.", valueName: "URL"))
     var sendToWitness: [String] = []
 
@@ -63,7 +67,7 @@ struct Collect: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data("wrote the \(role == .admin ? "administrator's" : "reader") token to \(path) (mode 0600); only its hash is in the store\n".utf8))
             }
         }
-        let collector = Collector(store: shared, witness: witness, witnessKey: key, games: GamelogCLI.games)
+        let collector = Collector(store: shared, witness: witness, witnessKey: key, games: summaries ? GamelogCLI.games : nil)
         let witnessURLs = try sendToWitness.map { try HTTPClient.baseURL($0, option: "--send-to-witness") }
         let host = self.host, witness = self.witness
         let app = CollectorServer.application(collector, host: host, port: port) { port in

@@ -1,6 +1,7 @@
 import MessagesModel
 import Projections
 import ArgumentParser
+import Collector
 import EventStore
 import Foundation
 import Interchange
@@ -72,6 +73,10 @@ struct Import: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
     @Argument(help: "JSON Lines files written by `gamelog export`; - reads standard input.") var files: [String]
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Into a shared store: store the game summaries of the conversations the import changed (what a page of games reads instead of folding).",
+        discussion: "--no-summaries leaves them to `gamelog index --db URL`."))
+    var summaries = true
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("Give at least one file to import.") }
@@ -95,6 +100,16 @@ struct Import: AsyncParsableCommand {
             place = shared.location.description
             if try await shared.analyzeIfGrown(stored: summary.stored) {
                 Terminal.standardError("gathered the planner's statistics of \(shared.location) (ANALYZE): the import grew it by a tenth or more")
+            }
+            if summaries && summary.stored > 0 {
+                // What a page of games reads instead of folding, for the conversations written to.
+                let folding = ProgressBar(total: 0, label: "conversations summarised")
+                let outcome = try await GameSummaryWriter(store: shared, games: GamelogCLI.games)
+                    .refresh(streams: plan.recordings, lanes: max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))) { done, total in
+                        folding.update(done, total: total)
+                    }
+                folding.finish()
+                Terminal.standardError("stored the game summaries of the \(outcome.written) conversations the import changed")
             }
         } else {
             let store = try options.openForWriting()
