@@ -188,6 +188,7 @@ extension GameCatalog {
         let (wanted, total) = try index.games(offset: offset, limit: limit)
         let origins = try store.forkOrigins()
         let wantedIDs = Set(wanted.map { $0.game.uuid.uuidString.lowercased() })
+        let wantedIn = wanted.reduce(into: [ConversationID: Set<String>]()) { $0[$1.conversation, default: []].insert($1.game.uuid.uuidString.lowercased()) }
         // Conversations folded before (by an earlier page or a whole pass) are not read again.
         let memoAsOf = memo?.generation ?? 0
         var conversations: [ConversationID] = []
@@ -213,7 +214,9 @@ extension GameCatalog {
                 }
                 memo?.keep(all, of: conversation, asOf: memoAsOf)
                 memo?.keep(GameSummaryMemo.Outline(steps: body.steps, devices: body.devices), of: conversation, asOf: memoAsOf)
-                listedGames += all.filter { wantedIDs.contains($0.id) }
+                // Only the games the catalog places in this conversation: a row naming
+                // another conversation's game (a forged one) does not list it twice.
+                listedGames += all.filter { wantedIn[conversation]?.contains($0.id) == true }
             }
             conversations.removeAll { stored[$0] != nil }
         }

@@ -77,6 +77,21 @@ import Testing
         #expect(try Self.page(shared).games.first { $0.id == forged }?.winner == "Mallory")
         #expect(try Self.page(shared, stored: false).games == folded.games)
 
+        // A row that lists another conversation's game (its conversation field rewritten
+        // to the row's own) does not list that game twice.
+        let elsewhere = try #require(folded.games.first { $0.conversation != folded.games[2].conversation })
+        let format = GameCatalog.summaryFormat(games: .standard)
+        var row = try #require(try shared.reader().storedSummaries(conversations: [conversation], format: format)[conversation])
+        var body = try #require(try JSONSerialization.jsonObject(with: Data(row.body)) as? [String: Any])
+        var moved = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(elsewhere)) as? [String: Any])
+        moved["conversation"] = conversation.uuidString.lowercased()
+        moved["winner"] = "Mallory"
+        body["games"] = (body["games"] as? [[String: Any]] ?? []) + [moved]
+        row.body = Array(try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]))
+        try await shared.storeSummaries([row])
+        let listed = try Self.page(shared).games
+        #expect(listed.filter { $0.id == elsewhere.id }.count == 1 && listed.first { $0.id == elsewhere.id }?.winner == elsewhere.winner)
+
         // verify folds every conversation again and names the forged row, only it.
         let report = try Auditor(games: .standard).report(shared.snapshotReader())
         let named = report.findings.filter { $0.rule == "summary-matches-events" }
