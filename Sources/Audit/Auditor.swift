@@ -335,7 +335,7 @@ public struct Auditor: Sendable {
         for conversation in conversations {
             guard let body = stored[conversation] else { continue }
             let events = eventsOf[conversation] ?? []
-            if body != (try GameCatalog.folded(conversation, events: events, games: games)) {
+            if body != GameCatalog.folded(conversation, events: events, games: games) {
                 findings.append(Finding(.error, .snapshot, position: events.last?.position, game: conversation.uuid.uuidString,
                                         rule: "summary-matches-events", expected: "the store's summary of the conversation's games to be what its events give",
                                         found: "a summary that differs from them (a page of games would list it; `gamelog index` writes it again)"))

@@ -27,10 +27,13 @@ extension GameCatalog {
 
     /// The games and outline a fold of `events` (a conversation's, in replay order) gives,
     /// as the auditor sees them.
-    package static func folded(_ conversation: ConversationID, events: [ReplayEvent], games registry: GameRegistry) throws -> StoredBody {
-        let replayer = Replayer(conversation: conversation, events: events, games: registry)
-        let state = try replayer.state(at: replayer.stepCount)
-        return StoredBody(steps: replayer.stepCount, devices: replayer.devices, games: summaries(of: state))
+    package static func folded(_ conversation: ConversationID, events: [ReplayEvent], games registry: GameRegistry) -> StoredBody {
+        // A replayer's fold to its last step, without the snapshots it keeps on the way
+        // (each one a copy of the state that the next steps then copy again).
+        var state = ConversationState(conversation: conversation, games: registry)
+        for event in events { _ = state.apply(event) }
+        return StoredBody(steps: events.count, devices: Set(events.compactMap(\.device)).sorted(),
+                          games: summaries(of: state.playerView(for: .auditor)))
     }
 
     static func encode(_ body: StoredBody) throws -> [UInt8] {
@@ -100,7 +103,7 @@ extension GameCatalog {
             }
             guard last.count == recordings.count else { continue }
             let events = all.filter { $0.position <= last[$0.stream] ?? 0 }
-            let body = try folded(conversation, events: events, games: registry)
+            let body = folded(conversation, events: events, games: registry)
             out.append(StoredSummaries(conversation: conversation.uuid, format: format, recordings: recordings, body: try encode(body)))
         }
         return out
