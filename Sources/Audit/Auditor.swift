@@ -329,11 +329,9 @@ public struct Auditor: Sendable {
     /// differs would list a game as it never was. A store that keeps none costs nothing.
     func summaryFindings(_ store: any EventLogReader, eventsOf: [ConversationID: [ReplayEvent]],
                          streams: [ConversationID: Set<UUID>]) throws -> [Finding] {
-        let conversations = eventsOf.keys.sorted { $0.uuid.precedes($1.uuid) }
-        let stored = try GameCatalog.currentStoredSummaries(store, conversations: conversations, streamsOf: streams, games: games)
+        let stored = try GameCatalog.currentStoredSummaries(store, conversations: Array(eventsOf.keys), streamsOf: streams, games: games)
         var findings: [Finding] = []
-        for conversation in conversations {
-            guard let body = stored[conversation] else { continue }
+        for (conversation, body) in stored {
             let events = eventsOf[conversation] ?? []
             if body != GameCatalog.folded(conversation, events: events, games: games) {
                 findings.append(Finding(.error, .snapshot, position: events.last?.position, game: conversation.uuid.uuidString,

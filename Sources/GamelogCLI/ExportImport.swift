@@ -103,12 +103,7 @@ struct Import: AsyncParsableCommand {
             }
             if summaries && summary.stored > 0 {
                 // What a page of games reads instead of folding, for the conversations written to.
-                let folding = ProgressBar(total: 0, label: "conversations summarised")
-                let outcome = try await GameSummaryWriter(store: shared, games: GamelogCLI.games)
-                    .refresh(streams: plan.recordings, lanes: max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))) { done, total in
-                        folding.update(done, total: total)
-                    }
-                folding.finish()
+                let outcome = try await Index.storeSummaries(in: shared, ofStreams: plan.recordings)
                 Terminal.standardError("stored the game summaries of the \(outcome.written) conversations the import changed")
             }
         } else {

@@ -64,14 +64,22 @@ struct Index: AsyncParsableCommand {
     /// A shared store's game summaries, folded where they are not current.
     private func summarise(_ shared: SharedStore) async throws {
         let started = Date()
-        let progress = ProgressBar(total: 0, label: "conversations summarised")
-        let lanes = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
-        let outcome = try await GameSummaryWriter(store: shared, games: GamelogCLI.games).refreshAll(lanes: lanes) { done, total in
-            progress.update(done, total: total)
-        }
-        progress.finish()
+        let outcome = try await Self.storeSummaries(in: shared)
         var line = "stored the game summaries of \(outcome.written) conversations (\(outcome.current) were current) in \(shared.location)"
         if outcome.skipped > 0 { line += "; \(outcome.skipped) whose events fall short of their recordings got none (`gamelog verify` names the damage)" }
         print(line + " in \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+
+    /// Folds and stores the game summaries of the conversations that hold any of `streams`
+    /// (of every conversation when nil) that are not current, on every core, with a
+    /// progress bar: `index` and `import` into a shared store.
+    static func storeSummaries(in shared: SharedStore, ofStreams streams: Set<UUID>? = nil) async throws -> GameSummaryWriter.Outcome {
+        let progress = ProgressBar(total: 0, label: "conversations summarised")
+        defer { progress.finish() }
+        let writer = GameSummaryWriter(store: shared, games: GamelogCLI.games)
+        let lanes = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
+        let report: @Sendable (Int, Int) -> Void = { done, total in progress.update(done, total: total) }
+        if let streams { return try await writer.refresh(streams: streams, lanes: lanes, progress: report) }
+        return try await writer.refreshAll(lanes: lanes, progress: report)
     }
 }
