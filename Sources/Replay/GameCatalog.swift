@@ -187,7 +187,9 @@ extension GameCatalog {
         let index = GameIndex(catalogued: store)
         let (wanted, total) = try index.games(offset: offset, limit: limit)
         let origins = try store.forkOrigins()
-        let wantedIDs = Set(wanted.map { $0.game.uuid.uuidString.lowercased() })
+        // The page's games by the conversation the catalog places each in: every path below
+        // lists a conversation's own games alone (a forged summary naming another
+        // conversation's game does not list it twice).
         let wantedIn = wanted.reduce(into: [ConversationID: Set<String>]()) { $0[$1.conversation, default: []].insert($1.game.uuid.uuidString.lowercased()) }
         // Conversations folded before (by an earlier page or a whole pass) are not read again.
         let memoAsOf = memo?.generation ?? 0
@@ -196,7 +198,7 @@ extension GameCatalog {
         var listedGames: [GameSummary] = []
         for (_, conversation) in wanted where seen.insert(conversation).inserted {
             if let known = memo?.summaries(of: conversation) {
-                listedGames += known.filter { wantedIDs.contains($0.id) }
+                listedGames += known.filter { wantedIn[conversation]?.contains($0.id) == true }
             } else {
                 conversations.append(conversation)
             }
@@ -214,8 +216,6 @@ extension GameCatalog {
                 }
                 memo?.keep(all, of: conversation, asOf: memoAsOf)
                 memo?.keep(GameSummaryMemo.Outline(steps: body.steps, devices: body.devices), of: conversation, asOf: memoAsOf)
-                // Only the games the catalog places in this conversation: a row naming
-                // another conversation's game (a forged one) does not list it twice.
                 listedGames += all.filter { wantedIn[conversation]?.contains($0.id) == true }
             }
             conversations.removeAll { stored[$0] != nil }
@@ -245,7 +245,7 @@ extension GameCatalog {
                     if perspective == .auditor {
                         memo?.keep(GameSummaryMemo.Outline(steps: replayer.stepCount, devices: replayer.devices), of: conversation, asOf: memoAsOf)
                     }
-                    listed += all.filter { wantedIDs.contains($0.id) }
+                    listed += all.filter { wantedIn[conversation]?.contains($0.id) == true }
                 }
                 return (listed, damage)
             })

@@ -29,17 +29,4 @@ extension SharedStore {
                 """, binds)
         }
     }
-
-    /// How many conversations have a stored summary in `format`, and how many in all (for
-    /// `gamelog info`-like reports and the tests).
-    public func summaryCount(format: String) async throws -> (inFormat: Int, all: Int) {
-        var binds = PostgresBindings()
-        binds.append(format)
-        return try await withConnection { connection in
-            let rows = try await run(connection, "SELECT count(*) FILTER (WHERE format = $1), count(*) FROM game_summaries", binds)
-            guard let row = rows.first else { return (0, 0) }
-            let (inFormat, all) = try row.decode((Int64, Int64).self)
-            return (Int(inFormat), Int(all))
-        }
-    }
 }
