@@ -71,13 +71,16 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
         .target(name: "ZlibCodec", dependencies: ["CZlib"], swiftSettings: strict),
+        // SHA-256 without swift-crypto's per-digest allocation, through the same BoringSSL
+        // (CommonCrypto on Apple's systems): Sources/CSHA256/sha256.c says why.
+        .target(name: "CSHA256"),
         .executableTarget(name: "MigrationEmbedder", swiftSettings: strict),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
         // The log's rules, no database: chains, device trees, heads, proofs, blocks, the
         // reading and writing protocols both stores answer.
         .target(
             name: "EventLog",
-            dependencies: ["ZlibCodec", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["ZlibCodec", "CSHA256", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         .target(
             name: "EventStore",

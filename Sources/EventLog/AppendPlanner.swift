@@ -30,8 +30,11 @@ package struct AppendPlanner {
         package var rowID: Int64
         package var version: Int64
         package var startVersion: Int64
-        /// The stream hash at `version`.
+        /// The stream hash at `version` (with ``Hashing/byStore``, the stored one: the
+        /// store follows the rest).
         package var head: Hash32
+        /// The stream hash as stored, before the batch.
+        package let startHead: Hash32
         /// The device tree its events are leaves of, if any.
         package var tree: Int64?
         /// Whether its row was made by this batch.
@@ -42,15 +45,29 @@ package struct AppendPlanner {
             self.version = version
             self.startVersion = version
             self.head = head
+            self.startHead = head
             self.tree = tree
             self.isNew = isNew
         }
     }
 
+    /// Who works out a batch's chain hashes.
+    package enum Hashing {
+        /// The planner, as it plans: ``PlannedEvent/hash`` and ``Stream/head`` are final.
+        case inPlanner
+        /// The store, from each ``PlannedEvent`` in position order, with a ``ChainHasher``
+        /// (on a thread of its own, say): ``PlannedEvent/hash`` is empty, and
+        /// ``Stream/head`` stays the stored head.
+        case byStore
+    }
+
     /// A new event as it is to be stored.
     package struct PlannedEvent {
         package var position: Int64
+        /// Its chain hash; empty with ``Hashing/byStore``.
         package var hash: [UInt8]
+        /// Its recording's hash before the batch (for a store that hashes).
+        package var streamHeadAtStart: Hash32
         package var streamRowID: Int64
         package var streamVersion: Int64
         package var typeID: Int64
@@ -68,7 +85,8 @@ package struct AppendPlanner {
     package private(set) var position: Int64
     /// The log's last position before the batch.
     package let firstPosition: Int64
-    private var previousHash: [UInt8]
+    private var chain: ChainHasher
+    private let hashing: Hashing
     /// Every recording the batch touched.
     package private(set) var streams: [UUID: Stream] = [:]
     private var seenInBatch: [UUID: AppendedEvent] = [:]
@@ -81,15 +99,21 @@ package struct AppendPlanner {
     /// - Parameters:
     ///   - lastPosition: the log's last position before the batch.
     ///   - lastHash: the chain hash at `lastPosition` (genesis for an empty log).
-    package init(lastPosition: Int64, lastHash: [UInt8], expectedEvents: Int = 0) {
+    ///   - location: where the log is, as errors name it.
+    ///   - hashing: who works out the chain hashes.
+    package init(lastPosition: Int64, lastHash: [UInt8], in location: String, expectedEvents: Int = 0,
+                 hashing: Hashing = .inPlanner) throws {
+        guard let last = Hash32(lastHash) else {
+            throw EventStoreError.damagedDatabase(path: location, detail:
+                "the chain hash of its last event (position \(lastPosition)) is \(lastHash.count) bytes, not 32; nothing was written")
+        }
         position = lastPosition
         firstPosition = lastPosition
-        previousHash = lastHash
+        chain = ChainHasher(lastHash: last)
+        self.hashing = hashing
         seenInBatch.reserveCapacity(expectedEvents)
     }
 
-    /// The recordings whose version the batch moved.
-    package var grownStreams: [Stream] { streams.values.filter { $0.version != $0.startVersion } }
 
     /// Plans one event: a repeat of an id stored (or earlier in the batch) is reported
     /// where it is; a new one takes the next position, extends both chains and its
@@ -118,23 +142,19 @@ package struct AppendPlanner {
         position += 1
         stream.version += 1
         let typeID = try store.typeID(event.type)
-        envelope.set(position: position, id: event.id, stream: event.stream, streamVersion: stream.version,
-                     type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)
-        let hash = envelope.chainHash(previous: previousHash)
-        var knownLeaf: Hash32?
-        if let known = event.known.recording, known.streamVersion == stream.version, known.previous == stream.head {
-            stream.head = known.streamHash
-            knownLeaf = known.leafHash
-        } else {
-            stream.head = envelope.streamHash(previous: stream.head)
+        var hash: [UInt8] = []
+        if hashing == .inPlanner {
+            let hashes = chain.hash(event, position: position, streamVersion: stream.version, after: stream.head)
+            hash = hashes.hash.bytes
+            stream.head = hashes.streamHash
         }
         streams[event.stream] = stream
         let leaf = try stream.tree.map { tree in
-            try trees.take(&store, tree, leaf: event.leaf, hash: knownLeaf?.bytes ?? envelope.leafHash())
+            try trees.take(&store, tree, leaf: event.leaf, hash: leafHash(of: event, streamVersion: stream.version))
         }
-        try store.write(PlannedEvent(position: position, hash: hash, streamRowID: stream.rowID, streamVersion: stream.version,
-                                     typeID: typeID, leaf: leaf, tree: stream.tree), of: event, index: index)
-        previousHash = hash
+        try store.write(PlannedEvent(position: position, hash: hash, streamHeadAtStart: stream.startHead, streamRowID: stream.rowID,
+                                     streamVersion: stream.version, typeID: typeID, leaf: leaf, tree: stream.tree),
+                        of: event, index: index)
         if let tags = event.tags {
             for tag in tags where catalogRows[CatalogRow(tag: tag, streamRowID: stream.rowID)] == nil {
                 catalogRows[CatalogRow(tag: tag, streamRowID: stream.rowID)] = position
@@ -145,6 +165,18 @@ package struct AppendPlanner {
         let appended = AppendedEvent(position: position, streamVersion: stream.version, isNew: true)
         seenInBatch[event.id] = appended
         return appended
+    }
+
+    /// The event's leaf hash: one it carries where it was computed for the same version
+    /// (the leaf's data is the envelope without its position, so nothing else changes it),
+    /// otherwise its own.
+    private mutating func leafHash(of event: NewEvent, streamVersion: Int64) -> [UInt8] {
+        if let known = event.known.recording, known.streamVersion == streamVersion, let leaf = known.leafHash {
+            return leaf.bytes
+        }
+        envelope.set(position: position, id: event.id, stream: event.stream, streamVersion: streamVersion,
+                     type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)
+        return envelope.leafHash()
     }
 
     /// Checks a batch before anything of it is planned.

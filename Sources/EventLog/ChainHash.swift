@@ -1,4 +1,4 @@
-import Crypto
+import CSHA256
 import Foundation
 
 /// The tamper-evidence chain: `hash(n) = SHA-256(hash(n-1) || envelope(n))`, with
@@ -67,20 +67,24 @@ public enum ChainHash {
     /// The chain hash of a stored event given its predecessor's.
     package static func hash(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> [UInt8] {
         scratch.set(e)
-        return scratch.chainHash(previous: previous)
+        return scratch.chainHash(previous: previous).bytes
     }
 
     /// The one SHA-256 every hash of an envelope is: `prefix` (a predecessor's hash, or a
     /// leaf's 0x00), then `bytes` from `offset` (8 skips the position), then `tail`.
     static func digest(_ prefix: some ContiguousBytes, _ bytes: [UInt8], from offset: Int, _ tail: [UInt8] = []) -> Hash32 {
-        var hasher = SHA256()
-        prefix.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        bytes.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-        tail.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        return hasher.finalize().withUnsafeBytes { Hash32($0)! }
+        prefix.withUnsafeBytes { prefix in
+            bytes.withUnsafeBytes { bytes in
+                tail.withUnsafeBytes { tail in
+                    Hash32.sha256(prefix, UnsafeRawBufferPointer(rebasing: bytes[offset...]), tail)
+                }
+            }
+        }
     }
 
-    package static func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+    package static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.withUnsafeBytes { Hash32.sha256($0) }.bytes
+    }
 
     private static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.bigEndian) { out += $0 }
@@ -114,7 +118,7 @@ package struct SplitEnvelope {
     }
 
     /// ``ChainHash/hash(previous:envelope:)``.
-    func chainHash(previous: [UInt8]) -> [UInt8] { ChainHash.digest(previous, header, from: 0, payload).bytes }
+    func chainHash(previous: some ContiguousBytes) -> Hash32 { ChainHash.digest(previous, header, from: 0, payload) }
 
     /// ``ChainHash/streamHash(previous:envelope:)``.
     func streamHash(previous: some ContiguousBytes) -> Hash32 { ChainHash.digest(previous, header, from: 8, payload) }
@@ -147,6 +151,20 @@ package struct Hash32: ContiguousBytes, Equatable, Sendable {
     }
 
     package var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// SHA-256 of up to three ranges one after the other, without an allocation
+    /// (Sources/CSHA256 says why not swift-crypto's `SHA256` here).
+    package static func sha256(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+                                _ third: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) -> Hash32 {
+        var hash = Hash32()
+        Swift.withUnsafeMutableBytes(of: &hash.words) { out in
+            gamelog_sha256(first.baseAddress, first.count, second.baseAddress, second.count, third.baseAddress, third.count,
+                           out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return hash
+    }
+
+    private init() {}
 }
 
 extension UUID {

@@ -15,6 +15,11 @@ public enum MerkleTree {
 
     /// `SHA-256(0x00 || data)`; a slice of an envelope hashes without a copy.
     public static func leafHash(_ data: some DataProtocol) -> [UInt8] {
+        if let hash = data.withContiguousStorageIfAvailable({ data in
+            withUnsafeBytes(of: UInt8(0)) { tag in Hash32.sha256(tag, UnsafeRawBufferPointer(data)) }
+        }) {
+            return hash.bytes
+        }
         var hasher = SHA256()
         hasher.update(data: [0])
         hasher.update(data: data)
@@ -23,11 +28,9 @@ public enum MerkleTree {
 
     /// `SHA-256(0x01 || left || right)`.
     public static func nodeHash(_ left: [UInt8], _ right: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(data: [1])
-        hasher.update(data: left)
-        hasher.update(data: right)
-        return Array(hasher.finalize())
+        withUnsafeBytes(of: UInt8(1)) { tag in
+            left.withUnsafeBytes { left in right.withUnsafeBytes { right in Hash32.sha256(tag, left, right) } }
+        }.bytes
     }
 
     /// The largest tree a log may claim: 2^62 leaves. Sizes, leaf indexes and ranges read

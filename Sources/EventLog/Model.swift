@@ -101,10 +101,11 @@ public struct NewEvent: Hashable, Sendable {
 /// A new event's recording hash and leaf hash as a check of its file computed them, for
 /// ``AppendPlanner`` to use instead of hashing the event twice more.
 ///
-/// They are a function of the event and of its recording's hash before it, so the planner
-/// takes them only where that predecessor is the one they were computed from (the
-/// recording's stored head at the version below `streamVersion`); anywhere else it
-/// computes its own. Not part of what an event is: any two are equal.
+/// The recording hash is a function of the event, its version and its recording's hash
+/// before it, so the planner takes it only where that predecessor is the one it was
+/// computed from (the recording's stored head at the version below `streamVersion`); the
+/// leaf hash, of the event and its version alone, wherever the version is the same.
+/// Anywhere else the planner computes its own. Not part of what an event is: any two are equal.
 package struct KnownHashes: Hashable, Sendable {
     package struct Recording: Sendable {
         /// The event's version in its recording.

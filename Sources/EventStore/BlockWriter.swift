@@ -21,6 +21,8 @@ final class BlockWriter {
         var rawSize = 0
         /// Events before this index were stored by an earlier append (a continued block).
         var storedBefore = 0
+        /// With a ``ChainHashing``, what each new event (from `storedBefore` on) is hashed from.
+        var unhashed: [(event: NewEvent, headAtStart: Hash32)] = []
     }
 
     private let capacity: Int
@@ -29,17 +31,22 @@ final class BlockWriter {
     private var submitted = 0
     private let lanes: Lanes
     private let dictionaryID: Int64?
+    private let hashing: ChainHashing?
 
     /// - Parameters:
     ///   - last: the log's last block, decoded, with the trees of its events'
     ///     recordings, if it may be continued.
     ///   - compressor: its block deflaters compress closed blocks on background
     ///     threads while the appender goes on.
+    ///   - lastHash: given, the writer works out the events' chain hashes itself, on a
+    ///     thread of its own, from the log's last chain hash (``AppendPlanner/Hashing/byStore``):
+    ///     hand it each event with ``add(_:at:tree:hashing:)``.
     init(capacity: Int, continuing last: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?,
-         compressor: EventStore.Compressor) throws {
+         compressor: EventStore.Compressor, lastHash: Hash32? = nil) throws {
         self.capacity = max(1, min(capacity, EventBlock.maximumCount))
         lanes = Lanes(deflaters: try compressor.blockDeflaters())
         dictionaryID = compressor.dictionaryID
+        hashing = lastHash.map(ChainHashing.init)
         if let last, last.events.count < self.capacity {
             var pending = Pending(first: last.first, events: last.events, trees: last.trees, storedBefore: last.events.count)
             pending.rawSize = last.events.reduce(0) { $0 + 60 + $1.payload.count }
@@ -47,10 +54,16 @@ final class BlockWriter {
         }
     }
 
-    deinit { lanes.wait() }
+    deinit {
+        // The hashing thread hands blocks to the lanes: it finishes first.
+        hashing?.wait()
+        lanes.wait()
+    }
 
-    /// Adds the next event of the log, at `position`.
-    func add(_ event: consuming EventBlock.Event, at position: Int64, tree: Int64?) {
+    /// Adds the next event of the log, at `position`. With a writer that hashes,
+    /// `hashing` is what the event is hashed from (`event.hash` is filled in then).
+    func add(_ event: consuming EventBlock.Event, at position: Int64, tree: Int64?,
+             hashing source: (event: NewEvent, headAtStart: Hash32)? = nil) {
         let size = 60 + event.payload.count
         // Read in place, not through a copy of the open block: a copy would share its
         // arrays, and the append below would then copy them whole.
@@ -60,9 +73,11 @@ final class BlockWriter {
             blocks[last].events.append(event)
             blocks[last].trees.append(tree)
             blocks[last].rawSize += size
+            if let source { blocks[last].unhashed.append(source) }
         } else {
-            blocks.append(Pending(first: position, events: [event], trees: [tree], rawSize: size))
-            // The block before is closed: compress it while this thread goes on.
+            blocks.append(Pending(first: position, events: [event], trees: [tree], rawSize: size,
+                                  unhashed: source.map { [$0] } ?? []))
+            // The block before is closed: hash and compress it while this thread goes on.
             submit(upTo: blocks.count - 1)
         }
     }
@@ -71,21 +86,37 @@ final class BlockWriter {
         while submitted < end {
             let block = blocks[submitted]
             if block.events.count > block.storedBefore {
-                lanes.compress(EventBlock(events: block.events), at: submitted, dictionaryID: dictionaryID)
+                if let hashing {
+                    precondition(block.unhashed.count == block.events.count - block.storedBefore,
+                                 "a writer that hashes is handed every new event's source")
+                    hashing.hash(block, at: submitted) { [lanes, dictionaryID] hashed, index in
+                        lanes.compress(hashed, at: index, dictionaryID: dictionaryID)
+                    }
+                } else {
+                    lanes.compress(EventBlock(events: block.events), at: submitted, dictionaryID: dictionaryID)
+                }
             }
             submitted += 1
         }
     }
 
-    /// Compresses what is left, waits for the lanes, and stores the blocks with their
-    /// index rows.
+    /// Each recording's hash after this append's events, once ``store(_:)`` has run (a
+    /// writer that hashes; empty otherwise).
+    private(set) var streamHeads: [UUID: Hash32] = [:]
+
+    /// Hashes and compresses what is left, and stores the blocks with their index rows,
+    /// each as soon as its lane has it (the rows of one block are written while the
+    /// next is still compressed).
     func store(_ db: Database) throws {
         submit(upTo: blocks.count)
-        lanes.wait()
-        if let failure = lanes.failure { throw failure }
+        defer {
+            if let hashing {
+                hashing.wait()
+                streamHeads = hashing.heads
+            }
+        }
         let new = blocks.indices.filter { blocks[$0].events.count > blocks[$0].storedBefore }
         guard !new.isEmpty else { return }
-        let encoded = lanes.results
 
         let insertBlock = try db.cachedStatement(sql: """
             INSERT INTO event_blocks (first_position, count, codec, dictionary_id, raw_size, body, last_hash)
@@ -104,9 +135,9 @@ final class BlockWriter {
             """)
         for index in new {
             let block = blocks[index]
-            guard let stored = encoded[index] else { preconditionFailure("block \(index) was not compressed") }
+            let stored = try lanes.result(at: index)
             try insertBlock.execute(arguments: [block.first, block.events.count, stored.codec.rawValue, stored.dictionaryID,
-                                                stored.rawSize, Data(stored.bytes), Data(block.events.last!.hash)])
+                                                stored.rawSize, Data(stored.bytes), Data(stored.lastHash)])
             var streams: [Int64: (version: Int64, position: Int64)] = [:]
             var leaves: [Int64: (first: Int64, last: Int64)] = [:]
             // By index, reading the fields it needs: copying each event would retain its
@@ -129,15 +160,56 @@ final class BlockWriter {
     }
 }
 
+/// Works out the chain hashes of an append's closed blocks, in order, on a thread of its
+/// own (``AppendPlanner/Hashing/byStore``), and hands each block on when it is hashed.
+private final class ChainHashing: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "gamelog.blocks.hashes", qos: .userInitiated)
+    private let group = DispatchGroup()
+    // Used on `queue` alone, then read after `wait()`.
+    private var chain: ChainHasher
+
+    init(lastHash: Hash32) {
+        chain = ChainHasher(lastHash: lastHash)
+    }
+
+    /// Hashes the new events of `block` (after those stored before), then calls `then`
+    /// with the block as stored, on the hashing thread. Blocks are hashed in the order given.
+    func hash(_ block: BlockWriter.Pending, at index: Int, then: @escaping @Sendable (EventBlock, Int) -> Void) {
+        queue.async(group: group) { [self] in
+            var events = block.events
+            for (offset, source) in block.unhashed.enumerated() {
+                let at = block.storedBefore + offset
+                events[at].hash = chain.advance(source.event, position: block.first + Int64(at),
+                                                streamVersion: events[at].streamVersion, headAtStart: source.headAtStart).bytes
+            }
+            then(EventBlock(events: events), index)
+        }
+    }
+
+    func wait() { group.wait() }
+
+    /// Each recording's hash after the events hashed; read after ``wait()``.
+    var heads: [UUID: Hash32] { chain.heads }
+}
+
 /// Compresses closed blocks on background threads, block `i` on lane `i % lanes`: a
 /// serial queue with its own deflater, so no deflater runs on two threads at once.
 private final class Lanes: @unchecked Sendable {
+    /// A block as stored: its body compressed, and its last event's chain hash.
+    struct Encoded {
+        var codec: PayloadCodec
+        var dictionaryID: Int64?
+        var rawSize: Int
+        var bytes: [UInt8]
+        var lastHash: [UInt8]
+    }
+
     private let deflaters: [RawDeflater]
     private let queues: [DispatchQueue]
     private let group = DispatchGroup()
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var encoded: [Int: (codec: PayloadCodec, dictionaryID: Int64?, rawSize: Int, bytes: [UInt8])] = [:]
+    private let finished = NSCondition()
+    // Guarded by `finished`.
+    private var encoded: [Int: Encoded] = [:]
     private var error: Error?
 
     init(deflaters: [RawDeflater]) {
@@ -151,15 +223,24 @@ private final class Lanes: @unchecked Sendable {
             let body = block.body()
             do {
                 let stored = try EventStore.encode(body, deflater: deflaters[lane], dictionaryID: dictionaryID)
-                lock.withLock { encoded[index] = (stored.codec, stored.dictionaryID, body.count, stored.bytes) }
+                let result = Encoded(codec: stored.codec, dictionaryID: stored.dictionaryID, rawSize: body.count,
+                                     bytes: stored.bytes, lastHash: block.events.last?.hash ?? [])
+                finished.withLock { encoded[index] = result; finished.broadcast() }
             } catch {
-                lock.withLock { self.error = self.error ?? error }
+                finished.withLock { self.error = self.error ?? error; finished.broadcast() }
             }
         }
     }
 
     func wait() { group.wait() }
 
-    var results: [Int: (codec: PayloadCodec, dictionaryID: Int64?, rawSize: Int, bytes: [UInt8])] { lock.withLock { encoded } }
-    var failure: Error? { lock.withLock { error } }
+    /// Block `index` as stored, once its lane has compressed it; throws the first
+    /// failure of any lane instead.
+    func result(at index: Int) throws -> Encoded {
+        try finished.withLock {
+            while encoded[index] == nil && error == nil { finished.wait() }
+            if let error { throw error }
+            return encoded.removeValue(forKey: index)!
+        }
+    }
 }

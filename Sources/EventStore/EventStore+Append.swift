@@ -118,7 +118,10 @@ extension EventStore {
         let lastHash = try hash(db, at: lastPosition) ?? ChainHash.genesis
         // Its lanes are waited for when it goes, also when the append throws: the next
         // append reuses their deflaters.
-        let blocks = layout == .blocks && hasBlocks ? try blockWriter(db, lastPosition: lastPosition, compressor: compressor) : nil
+        // A block writer works out the chain hashes on a thread of its own while this one
+        // plans and claims ids (tools/Benchmarks: hashing was a sixth of the appending thread).
+        let blocks = layout == .blocks && hasBlocks
+            ? try blockWriter(db, lastPosition: lastPosition, compressor: compressor, lastHash: Hash32(lastHash)) : nil
         if blocks == nil {
             // Rows after blocks would store positions twice (a writer that took a new file
             // for empty while another made it): the file itself is asked, not what this
@@ -134,7 +137,8 @@ extension EventStore {
         let pipeline = blocks == nil ? CompressionPipeline(events: events, compressor: compressor) : nil
         defer { pipeline?.finish() }
         var rows = try SQLiteAppendRows(store: self, db: db, blocks: blocks, pipeline: pipeline, newTypes: newTypes)
-        var planner = AppendPlanner(lastPosition: lastPosition, lastHash: lastHash, expectedEvents: events.count)
+        var planner = try AppendPlanner(lastPosition: lastPosition, lastHash: lastHash, in: path, expectedEvents: events.count,
+                                        hashing: blocks == nil ? .inPlanner : .byStore)
         var results: [AppendedEvent] = []
         results.reserveCapacity(events.count)
         for (index, event) in events.enumerated() {
@@ -143,8 +147,10 @@ extension EventStore {
         newTypes = rows.newTypes
         try blocks?.store(db)
         let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?")
-        for stream in planner.grownStreams {
-            try updateStream.execute(arguments: [stream.version, Data(stream.head.bytes), stream.rowID])
+        for (uuid, stream) in planner.streams where stream.version != stream.startVersion {
+            let head = blocks == nil ? stream.head : blocks?.streamHeads[uuid]
+            guard let head else { preconditionFailure("recording \(uuid) grew and was not hashed") }
+            try updateStream.execute(arguments: [stream.version, Data(head.bytes), stream.rowID])
         }
         if planner.position > lastPosition {
             try updateCatalog(db, planner.catalogRows, from: lastPosition, to: planner.position, covering: planner.everyEventTagged)
@@ -247,7 +253,7 @@ extension EventStore {
                                             streamVersion: planned.streamVersion, typeRowID: planned.typeID,
                                             typeVersion: Int64(event.typeVersion), recordedAt: event.recordedAt.microsecondsSince1970,
                                             leaf: planned.leaf, payload: event.payload),
-                           at: planned.position, tree: planned.tree)
+                           at: planned.position, tree: planned.tree, hashing: (event, planned.streamHeadAtStart))
             } else if let pipeline {
                 try EventStore.insertRow(insertEvent, pipeline.encoded(index), event: event, planned: planned)
             }
@@ -290,14 +296,14 @@ extension EventStore {
     /// log's end and not full. A last block that does not read is left as it is (new
     /// events start a block of their own, chained to its stored last hash): rewriting it
     /// would change what is stored.
-    private func blockWriter(_ db: Database, lastPosition: Int64, compressor: Compressor) throws -> BlockWriter {
+    private func blockWriter(_ db: Database, lastPosition: Int64, compressor: Compressor, lastHash: Hash32?) throws -> BlockWriter {
         var continuing: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?
         if lastPosition > 0, let row = try Self.blockRow(db, holding: lastPosition), (row[1] as Int64) < Int64(blockCapacity),
            let block = try? decodeBlock(db, row) {
             var trees = TreeOfStream()
             continuing = (row[0], block.events, try block.events.map { try trees.tree(db, stream: $0.streamRowID) })
         }
-        return try BlockWriter(capacity: blockCapacity, continuing: continuing, compressor: compressor)
+        return try BlockWriter(capacity: blockCapacity, continuing: continuing, compressor: compressor, lastHash: lastHash)
     }
 
     /// The device tree of each recording (by row id), read once: its block's `block_leaves` rows need it.
