@@ -75,8 +75,17 @@ final class BlockWriter {
             blocks[last].rawSize += size
             if let source { blocks[last].unhashed.append(source) }
         } else {
-            blocks.append(Pending(first: position, events: [event], trees: [tree], rawSize: size,
-                                  unhashed: source.map { [$0] } ?? []))
+            var block = Pending(first: position, rawSize: size)
+            // At its capacity at once: grown one event at a time, each array was copied six times.
+            block.events.reserveCapacity(capacity)
+            block.events.append(event)
+            block.trees.reserveCapacity(capacity)
+            block.trees.append(tree)
+            if let source {
+                block.unhashed.reserveCapacity(capacity)
+                block.unhashed.append(source)
+            }
+            blocks.append(block)
             // The block before is closed: hash and compress it while this thread goes on.
             submit(upTo: blocks.count - 1)
         }
@@ -118,26 +127,38 @@ final class BlockWriter {
         let new = blocks.indices.filter { blocks[$0].events.count > blocks[$0].storedBefore }
         guard !new.isEmpty else { return }
 
-        let insertBlock = try db.cachedStatement(sql: """
+        // Through SQLite's C API: GRDB's argument values cost more than SQLite's own work here.
+        let insertBlock = try SQLiteCall(db, db.cachedStatement(sql: """
             INSERT INTO event_blocks (first_position, count, codec, dictionary_id, raw_size, body, last_hash)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (first_position) DO UPDATE SET count = excluded.count, codec = excluded.codec,
                 dictionary_id = excluded.dictionary_id, raw_size = excluded.raw_size, body = excluded.body,
                 last_hash = excluded.last_hash
-            """)
-        let insertStream = try db.cachedStatement(sql: """
+            """))
+        let insertStream = try SQLiteCall(db, db.cachedStatement(sql: """
             INSERT INTO block_streams (stream_id, block, last_version, last_position) VALUES (?, ?, ?, ?)
             ON CONFLICT (stream_id, block) DO UPDATE SET last_version = excluded.last_version, last_position = excluded.last_position
-            """)
-        let insertLeaves = try db.cachedStatement(sql: """
+            """))
+        let insertLeaves = try SQLiteCall(db, db.cachedStatement(sql: """
             INSERT INTO block_leaves (tree_id, block, first_leaf, last_leaf) VALUES (?, ?, ?, ?)
             ON CONFLICT (tree_id, block) DO UPDATE SET first_leaf = excluded.first_leaf, last_leaf = excluded.last_leaf
-            """)
+            """))
         for index in new {
             let block = blocks[index]
             let stored = try lanes.result(at: index)
-            try insertBlock.execute(arguments: [block.first, block.events.count, stored.codec.rawValue, stored.dictionaryID,
-                                                stored.rawSize, Data(stored.bytes), Data(stored.lastHash)])
+            _ = try stored.bytes.withUnsafeBytes { body in
+                try stored.lastHash.withUnsafeBytes { lastHash in
+                    try insertBlock.run(binding: {
+                        $0.int64(1, block.first)
+                        $0.int64(2, Int64(block.events.count))
+                        $0.int64(3, stored.codec.rawValue)
+                        if let dictionaryID = stored.dictionaryID { $0.int64(4, dictionaryID) } else { $0.null(4) }
+                        $0.int64(5, Int64(stored.rawSize))
+                        $0.blob(6, body)
+                        $0.blob(7, lastHash)
+                    }, row: { _ in () })
+                }
+            }
             var streams: [Int64: (version: Int64, position: Int64)] = [:]
             var leaves: [Int64: (first: Int64, last: Int64)] = [:]
             // By index, reading the fields it needs: copying each event would retain its
@@ -151,10 +172,14 @@ final class BlockWriter {
                 }
             }
             for (stream, last) in streams.sorted(by: { $0.key < $1.key }) {
-                try insertStream.execute(arguments: [stream, block.first, last.version, last.position])
+                _ = try insertStream.run(binding: {
+                    $0.int64(1, stream); $0.int64(2, block.first); $0.int64(3, last.version); $0.int64(4, last.position)
+                }, row: { _ in () })
             }
             for (tree, range) in leaves.sorted(by: { $0.key < $1.key }) {
-                try insertLeaves.execute(arguments: [tree, block.first, range.first, range.last])
+                _ = try insertLeaves.run(binding: {
+                    $0.int64(1, tree); $0.int64(2, block.first); $0.int64(3, range.first); $0.int64(4, range.last)
+                }, row: { _ in () })
             }
         }
     }

@@ -179,8 +179,8 @@ extension EventStore {
         private let claimID: SQLiteCall?
         /// A log written since blocks has no rows to look in (one check per batch, not per event).
         private let rowsExist: Bool
-        private let findStream: Statement
-        private let insertStream: Statement
+        private let findStream: SQLiteCall
+        private let insertStream: SQLiteCall
         private var reader: BlockReader
 
         init(store: EventStore, db: Database, blocks: BlockWriter?, pipeline: CompressionPipeline?, newTypes: [String: Int64]) throws {
@@ -200,8 +200,8 @@ extension EventStore {
                 INSERT INTO block_ids (event_id, position) VALUES (?, ?) ON CONFLICT (event_id) DO NOTHING
                 """)) : nil
             rowsExist = try Int64.fetchOne(db, sql: "SELECT 1 FROM events LIMIT 1") != nil
-            findStream = try db.cachedStatement(sql: "SELECT id, version, head, tree_id FROM streams WHERE uuid = ?")
-            insertStream = try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)")
+            findStream = try SQLiteCall(db, try db.cachedStatement(sql: "SELECT id, version, head, tree_id FROM streams WHERE uuid = ?"))
+            insertStream = try SQLiteCall(db, try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)"))
             reader = BlockReader(store: store, db: db)
         }
 
@@ -228,19 +228,23 @@ extension EventStore {
         }
 
         mutating func stream(_ uuid: UUID) throws -> AppendPlanner.Stream {
-            let uuidBytes = Data(uuid.bytes)
-            guard let row = try Row.fetchOne(findStream, arguments: [uuidBytes]) else {
-                try insertStream.execute(arguments: [uuidBytes])
-                return AppendPlanner.Stream(rowID: db.lastInsertedRowID, version: 0, head: Hash32(ChainHash.genesis)!, tree: nil, isNew: true)
+            let found = try withUnsafeBytes(of: uuid.uuid) { id in
+                try findStream.run(binding: { $0.blob(1, id) }, row: { row in
+                    (rowID: row.int64(0), version: row.int64(1), head: row.bytes(2), tree: row.isNull(3) ? nil : row.int64(3))
+                })
             }
-            let version: Int64 = row[1]
-            let stored = try (row[2] as Data?).map(Array.init)
-                ?? (version == 0 ? ChainHash.genesis : store.legacyHead(db, stream: uuid))
+            guard let row = found else {
+                _ = try withUnsafeBytes(of: uuid.uuid) { id in try insertStream.run(binding: { $0.blob(1, id) }, row: { _ in () }) }
+                return AppendPlanner.Stream(rowID: insertStream.lastInsertedRowID, version: 0, head: Hash32(ChainHash.genesis)!,
+                                            tree: nil, isNew: true)
+            }
+            let version = row.version
+            let stored = try row.head ?? (version == 0 ? ChainHash.genesis : store.legacyHead(db, stream: uuid))
             guard let head = Hash32(stored) else {
                 throw EventStoreError.damagedDatabase(path: store.path, detail:
                     "recording \(uuid.uuidString.lowercased())'s chain head is \(stored.count) bytes, not 32")
             }
-            return AppendPlanner.Stream(rowID: row[0], version: version, head: head, tree: row[3], isNew: false)
+            return AppendPlanner.Stream(rowID: row.rowID, version: version, head: head, tree: row.tree, isNew: false)
         }
 
         mutating func typeID(_ name: String) throws -> Int64 {

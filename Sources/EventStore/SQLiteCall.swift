@@ -53,7 +53,18 @@ struct SQLiteCall {
     struct Columns {
         fileprivate let statement: OpaquePointer
         func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, index) }
+        func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }
+        /// The column's bytes, nil for NULL.
+        func bytes(_ index: Int32) -> [UInt8]? {
+            if isNull(index) { return nil }
+            // The pointer first, then its length, as SQLite asks.
+            guard let base = sqlite3_column_blob(statement, index) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: base, count: Int(sqlite3_column_bytes(statement, index))))
+        }
     }
+
+    /// The row id of the connection's last insert.
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(connection) }
 
     /// Binds, steps once, and resets. Returns what `row` makes of the first row, or
     /// nil when the statement gives no row (as an INSERT does).
