@@ -223,7 +223,8 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(
             name: "EventStoreTests",
-            dependencies: ["EventStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["EventStore", "EventLog", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         .testTarget(name: "MessagesHostTests", dependencies: ["MessagesHost", "MessagesModel", "Games", "GameKit", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BattleshipGameTests", dependencies: gameTest("BattleshipGame"), swiftSettings: strict),

@@ -355,4 +355,47 @@ import Testing
         try append(packer, streams: streams + (0..<4).map { _ in UUID() }, rounds: 6)
         try expectHeadsMatchAScan(try EventStore(path: path, access: .readOnly), streams: 11)
     }
+
+    /// A log in blocks has its chain hashes worked out on the block writer's own thread;
+    /// a log in rows, by the planner as it plans. The same batches (new recordings, ones
+    /// going on, retries of stored events, an event twice in one batch, a batch of retries
+    /// alone, blocks of 5 so that a batch closes several and continues the last) give
+    /// both the same positions, chain hashes and recording heads.
+    @Test func aLogInBlocksHashesAsALogInRowsDoes() throws {
+        let folder = try TemporaryFolder()
+        let rows = try EventStore(path: folder.path("rows.sqlite"), layout: .rows)
+        let blocks = try EventStore(path: folder.path("blocks.sqlite"))
+        blocks.blockCapacity = 5
+        let streams = (0..<6).map { _ in UUID() }
+        var stored: [NewEvent] = []
+        for round in 0..<12 {
+            var batch: [NewEvent] = []
+            for (index, stream) in streams.enumerated() where (round + index) % 3 != 0 {
+                batch += sampleEvents(1 + (round * 7 + index) % 9, stream: stream, startingAt: Int64(round * 100 + index))
+            }
+            if !stored.isEmpty {
+                batch.insert(stored[(round * 13) % stored.count], at: batch.count / 2)
+                batch.append(batch[0])
+            }
+            if round == 6 { batch = Array(stored.suffix(4)) }
+            let positions = try rows.append(batch)
+            #expect(try blocks.append(batch) == positions)
+            stored += batch
+        }
+        func chain(_ store: EventStore) throws -> [String] {
+            var out: [String] = []
+            try store.scan(verify: true) { out.append("\($0.position) \($0.stream) \($0.streamVersion) \(Data($0.hash).base64EncodedString())") }
+            return out
+        }
+        let expected = try chain(rows)
+        #expect(expected.count > 150)
+        #expect(try chain(blocks) == expected)
+        func heads(_ store: EventStore) throws -> [Row] {
+            try DatabaseQueue(path: store.path).read { try Row.fetchAll($0, sql: "SELECT uuid, version, head FROM streams ORDER BY uuid") }
+        }
+        let rowHeads = try heads(rows)
+        #expect(rowHeads.count == streams.count)
+        #expect(try heads(blocks) == rowHeads)
+        try expectHeadsMatchAScan(blocks, streams: streams.count)
+    }
 }
