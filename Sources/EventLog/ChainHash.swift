@@ -64,10 +64,11 @@ public enum ChainHash {
         return scratch.streamHash(previous: previous).bytes
     }
 
-    /// The chain hash of a stored event given its predecessor's.
-    package static func hash(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> [UInt8] {
+    /// Whether a stored event's hash is its chain hash given its predecessor's: what every
+    /// read that checks the chain asks of each event, so no copy of the hash is made.
+    package static func matches(previous: [UInt8], event e: StoredEvent, scratch: inout SplitEnvelope) -> Bool {
         scratch.set(e)
-        return scratch.chainHash(previous: previous).bytes
+        return scratch.chainHash(previous: previous).withUnsafeBytes { $0.elementsEqual(e.hash) }
     }
 
     /// The one SHA-256 every hash of an envelope is: `prefix` (a predecessor's hash, or a

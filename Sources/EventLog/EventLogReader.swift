@@ -187,7 +187,7 @@ package struct ChainCheck {
             } else {
                 throw EventStoreError.missingEvent(position: event.position - 1)
             }
-            let matches = ChainHash.hash(previous: predecessor, event: event, scratch: &envelope) == event.hash
+            let matches = ChainHash.matches(previous: predecessor, event: event, scratch: &envelope)
             // A salvage chains the next event to the stored hash, matching or not.
             if query.isContiguous { previousHash = event.hash }
             if !matches {

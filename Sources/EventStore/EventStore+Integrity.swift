@@ -46,7 +46,7 @@ extension EventStore {
                         try indexes.note(event, block: block, into: &report.problems)
                     }
                     defer { previousHash = event.hash }
-                    if ChainHash.hash(previous: previousHash, event: event, scratch: &envelope) != event.hash {
+                    if !ChainHash.matches(previous: previousHash, event: event, scratch: &envelope) {
                         report.problems.append(.hashMismatch(position: position))
                     }
                     let expectedVersion = (lastVersion[event.stream] ?? 0) + 1
