@@ -114,7 +114,6 @@ package struct AppendPlanner {
         seenInBatch.reserveCapacity(expectedEvents)
     }
 
-
     /// Plans one event: a repeat of an id stored (or earlier in the batch) is reported
     /// where it is; a new one takes the next position, extends both chains and its
     /// device's tree, and is handed to `store` to write.
