@@ -99,19 +99,23 @@ package struct AppendPlanner {
     /// - Parameters:
     ///   - lastPosition: the log's last position before the batch.
     ///   - lastHash: the chain hash at `lastPosition` (genesis for an empty log).
-    ///   - location: where the log is, as errors name it.
     ///   - hashing: who works out the chain hashes.
-    package init(lastPosition: Int64, lastHash: [UInt8], in location: String, expectedEvents: Int = 0,
-                 hashing: Hashing = .inPlanner) throws {
-        guard let last = Hash32(lastHash) else {
-            throw EventStoreError.damagedDatabase(path: location, detail:
-                "the chain hash of its last event (position \(lastPosition)) is \(lastHash.count) bytes, not 32; nothing was written")
-        }
+    package init(lastPosition: Int64, lastHash: Hash32, expectedEvents: Int = 0, hashing: Hashing = .inPlanner) {
         position = lastPosition
         firstPosition = lastPosition
-        chain = ChainHasher(lastHash: last)
+        chain = ChainHasher(lastHash: lastHash)
         self.hashing = hashing
         seenInBatch.reserveCapacity(expectedEvents)
+    }
+
+    /// A log's last chain hash as stored, where an append chains on from: refused, with
+    /// nothing written, unless it is 32 bytes (damage past the schema's checks).
+    package static func chainStart(_ stored: [UInt8], at lastPosition: Int64, in location: String) throws -> Hash32 {
+        guard let hash = Hash32(stored) else {
+            throw EventStoreError.damagedDatabase(path: location, detail:
+                "the chain hash of its last event (position \(lastPosition)) is \(stored.count) bytes, not 32; nothing was written")
+        }
+        return hash
     }
 
     /// Plans one event: a repeat of an id stored (or earlier in the batch) is reported

@@ -115,13 +115,13 @@ extension EventStore {
                              owner: (UUID) -> TreeOwner?) throws -> [AppendedEvent] {
         let compressor = try currentCompressor(db)
         let lastPosition = try lastPosition(db)
-        let lastHash = try hash(db, at: lastPosition) ?? ChainHash.genesis
+        let lastHash = try AppendPlanner.chainStart(try hash(db, at: lastPosition) ?? ChainHash.genesis, at: lastPosition, in: path)
         // Its lanes are waited for when it goes, also when the append throws: the next
         // append reuses their deflaters.
         // A block writer works out the chain hashes on a thread of its own while this one
         // plans and claims ids (tools/Benchmarks: hashing was a sixth of the appending thread).
         let blocks = layout == .blocks && hasBlocks
-            ? try blockWriter(db, lastPosition: lastPosition, compressor: compressor, lastHash: Hash32(lastHash)) : nil
+            ? try blockWriter(db, lastPosition: lastPosition, compressor: compressor, lastHash: lastHash) : nil
         if blocks == nil {
             // Rows after blocks would store positions twice (a writer that took a new file
             // for empty while another made it): the file itself is asked, not what this
@@ -137,8 +137,8 @@ extension EventStore {
         let pipeline = blocks == nil ? CompressionPipeline(events: events, compressor: compressor) : nil
         defer { pipeline?.finish() }
         var rows = try SQLiteAppendRows(store: self, db: db, blocks: blocks, pipeline: pipeline, newTypes: newTypes)
-        var planner = try AppendPlanner(lastPosition: lastPosition, lastHash: lastHash, in: path, expectedEvents: events.count,
-                                        hashing: blocks == nil ? .inPlanner : .byStore)
+        var planner = AppendPlanner(lastPosition: lastPosition, lastHash: lastHash, expectedEvents: events.count,
+                                    hashing: blocks == nil ? .inPlanner : .byStore)
         var results: [AppendedEvent] = []
         results.reserveCapacity(events.count)
         for (index, event) in events.enumerated() {
@@ -300,7 +300,7 @@ extension EventStore {
     /// log's end and not full. A last block that does not read is left as it is (new
     /// events start a block of their own, chained to its stored last hash): rewriting it
     /// would change what is stored.
-    private func blockWriter(_ db: Database, lastPosition: Int64, compressor: Compressor, lastHash: Hash32?) throws -> BlockWriter {
+    private func blockWriter(_ db: Database, lastPosition: Int64, compressor: Compressor, lastHash: Hash32) throws -> BlockWriter {
         var continuing: (first: Int64, events: [EventBlock.Event], trees: [Int64?])?
         if lastPosition > 0, let row = try Self.blockRow(db, holding: lastPosition), (row[1] as Int64) < Int64(blockCapacity),
            let block = try? decodeBlock(db, row) {

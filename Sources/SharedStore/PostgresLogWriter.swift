@@ -439,7 +439,9 @@ final class PostgresImport: EventLogImport {
         try AppendPlanner.validate(events)
         var rows = try PostgresAppendRows(writer: writer, events: events, types: types, nextStreamID: nextStreamID,
                                           nextTypeID: nextTypeID, encoder: encoder)
-        var planner = try AppendPlanner(lastPosition: lastPosition, lastHash: lastHash, in: writer.location, expectedEvents: events.count)
+        var planner = AppendPlanner(lastPosition: lastPosition,
+                                    lastHash: try AppendPlanner.chainStart(lastHash, at: lastPosition, in: writer.location),
+                                    expectedEvents: events.count)
         var results: [AppendedEvent] = []
         results.reserveCapacity(events.count)
         for (index, event) in events.enumerated() {
