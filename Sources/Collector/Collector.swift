@@ -31,6 +31,8 @@ public final class Collector: Sendable {
 
     /// Folds the conversations uploads wrote to into the store's game summaries.
     private let summaries: SummaryRefresher?
+    /// Uploads being checked or stored: the summaries' passes give way to them.
+    private let uploadsInFlight = NSLockedValue(0)
 
     /// - Parameter games: the games whose summaries it keeps current in the store (what a
     ///   page of games reads instead of folding), folded after each write, off the request
@@ -41,7 +43,10 @@ public final class Collector: Sendable {
         self.witnessKey = witnessKey
         let metrics = CollectorMetrics()
         self.metrics = metrics
-        summaries = games.map { SummaryRefresher(writer: GameSummaryWriter(store: store, games: $0), metrics: metrics) }
+        let inFlight = uploadsInFlight
+        summaries = games.map {
+            SummaryRefresher(writer: GameSummaryWriter(store: store, games: $0), metrics: metrics, busy: { inFlight.withLock { $0 > 0 } })
+        }
     }
 
     /// Returns once the game summaries of every conversation uploads wrote to so far were
@@ -103,8 +108,10 @@ public final class Collector: Sendable {
     /// - Parameter declaredKey: the key the request named (``deviceKeyHeader``): the
     ///   upload's tree must be that key's.
     public func accept(_ body: Data, declaredKey: [UInt8]? = nil) async throws -> Accepted {
+        uploadsInFlight.withLock { $0 += 1 }
+        defer { uploadsInFlight.withLock { $0 -= 1 } }
         // Parsing and checking an upload is seconds of CPU for a large one: off the cooperative pool.
-        try await SharedStore.blocking { try await check(body, declaredKey: declaredKey) }
+        return try await SharedStore.blocking { try await check(body, declaredKey: declaredKey) }
     }
 
     private func check(_ body: Data, declaredKey: [UInt8]?) async throws -> Accepted {

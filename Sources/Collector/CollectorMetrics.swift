@@ -14,6 +14,7 @@ public final class CollectorMetrics: @unchecked Sendable {
 
     private let lock = NSLock()
     private var accepted = 0, events = 0, enrollments = 0, storedTogether = 0, summaries = 0, summaryFailures = 0
+    private var summaryWaits = 0.0
     private var refused: [Refusal: Int] = [:]
     private var latency = [Int](repeating: 0, count: CollectorMetrics.buckets.count + 1)
     private var latencySum = 0.0
@@ -49,6 +50,9 @@ public final class CollectorMetrics: @unchecked Sendable {
     /// A pass that could not keep the summaries current (the store failed; the next pass tries again).
     public func summaryPassFailed() { lock.withLock { summaryFailures += 1 } }
 
+    /// Time a summary pass waited for uploads in flight before a batch (see `Collector`).
+    public func summaryPassWaited(seconds: Double) { lock.withLock { summaryWaits += seconds } }
+
     private func observe(_ seconds: Double) {
         latency[Self.buckets.firstIndex { seconds <= $0 } ?? Self.buckets.count] += 1
         latencySum += seconds
@@ -79,6 +83,9 @@ public final class CollectorMetrics: @unchecked Sendable {
                 # HELP gamelog_game_summary_passes_failed_total Passes over changed conversations that failed (tried again).
                 # TYPE gamelog_game_summary_passes_failed_total counter
                 gamelog_game_summary_passes_failed_total \(summaryFailures)
+                # HELP gamelog_game_summary_wait_seconds_total Time summary passes gave way to uploads in flight.
+                # TYPE gamelog_game_summary_wait_seconds_total counter
+                gamelog_game_summary_wait_seconds_total \(summaryWaits)
                 # HELP gamelog_enrollments_total Devices enrolled through this collector.
                 # TYPE gamelog_enrollments_total counter
                 gamelog_enrollments_total \(enrollments)

@@ -51,18 +51,23 @@ public struct GameSummaryWriter: Sendable {
 
     /// The conversations that hold any of `streams` (recordings a collector or an import
     /// just wrote to).
-    public func refresh(streams: Set<UUID>, lanes: Int = 1, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> Outcome {
+    /// - Parameter beforeEachBatch: awaited before each batch of
+    ///   ``conversationsPerBatch`` conversations is read, on its lane: a collector waits
+    ///   there while uploads are in flight.
+    public func refresh(streams: Set<UUID>, lanes: Int = 1, progress: (@Sendable (Int, Int) -> Void)? = nil,
+                        beforeEachBatch: (@Sendable () async -> Void)? = nil) async throws -> Outcome {
         guard !streams.isEmpty else { return Outcome() }
         let reader = store.reader()
         let streamsOf = try await SharedStore.blocking { () -> [ConversationID: Set<UUID>] in
             let named = try reader.catalogEntries(ofStreams: streams).filter { $0.tag.kind == .conversation }
             return try GameIndex(store: reader).streams(ofConversations: Set(named.map { ConversationID($0.tag.id) }))
         }
-        return try await refresh(streamsOf, lanes: lanes, progress: progress)
+        return try await refresh(streamsOf, lanes: lanes, progress: progress, beforeEachBatch: beforeEachBatch)
     }
 
     /// `streamsOf`'s conversations in batches, `lanes` at a time.
-    private func refresh(_ streamsOf: [ConversationID: Set<UUID>], lanes: Int, progress: (@Sendable (Int, Int) -> Void)?) async throws -> Outcome {
+    private func refresh(_ streamsOf: [ConversationID: Set<UUID>], lanes: Int, progress: (@Sendable (Int, Int) -> Void)?,
+                         beforeEachBatch: (@Sendable () async -> Void)? = nil) async throws -> Outcome {
         let ordered = streamsOf.keys.sorted { $0.uuid.uuidString < $1.uuid.uuidString }
         let batches = stride(from: 0, to: ordered.count, by: Self.conversationsPerBatch).map {
             ordered[$0..<min($0 + Self.conversationsPerBatch, ordered.count)].reduce(into: [ConversationID: Set<UUID>]()) { $0[$1] = streamsOf[$1] }
@@ -74,6 +79,7 @@ public struct GameSummaryWriter: Sendable {
                     let reader = store.reader()
                     var outcome = Outcome()
                     while let index = next.take(below: batches.count) {
+                        await beforeEachBatch?()
                         let done = try await refresh(batches[index], on: reader)
                         outcome.add(done)
                         next.finished(done.conversations) { progress?($0, ordered.count) }

@@ -28,7 +28,7 @@ struct Collect: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Connections this collector opens to the store at most; requests beyond wait their turn (keep collectors × N below PostgreSQL's max_connections).",
                                valueName: "N")) var connections: Int = 8
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(
-        "Keep the game summaries of the conversations uploads store into current (what a page of games reads instead of folding), a pass at most every second after the writes.",
+        "Keep the game summaries of the conversations uploads store into current (what a page of games reads instead of folding), a pass at most every second after the writes, giving way to uploads in flight.",
         discussion: "--no-summaries leaves them to `gamelog index --db URL` (run by a cron job, say): a page folds a conversation whose summary is not current."))
     var summaries = true
     @Option(name: .customLong("send-to-witness"), help: ArgumentHelp("A witness (C2SP tlog-witness, e.g. `gamelog witness`) that every device's newest accepted head is sent to, with a consistency proof; its cosignatures are stored with the head. A witness that is down is tried again every few seconds and never holds up an upload. Repeatable.", valueName: "URL"))

@@ -197,6 +197,44 @@ import Testing
         #expect(!collector.metrics.text.contains("gamelog_game_summaries_stored_total 0\n"))
     }
 
+    /// Summaries are a cache: a collector's pass waits while uploads are in flight, and
+    /// still gets through under uploads that never pause, in bounded time.
+    @Test func aSummaryPassGivesWayToUploadsAndStillFinishes() async throws {
+        let log = try Log.get()
+        let (shared, url) = try await SharedStoreTests.makeStore(log.folder)
+        _ = try await SharedStoreTests.importing(log.lines, into: shared)
+        let streams = try GameIndex(store: shared.reader()).allStreams().values.reduce(into: Set<UUID>()) { $0.formUnion($1) }
+        #expect(!streams.isEmpty)
+        let uploading = LockedFlag(true)
+        let metrics = CollectorMetrics()
+        let refresher = SummaryRefresher(writer: GameSummaryWriter(store: shared, games: .standard), metrics: metrics,
+                                         interval: .milliseconds(10), patience: 100, busy: { uploading.withLock { $0 } })
+        func stored() throws -> Int { Int(try PostgresServer.shared().psql(url, "SELECT count(*) FROM game_summaries")) ?? -1 }
+
+        // Uploads in flight: the pass waits (up to 100 times its last batch) and stores nothing.
+        refresher.note(streams)
+        try await Task.sleep(for: .seconds(1))
+        #expect(try stored() == 0)
+        // They pause: the pass goes on at once.
+        uploading.withLock { $0 = false }
+        let resumed = ContinuousClock.now
+        await refresher.settled()
+        #expect(ContinuousClock.now - resumed < .seconds(30))
+        #expect(try stored() == log.conversations)
+        #expect(metrics.text.contains("gamelog_game_summaries_stored_total \(log.conversations)\n"))
+
+        // Uploads that never pause: the pass waits at most its patience before each batch, and finishes.
+        _ = try PostgresServer.shared().psql(url, "DELETE FROM game_summaries")
+        uploading.withLock { $0 = true }
+        let patient = SummaryRefresher(writer: GameSummaryWriter(store: shared, games: .standard), metrics: metrics,
+                                       interval: .milliseconds(10), patience: 2, busy: { uploading.withLock { $0 } })
+        patient.note(streams)
+        await patient.settled()
+        #expect(try stored() == log.conversations)
+        let waited = try #require(metrics.text.split(separator: "\n").first { $0.hasPrefix("gamelog_game_summary_wait_seconds_total ") })
+        #expect((Double(waited.split(separator: " ")[1]) ?? 0) > 0, "\(waited)")
+    }
+
     @Test func aRecordingsColumnReadsBackAndRefusesWhatIsNotOne() throws {
         let a = UUID(), b = UUID()
         let recordings: [UUID: StoredSummaries.Recording] = [
@@ -221,4 +259,12 @@ import Testing
         #expect(!row.isCurrent([a: RecordingRow(version: 3, head: nil, tree: nil),
                                 b: RecordingRow(version: 1 << 40, head: recordings[b]!.head, tree: nil)]))
     }
+}
+
+/// A flag a test flips while another task reads it.
+private final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Bool
+    init(_ value: Bool) { self.value = value }
+    func withLock<T>(_ body: (inout Bool) -> T) -> T { lock.withLock { body(&value) } }
 }
