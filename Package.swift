@@ -260,7 +260,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: ["gamelog", "CustomGamelog", "StressAppender", "TestSupport", "EventStore", "MessagesModel", "RecordedEvents", "Recorder", "StoredEvents",
-                           "Replay", "Games", "GameKit", "Simulation", "Projections",
+                           "Replay", "Games", "GameKit", "Simulation", "Projections", "SharedStore",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),

@@ -14,13 +14,19 @@ struct SharedAuditOptions: ParsableArguments {
     var workers: Int?
     @Option(help: ArgumentHelp("Help with a run that `--workers` started (on this or another machine): check its games until none is left.", valueName: "RUN"))
     var join: String?
+    @Option(help: ArgumentHelp("With --join: games checked at once, each claim on a connection of its own (default: this machine's cores, at most 8).", valueName: "K"))
+    var lanes: Int?
 
     /// Checks the options against the command's own: `restricted` says which of those narrow the check.
     func validate(game: String?, restricted: Bool) throws {
         if let workers, !(1...64).contains(workers) { throw ValidationError("--workers must be in 1...64, not \(workers).") }
         if workers != nil && game != nil { throw ValidationError("--workers splits a whole-log check; one game is checked in one process (drop GAME or --workers).") }
         if join != nil && (workers != nil || game != nil || restricted) {
-            throw ValidationError("--join checks the games of a run as the run was started; it takes only --db (the same store).")
+            throw ValidationError("--join checks the games of a run as the run was started; it takes only --db (the same store) and --lanes.")
+        }
+        if let lanes {
+            guard join != nil else { throw ValidationError("--lanes says how many games a --join checks at once; pass it with --join RUN.") }
+            guard (1...64).contains(lanes) else { throw ValidationError("--lanes must be in 1...64, not \(lanes).") }
         }
     }
 
@@ -29,7 +35,7 @@ struct SharedAuditOptions: ParsableArguments {
         guard let join else { return false }
         guard let shared = try options.sharedStore() else { throw ValidationError("--join helps a shared store's check: pass its --db postgres://... URL.") }
         let run = try await SharedAudit.run(join, kind: kind, in: shared)
-        let checked = try await SharedAudit.join(run, shared: shared)
+        let checked = try await SharedAudit.join(run, shared: shared, lanes: lanes ?? SharedAudit.lanes(sharingWith: 1))
         print("checked \(checked) games of run \(run.id.uuidString.lowercased())")
         return true
     }
@@ -47,20 +53,31 @@ struct SharedAuditOptions: ParsableArguments {
 /// `verify --workers N`, `rerun --workers N` and `--join RUN`: a shared store's audit
 /// split among processes, here and on any machine that can reach the store.
 enum SharedAudit {
-    /// Who checked a game: this host and process.
-    static var workerName: String { "\(ProcessInfo.processInfo.hostName):\(getpid())" }
+    /// Who checked a game: this host and process, and the lane after the first.
+    static func workerName(process: Int32 = getpid(), lane: Int = 0) -> String {
+        "\(ProcessInfo.processInfo.hostName):\(process)" + (lane == 0 ? "" : "/\(lane + 1)")
+    }
+
+    /// Games a process checks at once when `processes` of them share this machine: its
+    /// share of the cores, at least one, at most 8 (each lane holds a connection).
+    static func lanes(sharingWith processes: Int) -> Int {
+        max(1, min(8, ProcessInfo.processInfo.activeProcessorCount / max(1, processes)))
+    }
 
     /// Starts a run over every game `reader` sees (the store at one moment), worked on by
-    /// `count` processes here, this one among them: `count - 1` join it at once while this
-    /// one runs `whileWaiting` (the checks that read the whole log), then this one claims
-    /// games too until none is left; then it finishes what any of them left (a worker that
-    /// died leaves its claimed games to the next claim) and returns every game's result.
+    /// `count` processes here, this one among them: `count - 1` join it at once, and this
+    /// one runs `wholeLog` (the checks that read the whole log) while it claims games too,
+    /// until none is left; then it finishes what any of them left (a worker that died
+    /// leaves its claimed games to the next claim) and returns every game's result once
+    /// `wholeLog` has returned.
     ///
-    /// This process works rather than waits: on a machine of two cores, `--workers 2` is
-    /// two processes busy (the whole-log pass here and games there, then games in both),
-    /// and `--workers 1` one process doing everything in turn.
+    /// The processes share this machine's cores: each checks ``lanes(sharingWith:)`` games
+    /// at once, so `--workers 1` uses every core, as a plain `verify` does, and more
+    /// processes here add only what a process costs; another machine's `--join` adds its
+    /// own cores.
     static func coordinate(_ kind: SharedStore.AuditKind, reruns: Bool, workers count: Int, options: GlobalOptions,
-                           shared: SharedStore, reader: PostgresLogReader, whileWaiting: () throws -> Void) async throws -> [SharedStore.AuditTaskResult] {
+                           shared: SharedStore, reader: PostgresLogReader,
+                           wholeLog: @escaping @Sendable () throws -> Void) async throws -> [SharedStore.AuditTaskResult] {
         let games = try GameIndex(store: reader).conversations().map(\.uuid)
         let revision = try reader.revision()
         let run = try await shared.startAuditRun(kind, revision: revision, reruns: reruns, games: games)
@@ -71,7 +88,8 @@ enum SharedAudit {
         for _ in 0..<(count - 1) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = [kind == .verify ? "verify" : "rerun", "--db", options.db, "--join", run.id.uuidString.lowercased()]
+            process.arguments = [kind == .verify ? "verify" : "rerun", "--db", options.db, "--join", run.id.uuidString.lowercased(),
+                                 "--lanes", String(lanes(sharingWith: count))]
             let errors = FileManager.default.temporaryDirectory.appending(path: "gamelog-worker-\(UUID().uuidString).err")
             guard FileManager.default.createFile(atPath: errors.path, contents: nil) else {
                 throw CommandFailure("cannot write a worker's error file in \(FileManager.default.temporaryDirectory.path); set TMPDIR to a writable folder")
@@ -83,16 +101,15 @@ enum SharedAudit {
             processes.append((process, errors))
         }
         defer { for (_, errors) in processes { try? FileManager.default.removeItem(at: errors) } }
-        try whileWaiting()
+        // Beside this process's own games, on threads that may block.
+        let whole = Task { try await SharedStore.blocking { try wholeLog() } }
         let progress = ProgressBar(total: games.count, label: "games")
         // Counted by the store (other processes' games too), at most four times a second.
-        var shown = Date.distantPast
-        func showProgress() async {
-            guard Date().timeIntervalSince(shown) >= 0.25 else { return }
-            shown = Date()
-            if let (done, _) = try? await shared.progress(of: run) { progress.update(done) }
+        let throttle = Throttle(every: 0.25)
+        @Sendable func showProgress() async {
+            if throttle.due(), let (done, _) = try? await shared.progress(of: run) { progress.update(done) }
         }
-        _ = try await join(run, shared: shared, afterEachClaim: showProgress)
+        _ = try await join(run, shared: shared, lanes: lanes(sharingWith: count), afterEachClaim: showProgress)
         while processes.contains(where: { $0.process.isRunning }) {
             await showProgress()
             try await Task.sleep(for: .milliseconds(200))
@@ -104,8 +121,11 @@ enum SharedAudit {
         }
         // What the workers left (one died, or none could start) is checked here, without
         // waiting for the leases of workers that have ended.
-        let ended = processes.map { "\(ProcessInfo.processInfo.hostName):\($0.process.processIdentifier)" }
-        _ = try await join(run, shared: shared, reclaimingFrom: ended)
+        let ended = processes.flatMap { ended in
+            (0..<lanes(sharingWith: count)).map { workerName(process: ended.process.processIdentifier, lane: $0) }
+        }
+        _ = try await join(run, shared: shared, lanes: lanes(sharingWith: 1), reclaimingFrom: ended)
+        try await whole.value
         let results = try await shared.results(of: run)
         guard results.count == games.count else {
             throw CommandFailure("audit run \(run.id.uuidString.lowercased()) holds \(results.count) results of \(games.count) games; run it again")
@@ -125,23 +145,43 @@ enum SharedAudit {
     /// Claims and checks games of `run` until none is left, reading the store as it is
     /// (it only grows: what the run lists is there); returns how many. No transaction is
     /// open while a game is checked: a claim is a lease.
+    /// - Parameter lanes: claims checked at once, each lane reading on a connection of its
+    ///   own, off Swift's cooperative threads (checking blocks).
     /// - Parameter reclaimingFrom: workers that ended, whose leases need not be waited for.
-    /// - Parameter afterEachClaim: called when a claim's games are checked and stored.
-    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, reclaimingFrom ended: [String] = [],
-                     afterEachClaim: () async -> Void = {}) async throws -> Int {
-        let store = shared.reader()
-        let revision = try store.revision()
+    /// - Parameter afterEachClaim: called when a claim of the first lane is checked and stored.
+    static func join(_ run: SharedStore.AuditRun, shared: SharedStore, lanes: Int = 1, reclaimingFrom ended: [String] = [],
+                     afterEachClaim: @escaping @Sendable () async -> Void = {}) async throws -> Int {
+        let revision = try shared.reader().revision()
         guard revision >= run.revision else {
             throw CommandFailure("the store is at revision \(revision), before the run's \(run.revision): it was restored from an older backup; start a new run")
         }
+        let claimSize = claimSize(ofRunWith: try await shared.progress(of: run).total)
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            for lane in 0..<max(1, lanes) {
+                group.addTask {
+                    try await SharedStore.blocking {
+                        // One lane reports: the caller's progress need not be safe from several threads.
+                        // Each lane claims under a name of its own: a worker's claim takes back its own leases.
+                        try await checkClaims(of: run, shared: shared, worker: workerName(lane: lane), revision: revision, claimSize: claimSize,
+                                              reclaimingFrom: ended, afterEachClaim: lane == 0 ? afterEachClaim : {})
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+    }
+
+    /// One lane of ``join(_:shared:lanes:reclaimingFrom:afterEachClaim:)``: claims, checks
+    /// and stores until no game is left; returns how many it checked.
+    private static func checkClaims(of run: SharedStore.AuditRun, shared: SharedStore, worker: String, revision: Int64, claimSize: Int,
+                                    reclaimingFrom ended: [String], afterEachClaim: @Sendable () async -> Void) async throws -> Int {
+        let store = shared.reader()
         let index = try GameIndex(store: store)
         var auditor = Auditor(games: GamelogCLI.games)
         auditor.rerunsExtensions = run.reruns
-        let worker = workerName
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var checked = 0
-        let claimSize = claimSize(ofRunWith: try await shared.progress(of: run).total)
         while true {
             let games = try await shared.claimGames(of: run, worker: worker, count: claimSize, lease: lease, reclaimingFrom: ended)
             guard !games.isEmpty else { return checked }
@@ -192,6 +232,23 @@ enum SharedAudit {
             do { return try decoder.decode([T].self, from: Data(result.result.utf8)) } catch {
                 throw CommandFailure("the stored result of game \(result.game.uuidString.lowercased()) (by \(SafeText.line(result.worker))) does not read: \(error)")
             }
+        }
+    }
+}
+
+/// Says yes at most once every `interval` seconds, to callers on any thread.
+private final class Throttle: @unchecked Sendable {
+    private let lock = NSLock()
+    private let interval: TimeInterval
+    private var last = Date.distantPast
+
+    init(every interval: TimeInterval) { self.interval = interval }
+
+    func due() -> Bool {
+        lock.withLock {
+            guard Date().timeIntervalSince(last) >= interval else { return false }
+            last = Date()
+            return true
         }
     }
 }

@@ -1,6 +1,9 @@
 import EventStore
 import Foundation
 import GRDB
+import MessagesModel
+import Replay
+import SharedStore
 import TestSupport
 import Testing
 
@@ -360,7 +363,21 @@ import Testing
         #expect(rerunAlone.status == 0 && rerunShared.status == 0, "\(rerunShared.stderr)")
         #expect(rerunShared.stdout == rerunAlone.stdout && rerunAlone.stdout.contains("\"outcome\":\"matched\""))
 
+        // A helper checks a run's games on several lanes at once, each game once: the
+        // lanes of one process claim under names of their own (a claim takes back its
+        // own worker's leases, so lanes sharing one name took each other's games).
+        let store = try SharedStore(url: studio.url, cacheFolder: studio.folder.url.appending(path: "cache"))
+        let everyGame = try GameIndex(store: store.reader()).conversations().map(\.uuid)
+        let revision = try store.reader().revision()
+        let helped = try SharedStore.wait { try await store.startAuditRun(.verify, revision: revision, reruns: true, games: everyGame) }
+        let helper = try studio.run(["verify", "--db", studio.url, "--join", helped.id.uuidString.lowercased(), "--lanes", "3"])
+        #expect(helper.status == 0 && helper.stdout.contains("checked \(everyGame.count) games of run"), "\(helper.stdout)\(helper.stderr)")
+        let claimers = try server.psql(studio.url, "SELECT count(DISTINCT claimed_by) || '/' || count(*) FILTER (WHERE done) FROM audit_tasks WHERE run = '\(helped.id.uuidString.lowercased())'")
+        #expect(everyGame.count >= 12 && claimers.hasSuffix("/\(everyGame.count)") && !claimers.hasPrefix("0/"), "\(claimers)")
+
         // Wrong uses are named, with the way out.
+        let lanesAlone = try studio.run(["verify", "--db", studio.url, "--lanes", "2"])
+        #expect(lanesAlone.status != 0 && lanesAlone.stderr.contains("pass it with --join RUN"), "\(lanesAlone.stderr)")
         let onSQLite = try studio.run(["verify", "--db", "phones/Ann.sqlite", "--workers", "2"])
         #expect(onSQLite.status != 0 && onSQLite.stderr.contains("--db postgres://"), "\(onSQLite.stderr)")
         let unknown = try studio.run(["verify", "--db", studio.url, "--join", UUID().uuidString])
