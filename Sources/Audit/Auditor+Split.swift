@@ -58,14 +58,29 @@ extension Auditor {
     /// not one per game.
     public func conversationFindings(_ store: any EventLogReader, conversation: ConversationID, streams: Set<UUID>,
                                      events: [ReplayEvent]) throws -> [Finding] {
-        var findings = check(conversation, events)
-        findings += try snapshotFindings(store, conversations: [conversation], streams: [conversation: streams])
-        findings += try summaryFindings(store, eventsOf: [conversation: events], streams: [conversation: streams])
-        if rerunsExtensions {
-            // From the events read above, not read again.
-            findings += Self.findings(Rerunner(games: games).rerun(recordingsOf: events))
+        try conversationFindings(store, streams: [conversation: streams], eventsOf: [conversation: events])[conversation] ?? []
+    }
+
+    /// The checks of each of several conversations (the keys of `streams`), their events
+    /// read already (`eventsOf`; none where absent), each as
+    /// ``conversationFindings(_:conversation:streams:events:)`` gives them: what a
+    /// worker's claim of games needs, with the store's summaries of all of them read at once.
+    public func conversationFindings(_ store: any EventLogReader, streams: [ConversationID: Set<UUID>],
+                                     eventsOf: [ConversationID: [ReplayEvent]]) throws -> [ConversationID: [Finding]] {
+        let eventsOf = streams.keys.reduce(into: [ConversationID: [ReplayEvent]]()) { $0[$1] = eventsOf[$1] ?? [] }
+        let summaries = Dictionary(grouping: try summaryFindings(store, eventsOf: eventsOf, streams: streams), by: \.game)
+        var findingsOf: [ConversationID: [Finding]] = [:]
+        for (conversation, events) in eventsOf {
+            var findings = check(conversation, events)
+            findings += try snapshotFindings(store, conversations: [conversation], streams: [conversation: streams[conversation] ?? []])
+            findings += summaries[conversation.uuid.uuidString] ?? []
+            if rerunsExtensions {
+                // From the events read above, not read again.
+                findings += Self.findings(Rerunner(games: games).rerun(recordingsOf: events))
+            }
+            findingsOf[conversation] = Self.ordered(findings)
         }
-        return Self.ordered(findings)
+        return findingsOf
     }
 
     /// SQLite's structure check's problems, as findings.

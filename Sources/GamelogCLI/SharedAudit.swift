@@ -190,13 +190,15 @@ enum SharedAudit {
             // pass of the store (a statement or two per game was most of a worker's wait).
             let streamsOf = try index.streams(ofConversations: Set(games.map(ConversationID.init)))
             let eventsOf = try Replayer.load(from: store, conversations: streamsOf, verify: run.kind == .rerun)
+            // The claim's games checked together (the store's summaries of them read once).
+            let claimed = games.reduce(into: [ConversationID: Set<UUID>]()) { $0[ConversationID($1)] = streamsOf[ConversationID($1)] ?? [] }
+            let findingsOf = run.kind == .verify ? try auditor.conversationFindings(store, streams: claimed, eventsOf: eventsOf) : [:]
             for game in games {
                 let conversation = ConversationID(game)
                 let events = eventsOf[conversation] ?? []
                 switch run.kind {
                 case .verify:
-                    let findings = try auditor.conversationFindings(store, conversation: conversation, streams: streamsOf[conversation] ?? [],
-                                                                    events: events)
+                    let findings = findingsOf[conversation] ?? []
                     outcomes.append((game, .init(result: String(decoding: try encoder.encode(findings), as: UTF8.self),
                                                  errors: findings.filter { $0.severity == .error }.count,
                                                  warnings: findings.filter { $0.severity == .warning }.count, revision: revision)))

@@ -137,41 +137,44 @@ extension SharedStore {
         }
     }
 
-    /// Stores what checking claimed games found, in one short transaction. A game another
+    /// Stores what checking claimed games found, in one statement. A game another
     /// worker finished first (it claimed it after this worker's lease ran out) keeps that
     /// worker's outcome: both checked the same store at the run's revision or later.
-    /// A `verify` outcome also becomes the game's latest stored audit.
+    /// A `verify` outcome also becomes the game's latest stored audit (unless one of a
+    /// later revision is stored already).
     public func storeOutcomes(of run: AuditRun, worker: String, _ outcomes: [(game: UUID, outcome: AuditOutcome)]) async throws {
+        // A game given twice is stored once (the first), as one statement can write a row once.
+        var seen = Set<UUID>()
+        let outcomes = outcomes.filter { seen.insert($0.game).inserted }
         guard !outcomes.isEmpty else { return }
         try await withConnection { connection in
-            try await inTransaction(connection) {
-                for (game, outcome) in outcomes {
-                    var done = PostgresBindings()
-                    done.append(run.id)
-                    done.append(ByteBuffer(bytes: gameBytes(game)))
-                    done.append(worker)
-                    done.append(outcome.revision)
-                    done.append(outcome.result)
-                    let stored = try await self.run(connection, """
-                        UPDATE audit_tasks SET done = true, worker = $3, store_rev = $4, result = $5
-                        WHERE run = $1 AND game = $2 AND NOT done RETURNING game
-                        """, done)
-                    guard run.kind == .verify, !stored.isEmpty else { continue }
-                    var latest = PostgresBindings()
-                    latest.append(ByteBuffer(bytes: gameBytes(game)))
-                    latest.append(outcome.revision)
-                    latest.append(Int64(outcome.errors))
-                    latest.append(Int64(outcome.warnings))
-                    latest.append(outcome.result)
-                    latest.append(Timestamp(Date()).microsecondsSince1970)
-                    try await self.run(connection, """
-                        INSERT INTO audit_results (game, store_rev, errors, warnings, report, checked_at) VALUES ($1, $2, $3, $4, $5, $6)
-                        ON CONFLICT (game) DO UPDATE SET store_rev = excluded.store_rev, errors = excluded.errors,
-                            warnings = excluded.warnings, report = excluded.report, checked_at = excluded.checked_at
-                        WHERE audit_results.store_rev <= excluded.store_rev
-                        """, latest)
-                }
-            }
+            var binds = PostgresBindings()
+            binds.append(run.id)
+            binds.append(outcomes.map { ByteBuffer(bytes: gameBytes($0.game)) })
+            binds.append(worker)
+            binds.append(outcomes.map(\.outcome.revision))
+            binds.append(outcomes.map(\.outcome.result))
+            binds.append(outcomes.map { Int64($0.outcome.errors) })
+            binds.append(outcomes.map { Int64($0.outcome.warnings) })
+            binds.append(Timestamp(Date()).microsecondsSince1970)
+            binds.append(run.kind == .verify)
+            // One statement for the claim (two for each game were most of storing it): the
+            // tasks this worker finishes first, and for those the games' latest audits.
+            try await self.run(connection, """
+                WITH given AS (
+                    SELECT * FROM unnest($2::bytea[], $4::bigint[], $5::text[], $6::bigint[], $7::bigint[])
+                        AS o(game, store_rev, result, errors, warnings)),
+                finished AS (
+                    UPDATE audit_tasks t SET done = true, worker = $3, store_rev = given.store_rev, result = given.result
+                    FROM given WHERE t.run = $1 AND t.game = given.game AND NOT t.done
+                    RETURNING t.game)
+                INSERT INTO audit_results (game, store_rev, errors, warnings, report, checked_at)
+                SELECT given.game, given.store_rev, given.errors, given.warnings, given.result, $8
+                FROM given JOIN finished ON finished.game = given.game WHERE $9
+                ON CONFLICT (game) DO UPDATE SET store_rev = excluded.store_rev, errors = excluded.errors,
+                    warnings = excluded.warnings, report = excluded.report, checked_at = excluded.checked_at
+                WHERE audit_results.store_rev <= excluded.store_rev
+                """, binds)
         }
     }
 

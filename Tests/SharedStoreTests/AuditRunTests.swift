@@ -52,6 +52,16 @@ import Testing
         // A verify run's outcome is each game's latest stored audit.
         let stored = try await store.storedAudit(game: games[0])
         #expect(stored?.warnings == 1 && stored?.report == "[\"\(games[0].uuidString)\"]")
+        // An outcome checked at an older revision of the store is its run's result but does
+        // not replace a newer stored audit; a game given twice in one call is stored once.
+        let older = try await store.startAuditRun(.verify, revision: 0, reruns: false, games: [games[0]])
+        let again = try await store.claimGames(of: older, worker: "F", count: 2, lease: .seconds(300))
+        #expect(again == [games[0]])
+        try await store.storeOutcomes(of: older, worker: "F", [(games[0], .init(result: "[1]", errors: 2, warnings: 0, revision: 0)),
+                                                              (games[0], .init(result: "[2]", errors: 3, warnings: 0, revision: 0))])
+        #expect(try (await store.progress(of: older)) == (1, 1))
+        #expect(try (await store.results(of: older)).map(\.result) == ["[1]"])
+        #expect(try (await store.storedAudit(game: games[0]))?.report == "[\"\(games[0].uuidString)\"]")
         #expect(try (await store.auditRun(run.id)) == run)
         #expect(try (await store.auditRun(UUID())) == nil)
     }
