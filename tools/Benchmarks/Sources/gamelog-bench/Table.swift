@@ -203,6 +203,15 @@ struct Table: ParsableCommand {
             return try seconds { try FullReplay.run(store: store, games: .standard) { gameCount += $0.state.games.count } }
         }
         let replayUnverified = try median { try seconds { try FullReplay.run(store: store, verify: false, games: .standard) { _ in } } }
+        // The replay's own limit (issue 40): every event read from the same blocks,
+        // inflated and split into its columns, not decoded or folded.
+        status("read of every event")
+        var eventsRead = 0
+        let eventRead = try median {
+            eventsRead = 0
+            return try seconds { try store.scan(verify: false) { _ in eventsRead += 1 } }
+        }
+        precondition(eventsRead == count, "the read met \(eventsRead) events of \(count)")
 
         func childReplay(_ path: String) throws -> (events: Int, seconds: Double, megabytes: Double) {
             let child = Process()
@@ -274,8 +283,10 @@ struct Table: ParsableCommand {
             REPLAY, every projection of every conversation                                 events/s
             \(line("gamelog full replay, hash chain verified", number(replayRate), "target >= 500,000: \(verdict(replayRate >= 500_000))"))
             \(line("gamelog full replay, chain not verified", number(rate(count, replayUnverified))))
+            \(line("read of every event from the blocks (inflated, not decoded)", number(rate(count, eventRead))))
             \(line("limit: raw read of every block row, C API", number(rate(count, rawRead))))
-            \(line("  gamelog / limit", String(format: "%.3fx", replayRate / rate(count, rawRead))))
+            \(line("  gamelog / read of every event", String(format: "%.2fx", replayRate / rate(count, eventRead)), "target >= 0.45x: \(verdict(replayRate >= 0.45 * rate(count, eventRead)))"))
+            \(line("  gamelog / raw read of the rows", String(format: "%.3fx", replayRate / rate(count, rawRead))))
 
             SEEK to a random step of a random game                                               ms
             \(line("open the game and jump, median", String(format: "%.3f", percentile(openAndJump, 0.5)), "target < 5 ms: \(verdict(percentile(openAndJump, 0.5) < 5))"))
@@ -286,8 +297,30 @@ struct Table: ParsableCommand {
             REPLAY MEMORY, peak RSS of a process doing one full replay                           MB
             \(line("\(number(Double(small.events))) events", String(format: "%.1f", small.megabytes), String(format: "(%@ events/s)", number(rate(small.events, small.seconds)))))
             \(line("\(number(Double(large.events))) events", String(format: "%.1f", large.megabytes), String(format: "(%@ events/s)", number(rate(large.events, large.seconds)))))
-            \(line("  growth for \(String(format: "%.0f", Double(large.events) / Double(small.events)))x the events", String(format: "%.2fx", large.megabytes / small.megabytes), "target flat: \(verdict(large.megabytes < small.megabytes * 1.5))"))
+            \(line("  growth for \(String(format: "%.0f", Double(large.events) / Double(small.events)))x the events", String(format: "%.2fx", large.megabytes / small.megabytes), "target <= 1.3x for 10x: \(verdict(large.megabytes <= small.megabytes * 1.3))"))
             """)
+        // Each missed target names where its profile is and the next step (issue 40).
+        let eventReadRate = rate(count, eventRead), seekMedian = percentile(openAndJump, 0.5)
+        var missed: [String] = []
+        if gamelogRate < 10 * peerRate || gamelogRate < 0.4 * limitRate {
+            missed.append("append: profile in docs/BENCHMARKS.md, \"Session 30\" (the appending thread: claiming each id in block_ids a third, the commit a sixth, the blocks' rows an eighth); next: fewer statements an event on that thread")
+        }
+        if replayRate < 500_000 || replayRate < 0.45 * eventReadRate {
+            missed.append("full replay: profile in docs/BENCHMARKS.md, \"Session 24\" and \"Session 28\" (decoding payloads a fifth, folding a fifth); next: compact payloads decoded straight into the values the fold reads, and the fold on both cores (issue 40, items 1 and 2)")
+        }
+        if gamelogBytes > 0.35 * peerBytes {
+            missed.append("bytes: profile in docs/BENCHMARKS.md, \"Session 15\"; next: larger blocks or a dictionary trained on the log")
+        }
+        if seekMedian >= 5 {
+            missed.append("seek: profile in docs/BENCHMARKS.md, \"Before blocks. Replay\" (opening a game reads its conversation); next: stored snapshots read first")
+        }
+        if large.megabytes > small.megabytes * 1.3 {
+            missed.append("replay memory: profile in docs/BENCHMARKS.md, \"The figures\" (the heads and the catalog held whole); next: the heads kept as they are folded, not after")
+        }
+        if !missed.isEmpty {
+            print("\nMISSED TARGETS, where each one's profile is and the next step")
+            for note in missed { print("  - " + note) }
+        }
         precondition(touched > 0)
     }
 }
