@@ -33,7 +33,7 @@ package final class SummaryRefresher: Sendable {
     private let state = NSLockedValue(State())
 
     package init(writer: GameSummaryWriter, metrics: CollectorMetrics, interval: Duration = .seconds(1), patience: Int = 3,
-         busy: @escaping @Sendable () -> Bool = { false }) {
+                 busy: @escaping @Sendable () -> Bool = { false }) {
         self.writer = writer
         self.metrics = metrics
         self.interval = interval
