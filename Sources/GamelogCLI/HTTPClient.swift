@@ -128,13 +128,7 @@ enum HTTPClient {
         return refused
     }
 
-    private static let probed = LockedDictionary()
-
-    final class LockedDictionary: @unchecked Sendable {
-        private var values: [String: Bool] = [:]
-        private let lock = NSLock()
-        func withLock<T>(_ body: (inout [String: Bool]) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(&values) }
-    }
+    private static let probed = Locked<[String: Bool]>([:])
 
     /// scheme://host:port of `url`: where it was sent, without the path.
     static func origin(of url: URL) -> String {

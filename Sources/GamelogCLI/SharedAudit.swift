@@ -105,9 +105,14 @@ enum SharedAudit {
         let whole = Task { try await SharedStore.blocking { try wholeLog() } }
         let progress = ProgressBar(total: games.count, label: "games")
         // Counted by the store (other processes' games too), at most four times a second.
-        let throttle = Throttle(every: 0.25)
+        let shown = Locked(Date.distantPast)
         @Sendable func showProgress() async {
-            if throttle.due(), let (done, _) = try? await shared.progress(of: run) { progress.update(done) }
+            let due = shown.withLock { last in
+                guard Date().timeIntervalSince(last) >= 0.25 else { return false }
+                last = Date()
+                return true
+            }
+            if due, let (done, _) = try? await shared.progress(of: run) { progress.update(done) }
         }
         _ = try await join(run, shared: shared, lanes: lanes(sharingWith: count), afterEachClaim: showProgress)
         while processes.contains(where: { $0.process.isRunning }) {
@@ -234,23 +239,6 @@ enum SharedAudit {
             do { return try decoder.decode([T].self, from: Data(result.result.utf8)) } catch {
                 throw CommandFailure("the stored result of game \(result.game.uuidString.lowercased()) (by \(SafeText.line(result.worker))) does not read: \(error)")
             }
-        }
-    }
-}
-
-/// Says yes at most once every `interval` seconds, to callers on any thread.
-private final class Throttle: @unchecked Sendable {
-    private let lock = NSLock()
-    private let interval: TimeInterval
-    private var last = Date.distantPast
-
-    init(every interval: TimeInterval) { self.interval = interval }
-
-    func due() -> Bool {
-        lock.withLock {
-            guard Date().timeIntervalSince(last) >= interval else { return false }
-            last = Date()
-            return true
         }
     }
 }

@@ -106,12 +106,13 @@ struct Verify: AsyncParsableCommand {
             if let shared, let native, let workers = sharing.workers {
                 // This process checks what reads the whole log while it and the workers take
                 // the games (the progress shown is the games').
-                let wholeLog = WholeLogReport()
+                let wholeLog = Locked<Auditor.Report?>(nil)
                 let results = try await SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared,
                                                                reader: native) { [auditor, trusted, known] in
-                    wholeLog.report = try auditor.logFindings(native, trusting: trusted, known: known)
+                    let report = try auditor.logFindings(native, trusting: trusted, known: known)
+                    wholeLog.withLock { $0 = report }
                 }
-                guard let whole = wholeLog.report else { throw CommandFailure("the whole-log checks did not run") }
+                guard let whole = wholeLog.withLock({ $0 }) else { throw CommandFailure("the whole-log checks did not run") }
                 // A broken chain voids what was checked per game, as in one process.
                 report = whole.proofs == nil ? whole
                     : Auditor.Report(findings: Auditor.ordered(whole.findings + (try SharedAudit.decode(results, as: Finding.self))), proofs: whole.proofs)
@@ -207,15 +208,5 @@ struct Verify: AsyncParsableCommand {
         var keys: [CommandDocuments.Key]
         var keysTrusted: Bool
         var findings: [Finding]
-    }
-}
-
-/// The whole-log checks' report, written by the thread that ran them and read after it ended.
-private final class WholeLogReport: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Auditor.Report?
-    var report: Auditor.Report? {
-        get { lock.withLock { value } }
-        set { lock.withLock { value = newValue } }
     }
 }
