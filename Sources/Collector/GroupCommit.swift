@@ -73,13 +73,13 @@ final class GroupCommit: Sendable {
 }
 
 /// A value behind a lock, for state shared across tasks (as swift-nio's `NIOLockedValueBox`).
-final class NSLockedValue<Value>: @unchecked Sendable {
+package final class NSLockedValue<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

@@ -1,8 +1,9 @@
 import AsyncHTTPClient
+import Collector
 import Foundation
-import Presentation
 import NIOCore
 import NIOHTTP1
+import Presentation
 import SharedStore
 
 /// The few HTTP requests the command line makes to a collector, waited for.
@@ -128,7 +129,7 @@ enum HTTPClient {
         return refused
     }
 
-    private static let probed = Locked<[String: Bool]>([:])
+    private static let probed = NSLockedValue<[String: Bool]>([:])
 
     /// scheme://host:port of `url`: where it was sent, without the path.
     static func origin(of url: URL) -> String {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Audit
+import Collector
 import EventStore
 import Foundation
 import MessagesModel
@@ -105,7 +106,7 @@ enum SharedAudit {
         let whole = Task { try await SharedStore.blocking { try wholeLog() } }
         let progress = ProgressBar(total: games.count, label: "games")
         // Counted by the store (other processes' games too), at most four times a second.
-        let shown = Locked(Date.distantPast)
+        let shown = NSLockedValue(Date.distantPast)
         @Sendable func showProgress() async {
             let due = shown.withLock { last in
                 guard Date().timeIntervalSince(last) >= 0.25 else { return false }

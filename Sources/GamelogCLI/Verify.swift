@@ -1,12 +1,13 @@
 import ArgumentParser
 import Audit
+import Collector
 import EventStore
-import Replay
 import Foundation
+import Games
+import MessagesModel
 import Presentation
 import Projections
-import MessagesModel
-import Games
+import Replay
 import SharedStore
 
 struct Verify: AsyncParsableCommand {
@@ -106,7 +107,7 @@ struct Verify: AsyncParsableCommand {
             if let shared, let native, let workers = sharing.workers {
                 // This process checks what reads the whole log while it and the workers take
                 // the games (the progress shown is the games').
-                let wholeLog = Locked<Auditor.Report?>(nil)
+                let wholeLog = NSLockedValue<Auditor.Report?>(nil)
                 let results = try await SharedAudit.coordinate(.verify, reruns: !noRerun, workers: workers, options: options, shared: shared,
                                                                reader: native) { [auditor, trusted, known] in
                     let report = try auditor.logFindings(native, trusting: trusted, known: known)
