@@ -68,12 +68,12 @@ extension Auditor {
     public func conversationFindings(_ store: any EventLogReader, streams: [ConversationID: Set<UUID>],
                                      eventsOf: [ConversationID: [ReplayEvent]]) throws -> [ConversationID: [Finding]] {
         let eventsOf = streams.keys.reduce(into: [ConversationID: [ReplayEvent]]()) { $0[$1] = eventsOf[$1] ?? [] }
-        let summaries = Dictionary(grouping: try summaryFindings(store, eventsOf: eventsOf, streams: streams), by: \.game)
+        let summaries = try summaryFindingsOf(store, eventsOf: eventsOf, streams: streams)
         var findingsOf: [ConversationID: [Finding]] = [:]
         for (conversation, events) in eventsOf {
             var findings = check(conversation, events)
             findings += try snapshotFindings(store, conversations: [conversation], streams: [conversation: streams[conversation] ?? []])
-            findings += summaries[conversation.uuid.uuidString] ?? []
+            findings += summaries[conversation] ?? []
             if rerunsExtensions {
                 // From the events read above, not read again.
                 findings += Self.findings(Rerunner(games: games).rerun(recordingsOf: events))

@@ -329,14 +329,21 @@ public struct Auditor: Sendable {
     /// differs would list a game as it never was. A store that keeps none costs nothing.
     func summaryFindings(_ store: any EventLogReader, eventsOf: [ConversationID: [ReplayEvent]],
                          streams: [ConversationID: Set<UUID>]) throws -> [Finding] {
+        try summaryFindingsOf(store, eventsOf: eventsOf, streams: streams).values.flatMap { $0 }
+    }
+
+    /// ``summaryFindings(_:eventsOf:streams:)`` by conversation (only those with a finding).
+    func summaryFindingsOf(_ store: any EventLogReader, eventsOf: [ConversationID: [ReplayEvent]],
+                           streams: [ConversationID: Set<UUID>]) throws -> [ConversationID: [Finding]] {
         let stored = try GameCatalog.currentStoredSummaries(store, conversations: Array(eventsOf.keys), streamsOf: streams, games: games)
-        var findings: [Finding] = []
+        var findings: [ConversationID: [Finding]] = [:]
         for (conversation, body) in stored {
             let events = eventsOf[conversation] ?? []
             if body != GameCatalog.folded(conversation, events: events, games: games) {
-                findings.append(Finding(.error, .snapshot, position: events.last?.position, game: conversation.uuid.uuidString,
-                                        rule: "summary-matches-events", expected: "the store's summary of the conversation's games to be what its events give",
-                                        found: "a summary that differs from them (a page of games would list it; `gamelog index` writes it again)"))
+                findings[conversation, default: []].append(Finding(
+                    .error, .snapshot, position: events.last?.position, game: conversation.uuid.uuidString,
+                    rule: "summary-matches-events", expected: "the store's summary of the conversation's games to be what its events give",
+                    found: "a summary that differs from them (a page of games would list it; `gamelog index` writes it again)"))
             }
         }
         return findings

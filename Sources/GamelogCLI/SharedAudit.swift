@@ -85,12 +85,14 @@ enum SharedAudit {
         Terminal.standardError("audit run \(run.id.uuidString.lowercased()): \(games.count) conversations at revision \(revision), \(count == 1 ? "this process alone" : "this process and \(count - 1) more") here; "
                                + "another machine helps with `gamelog \(kind == .verify ? "verify" : "rerun") --db \(shared.location) --join \(run.id.uuidString.lowercased())`")
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+        // Every process here, this one and the workers, checks this many games at once.
+        let lanesEach = lanes(sharingWith: count)
         var processes: [(process: Process, errors: URL)] = []
         for _ in 0..<(count - 1) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = [kind == .verify ? "verify" : "rerun", "--db", options.db, "--join", run.id.uuidString.lowercased(),
-                                 "--lanes", String(lanes(sharingWith: count))]
+                                 "--lanes", String(lanesEach)]
             let errors = FileManager.default.temporaryDirectory.appending(path: "gamelog-worker-\(UUID().uuidString).err")
             guard FileManager.default.createFile(atPath: errors.path, contents: nil) else {
                 throw CommandFailure("cannot write a worker's error file in \(FileManager.default.temporaryDirectory.path); set TMPDIR to a writable folder")
@@ -115,7 +117,7 @@ enum SharedAudit {
             }
             if due, let (done, _) = try? await shared.progress(of: run) { progress.update(done) }
         }
-        _ = try await join(run, shared: shared, lanes: lanes(sharingWith: count), afterEachClaim: showProgress)
+        _ = try await join(run, shared: shared, lanes: lanesEach, afterEachClaim: showProgress)
         while processes.contains(where: { $0.process.isRunning }) {
             await showProgress()
             try await Task.sleep(for: .milliseconds(200))
@@ -128,7 +130,7 @@ enum SharedAudit {
         // What the workers left (one died, or none could start) is checked here, without
         // waiting for the leases of workers that have ended.
         let ended = processes.flatMap { ended in
-            (0..<lanes(sharingWith: count)).map { workerName(process: ended.process.processIdentifier, lane: $0) }
+            (0..<lanesEach).map { workerName(process: ended.process.processIdentifier, lane: $0) }
         }
         _ = try await join(run, shared: shared, lanes: lanes(sharingWith: 1), reclaimingFrom: ended)
         try await whole.value
