@@ -28,9 +28,7 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
     /// The change as people read it: identifiers cut to their first 8 characters, times
     /// in ISO 8601, long values folded.
     public var readable: String {
-        func shorten(_ text: String) -> String {
-            text.replacing(/([0-9A-Fa-f]{8})-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/) { String($0.output.1).lowercased() }
-        }
+        func shorten(_ text: String) -> String { Self.shorteningIdentifiers(text) }
         func value(_ text: String?) -> String? {
             guard var text else { return nil }
             if path.hasSuffix("At"), let micros = Int64(text) {
@@ -41,6 +39,51 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
             return text.count > 120 ? String(text.prefix(110)) + "… (\(text.count - 110) more characters)" : text
         }
         return StateChange(path: shorten(path), before: value(before), after: value(after)).description
+    }
+
+    /// `text` with every identifier (8-4-4-4-12 hex digits) cut to its first 8 digits,
+    /// in lower case. A regular expression did this and was compiled again at each call: an
+    /// eighth of the viewer's time on a game page. ASCII text (all of a state's but what a
+    /// log's strings bring) is scanned by bytes, which finds the same leftmost matches;
+    /// anything else goes through the expression, for its grapheme-cluster semantics.
+    static func shorteningIdentifiers(_ text: String) -> String {
+        let utf8 = text.utf8
+        guard utf8.count >= 36, utf8.contains(UInt8(ascii: "-")) else { return text }
+        guard utf8.allSatisfy({ $0 < 0x80 }) else {
+            return text.replacing(/([0-9A-Fa-f]{8})-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/) { String($0.output.1).lowercased() }
+        }
+        let bytes = Array(utf8)
+        func isHex(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
+            default: false
+            }
+        }
+        func identifier(at start: Int) -> Bool {
+            guard start + 36 <= bytes.count else { return false }
+            for offset in 0..<36 {
+                let byte = bytes[start + offset]
+                guard offset == 8 || offset == 13 || offset == 18 || offset == 23 ? byte == UInt8(ascii: "-") : isHex(byte) else { return false }
+            }
+            return true
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        var found = false
+        while index < bytes.count {
+            if identifier(at: index) {
+                for byte in bytes[index..<index + 8] {
+                    out.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F") ? byte + 32 : byte)
+                }
+                index += 36
+                found = true
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return found ? String(decoding: out, as: UTF8.self) : text
     }
 
     public var description: String {
@@ -57,14 +100,31 @@ extension ConversationState {
     /// The presentable part of the state as a JSON object in gamelog's style
     /// (``JSONStyle``): devices and games, without the reducer's bookkeeping.
     public func presentation() -> [String: JSONValue] {
-        guard case .object(let object)? = (try? JSONValue(encoding: self)).map({ JSONStyle.normalize($0) }) else { return [:] }
+        Self.presentation(of: try? styledJSON())
+    }
+
+    /// The whole state as a JSON value in gamelog's style (``JSONStyle``), bookkeeping
+    /// and all: what the viewer's state tree shows, and what ``presentation(of:)`` cuts
+    /// the presentable part from (encoding a state is most of a page's work: do it once).
+    public func styledJSON() throws -> JSONValue {
+        JSONStyle.normalize(try JSONValue(encoding: self))
+    }
+
+    /// The presentable part (``presentation()``) of a state's ``styledJSON()``.
+    public static func presentation(of styled: JSONValue?) -> [String: JSONValue] {
+        guard case .object(let object)? = styled else { return [:] }
         return object.filter { ["devices", "games", "kind", "step", "position"].contains($0.key) }
     }
 
     /// What differs between two states, path by path, in a stable order.
     public static func diff(_ a: ConversationState, _ b: ConversationState) -> [StateChange] {
+        diff(presentations: a.presentation(), b.presentation())
+    }
+
+    /// What differs between two states' ``presentation()``s.
+    public static func diff(presentations a: [String: JSONValue], _ b: [String: JSONValue]) -> [StateChange] {
         var changes: [StateChange] = []
-        var left = a.presentation(), right = b.presentation()
+        var left = a, right = b
         left["step"] = nil; right["step"] = nil
         left["position"] = nil; right["position"] = nil
         compare(.object(left), .object(right), path: "", into: &changes)

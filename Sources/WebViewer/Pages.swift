@@ -187,10 +187,30 @@ enum Pages {
 
     /// `text` for a URL's path or query: everything but RFC 3986's unreserved characters
     /// (letters, digits, `-._~`) percent-encoded, so a hostile name cannot break out.
+    /// By bytes: a character set built at each call (a link per listed step) was a tenth of
+    /// a game page's time. Upper-case hex digits, as Foundation writes them.
     static func percentEncoded(_ text: String) -> String {
-        var unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-        unreserved.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        func unreserved(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+            default: false
+            }
+        }
+        if text.utf8.allSatisfy(unreserved) { return text }
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count * 3)
+        for byte in text.utf8 {
+            if unreserved(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(digits[Int(byte >> 4)])
+                out.append(digits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     // MARK: One game at one step
@@ -226,7 +246,9 @@ enum Pages {
         }
         let since = from ?? max(step - 1, 0)
         let previous = since != step ? try model.state(conversation, at: since, as: perspective) : state
-        let changes = since != step ? ConversationState.diff(previous, state) : []
+        // The state encoded once, for what changed and for the tree.
+        let styled = try state.styledJSON()
+        let changes = since != step ? ConversationState.diff(presentations: previous.presentation(), ConversationState.presentation(of: styled)) : []
         let findings = try model.findings(conversation, waitingForTheWholeLog: true)
         // The game's name even before the view's first event names it (step 0 of a device's view).
         let final = state.kind.isEmpty ? try model.state(conversation, at: whole.stepCount, as: .auditor) : state
@@ -425,7 +447,7 @@ enum Pages {
             </section>
             <div id=help hidden><h2>keys</h2><ul><li>← → previous, next step</li><li>Home, End: first, last step</li>
             <li>[ ] previous, next move</li><li>{ } previous, next finding</li><li>space: play or pause</li><li>?: this help</li></ul></div>
-            <main>\(stepsHTML)<section class=event><h2>this step</h2>\(eventHTML)\(try stateTree(state, as: perspective))<h2>changes from step \(since)</h2>
+            <main>\(stepsHTML)<section class=event><h2>this step</h2>\(eventHTML)\(try stateTree(state, styled: styled, as: perspective))<h2>changes from step \(since)</h2>
             <form class=compare method=get action="\(base)"><input type=hidden name=step value=\(step)><input type=hidden name=as value="\(asParameter)">\(extra.isEmpty ? "" : "<input type=hidden name=whole value=1>" as HTML)<label>compare with step <input type=number name=from min=0 max=\(replayer.stepCount) value=\(since)></label> <button>compare</button></form>\(diffHTML)\(findingsHTML)</section>
             \(boardHTML)<div class=phones>\(phones)</div></main>
             """
@@ -435,7 +457,8 @@ enum Pages {
     /// The state at the step as a tree that folds open (Redux DevTools' state view): every
     /// field of the conversation's projection, participants named. The auditor's alone: a
     /// device's state holds what its messages carried, which its player's view hides.
-    static func stateTree(_ state: ConversationState, as perspective: Perspective) throws -> HTML {
+    /// - Parameter styled: the state's ``ConversationState/styledJSON()``.
+    static func stateTree(_ state: ConversationState, styled value: JSONValue, as perspective: Perspective) throws -> HTML {
         guard perspective == .auditor else { return "" }
         // Names from every device: the auditor reads them all.
         var names: [ParticipantID: String] = [:]
@@ -461,7 +484,6 @@ enum Pages {
             case .double(let number): return "<li>\(key): <span class=v>\(number)</span></li>"
             }
         }
-        let value = JSONStyle.normalize(try JSONValue(encoding: state))
         return "<details class=tree id=stateTree><summary>the state, as a tree</summary><ul>\(node("state", value, open: true))</ul></details>"
     }
 
