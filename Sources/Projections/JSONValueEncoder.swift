@@ -11,9 +11,32 @@ import Foundation
 /// number the reader would read as an integer (a whole one that fits in 64 bits) is one.
 enum JSONValueEncoder {
     static func encode(_ value: some Encodable) throws -> JSONValue {
+        if let scalar = try scalar(value, at: { [] }) { return scalar }
         let root = Slot()
-        try encode(value, into: root, at: [])
+        try value.encode(to: Encoder(slot: root, path: Path(parent: nil, key: nil)))
         return root.resolved
+    }
+
+    /// Where a container is, kept as a chain to its parent and made into `[CodingKey]`
+    /// only when asked (an error, or a type that reads its coding path): a state encodes
+    /// thousands of values, and an array of the whole path each was most of it.
+    final class Path {
+        let parent: Path?
+        let key: (any CodingKey)?
+        init(parent: Path?, key: (any CodingKey)?) {
+            self.parent = parent
+            self.key = key
+        }
+        func appending(_ key: any CodingKey) -> Path { Path(parent: self, key: key) }
+        var keys: [any CodingKey] {
+            var keys: [any CodingKey] = []
+            var node: Path? = self
+            while let current = node {
+                if let key = current.key { keys.append(key) }
+                node = current.parent
+            }
+            return keys.reversed()
+        }
     }
 
     /// Where one value goes: filled by a container or a single value.
@@ -36,20 +59,44 @@ enum JSONValueEncoder {
         }
     }
 
-    final class ObjectNode { var entries: [String: Slot] = [:] }
-    final class ArrayNode { var items: [Slot] = [] }
+    /// A container's member: a value known at once (no slot made for it), or a slot a
+    /// nested container fills.
+    enum Entry {
+        case value(JSONValue)
+        case slot(Slot)
 
-    static func encode<T: Encodable>(_ value: T, into slot: Slot, at path: [any CodingKey]) throws {
-        switch value {
-        case let data as Data: slot.content = .value(.string(data.base64EncodedString()))
-        case let url as URL: slot.content = .value(.string(url.absoluteString))
-        case let string as String: slot.content = .value(.string(string))
-        case let flag as Bool: slot.content = .value(.bool(flag))
-        case let number as Int: slot.content = .value(.integer(Int64(number)))
-        case let number as Int64: slot.content = .value(.integer(number))
-        case let number as Double: slot.content = .value(try Self.number(number, at: path))
-        default: try value.encode(to: Encoder(slot: slot, codingPath: path))
+        var resolved: JSONValue {
+            switch self {
+            case .value(let value): value
+            case .slot(let slot): slot.resolved
+            }
         }
+    }
+
+    final class ObjectNode { var entries: [String: Entry] = [:] }
+    final class ArrayNode { var items: [Entry] = [] }
+
+    /// The value of the types `JSONEncoder` writes its own way, and of the scalars, told
+    /// apart by their type (a dynamic cast for each of them, at every value, cost more than
+    /// the encoding); nil for anything else.
+    @inline(__always)
+    static func scalar<T: Encodable>(_ value: T, at path: () -> [any CodingKey]) throws -> JSONValue? {
+        if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+        if T.self == Int.self { return .integer(Int64(unsafeBitCast(value, to: Int.self))) }
+        if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+        if T.self == Int64.self { return .integer(unsafeBitCast(value, to: Int64.self)) }
+        if T.self == Double.self { return try number(unsafeBitCast(value, to: Double.self), at: path()) }
+        if T.self == Data.self { return .string(unsafeBitCast(value, to: Data.self).base64EncodedString()) }
+        if T.self == URL.self { return .string(unsafeBitCast(value, to: URL.self).absoluteString) }
+        return nil
+    }
+
+    /// `value` as the member `entry` makes of it.
+    static func entry<T: Encodable>(_ value: T, at path: @autoclosure () -> Path) throws -> Entry {
+        if let scalar = try scalar(value, at: { path().keys }) { return .value(scalar) }
+        let slot = Slot()
+        try value.encode(to: Encoder(slot: slot, path: path()))
+        return .slot(slot)
     }
 
     static func number(_ value: Double, at path: [any CodingKey]) throws -> JSONValue {
@@ -66,7 +113,8 @@ enum JSONValueEncoder {
 
     struct Encoder: Swift.Encoder {
         let slot: Slot
-        let codingPath: [any CodingKey]
+        let path: Path
+        var codingPath: [any CodingKey] { path.keys }
         var userInfo: [CodingUserInfoKey: Any] { [:] }
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -75,7 +123,7 @@ enum JSONValueEncoder {
                 node = ObjectNode()
                 slot.content = .object(node)
             }
-            return KeyedEncodingContainer(Keyed<Key>(node: node, codingPath: codingPath))
+            return KeyedEncodingContainer(Keyed<Key>(node: node, path: path))
         }
 
         func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -84,63 +132,88 @@ enum JSONValueEncoder {
                 node = ArrayNode()
                 slot.content = .array(node)
             }
-            return Unkeyed(node: node, codingPath: codingPath)
+            return Unkeyed(node: node, path: path)
         }
 
-        func singleValueContainer() -> any SingleValueEncodingContainer { Single(slot: slot, codingPath: codingPath) }
+        func singleValueContainer() -> any SingleValueEncodingContainer { Single(slot: slot, path: path) }
     }
 
     struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let node: ObjectNode
-        let codingPath: [any CodingKey]
+        let path: Path
+        var codingPath: [any CodingKey] { path.keys }
 
         private func slot(_ key: Key) -> Slot {
             let slot = Slot()
-            node.entries[key.stringValue] = slot
+            node.entries[key.stringValue] = .slot(slot)
             return slot
         }
 
-        mutating func encodeNil(forKey key: Key) throws { slot(key).content = .value(.null) }
+        mutating func encodeNil(forKey key: Key) throws { node.entries[key.stringValue] = .value(.null) }
+        mutating func encode(_ value: String, forKey key: Key) throws { node.entries[key.stringValue] = .value(.string(value)) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { node.entries[key.stringValue] = .value(.bool(value)) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { node.entries[key.stringValue] = .value(.integer(Int64(value))) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { node.entries[key.stringValue] = .value(.integer(value)) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            try JSONValueEncoder.encode(value, into: slot(key), at: codingPath + [key])
+            node.entries[key.stringValue] = try JSONValueEncoder.entry(value, at: path.appending(key))
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-            Encoder(slot: slot(key), codingPath: codingPath + [key]).container(keyedBy: keyType)
+            Encoder(slot: slot(key), path: path.appending(key)).container(keyedBy: keyType)
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            Encoder(slot: slot(key), codingPath: codingPath + [key]).unkeyedContainer()
+            Encoder(slot: slot(key), path: path.appending(key)).unkeyedContainer()
         }
         mutating func superEncoder() -> any Swift.Encoder {
             let slot = Slot()
-            node.entries["super"] = slot
-            return Encoder(slot: slot, codingPath: codingPath)
+            node.entries["super"] = .slot(slot)
+            return Encoder(slot: slot, path: path)
         }
-        mutating func superEncoder(forKey key: Key) -> any Swift.Encoder { Encoder(slot: slot(key), codingPath: codingPath + [key]) }
+        mutating func superEncoder(forKey key: Key) -> any Swift.Encoder { Encoder(slot: slot(key), path: path.appending(key)) }
     }
 
     struct Unkeyed: UnkeyedEncodingContainer {
         let node: ArrayNode
-        let codingPath: [any CodingKey]
+        let path: Path
+        var codingPath: [any CodingKey] { path.keys }
         var count: Int { node.items.count }
 
         private func next() -> Slot {
             let slot = Slot()
-            node.items.append(slot)
+            node.items.append(.slot(slot))
             return slot
         }
 
-        mutating func encodeNil() throws { next().content = .value(.null) }
-        mutating func encode<T: Encodable>(_ value: T) throws { try JSONValueEncoder.encode(value, into: next(), at: codingPath) }
+        mutating func encodeNil() throws { node.items.append(.value(.null)) }
+        mutating func encode(_ value: String) throws { node.items.append(.value(.string(value))) }
+        /// The next item's place, as `JSONEncoder` names it ("Index 3").
+        private var nextPath: Path { path.appending(IndexKey(intValue: node.items.count)) }
+
+        mutating func encode<T: Encodable>(_ value: T) throws { node.items.append(try JSONValueEncoder.entry(value, at: nextPath)) }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-            Encoder(slot: next(), codingPath: codingPath).container(keyedBy: keyType)
+            let path = nextPath
+            return Encoder(slot: next(), path: path).container(keyedBy: keyType)
         }
-        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Encoder(slot: next(), codingPath: codingPath).unkeyedContainer() }
-        mutating func superEncoder() -> any Swift.Encoder { Encoder(slot: next(), codingPath: codingPath) }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+            let path = nextPath
+            return Encoder(slot: next(), path: path).unkeyedContainer()
+        }
+        mutating func superEncoder() -> any Swift.Encoder {
+            let path = nextPath
+            return Encoder(slot: next(), path: path)
+        }
+    }
+
+    struct IndexKey: CodingKey {
+        let intValue: Int?
+        var stringValue: String { "Index \(intValue ?? 0)" }
+        init(intValue: Int) { self.intValue = intValue }
+        init?(stringValue: String) { nil }
     }
 
     struct Single: SingleValueEncodingContainer {
         let slot: Slot
-        let codingPath: [any CodingKey]
+        let path: Path
+        var codingPath: [any CodingKey] { path.keys }
 
         mutating func encodeNil() throws { slot.content = .value(.null) }
         mutating func encode(_ value: Bool) throws { slot.content = .value(.bool(value)) }
@@ -160,6 +233,12 @@ enum JSONValueEncoder {
         mutating func encode(_ value: UInt16) throws { slot.content = .value(JSONValueEncoder.integer(value)) }
         mutating func encode(_ value: UInt32) throws { slot.content = .value(JSONValueEncoder.integer(value)) }
         mutating func encode(_ value: UInt64) throws { slot.content = .value(JSONValueEncoder.integer(value)) }
-        mutating func encode<T: Encodable>(_ value: T) throws { try JSONValueEncoder.encode(value, into: slot, at: codingPath) }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            if let scalar = try JSONValueEncoder.scalar(value, at: { codingPath }) {
+                slot.content = .value(scalar)
+            } else {
+                try value.encode(to: Encoder(slot: slot, path: path))
+            }
+        }
     }
 }

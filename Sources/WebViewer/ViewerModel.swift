@@ -66,7 +66,14 @@ public final class ViewerModel: @unchecked Sendable {
     private var listed: [GameSummary] = []
     private var listIsComplete = false
     private var listFailure: String?
-    private var listedSorted: [GameSummary]?
+    private var listedSorted: [GameSummary]? { didSet { listRevision += 1 } }
+    /// Counts changes of the sorted list: a table of its verdicts is good while it is unchanged.
+    private var listRevision = 0
+    /// The sorted list's verdicts in its order, for the filters (which ask for every
+    /// game's: a lookup by id for each of thousands of games was most of a filtered page).
+    private var listVerdicts: (revision: Int, findingsAt: Int, verdicts: [Verdict?], indicesOf: [String: [Int]])?
+    /// Conversations whose findings changed since `listVerdicts` was brought up to date.
+    private var conversationsToRecheck: Set<String> = []
     private var conversationsChecked = 0
     private var conversationCount: Int?
     private var adoptedKeptResults = false
@@ -679,12 +686,34 @@ public final class ViewerModel: @unchecked Sendable {
         }
     }
 
+    /// The game list as ``list()`` gives it, and each game's verdict in the same order:
+    /// what a filter by audit or search reads. Kept between requests, and brought up to
+    /// date for the conversations whose findings changed since.
+    public func listWithVerdicts() -> (listing: Listing, verdicts: [Verdict?]) {
+        locked {
+            let games = sortedList()
+            if listVerdicts?.revision != listRevision || listVerdicts?.findingsAt != findingsChanged {
+                listVerdicts = (listRevision, findingsChanged, games.map { computedVerdict(of: $0) },
+                                Dictionary(grouping: games.indices) { games[$0].conversation })
+                conversationsToRecheck = []
+            } else if !conversationsToRecheck.isEmpty {
+                for conversation in conversationsToRecheck {
+                    for index in listVerdicts?.indicesOf[conversation] ?? [] { listVerdicts?.verdicts[index] = computedVerdict(of: games[index]) }
+                }
+                conversationsToRecheck = []
+            }
+            return (Listing(games: games, isComplete: listIsComplete, failure: listFailure), listVerdicts?.verdicts ?? [])
+        }
+    }
+
     /// Keeps a conversation's findings in `table` (``checks`` or ``signatures``; nil:
     /// forgets them), and drops its games' kept verdicts. Under the lock.
     private func keep(_ found: [Finding]?, in table: ReferenceWritableKeyPath<ViewerModel, [ConversationID: [Finding]]>,
                       of conversation: ConversationID) {
         self[keyPath: table][conversation] = found
-        conversationFindingsChanged[conversation.uuid.uuidString.lowercased(), default: 0] += 1
+        let key = conversation.uuid.uuidString.lowercased()
+        conversationFindingsChanged[key, default: 0] += 1
+        if listVerdicts != nil { conversationsToRecheck.insert(key) }
     }
 
     /// Under the lock.

@@ -90,12 +90,38 @@ import Testing
         var byInt = [3: "three", 1: "one"]
         var date = Date(timeIntervalSinceReferenceDate: 12.5)
         var text = "é \"q\" \u{1}"
+        var maybeData: Data? = Data([9, 8])
+        var maybeURL: URL? = URL(string: "file:///tmp/x y")
+        var datas = [Data([1]), Data()]
+        var flags: [Bool?] = [true, nil, false]
+        var wide: [Int64] = [Int64.min, 0]
+    }
+
+    struct Outer: Encodable {
+        struct Inner: Encodable { var label = "x"; var values = [1.0, Double.infinity] }
+        var inner = Inner()
     }
 
     @Test func matchesJSONEncoderOnItsEdges() throws {
         #expect(try JSONValue(encoding: Edges()) == JSONValue(encodingThroughText: Edges()))
         #expect(try JSONValue(encoding: [1.5, 2, -0.0]) == JSONValue(encodingThroughText: [1.5, 2, -0.0]))
         #expect(throws: EncodingError.self) { try JSONValue(encoding: [Double.nan]) }
+        #expect(try JSONValue(encoding: "top") == .string("top"))
+        #expect(try JSONValue(encoding: Data([1, 2])) == JSONValue(encodingThroughText: Data([1, 2])))
+    }
+
+    /// A number JSON cannot hold is refused with the path to it, as JSONEncoder names it.
+    @Test func aRefusedNumberNamesItsPath() throws {
+        var paths: [[String]] = []
+        for encode in [{ _ = try JSONValue(encoding: Outer()) }, { _ = try JSONValue(encodingThroughText: Outer()) }] {
+            do {
+                try encode()
+                Issue.record("an infinite number was encoded")
+            } catch EncodingError.invalidValue(_, let context) {
+                paths.append(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue })
+            }
+        }
+        #expect(paths.count == 2 && paths[0] == paths[1] && paths[0].prefix(2) == ["inner", "values"], "\(paths)")
     }
 
     @Test func matchesJSONEncoderOnEveryStateOfSimulatedGames() throws {

@@ -129,6 +129,31 @@ import Testing
         #expect(model.verdict(of: games[1]) == nil)
     }
 
+    /// The filters' table of every listed game's verdict follows a conversation's new
+    /// findings (kept between requests, brought up to date game by game).
+    @Test func theListsVerdictsFollowAConversationsFindings() throws {
+        let folder = try TemporaryFolder()
+        let model = try ViewerModel(path: try RouteTests.log(folder), games: .standard)
+        let games = try model.summaries()
+        #expect(games.count == 2)
+        let before = model.listWithVerdicts()
+        #expect(before.listing.games == games && before.verdicts.count == 2 && before.verdicts.allSatisfy { $0 == nil })
+        let conversation = ConversationID(try #require(UUID(uuidString: games[1].conversation)))
+        _ = try model.findings(conversation)
+        let after = model.listWithVerdicts()
+        #expect(after.verdicts[1] != nil && after.verdicts[0] == nil)
+        #expect(after.verdicts == games.map { model.verdict(of: $0) })
+        model.auditInBackground()
+        var waited = 0
+        while !model.auditProgress.logWideDone, waited < 600 {
+            Thread.sleep(forTimeInterval: 0.05)
+            waited += 1
+        }
+        let audited = model.listWithVerdicts()
+        #expect(audited.verdicts.allSatisfy { $0?.isWhole == true && $0?.errors == 0 })
+        #expect(audited.verdicts == games.map { model.verdict(of: $0) })
+    }
+
     /// While the background audit checks the whole log's signatures, a game page names
     /// its conversation's as not checked yet rather than checking them itself; asked for
     /// outright (the verify API), they are checked; nothing pending is kept.
