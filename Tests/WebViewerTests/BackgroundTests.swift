@@ -129,6 +129,26 @@ import Testing
         #expect(model.verdict(of: games[1]) == nil)
     }
 
+    /// Once the list pass has folded the whole log, the ids it lists resolve where the
+    /// catalog resolves them (without reading the catalog's events again).
+    @Test func idsTheListPassFoundResolveAsTheCatalogResolvesThem() async throws {
+        let folder = try TemporaryFolder()
+        let path = try RouteTests.log(folder)
+        let model = try ViewerModel(path: path, games: .standard)
+        model.listInBackground()
+        try await Self.waitUntil { model.list().isComplete }
+        let games = model.list().games
+        let index = try GameIndex(store: try EventStore(path: path, access: .readOnly))
+        var compared = 0
+        for id in games.map(\.id) + games.map(\.conversation) + games.map({ $0.id.uppercased() }) {
+            let fromModel = try model.resolve(id), fromCatalog = try index.resolve(id)
+            #expect(fromModel.conversation == fromCatalog.conversation && fromModel.game == fromCatalog.game, "\(id)")
+            compared += 1
+        }
+        #expect(compared == 6)
+        #expect(throws: (any Error).self) { try model.resolve(UUID().uuidString) }
+    }
+
     /// The filters' table of every listed game's verdict follows a conversation's new
     /// findings (kept between requests, brought up to date game by game).
     @Test func theListsVerdictsFollowAConversationsFindings() throws {
