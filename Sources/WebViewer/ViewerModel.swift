@@ -351,6 +351,11 @@ public final class ViewerModel: @unchecked Sendable {
                     self.listedSorted = all
                     self.listIsComplete = true
                     self.resolveFromTheList(all, gameless: gameless)
+                    // The recordings of each conversation, as the pass read them: opening a
+                    // game reads its catalog rows and checks them against their events otherwise.
+                    for (conversation, streams) in catalog.streams where self.streamsOf[conversation] == nil {
+                        self.streamsOf[conversation] = streams
+                    }
                     self.damaged = damaged
                     self.gameless = gameless
                     return self.keptList()

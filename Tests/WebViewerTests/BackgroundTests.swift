@@ -130,7 +130,8 @@ import Testing
     }
 
     /// Once the list pass has folded the whole log, the ids it lists resolve where the
-    /// catalog resolves them (without reading the catalog's events again).
+    /// catalog resolves them, and their games open with the recordings the catalog names
+    /// (without reading the catalog's events again).
     @Test func idsTheListPassFoundResolveAsTheCatalogResolvesThem() async throws {
         let folder = try TemporaryFolder()
         let path = try RouteTests.log(folder)
@@ -147,6 +148,14 @@ import Testing
         }
         #expect(compared == 6)
         #expect(throws: (any Error).self) { try model.resolve(UUID().uuidString) }
+        // ... and a game opens with the recordings the catalog names.
+        for game in games {
+            let conversation = ConversationID(try #require(UUID(uuidString: game.conversation)))
+            let opened = try model.replayer(conversation)
+            let fromCatalog = try Replayer(store: try EventStore(path: path, access: .readOnly), conversation: conversation,
+                                           streams: try index.streams(of: conversation), games: .standard)
+            #expect(opened.stepCount > 0 && opened.events.map(\.position) == fromCatalog.events.map(\.position))
+        }
     }
 
     /// The filters' table of every listed game's verdict follows a conversation's new
