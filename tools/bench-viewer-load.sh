@@ -2,12 +2,14 @@
 # The web viewer under many clients at once, on a big log: simulates GAMES games (default
 # 8,000: about 1,000,000 events), starts `gamelog serve` (release build) and runs
 # tools/viewer_load.py twice: at once, while the server still reads the game list and
-# audits in the background, and again once both are done. Prints each run's percentiles.
+# audits in the background, and again once both are done. Prints each run's percentiles
+# and the server's CPU a request (tools/viewer_route_cost.py breaks that down by route).
 #
 #   tools/bench-viewer-load.sh [GAMES=8000] [CLIENTS=50] [SECONDS=20]
 #
-# The clients run on the same machine as the server (on this 2-core machine they take
-# about a core of their own), so the figures are an upper bound of what a browser sees.
+# The clients run on the same machine as the server (on a 2-core machine they took a
+# sixth of a core in session 32, the server the rest), so the figures are an upper bound
+# of what a browser sees.
 set -euo pipefail
 games=${1:-8000}
 clients=${2:-50}
@@ -47,7 +49,20 @@ base=$(grep -o 'http://[^/ ]*' serve.out | head -n 1)
 ready=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
 echo "log: $events events in $games games; the server answered after $ready s"
 
-python3 "$root/tools/viewer_load.py" "$base" --clients "$clients" --seconds "$seconds" --label "fresh server, background passes running: "
+# The server's CPU (user + system, from /proc) over a run, per request: wall times on a
+# machine the clients share move with the machine; this moves with the server's work.
+server_cpu() { awk '{ print $14 + $15 }' "/proc/$server/stat"; }
+ticks=$(getconf CLK_TCK)
+measured() {
+  local before after out
+  before=$(server_cpu)
+  out=$(python3 "$root/tools/viewer_load.py" "$base" "$@")
+  after=$(server_cpu)
+  echo "$out"
+  python3 -c "import re, sys; n = int(re.search(r': (\d+) requests,', sys.argv[1]).group(1)); cpu = (int(sys.argv[3]) - int(sys.argv[2])) / int(sys.argv[4]); print(f'server CPU: {cpu:.1f} s, {1000 * cpu / max(n, 1):.2f} ms a request')" "$out" "$before" "$after" "$ticks"
+}
+
+measured --clients "$clients" --seconds "$seconds" --label "fresh server, background passes running: "
 
 # Both background passes done: the list's header says so.
 waited=0
@@ -58,6 +73,6 @@ until curl -s "$base/games" | grep -q "the whole log's chain, signatures and cat
 done
 done_at=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.0f}')" "$started" "$(date +%s.%N)")
 echo "background list and audit done $done_at s after the start"
-python3 "$root/tools/viewer_load.py" "$base" --clients "$clients" --seconds "$seconds" --seed 2 --label "after the background passes: "
-python3 "$root/tools/viewer_load.py" "$base" --clients "$clients" --seconds "$seconds" --seed 3 --think 500 --label "people reading (half a second between clicks): "
+measured --clients "$clients" --seconds "$seconds" --seed 2 --label "after the background passes: "
+measured --clients "$clients" --seconds "$seconds" --seed 3 --think 500 --label "people reading (half a second between clicks): "
 [ "$(sha256sum < "$log")" = "$before" ] && echo "the log is byte-identical afterwards"
