@@ -26,6 +26,10 @@ public enum FullReplay {
         /// Microseconds since 1970 of its first and last events.
         public let span: (first: Int64, last: Int64)
         public let streams: Set<UUID>
+        /// The devices its events came from, in order, as a replayer of the same events
+        /// lists them (``Replayer/devices``); nil where the pass folded its events as they
+        /// came and kept none (a log larger than the pass keeps at once).
+        public let devices: [DeviceID]?
     }
 
     /// What the pass did.
@@ -342,11 +346,11 @@ public enum FullReplay {
                 folds.submit(holding: kept.count) {
                     let events = inOrder ? kept : Replayer.inReplayOrder(kept)
                     return Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
-                                    events: count, span: span, streams: streams)
+                                    events: count, span: span, streams: streams, devices: Set(events.compactMap(\.device)).sorted())
                 }
             } else if let state = entry.state, entry.inReplayOrder {
                 folds.submit(folded: Finished(state: state.playerView(for: perspective), events: entry.count,
-                                              span: (entry.first, entry.last), streams: streamsOf[entry.conversation] ?? []))
+                                              span: (entry.first, entry.last), streams: streamsOf[entry.conversation] ?? [], devices: nil))
             } else {
                 later.append(entry.conversation)
             }
@@ -503,7 +507,7 @@ public enum FullReplay {
             let times = events.lazy.map(\.recordedAt)
             try finished(Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
                                   events: events.count, span: (times.min() ?? 0, times.max() ?? 0),
-                                  streams: streamsOf[conversation] ?? []))
+                                  streams: streamsOf[conversation] ?? [], devices: Set(events.compactMap(\.device)).sorted()))
             statistics.rereadConversations += 1
         }
         return statistics

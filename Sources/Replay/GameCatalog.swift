@@ -64,9 +64,13 @@ public struct GameCatalog {
     /// - Parameter found: called with each conversation's games as soon as it is folded
     ///   (in the order conversations end in the log), for a reader that shows them while
     ///   the pass goes on.
+    /// - Parameter outlined: called with each conversation's steps and devices as a
+    ///   replayer of all its events counts them, where the pass knows them (the auditor's
+    ///   pass, for conversations it kept the events of: all but in a log too large to).
     public init(store: EventStore, verify: Bool = true, games registry: GameRegistry, progress: ((Int) -> Void)? = nil,
                 skippingDamaged damaged: ((Error) -> Void)? = nil, as perspective: Perspective = .auditor,
-                found: (([GameSummary]) -> Void)? = nil) throws {
+                found: (([GameSummary]) -> Void)? = nil,
+                outlined: ((ConversationID, GameSummaryMemo.Outline) -> Void)? = nil) throws {
         var games: [GameSummary] = [], streams: [ConversationID: Set<UUID>] = [:]
         var eventCounts: [ConversationID: Int] = [:], kinds: [ConversationID: String] = [:]
         let origins = try store.forkOrigins()
@@ -76,6 +80,9 @@ public struct GameCatalog {
             streams[conversation] = done.streams
             eventCounts[conversation] = done.events
             kinds[conversation] = done.state.kind
+            if perspective == .auditor, let devices = done.devices {
+                outlined?(conversation, GameSummaryMemo.Outline(steps: done.events, devices: devices))
+            }
             // A device's view holds only that device: conversations it was not in list no game.
             if case .device(let device) = perspective, done.state.devices[device] == nil { return }
             let summaries = Self.summaries(of: done.state, origin: origins[conversation.uuid])

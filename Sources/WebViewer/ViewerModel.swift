@@ -339,6 +339,9 @@ public final class ViewerModel: @unchecked Sendable {
                         self?.listed += found
                         self?.listedSorted = nil
                     }
+                }, outlined: { conversation, outline in
+                    // What `/api/games/ID` answers beside the games: no game opened for it.
+                    self?.pageMemo.keep(outline, of: conversation, asOf: memoAsOf)
                 })
                 let all = catalog.games
                 let withGames = Set(all.map(\.conversation))

@@ -37,6 +37,25 @@ import TestSupport
     /// are each in the order that conversation read alone is in. Ordered together, one
     /// device's events in two conversations held each other back: two simulations'
     /// games in one file (their clocks overlap) were audited with moves out of order.
+    /// The whole-log pass's outline of each conversation (what `/api/games/ID` answers
+    /// beside the games) is the one a replayer of that conversation gives.
+    @Test func thePassOutlinesEachConversationAsItsReplayerDoes() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("outlines.sqlite"))
+        try playMixedGames(12, into: store, seed: 5, noise: 0.3)
+        var outlines: [ConversationID: GameSummaryMemo.Outline] = [:]
+        let catalog = try GameCatalog(store: store, games: .standard, outlined: { outlines[$0] = $1 })
+        #expect(outlines.count == catalog.streams.count && outlines.count > 3)
+        let index = try GameIndex(store: store)
+        for (conversation, outline) in outlines {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: try index.streams(of: conversation), games: .standard)
+            #expect(outline.steps == replayer.stepCount && outline.devices == replayer.devices, "\(conversation)")
+        }
+        var deviceOutlines = 0
+        _ = try GameCatalog(store: store, games: .standard, as: .device(DeviceID("A")), outlined: { _, _ in deviceOutlines += 1 })
+        #expect(deviceOutlines == 0)
+    }
+
     @Test func conversationsReadTogetherAreEachInTheirOwnOrder() throws {
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("log.sqlite"))
