@@ -245,8 +245,9 @@ enum Pages {
         }
         let since = from ?? max(step - 1, 0)
         let previous = since != step ? try model.state(conversation, at: since, as: perspective) : state
-        // The state encoded once, for what changed and for the tree.
-        let styled = try state.styledJSON()
+        // The state encoded once, for what changed and for the tree (a state that cannot
+        // be encoded shows no change, as before, and the auditor's tree says why).
+        let styled = try? state.styledJSON()
         let changes = since != step ? ConversationState.diff(presentations: previous.presentation(), ConversationState.presentation(of: styled)) : []
         let findings = try model.findings(conversation, waitingForTheWholeLog: true)
         // The game's name even before the view's first event names it (step 0 of a device's view).
@@ -456,14 +457,15 @@ enum Pages {
     /// The state at the step as a tree that folds open (Redux DevTools' state view): every
     /// field of the conversation's projection, participants named. The auditor's alone: a
     /// device's state holds what its messages carried, which its player's view hides.
-    /// - Parameter styled: the state's ``ConversationState/styledJSON()``.
-    static func stateTree(_ state: ConversationState, styled value: JSONValue, as perspective: Perspective) throws -> HTML {
+    /// - Parameter styled: the state's ``ConversationState/styledJSON()``, if made already.
+    static func stateTree(_ state: ConversationState, styled: JSONValue?, as perspective: Perspective) throws -> HTML {
         guard perspective == .auditor else { return "" }
         // Names from every device: the auditor reads them all.
         var names: [ParticipantID: String] = [:]
         for view in state.orderedDevices {
             for (key, name) in view.names { if let uuid = UUID(hyphenated: key) { names[ParticipantID(uuid)] = name } }
         }
+        let value = try styled ?? state.styledJSON()
         var budget = 3_000
         func node(_ key: String, _ value: JSONValue, open: Bool = false) -> HTML {
             budget -= 1
