@@ -346,7 +346,7 @@ public enum FullReplay {
                 folds.submit(holding: kept.count) {
                     let events = inOrder ? kept : Replayer.inReplayOrder(kept)
                     return Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
-                                    events: count, span: span, streams: streams, devices: Set(events.compactMap(\.device)).sorted())
+                                    events: count, span: span, streams: streams, devices: Replayer.devices(of: events))
                 }
             } else if let state = entry.state, entry.inReplayOrder {
                 folds.submit(folded: Finished(state: state.playerView(for: perspective), events: entry.count,
@@ -507,7 +507,7 @@ public enum FullReplay {
             let times = events.lazy.map(\.recordedAt)
             try finished(Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
                                   events: events.count, span: (times.min() ?? 0, times.max() ?? 0),
-                                  streams: streamsOf[conversation] ?? [], devices: Set(events.compactMap(\.device)).sorted()))
+                                  streams: streamsOf[conversation] ?? [], devices: Replayer.devices(of: events)))
             statistics.rereadConversations += 1
         }
         return statistics

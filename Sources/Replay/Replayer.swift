@@ -61,7 +61,7 @@ public final class Replayer: @unchecked Sendable {
         var damaged: [EventStoreError] = []
         events = try Self.load(from: store, streams: streams, verify: verify, skippingDamaged: skippingDamaged ? { damaged.append($0) } : nil)
         self.damaged = damaged
-        devices = Set(events.compactMap(\.device)).sorted()
+        devices = Self.devices(of: events)
         guard useStoredSnapshots else { return }
         let decoder = JSONDecoder(games: games)
         for stored in try store.snapshots(conversation: conversation.uuid, projectionVersion: ConversationState.projectionVersion) {
@@ -81,7 +81,7 @@ public final class Replayer: @unchecked Sendable {
         self.events = events
         self.snapshotInterval = snapshotInterval
         self.games = games
-        devices = Set(events.compactMap(\.device)).sorted()
+        devices = Self.devices(of: events)
     }
 
     /// The replayer of what `perspective` saw: for a device, its own events alone, as
@@ -249,6 +249,20 @@ public final class Replayer: @unchecked Sendable {
 
     /// The devices whose recordings this conversation holds, by name.
     public let devices: [DeviceID]
+
+    /// The devices `events` came from, in order. A device's events come in runs, so each
+    /// event costs a comparison with the one before, not a hash (a full replay asks this
+    /// of every conversation).
+    static func devices(of events: [ReplayEvent]) -> [DeviceID] {
+        var found = Set<DeviceID>()
+        var last: DeviceID?
+        for event in events {
+            guard let device = event.device, device != last else { continue }
+            found.insert(device)
+            last = device
+        }
+        return found.sorted()
+    }
 
     /// Parses `auditor` or one of this conversation's devices.
     public func perspective(_ text: String) throws(PerspectiveError) -> Perspective {

@@ -76,15 +76,14 @@ enum Pages {
         } else {
             // A filter reads every game's status and result: the list the background pass
             // has read so far, never a wait for the whole log.
-            let (listing, verdicts): (ViewerModel.Listing, [ViewerModel.Verdict?]?) = query.audit == nil && query.search == nil
-                ? (model.list(), nil) : { let both = model.listWithVerdicts(); return (both.listing, both.verdicts) }()
+            let byVerdict = query.audit != nil || query.search != nil
+            let (listing, verdicts) = byVerdict ? model.listWithVerdicts() : (model.list(), [])
             // Indices, not copies: copying every matching summary was most of a filter's time.
             let matching = listing.games.indices.filter { index in
                 (query.kind.map { $0 == listing.games[index].kind } ?? true) && (query.status.map { $0 == listing.games[index].status } ?? true)
                     && (query.result.map { listing.games[index].result.localizedCaseInsensitiveContains($0) } ?? true)
-                    && (verdicts.map { verdicts in
-                        query.passes(verdicts[index]) && (query.search.map { GamesQuery.finds($0, listing.games[index], verdicts[index]) } ?? true)
-                    } ?? true)
+                    && (!byVerdict || query.passes(verdicts[index])
+                        && (query.search.map { GamesQuery.finds($0, listing.games[index], verdicts[index]) } ?? true))
             }
             pages = max(1, (matching.count + GamesQuery.pageSize - 1) / GamesQuery.pageSize)
             pageNumber = min(max(1, query.page), pages)
