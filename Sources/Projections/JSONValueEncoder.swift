@@ -143,10 +143,11 @@ enum JSONValueEncoder {
         let path: Path
         var codingPath: [any CodingKey] { path.keys }
 
-        private func slot(_ key: Key) -> Slot {
+        /// An encoder for the member `key`, whose slot it fills.
+        private func member(_ key: Key) -> Encoder {
             let slot = Slot()
             node.entries[key.stringValue] = .slot(slot)
-            return slot
+            return Encoder(slot: slot, path: path.appending(key))
         }
 
         mutating func encodeNil(forKey key: Key) throws { node.entries[key.stringValue] = .value(.null) }
@@ -158,17 +159,17 @@ enum JSONValueEncoder {
             node.entries[key.stringValue] = try JSONValueEncoder.entry(value, at: path.appending(key))
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-            Encoder(slot: slot(key), path: path.appending(key)).container(keyedBy: keyType)
+            member(key).container(keyedBy: keyType)
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            Encoder(slot: slot(key), path: path.appending(key)).unkeyedContainer()
+            member(key).unkeyedContainer()
         }
         mutating func superEncoder() -> any Swift.Encoder {
             let slot = Slot()
             node.entries["super"] = .slot(slot)
             return Encoder(slot: slot, path: path)
         }
-        mutating func superEncoder(forKey key: Key) -> any Swift.Encoder { Encoder(slot: slot(key), path: path.appending(key)) }
+        mutating func superEncoder(forKey key: Key) -> any Swift.Encoder { member(key) }
     }
 
     struct Unkeyed: UnkeyedEncodingContainer {
@@ -177,30 +178,24 @@ enum JSONValueEncoder {
         var codingPath: [any CodingKey] { path.keys }
         var count: Int { node.items.count }
 
-        private func next() -> Slot {
-            let slot = Slot()
-            node.items.append(.slot(slot))
-            return slot
+        /// The next item's place, as `JSONEncoder` names it ("Index 3").
+        private var nextPath: Path { path.appending(IndexKey(intValue: node.items.count)) }
+
+        /// An encoder for the next item, whose slot it fills.
+        private func next() -> Encoder {
+            let encoder = Encoder(slot: Slot(), path: nextPath)
+            node.items.append(.slot(encoder.slot))
+            return encoder
         }
 
         mutating func encodeNil() throws { node.items.append(.value(.null)) }
         mutating func encode(_ value: String) throws { node.items.append(.value(.string(value))) }
-        /// The next item's place, as `JSONEncoder` names it ("Index 3").
-        private var nextPath: Path { path.appending(IndexKey(intValue: node.items.count)) }
-
         mutating func encode<T: Encodable>(_ value: T) throws { node.items.append(try JSONValueEncoder.entry(value, at: nextPath)) }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-            let path = nextPath
-            return Encoder(slot: next(), path: path).container(keyedBy: keyType)
+            next().container(keyedBy: keyType)
         }
-        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-            let path = nextPath
-            return Encoder(slot: next(), path: path).unkeyedContainer()
-        }
-        mutating func superEncoder() -> any Swift.Encoder {
-            let path = nextPath
-            return Encoder(slot: next(), path: path)
-        }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { next().unkeyedContainer() }
+        mutating func superEncoder() -> any Swift.Encoder { next() }
     }
 
     struct IndexKey: CodingKey {

@@ -28,17 +28,16 @@ public struct StateChange: Hashable, Codable, Sendable, CustomStringConvertible 
     /// The change as people read it: identifiers cut to their first 8 characters, times
     /// in ISO 8601, long values folded.
     public var readable: String {
-        func shorten(_ text: String) -> String { Self.shorteningIdentifiers(text) }
         func value(_ text: String?) -> String? {
             guard var text else { return nil }
             if path.hasSuffix("At"), let micros = Int64(text) {
                 let date = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
                 text = date.formatted(.iso8601)
             }
-            text = shorten(text)
+            text = Self.shorteningIdentifiers(text)
             return text.count > 120 ? String(text.prefix(110)) + "… (\(text.count - 110) more characters)" : text
         }
-        return StateChange(path: shorten(path), before: value(before), after: value(after)).description
+        return StateChange(path: Self.shorteningIdentifiers(path), before: value(before), after: value(after)).description
     }
 
     /// `text` with every identifier (8-4-4-4-12 hex digits) cut to its first 8 digits,
