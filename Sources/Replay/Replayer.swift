@@ -43,6 +43,11 @@ public final class Replayer: @unchecked Sendable {
     /// The views of single devices made so far (see ``seen(by:)``).
     private var views: [Perspective: Replayer] = [:]
 
+    /// Each game's events (by position), once a fold over all of this replayer's events
+    /// has noted them: ``positions(ofGame:)`` answers every game from one fold, and a
+    /// whole ``forEachStep(in:as:_:)`` notes them on its way. Under `cache`.
+    private var eventsOfGames: [SessionID: Set<Int64>]?
+
     /// Snapshots taken from the store (not rebuilt here), for tests and reports.
     public private(set) var storedSnapshotsUsed = 0
 
@@ -299,13 +304,38 @@ public final class Replayer: @unchecked Sendable {
         }
         var fold = fold(to: range.lowerBound - 1, as: perspective)
         var before = fold.playerView(for: perspective)
+        // A fold of every event (the auditor's, or a device's own view, which holds only
+        // what it saw) is the one `positions(ofGame:)` makes: it notes each game's events
+        // on the way, and keeps the states a later `state(at:)` starts from.
+        var membership = range == 1...events.count && cache.withLock({ eventsOfGames == nil }) ? GameMembership() : nil
+        var noted: [SessionID: Set<Int64>] = [:]
         for step in range {
             let event = events[step - 1]
-            if perspective.sees(event) { fold.apply(event) }
+            if perspective.sees(event) {
+                fold.apply(event)
+                if membership != nil {
+                    let sessions = fold.sessionOfMessage
+                    membership!.note(event, sessionOf: { sessions[$0] }) { noted[$0, default: []].insert($1) }
+                }
+            } else {
+                membership = nil
+            }
+            if step % snapshotInterval == 0 { keep(fold, at: step, as: perspective) }
             let after = fold.playerView(for: perspective)
             let seen = perspective == .auditor ? event.event : fold.view(of: event.event, as: perspective)
             try body(step, before, after, seen)
             before = after
+        }
+        if let membership {
+            membership.pending { noted[$0, default: []].insert($1) }
+            cache.withLock { if eventsOfGames == nil { eventsOfGames = noted } }
+        }
+    }
+
+    /// Keeps the fold at a multiple of the snapshot interval, unless one is kept there.
+    private func keep(_ state: ConversationState, at step: Int, as perspective: Perspective) {
+        cache.withLock {
+            if snapshots[perspective]?[step] == nil { snapshots[perspective, default: [:]][step] = state }
         }
     }
 
@@ -315,21 +345,23 @@ public final class Replayer: @unchecked Sendable {
     /// an activation that touched it, such as the taps that made its first move. Another
     /// game played beside it in the same conversation keeps its own events.
     public func positions(ofGame session: SessionID) -> Set<Int64> {
-        // The fold's own membership counts; this one, fed the same events and sessions, lists.
+        if let known = cache.withLock({ eventsOfGames }) { return known[session] ?? [] }
+        // The fold's own membership counts; this one, fed the same events and sessions,
+        // lists every game's (the next game asked of this conversation folds nothing).
         var state = ConversationState(conversation: conversation, games: games)
         var membership = GameMembership()
-        var out: Set<Int64> = []
+        var out: [SessionID: Set<Int64>] = [:]
         for e in events {
             state.apply(e)
             let sessions = state.sessionOfMessage
-            membership.note(e, sessionOf: { sessions[$0] }) { game, position in
-                if game == session { out.insert(position) }
-            }
+            membership.note(e, sessionOf: { sessions[$0] }) { out[$0, default: []].insert($1) }
         }
-        membership.pending { game, position in
-            if game == session { out.insert(position) }
+        membership.pending { out[$0, default: []].insert($1) }
+        let kept = cache.withLock {
+            if eventsOfGames == nil { eventsOfGames = out }
+            return eventsOfGames!
         }
-        return out
+        return kept[session] ?? []
     }
 
     /// The event of step `n` as `perspective` may see it (nil for a step out of range,

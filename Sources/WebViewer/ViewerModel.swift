@@ -549,7 +549,12 @@ public final class ViewerModel: @unchecked Sendable {
     /// The steps of `perspective`'s view that are a game's own events (the events the
     /// fold counts as the game's), in order: computed once per view and game.
     public func steps(ofGame session: SessionID, in conversation: ConversationID, as perspective: Perspective) throws -> [Int] {
-        return try openGame(conversation).kept(\.gameSteps, OpenGame.GameStepsKey(perspective: perspective, session: session)) { replayer in
+        let game = try openGame(conversation)
+        // A game's page lists its steps from the whole view's rows: made first, their fold
+        // notes every game's events, and the positions below fold nothing again.
+        let count = game.replayer.seen(by: perspective).stepCount
+        if count > 0 { _ = try stepRows(conversation, in: 1...count, as: perspective) }
+        return game.kept(\.gameSteps, OpenGame.GameStepsKey(perspective: perspective, session: session)) { replayer in
             let view = replayer.seen(by: perspective)
             let positions = view.positions(ofGame: session)
             return view.events.enumerated().compactMap { positions.contains($1.position) ? $0 + 1 : nil }

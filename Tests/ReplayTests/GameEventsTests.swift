@@ -84,6 +84,45 @@ import TestSupport
         #expect(checked >= played / 2 && beyondTheMessages > 0, "\(checked) games checked")
     }
 
+    /// A walk over every step (a page's step list) notes each game's events on its way and
+    /// keeps the states it passes: what the replayer answers after it is what a replayer
+    /// that folded apart for each question answers, for the auditor and for each device's
+    /// own view; a walk over part of the steps notes nothing it could get wrong.
+    @Test func aWalkOverEveryStepListsEachGamesEventsAsItsOwnFoldDoes() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("walk-all.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 12), games: .standard, seed: 12, noise: 0.3)
+        for kind in GameRegistry.standard.kinds {
+            for _ in 0..<2 { _ = try simulator.play(kind) }
+        }
+        let catalog = try GameCatalog(store: store, games: .standard)
+        var compared = 0, statesCompared = 0
+        for (conversation, streams) in catalog.streams {
+            let apart = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 8, games: .standard)
+            let walked = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 8, games: .standard)
+            let partly = try Replayer(store: store, conversation: conversation, streams: streams, snapshotInterval: 8, games: .standard)
+            guard walked.stepCount > 2 else { continue }
+            let sessions = try apart.state(at: apart.stepCount).gameOrder
+            for perspective in [Perspective.auditor] + walked.devices.map(Perspective.device) {
+                let (apartView, walkedView, partView) = (apart.seen(by: perspective), walked.seen(by: perspective), partly.seen(by: perspective))
+                guard walkedView.stepCount > 2 else { continue }
+                try walkedView.forEachStep(in: 1...walkedView.stepCount, as: perspective) { _, _, _, _ in }
+                try partView.forEachStep(in: 2...partView.stepCount, as: perspective) { _, _, _, _ in }
+                for session in sessions {
+                    let expected = apartView.positions(ofGame: session)
+                    #expect(walkedView.positions(ofGame: session) == expected, "\(perspective) \(session)")
+                    #expect(partView.positions(ofGame: session) == expected, "\(perspective) \(session)")
+                    compared += 1
+                }
+                for step in stride(from: 0, through: walkedView.stepCount, by: 3) {
+                    #expect(try walkedView.state(at: step, as: perspective) == apartView.state(at: step, as: perspective), "\(perspective) step \(step)")
+                    statesCompared += 1
+                }
+            }
+        }
+        #expect(compared > 20 && statesCompared > 100, "\(compared) games, \(statesCompared) states compared")
+    }
+
     /// The fold's walk over an event's messages names what `mappingMessages` maps, for
     /// every event of games of every kind.
     @Test func walkingAnEventsMessagesNamesWhatMappingThemMaps() throws {
