@@ -99,7 +99,29 @@ extension ConversationState {
     /// The presentable part of the state as a JSON object in gamelog's style
     /// (``JSONStyle``): devices and games, without the reducer's bookkeeping.
     public func presentation() -> [String: JSONValue] {
-        Self.presentation(of: try? styledJSON())
+        // Only the presentable fields are encoded: the bookkeeping (every message's
+        // session, every message seen, the activations) was half of encoding a state.
+        // The keys are the state's own, and each value is normalized as it is inside the
+        // whole state (`normalize` reads a value and its key, never its parents).
+        guard case .object(let object)? = try? JSONStyle.normalize(JSONValue(encoding: Presented(self))) else { return [:] }
+        return object
+    }
+
+    /// The fields ``presentation(of:)`` keeps, under the keys `ConversationState` encodes them with.
+    private struct Presented: Encodable {
+        let state: ConversationState
+        init(_ state: ConversationState) { self.state = state }
+
+        enum CodingKeys: String, CodingKey { case devices, games, kind, step, position }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(state.devices, forKey: .devices)
+            try container.encode(state.games, forKey: .games)
+            try container.encode(state.kind, forKey: .kind)
+            try container.encode(state.step, forKey: .step)
+            try container.encode(state.position, forKey: .position)
+        }
     }
 
     /// The whole state as a JSON value in gamelog's style (``JSONStyle``), bookkeeping

@@ -1,6 +1,14 @@
+import EventStore
 import Foundation
+import GameKit
+import Games
+import MessagesModel
 @testable import Projections
+import Recorder
+import Replay
+import Simulation
 import Testing
+import TestSupport
 
 /// How a change reads to a person: identifiers cut short the way the regular expression
 /// it replaced cut them.
@@ -43,5 +51,33 @@ import Testing
             if expected != text { shortened += 1 }
         }
         #expect(compared == 3_000 && shortened > 500)
+    }
+}
+
+/// A state's presentation is encoded from its presentable fields alone: it must be what
+/// cutting them from the whole state's encoding gives, at every step of games of every kind.
+@Suite struct PresentationTests {
+    @Test func thePresentationIsTheWholeEncodingsPresentablePart() throws {
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("presentation.sqlite"))
+        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 31), games: .standard, seed: 31, noise: 0.3)
+        for kind in GameRegistry.standard.kinds { _ = try simulator.play(kind) }
+        let catalog = try GameCatalog(store: store, games: .standard)
+        var compared = 0, withGames = 0
+        for (conversation, streams) in catalog.streams {
+            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
+            for perspective in [Perspective.auditor] + replayer.devices.map(Perspective.device) {
+                let view = replayer.seen(by: perspective)
+                for step in 0...view.stepCount {
+                    let state = try view.state(at: step, as: perspective)
+                    let whole = ConversationState.presentation(of: try state.styledJSON())
+                    #expect(state.presentation() == whole, "\(perspective) step \(step)")
+                    #expect(whole.keys.sorted() == ["devices", "games", "kind", "position", "step"])
+                    if case .object(let games)? = whole["games"], !games.isEmpty { withGames += 1 }
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 500 && withGames > 100, "\(compared) states, \(withGames) with games")
     }
 }
