@@ -199,7 +199,7 @@ extension EventStore {
             claimID = blocks != nil ? try SQLiteCall(db, try db.cachedStatement(sql: """
                 INSERT INTO block_ids (event_id, position) VALUES (?, ?) ON CONFLICT (event_id) DO NOTHING
                 """)) : nil
-            rowsExist = try Int64.fetchOne(db, sql: "SELECT 1 FROM events LIMIT 1") != nil
+            rowsExist = try Int64.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM events LIMIT 1")) != nil
             findStream = try SQLiteCall(db, try db.cachedStatement(sql: "SELECT id, version, head, tree_id FROM streams WHERE uuid = ?"))
             insertStream = try SQLiteCall(db, try db.cachedStatement(sql: "INSERT INTO streams (uuid, version) VALUES (?, 0)"))
             reader = BlockReader(store: store, db: db)

@@ -65,9 +65,10 @@ extension EventStore {
 
     /// The position of the last event, rows and blocks (0 for an empty log).
     func lastPosition(_ db: Database) throws -> Int64 {
-        let inRows = try Int64.fetchOne(db, sql: "SELECT coalesce(max(position), 0) FROM events") ?? 0
+        // Cached: every append asks (each statement parsed anew was a percent of an append of 1,000 events).
+        let inRows = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(position), 0) FROM events")) ?? 0
         guard hasBlocks else { return inRows }
-        guard let row = try Row.fetchOne(db, sql: "SELECT first_position, count FROM event_blocks ORDER BY first_position DESC LIMIT 1") else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT first_position, count FROM event_blocks ORDER BY first_position DESC LIMIT 1")) else {
             return inRows
         }
         let (first, count) = try Self.blockBounds(row)

@@ -297,7 +297,7 @@ public final class EventStore {
 
     /// The compressor for new events: primed with the newest dictionary.
     func currentCompressor(_ db: Database) throws -> Compressor {
-        let newestID = try Int64.fetchOne(db, sql: "SELECT max(id) FROM dictionaries")
+        let newestID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM dictionaries"))
         if let compressor, compressor.dictionaryID == newestID { return compressor }
         var bytes: [UInt8] = []
         if let newestID {
