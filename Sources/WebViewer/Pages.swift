@@ -247,7 +247,10 @@ enum Pages {
         // The state encoded once, for what changed and for the tree (a state that cannot
         // be encoded shows no change, as before, and the auditor's tree says why).
         let styled = try? state.styledJSON()
-        let changes = since != step ? ConversationState.diff(presentations: previous.presentation(), ConversationState.presentation(of: styled)) : []
+        // Both sides made alike when the whole state could not be encoded (the step before's
+        // presentation encodes its presentable fields alone).
+        let current = styled.map { ConversationState.presentation(of: $0) } ?? state.presentation()
+        let changes = since != step ? ConversationState.diff(presentations: previous.presentation(), current) : []
         let findings = try model.findings(conversation, waitingForTheWholeLog: true)
         // The game's name even before the view's first event names it (step 0 of a device's view).
         let final = state.kind.isEmpty ? try model.state(conversation, at: whole.stepCount, as: .auditor) : state
