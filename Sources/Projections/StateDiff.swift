@@ -100,7 +100,7 @@ extension ConversationState {
     /// (``JSONStyle``): devices and games, without the reducer's bookkeeping.
     public func presentation() -> [String: JSONValue] {
         // Only the presentable fields are encoded: the bookkeeping (every message's
-        // session, every message seen, the activations) was half of encoding a state.
+        // session, every message seen, the activations) was encoded to be cut away.
         // The keys are the state's own, and each value is normalized as it is inside the
         // whole state (`normalize` reads a value and its key, never its parents).
         guard case .object(let object)? = try? JSONStyle.normalize(JSONValue(encoding: Presented(self))) else { return [:] }

@@ -125,14 +125,9 @@ import Testing
     }
 
     @Test func matchesJSONEncoderOnEveryStateOfSimulatedGames() throws {
-        let folder = try TemporaryFolder()
-        let store = try EventStore(path: folder.path("states.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 13), games: .standard, seed: 13, noise: 0.3)
-        for kind in GameRegistry.standard.kinds { _ = try simulator.play(kind) }
-        let catalog = try GameCatalog(store: store, games: .standard)
+        let log = try EveryKindLog(seed: 13)
         var compared = 0
-        for (conversation, streams) in catalog.streams {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
+        for replayer in try log.replayers() {
             for step in 0...replayer.stepCount {
                 for perspective in [Perspective.auditor] + replayer.devices.map(Perspective.device) {
                     let state = try replayer.state(at: step, as: perspective)
@@ -142,6 +137,6 @@ import Testing
             }
         }
         #expect(compared > 500)
-        #expect(try JSONValue(encoding: catalog.games) == JSONValue(encodingThroughText: catalog.games))
+        #expect(try JSONValue(encoding: log.catalog.games) == JSONValue(encodingThroughText: log.catalog.games))
     }
 }

@@ -1,14 +1,7 @@
-import EventStore
 import Foundation
-import GameKit
-import Games
-import MessagesModel
 @testable import Projections
-import Recorder
 import Replay
-import Simulation
 import Testing
-import TestSupport
 
 /// How a change reads to a person: identifiers cut short the way the regular expression
 /// it replaced cut them.
@@ -58,14 +51,9 @@ import TestSupport
 /// cutting them from the whole state's encoding gives, at every step of games of every kind.
 @Suite struct PresentationTests {
     @Test func thePresentationIsTheWholeEncodingsPresentablePart() throws {
-        let folder = try TemporaryFolder()
-        let store = try EventStore(path: folder.path("presentation.sqlite"))
-        let simulator = Simulator(recorder: Recorder(store: store, clock: FixedClock(), seed: 31), games: .standard, seed: 31, noise: 0.3)
-        for kind in GameRegistry.standard.kinds { _ = try simulator.play(kind) }
-        let catalog = try GameCatalog(store: store, games: .standard)
+        let log = try EveryKindLog(seed: 31)
         var compared = 0, withGames = 0
-        for (conversation, streams) in catalog.streams {
-            let replayer = try Replayer(store: store, conversation: conversation, streams: streams, games: .standard)
+        for replayer in try log.replayers() {
             for perspective in [Perspective.auditor] + replayer.devices.map(Perspective.device) {
                 let view = replayer.seen(by: perspective)
                 for step in 0...view.stepCount {
