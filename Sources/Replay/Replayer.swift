@@ -307,18 +307,14 @@ public final class Replayer: @unchecked Sendable {
         // A fold of every event (the auditor's, or a device's own view, which holds only
         // what it saw) is the one `positions(ofGame:)` makes: it notes each game's events
         // on the way, and keeps the states a later `state(at:)` starts from.
-        var membership = range == 1...events.count && cache.withLock({ eventsOfGames == nil }) ? GameMembership() : nil
-        var noted: [SessionID: Set<Int64>] = [:]
+        var lister = range == 1...events.count && cache.withLock({ eventsOfGames == nil }) ? GameEventsLister() : nil
         for step in range {
             let event = events[step - 1]
             if perspective.sees(event) {
                 fold.apply(event)
-                if membership != nil {
-                    let sessions = fold.sessionOfMessage
-                    membership!.note(event, sessionOf: { sessions[$0] }) { noted[$0, default: []].insert($1) }
-                }
+                lister?.note(event, folded: fold)
             } else {
-                membership = nil
+                lister = nil
             }
             if step % snapshotInterval == 0 { keep(fold, at: step, as: perspective) }
             let after = fold.playerView(for: perspective)
@@ -326,9 +322,25 @@ public final class Replayer: @unchecked Sendable {
             try body(step, before, after, seen)
             before = after
         }
-        if let membership {
-            membership.pending { noted[$0, default: []].insert($1) }
-            cache.withLock { if eventsOfGames == nil { eventsOfGames = noted } }
+        if let listed = lister?.finished() { cache.withLock { if eventsOfGames == nil { eventsOfGames = listed } } }
+    }
+
+    /// Lists each game's events beside a fold of every event: the fold's own membership
+    /// counts them; this one, fed the same events and sessions, lists them.
+    private struct GameEventsLister {
+        private var membership = GameMembership()
+        private var listed: [SessionID: Set<Int64>] = [:]
+
+        /// Notes `event`, once `folded` has applied it.
+        mutating func note(_ event: ReplayEvent, folded: ConversationState) {
+            let sessions = folded.sessionOfMessage
+            membership.note(event, sessionOf: { sessions[$0] }) { listed[$0, default: []].insert($1) }
+        }
+
+        /// Every game's events, those of activations still under way included.
+        consuming func finished() -> [SessionID: Set<Int64>] {
+            membership.pending { listed[$0, default: []].insert($1) }
+            return listed
         }
     }
 
@@ -346,17 +358,14 @@ public final class Replayer: @unchecked Sendable {
     /// game played beside it in the same conversation keeps its own events.
     public func positions(ofGame session: SessionID) -> Set<Int64> {
         if let known = cache.withLock({ eventsOfGames }) { return known[session] ?? [] }
-        // The fold's own membership counts; this one, fed the same events and sessions,
-        // lists every game's (the next game asked of this conversation folds nothing).
+        // Every game's, so the next game asked of this conversation folds nothing.
         var state = ConversationState(conversation: conversation, games: games)
-        var membership = GameMembership()
-        var out: [SessionID: Set<Int64>] = [:]
+        var lister = GameEventsLister()
         for e in events {
             state.apply(e)
-            let sessions = state.sessionOfMessage
-            membership.note(e, sessionOf: { sessions[$0] }) { out[$0, default: []].insert($1) }
+            lister.note(e, folded: state)
         }
-        membership.pending { out[$0, default: []].insert($1) }
+        let out = lister.finished()
         let kept = cache.withLock {
             if eventsOfGames == nil { eventsOfGames = out }
             return eventsOfGames!

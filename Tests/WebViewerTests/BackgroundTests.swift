@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import Hummingbird
 import MessagesModel
+import Projections
 import HummingbirdTesting
 import Replay
 import Games
