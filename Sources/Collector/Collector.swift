@@ -45,7 +45,9 @@ public final class Collector: Sendable {
         self.metrics = metrics
         let inFlight = uploadsInFlight
         summaries = games.map {
-            SummaryRefresher(writer: GameSummaryWriter(store: store, games: $0), metrics: metrics, busy: { inFlight.withLock { $0 > 0 } })
+            var writer = GameSummaryWriter(store: store, games: $0)
+            writer.givesWayToWriters = true
+            return SummaryRefresher(writer: writer, metrics: metrics, busy: { inFlight.withLock { $0 > 0 } })
         }
     }
 
@@ -110,8 +112,9 @@ public final class Collector: Sendable {
     public func accept(_ body: Data, declaredKey: [UInt8]? = nil) async throws -> Accepted {
         uploadsInFlight.withLock { $0 += 1 }
         defer { uploadsInFlight.withLock { $0 -= 1 } }
-        // Parsing and checking an upload is seconds of CPU for a large one: off the cooperative pool.
-        return try await SharedStore.blocking { try await check(body, declaredKey: declaredKey) }
+        // Parsing and checking an upload is seconds of CPU for a large one: off the
+        // cooperative pool, on threads that give way to the writer (see LowPriorityExecutor).
+        return try await withTaskExecutorPreference(LowPriorityExecutor.shared) { try await check(body, declaredKey: declaredKey) }
     }
 
     private func check(_ body: Data, declaredKey: [UInt8]?) async throws -> Accepted {

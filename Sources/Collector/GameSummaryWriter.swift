@@ -21,6 +21,10 @@ public struct GameSummaryWriter: Sendable {
     /// Conversations read, folded and written together.
     public static let conversationsPerBatch = 32
 
+    /// Whether its reads and folds run on ``LowPriorityExecutor`` (a collector's, which
+    /// give way to its writer) rather than at the process's priority.
+    var givesWayToWriters = false
+
     public init(store: SharedStore, games: GameRegistry) {
         self.store = store
         self.games = games
@@ -58,7 +62,7 @@ public struct GameSummaryWriter: Sendable {
                         beforeEachBatch: (@Sendable () async -> Void)? = nil) async throws -> Outcome {
         guard !streams.isEmpty else { return Outcome() }
         let reader = store.reader()
-        let streamsOf = try await SharedStore.blocking { () -> [ConversationID: Set<UUID>] in
+        let streamsOf = try await work { () -> [ConversationID: Set<UUID>] in
             let named = try reader.catalogEntries(ofStreams: streams).filter { $0.tag.kind == .conversation }
             return try GameIndex(store: reader).streams(ofConversations: Set(named.map { ConversationID($0.tag.id) }))
         }
@@ -93,10 +97,18 @@ public struct GameSummaryWriter: Sendable {
         }
     }
 
+    /// Runs `body` (blocking reads and folds) off the cooperative pool.
+    private func work<T: Sendable>(_ body: @Sendable () throws -> T) async throws -> T {
+        if givesWayToWriters {
+            return try await withTaskExecutorPreference(LowPriorityExecutor.shared) { try body() }
+        }
+        return try await SharedStore.blocking { try body() }
+    }
+
     /// One batch: its current rows kept, the others folded and written.
     private func refresh(_ streamsOf: [ConversationID: Set<UUID>], on reader: PostgresLogReader) async throws -> Outcome {
         let games = games
-        let rows = try await SharedStore.blocking { () -> (rows: [StoredSummaries], current: Int) in
+        let rows = try await work { () -> (rows: [StoredSummaries], current: Int) in
             let current = try GameCatalog.currentStoredSummaries(reader, conversations: Array(streamsOf.keys), streamsOf: streamsOf, games: games)
             let stale = streamsOf.filter { current[$0.key] == nil }
             return (try GameCatalog.summariesToStore(reader, conversations: stale, games: games), current.count)

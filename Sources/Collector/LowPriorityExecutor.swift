@@ -1,0 +1,66 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The threads a collector checks uploads and folds game summaries on: one a core, each
+/// at a lower scheduling priority than the rest of the process and the database.
+///
+/// A collector's throughput is its one writer's: a group of uploads is written with
+/// about forty statements in turn, each a wake-up of the writer's thread, an event loop
+/// and a PostgreSQL backend. With every upload's check on a thread of its own at the same
+/// priority (eight uploads in flight: eight threads busy on two cores), each wake-up
+/// waited its turn behind them, and a group's fixed cost was most of its time. Checks
+/// and summaries yield to it now; they take whatever CPU the writer and the database
+/// leave, and as many run at once as there are cores.
+///
+/// A job here may block its thread on a statement (the summaries' reads do): the event
+/// loops that answer it are not these threads.
+package final class LowPriorityExecutor: TaskExecutor, @unchecked Sendable {
+    package static let shared = LowPriorityExecutor(threads: max(1, ProcessInfo.processInfo.activeProcessorCount))
+
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    private init(threads: Int) {
+        for index in 0..<threads {
+            let thread = Thread { [unowned self] in self.run() }
+            thread.name = "gamelog.collector.low-\(index)"
+            thread.start()
+        }
+    }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() -> Never {
+        Self.lowerPriority()
+        let executor = asUnownedTaskExecutor()
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: executor)
+        }
+    }
+
+    /// This thread below its process's others: 10 more `nice` (a tenth of their weight
+    /// when both want a core) on Linux, where the value is a thread's own; the utility
+    /// class on Apple's systems.
+    private static func lowerPriority() {
+        #if os(Linux)
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let current = getpriority(which, 0)
+        if errno == 0 { _ = setpriority(which, 0, min(19, current + 10)) }
+        #elseif canImport(Darwin)
+        _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
+        #endif
+    }
+}
