@@ -102,8 +102,9 @@ enum ExportLine {
         /// A JSON string's bytes, unescaped. Nil for anything `JSONDecoder` might read
         /// differently (lone surrogates, control characters, invalid UTF-8).
         private mutating func string() -> [UInt8]? {
-            guard let out = try? JSONStringReading.read(bytes, at: &index, loneSurrogates: .fail),
-                  String(validating: out, as: UTF8.self) != nil else { return nil }
+            guard let out = try? JSONStringReading.read(bytes, at: &index, loneSurrogates: .fail) else { return nil }
+            // ASCII (nearly every string of a log) is UTF-8 without making a String to say so.
+            guard out.allSatisfy({ $0 < 0x80 }) || String(validating: out, as: UTF8.self) != nil else { return nil }
             return out
         }
     }

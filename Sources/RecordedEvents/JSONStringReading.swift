@@ -36,8 +36,26 @@ public enum JSONStringReading {
         }
         index += 1
         var out: [UInt8] = []
-        out.reserveCapacity(64)
         while index < bytes.endIndex {
+            // A run of bytes that stand for themselves, found first and copied at once
+            // rather than appended one by one (a payload inside an export line is such
+            // runs between escaped quotes; most other strings are one run).
+            let run = index
+            while index < bytes.endIndex {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                index += 1
+            }
+            if index > run {
+                if out.isEmpty, index < bytes.endIndex, bytes[index] == UInt8(ascii: "\"") {
+                    // No escape at all: the string is this run.
+                    index += 1
+                    return Array(bytes[run..<(index - 1)])
+                }
+                if out.capacity == 0 { out.reserveCapacity(2 * (index - run) + 16) }
+                out.append(contentsOf: bytes[run..<index])
+                guard index < bytes.endIndex else { break }
+            }
             let byte = bytes[index]
             index += 1
             switch byte {

@@ -506,6 +506,7 @@ final class PostgresImport: EventLogImport {
             (HeadSlot(tree: try row[0].decode(Int64.self), size: try row[1].decode(Int64.self)),
              Array(try row[2].decode(ByteBuffer.self).readableBytesView))
         }, uniquingKeysWith: { first, _ in first })
+        var new: [(tree: Int64, head: TreeHead)] = []
         for (head, tree) in zip(heads, treeIDs) {
             let slot = HeadSlot(tree: tree, size: head.size)
             // Stored before, or earlier in this import: it must be the same head.
@@ -514,18 +515,26 @@ final class PostgresImport: EventLogImport {
                 continue
             }
             storedRoots[slot] = head.root
+            new.append((tree, head))
+            trees.grow(tree, to: head.size)
+        }
+        if !new.isEmpty {
+            // One statement for all of them: a group of uploads carries a head a game,
+            // and one statement each was a round trip each inside the writer's lock.
             var binds = PostgresBindings()
-            binds.append(tree)
-            binds.append(head.size)
-            binds.append(ByteBuffer(bytes: head.root))
-            binds.append(head.signedAt.microsecondsSince1970)
-            binds.append(Int64(head.isTestKey ? 1 : 0))
-            binds.append(ByteBuffer(bytes: head.signature))
+            binds.append(new.map(\.tree))
+            binds.append(new.map(\.head.size))
+            binds.append(new.map { ByteBuffer(bytes: $0.head.root) })
+            binds.append(new.map(\.head.signedAt.microsecondsSince1970))
+            binds.append(new.map { Int64($0.head.isTestKey ? 1 : 0) })
+            binds.append(new.map { ByteBuffer(bytes: $0.head.signature) })
             binds.append(writer.revision)
             try writer.execute("""
-                INSERT INTO tree_heads (tree_id, size, root, signed_at, flags, signature, rev) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                INSERT INTO tree_heads (tree_id, size, root, signed_at, flags, signature, rev)
+                SELECT tree, size, root, signed_at, flags, signature, $7
+                FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
+                    AS v(tree, size, root, signed_at, flags, signature)
                 """, binds)
-            trees.grow(tree, to: head.size)
             writer.changed()
         }
         var tiles: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])] = []
