@@ -520,7 +520,7 @@ final class PostgresImport: EventLogImport {
         }
         if !new.isEmpty {
             // One statement for all of them: a group of uploads carries a head a game,
-            // and one statement each was a round trip each inside the writer's lock.
+            // each of which was a statement for PostgreSQL to parse, plan and answer.
             var binds = PostgresBindings()
             binds.append(new.map(\.tree))
             binds.append(new.map(\.head.size))
