@@ -16,11 +16,48 @@ extension SharedStore {
     ///
     /// `body` runs on a thread that may block (it waits for the server's answers).
     public func writeNatively<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws -> T {
+        do {
+            return try await write(body)
+        } catch is SchemaNotCurrent {
+            // Named precisely (not migrated, older, newer, not a store) by the full check;
+            // a store migrated meanwhile passes it, and the write (which did nothing) runs again.
+            try await withConnection { _ = try await version($0) }
+            do {
+                return try await write(body)
+            } catch let again as SchemaNotCurrent {
+                throw again.underlying
+            }
+        }
+    }
+
+    /// The store's schema is not this build's, or the lock's statement failed (no such
+    /// tables): ``version(_:requireMigrated:)`` says which; `underlying` is what was seen.
+    private struct SchemaNotCurrent: Error {
+        var underlying: Error
+    }
+
+    private func write<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws -> T {
         try await Self.blocking {
             try await withConnection { connection in
-                _ = try await version(connection)
-                return try await inTransaction(connection) {
-                    let state = try await self.state(connection, forUpdate: true)
+                try await inTransaction(connection) {
+                    // The revision row locked and the schema's version read in one round trip
+                    // (a collector's writer waits for each of its statements in turn).
+                    let state: (id: UUID, revision: Int64, version: Int64)
+                    do {
+                        let rows = try await run(connection, """
+                            SELECT s.store_id, s.revision, (SELECT coalesce(max(version), 0) FROM schema_migrations)
+                            FROM store_state s FOR UPDATE OF s
+                            """, deadline: .seconds(900))
+                        guard let row = rows.first else { throw SharedStoreError.notAGamelogStore(location: location.description) }
+                        state = try row.decode((UUID, Int64, Int64).self)
+                    } catch {
+                        let error = translate(error)
+                        guard case SharedStoreError.server = error else { throw error }
+                        throw SchemaNotCurrent(underlying: error)
+                    }
+                    guard state.version == Int64(Self.currentVersion) else {
+                        throw SchemaNotCurrent(underlying: SharedStoreError.notMigrated(location: location.description))
+                    }
                     let writer = PostgresLogWriter(store: self, connection: connection, revision: state.revision + 1)
                     let result = try body(writer)
                     try writer.flush()
@@ -178,8 +215,37 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// The last position, as this write's imports left it where they know it (the write
     /// holds the store's lock: no one else appends meanwhile).
     public override func lastPosition() throws -> Int64 {
-        if let known { return known.lastPosition }
-        return try super.lastPosition()
+        try tail().known.lastPosition
+    }
+
+    /// What an import starts from: the log's tail, its types, the next recording id and
+    /// the dictionary, as this write's imports left them, or read (with the next tree id)
+    /// in one round trip: an import asks for the last position first, and two reads of
+    /// the tail were two waits inside the store's lock.
+    func tail() throws -> (known: Known, encoder: PayloadEncoder) {
+        if let known, let encoder { return (known, encoder) }
+        let row = try fetch("""
+            SELECT t.position, t.hash, (SELECT array_agg(name ORDER BY id) FROM event_types), (SELECT array_agg(id ORDER BY id) FROM event_types),
+                   (SELECT coalesce(max(id), 0) FROM streams), d.id, d.bytes, (SELECT coalesce(max(id), 0) FROM trees)
+            FROM (SELECT 1) AS one
+            LEFT JOIN (SELECT position, hash FROM events ORDER BY position DESC LIMIT 1) AS t ON true
+            LEFT JOIN (SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1) AS d ON true
+            """) { row in
+            (position: try row[0].decode(Int64?.self), hash: try row[1].decode(ByteBuffer?.self).map { Array($0.readableBytesView) },
+             names: try row[2].decode([String]?.self) ?? [], ids: try row[3].decode([Int64]?.self) ?? [],
+             maxStream: try row[4].decode(Int64.self),
+             dictionary: try row[5].decode(Int64?.self), bytes: try row[6].decode(ByteBuffer?.self).map { Array($0.readableBytesView) },
+             maxTree: try row[7].decode(Int64.self))
+        }.first
+        let read = Known(lastPosition: row?.position ?? 0, lastHash: row?.hash ?? ChainHash.genesis,
+                         types: Dictionary(zip(row?.names ?? [], row?.ids ?? []), uniquingKeysWith: { first, _ in first }),
+                         nextStreamID: (row?.maxStream ?? 0) + 1)
+        // Kept by the write: an import after a rolled-back one (which forgets `known`) reuses it.
+        let encoder = try self.encoder ?? PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.bytes ?? [])
+        self.encoder = encoder
+        known = read
+        if nextTreeID == nil { nextTreeID = (row?.maxTree ?? 0) + 1 }
+        return (read, encoder)
     }
 
     public func streamVersions(_ streams: Set<UUID>) throws -> [UUID: Int64] {
@@ -393,31 +459,9 @@ final class PostgresImport: EventLogImport {
 
     init(writer: PostgresLogWriter) throws {
         self.writer = writer
-        if let known = writer.known, let encoder = writer.encoder {
-            (lastPosition, lastHash, types, nextStreamID) = (known.lastPosition, known.lastHash, known.types, known.nextStreamID)
-            self.encoder = encoder
-        } else {
-            // The log's tail, its types, the next recording id and the dictionary in one round trip.
-            let row = try writer.fetch("""
-                SELECT t.position, t.hash, (SELECT array_agg(name ORDER BY id) FROM event_types), (SELECT array_agg(id ORDER BY id) FROM event_types),
-                       (SELECT coalesce(max(id), 0) FROM streams), d.id, d.bytes
-                FROM (SELECT 1) AS one
-                LEFT JOIN (SELECT position, hash FROM events ORDER BY position DESC LIMIT 1) AS t ON true
-                LEFT JOIN (SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1) AS d ON true
-                """) { row in
-                (position: try row[0].decode(Int64?.self), hash: try row[1].decode(ByteBuffer?.self).map { Array($0.readableBytesView) },
-                 names: try row[2].decode([String]?.self) ?? [], ids: try row[3].decode([Int64]?.self) ?? [],
-                 maxStream: try row[4].decode(Int64.self),
-                 dictionary: try row[5].decode(Int64?.self), bytes: try row[6].decode(ByteBuffer?.self).map { Array($0.readableBytesView) })
-            }.first
-            lastPosition = row?.position ?? 0
-            lastHash = row?.hash ?? ChainHash.genesis
-            types = Dictionary(zip(row?.names ?? [], row?.ids ?? []), uniquingKeysWith: { first, _ in first })
-            nextStreamID = (row?.maxStream ?? 0) + 1
-            // Kept by the write: an import after a rolled-back one (which forgets `known`) reuses it.
-            encoder = try writer.encoder ?? PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.bytes ?? [])
-            writer.encoder = encoder
-        }
+        let (known, encoder) = try writer.tail()
+        (lastPosition, lastHash, types, nextStreamID) = (known.lastPosition, known.lastHash, known.types, known.nextStreamID)
+        self.encoder = encoder
         nextTypeID = (types.values.max() ?? 0) + 1
         if lastPosition == 0 {
             // A store no write has touched yet has no coverage row: its empty catalog covers its empty log.

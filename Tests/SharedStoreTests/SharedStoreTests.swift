@@ -98,6 +98,10 @@ import Testing
         await #expect(throws: SharedStoreError.notMigrated(location: store.location.description)) {
             try await store.localCopy()
         }
+        // A write reads the schema's version with its lock, and names a mismatch the same way.
+        await #expect(throws: SharedStoreError.notMigrated(location: store.location.description)) {
+            try await store.writeNatively { _ in }
+        }
         let (from, to) = try await store.migrate()
         #expect(from == 0 && to == SharedStore.currentVersion)
         let again = try await store.migrate()
@@ -106,11 +110,19 @@ import Testing
         await #expect(throws: SharedStoreError.newerSchema(location: store.location.description, found: 99, supported: SharedStore.currentVersion)) {
             try await store.localCopy()
         }
+        let revision = try server.psql(url, "SELECT revision FROM store_state")
+        await #expect(throws: SharedStoreError.newerSchema(location: store.location.description, found: 99, supported: SharedStore.currentVersion)) {
+            try await store.writeNatively { writer in try writer.store(cosignatures: []) }
+        }
+        #expect(try server.psql(url, "SELECT revision FROM store_state") == revision)
         let other = try server.makeDatabase()
         _ = try server.psql(other, "CREATE TABLE customers (id int)")
         let foreign = try SharedStore(url: other, cacheFolder: folder.url)
         await #expect(throws: SharedStoreError.notAGamelogStore(location: foreign.location.description)) {
             try await foreign.migrate()
+        }
+        await #expect(throws: SharedStoreError.notAGamelogStore(location: foreign.location.description)) {
+            try await foreign.writeNatively { _ in }
         }
         #expect(try server.psql(other, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == "1")
     }
