@@ -41,15 +41,16 @@ extension SharedStore {
             try await withConnection { connection in
                 try await inTransaction(connection) {
                     // The revision row locked and the schema's version read in one round trip
-                    // (a collector's writer waits for each of its statements in turn).
-                    let state: (id: UUID, revision: Int64, version: Int64)
+                    // (a collector's writer waits for each of its statements in turn). Writers
+                    // queue on this lock, each for as long as the writes before it take.
+                    let state: (revision: Int64, version: Int64)
                     do {
                         let rows = try await run(connection, """
-                            SELECT s.store_id, s.revision, (SELECT coalesce(max(version), 0) FROM schema_migrations)
+                            SELECT s.revision, (SELECT coalesce(max(version), 0) FROM schema_migrations)
                             FROM store_state s FOR UPDATE OF s
                             """, deadline: .seconds(900))
                         guard let row = rows.first else { throw SharedStoreError.notAGamelogStore(location: location.description) }
-                        state = try row.decode((UUID, Int64, Int64).self)
+                        state = try row.decode((Int64, Int64).self)
                     } catch {
                         let error = translate(error)
                         guard case SharedStoreError.server = error else { throw error }

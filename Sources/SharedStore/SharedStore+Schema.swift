@@ -97,10 +97,8 @@ extension SharedStore {
     }
 
     /// The store's id (names its local copies) and its revision.
-    func state(_ connection: PostgresConnection, forUpdate: Bool = false) async throws -> (id: UUID, revision: Int64) {
-        // Writers queue on this row lock, each for as long as the writes before it take.
-        let rows = try await run(connection, "SELECT store_id, revision FROM store_state" + (forUpdate ? " FOR UPDATE" : ""),
-                                 deadline: forUpdate ? .seconds(900) : Self.statementDeadline)
+    func state(_ connection: PostgresConnection) async throws -> (id: UUID, revision: Int64) {
+        let rows = try await run(connection, "SELECT store_id, revision FROM store_state")
         guard let row = rows.first else { throw SharedStoreError.notAGamelogStore(location: location.description) }
         let (id, revision) = try row.decode((UUID, Int64).self)
         return (id, revision)
