@@ -54,10 +54,10 @@ package final class LowPriorityExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// This thread below its process's others: 10 more `nice` (a tenth of their weight
-    /// when both want a core) on Linux, where the value is a thread's own; the utility
+    /// when both want a core) with glibc (Linux), where the value is a thread's own; the utility
     /// class on Apple's systems.
     private static func lowerPriority() {
-        #if os(Linux)
+        #if canImport(Glibc)
         let which = __priority_which_t(PRIO_PROCESS.rawValue)
         errno = 0
         let current = getpriority(which, 0)

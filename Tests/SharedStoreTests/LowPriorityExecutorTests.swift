@@ -10,7 +10,7 @@ import Glibc
 struct LowPriorityExecutorTests {
     /// The calling thread's nice value and kernel thread id (Linux).
     private static func niceAndThread() -> (nice: Int32, thread: Int) {
-        #if os(Linux)
+        #if canImport(Glibc)
         // getpriority's -1 is a valid nice value: errno tells an error apart.
         errno = 0
         let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
@@ -23,7 +23,7 @@ struct LowPriorityExecutorTests {
     }
 
     @Test func jobsRunBelowTheWritersPriorityOnAtMostOneThreadACore() async throws {
-        #if os(Linux)
+        #if canImport(Glibc)
         let jobs = 4 * ProcessInfo.processInfo.activeProcessorCount
         let seen = try await withThrowingTaskGroup(of: (nice: Int32, thread: Int).self) { group in
             for _ in 0..<jobs {
