@@ -7,7 +7,7 @@ import Glibc
 /// at a lower scheduling priority than the rest of the process and the database.
 ///
 /// A collector's throughput is its one writer's: a group of uploads is written with some
-/// twenty statements, about fifteen of them waited for, each a wake-up of the writer's
+/// twenty-five statements, about a dozen of them waited for, each a wake-up of the writer's
 /// thread, an event loop and a PostgreSQL backend. With every upload's check on a thread
 /// of its own at the same priority (eight uploads in flight: eight threads busy on two
 /// cores), each wake-up waited its turn behind them, and the writer was busy for the

@@ -41,24 +41,18 @@ extension SharedStore {
             try await withConnection { connection in
                 try await inTransaction(connection) {
                     // The revision row locked and the schema's version read in one round trip
-                    // (a collector's writer waits for each of its statements in turn). Writers
-                    // queue on this lock, each for as long as the writes before it take.
-                    let state: (revision: Int64, version: Int64)
+                    // (a collector's writer waits for each of its statements in turn).
+                    let state: (id: UUID, revision: Int64)?
                     do {
-                        let rows = try await run(connection, """
-                            SELECT s.revision, (SELECT coalesce(max(version), 0) FROM schema_migrations)
-                            FROM store_state s FOR UPDATE OF s
-                            """, deadline: .seconds(900))
-                        guard let row = rows.first else { throw SharedStoreError.notAGamelogStore(location: location.description) }
-                        state = try row.decode((Int64, Int64).self)
+                        state = try await currentState(connection, locking: true)
                     } catch {
                         let error = translate(error)
                         guard case SharedStoreError.server = error else { throw error }
                         throw SchemaNotCurrent(underlying: error)
                     }
-                    guard state.version == Int64(Self.currentVersion) else {
-                        throw SchemaNotCurrent(underlying: SharedStoreError.notMigrated(location: location.description))
-                    }
+                    // Nil: the schema is not this version's, or (if the full check then finds it
+                    // is) the store has lost its state row, and is no store.
+                    guard let state else { throw SchemaNotCurrent(underlying: SharedStoreError.notAGamelogStore(location: location.description)) }
                     let writer = PostgresLogWriter(store: self, connection: connection, revision: state.revision + 1)
                     let result = try body(writer)
                     try writer.flush()

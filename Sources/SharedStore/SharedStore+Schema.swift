@@ -86,11 +86,13 @@ extension SharedStore {
     }
 
     /// The store's id and revision in one statement, if its schema is this version's
-    /// (nil otherwise: ``version(_:requireMigrated:)`` then says what is wrong).
-    func currentState(_ connection: PostgresConnection) async throws -> (id: UUID, revision: Int64)? {
+    /// (nil otherwise: ``version(_:requireMigrated:)`` then says what is wrong). `locking`:
+    /// the revision row is locked for the transaction (writers queue on it, each for as
+    /// long as the writes before it take).
+    func currentState(_ connection: PostgresConnection, locking: Bool = false) async throws -> (id: UUID, revision: Int64)? {
         let rows = try await run(connection, """
             SELECT (SELECT coalesce(max(version), 0) FROM schema_migrations), store_id, revision FROM store_state
-            """)
+            """ + (locking ? " FOR UPDATE" : ""), deadline: locking ? .seconds(900) : Self.statementDeadline)
         guard let row = rows.first else { return nil }
         let (version, id, revision) = try row.decode((Int64, UUID, Int64).self)
         return version == Self.currentVersion ? (id, revision) : nil
