@@ -39,9 +39,12 @@ extension SharedStore {
     private func write<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws -> T {
         try await Self.blocking {
             try await withConnection { connection in
-                try await inTransaction(connection) {
-                    // The revision row locked and the schema's version read in one round trip
-                    // (a collector's writer waits for each of its statements in turn).
+                // BEGIN is not waited for on its own: the connection runs it before the lock's
+                // statement, whose answer is waited for (a collector's writer waits for each of
+                // its statements in turn, inside the lock, while uploads queue behind it).
+                let begin: EventLoopFuture<PostgresQueryResult> = connection.query(PostgresQuery(unsafeSQL: "BEGIN"), logger: Self.logger)
+                do {
+                    // The revision row locked and the schema's version read in one round trip.
                     let state: (id: UUID, revision: Int64)?
                     do {
                         state = try await currentState(connection, locking: true)
@@ -50,18 +53,19 @@ extension SharedStore {
                         guard case SharedStoreError.server = error else { throw error }
                         throw SchemaNotCurrent(underlying: error)
                     }
+                    // A BEGIN that failed left the lock's statement outside any transaction.
+                    _ = try await begin.get()
                     // Nil: the schema is not this version's, or (if the full check then finds it
                     // is) the store has lost its state row, and is no store.
                     guard let state else { throw SchemaNotCurrent(underlying: SharedStoreError.notAGamelogStore(location: location.description)) }
                     let writer = PostgresLogWriter(store: self, connection: connection, revision: state.revision + 1)
                     let result = try body(writer)
-                    try writer.flush()
-                    if writer.wrote {
-                        var binds = PostgresBindings()
-                        binds.append(state.revision + 1)
-                        try await run(connection, "UPDATE store_state SET revision = $1", binds)
-                    }
+                    try writer.commit(revision: state.revision + 1)
                     return result
+                } catch {
+                    _ = try? await begin.get()
+                    _ = try? await run(connection, "ROLLBACK")
+                    throw error
                 }
             }
         }
@@ -106,16 +110,19 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
 
     /// Statements sent and not yet answered (see ``execute(_:_:)``).
     private var pending: [EventLoopFuture<PostgresQueryResult>] = []
+    /// Whether every statement in `pending` releases a savepoint (see ``undoingOnFailure(_:)``).
+    private var pendingOnlyReleases = true
 
     /// Sends a statement whose rows are not read, without waiting for its answer: the
     /// connection runs statements in the order sent, so the writes of a batch cost one
     /// round trip together rather than one each. The answers are waited for (and the
     /// first failure thrown) before the next read, at the end of an upload, and before
     /// the commit.
-    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws {
+    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), releasing: Bool = false) throws {
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
+        if !releasing { pendingOnlyReleases = false }
         pending.append(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger))
     }
 
@@ -126,6 +133,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         guard !pending.isEmpty else { return }
         let sent = pending
         pending = []
+        pendingOnlyReleases = true
         let watchdog = borrowedConnection.map { connection in
             connection.eventLoop.scheduleTask(in: .seconds(SharedStore.statementDeadline.components.seconds)) {
                 _ = connection.close() as EventLoopFuture<Void>
@@ -140,6 +148,20 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     }
 
     func changed() { wrote = true }
+
+    /// Moves the store's revision if anything was written, and commits: the statements
+    /// still unanswered, the revision's and the COMMIT are sent together and waited for
+    /// once. A failure among them made PostgreSQL end the transaction without keeping
+    /// anything (it answers the COMMIT as a ROLLBACK): the first failure is thrown.
+    func commit(revision: Int64) throws {
+        if wrote {
+            var binds = PostgresBindings()
+            binds.append(revision)
+            try execute("UPDATE store_state SET revision = $1", binds)
+        }
+        try execute("COMMIT")
+        try flush()
+    }
 
     /// Writes `rows` (``CopyRows``) into `table`'s `columns` with `COPY ... FROM STDIN`,
     /// after the statements sent before it are answered. PostgreSQL takes rows this way
@@ -180,9 +202,12 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         try execute("SAVEPOINT \(name)")
         do {
             let result = try body()
-            // Its statements' answers are its own: a failure among them undoes it alone.
-            try flush()
-            try execute("RELEASE SAVEPOINT \(name)")
+            // Its statements' answers are its own: a failure among them undoes it alone. A
+            // nested savepoint's release, all that may be left of them after its own wait,
+            // is not waited for here (it fails only with the connection, which fails the
+            // write at its next wait, and the commit waits for everything).
+            if !pendingOnlyReleases { try flush() }
+            try execute("RELEASE SAVEPOINT \(name)", releasing: true)
             return result
         } catch {
             // Statements sent after the failing one failed with it; their answers are drained.

@@ -1,0 +1,74 @@
+import EventStore
+import Foundation
+import SharedStore
+import Testing
+
+/// A collector reuses the compressed form of a payload it met before: stored exactly as
+/// compressing it again would store it, within a bounded memory.
+struct PayloadCompressionCacheTests {
+    private static let dictionary = SharedStore.Dictionary(id: 1, bytes: Array(#"{"body":{"callback":"willBecomeActive","conversation":{"id":"$c"}},"context":{"isActive":true,"style":0}}"#.utf8))
+
+    /// Payloads like a game's: a few that repeat often, many met once.
+    private static func payloads(count: Int) -> [[UInt8]] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { index in
+            let text = index % 3 == 0
+                ? #"{"body":{"openConversation":{"_0":"$c"}},"context":{"isActive":false,"style":\#(index % 2)}}"#
+                : #"{"body":{"move":{"cell":\#(UInt64.random(in: 0...UInt64.max, using: &generator))}},"context":{"isActive":true,"style":1}}"#
+            return Array(text.utf8)
+        }
+    }
+
+    private static func compressed(_ payloads: [[UInt8]], ids: [UUID], dictionary: SharedStore.Dictionary = dictionary,
+                                   cache: PayloadCompressionCache?) throws -> CompressedPayloads {
+        try CompressedPayloads(dictionary: dictionary, cache: cache) { each in
+            for (id, payload) in zip(ids, payloads) { try each(id, payload) }
+        }
+    }
+
+    @Test func aPayloadMetBeforeIsStoredAsCompressingItAgainWould() throws {
+        let payloads = Self.payloads(count: 600)
+        let encoder = try PayloadEncoder(dictionaryID: Self.dictionary.id, dictionary: Self.dictionary.bytes)
+        let cache = PayloadCompressionCache()
+        var compared = 0
+        // Two uploads through one cache: the second finds every payload of the first.
+        for upload in 0..<2 {
+            let ids = payloads.map { _ in UUID() }
+            let cached = try Self.compressed(payloads, ids: ids, cache: cache)
+            // Two payloads repeat within an upload: 200 events, two distinct.
+            #expect(cache.hits == (upload == 0 ? 198 : 798))
+            for (id, payload) in zip(ids, payloads) {
+                let expected = try encoder.encode(payload)
+                let found = try #require(cached.payload(of: id, dictionaryID: Self.dictionary.id))
+                #expect(found.codec == expected.codec && found.dictionaryID == expected.dictionaryID && found.bytes == expected.bytes)
+                compared += 1
+            }
+        }
+        #expect(compared == 1_200)
+    }
+
+    @Test func theCacheKeepsToItsBudget() throws {
+        let cache = PayloadCompressionCache(budget: 64 << 10)
+        let payloads = Self.payloads(count: 5_000)
+        _ = try Self.compressed(payloads, ids: payloads.map { _ in UUID() }, cache: cache)
+        #expect(cache.heldBytes > 0)
+        #expect(cache.heldBytes <= 64 << 10)
+    }
+
+    @Test func aDictionaryWhoseBytesChangedUnderItsIdEmptiesTheCache() throws {
+        let cache = PayloadCompressionCache()
+        let payloads = Self.payloads(count: 30)
+        _ = try Self.compressed(payloads, ids: payloads.map { _ in UUID() }, cache: cache)
+        let before = cache.hits
+        let other = SharedStore.Dictionary(id: Self.dictionary.id, bytes: Array("another dictionary".utf8))
+        let ids = payloads.map { _ in UUID() }
+        let again = try Self.compressed(payloads, ids: ids, dictionary: other, cache: cache)
+        let encoder = try PayloadEncoder(dictionaryID: other.id, dictionary: other.bytes)
+        // Nothing compressed with the old bytes is reused: each is what the new dictionary makes.
+        for (id, payload) in zip(ids, payloads) {
+            #expect(try again.payload(of: id, dictionaryID: other.id)?.bytes == encoder.encode(payload).bytes)
+        }
+        // Only the repeats within this upload: ten of its payloads are two, five times each.
+        #expect(cache.hits - before == 8)
+    }
+}
