@@ -89,7 +89,6 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// forever. Never called on an event loop (readers are used from the callers' threads).
     func fetch<T>(_ sql: String, _ binds: PostgresBindings = PostgresBindings(),
                           _ decode: (PostgresRandomAccessRow) throws -> T) throws -> [T] {
-        try beforeRead()
         let open: PostgresConnection? = lock.withLock { self.connection.flatMap { $0.isClosed ? nil : $0 } }
         if open == nil && !ownsConnection {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
@@ -98,9 +97,13 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         let deadline = SharedStore.statementDeadline.components.seconds
         let watchdog = connection.eventLoop.scheduleTask(in: .seconds(deadline)) { _ = connection.close() as EventLoopFuture<Void> }
         defer { watchdog.cancel() }
+        let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger)
+        // A writer's statements sent before this one answer first (the connection runs them
+        // in order): waited for together, the first failure among them named.
+        try beforeAnswer()
         let result: PostgresQueryResult
         do {
-            result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger).wait()
+            result = try answer.wait()
         } catch {
             // A dropped connection is opened again by the next read.
             if connection.isClosed && ownsConnection {
@@ -113,9 +116,9 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         return try result.rows.map { try decode($0.makeRandomAccess()) }
     }
 
-    /// What must happen before a statement whose rows are read (a writer's statements sent
-    /// ahead are answered first).
-    func beforeRead() throws {}
+    /// What must happen before the answer to a statement whose rows are read is waited
+    /// for (a writer's statements sent ahead of it are answered first).
+    func beforeAnswer() throws {}
 
     /// The borrowed connection a writer sends statements on.
     var borrowedConnection: PostgresConnection? { ownsConnection ? nil : lock.withLock { connection } }

@@ -116,8 +116,8 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// Sends a statement whose rows are not read, without waiting for its answer: the
     /// connection runs statements in the order sent, so the writes of a batch cost one
     /// round trip together rather than one each. The answers are waited for (and the
-    /// first failure thrown) before the next read, at the end of an upload, and before
-    /// the commit.
+    /// first failure thrown) with the next read's, at the end of a savepoint's scope, and
+    /// with the commit.
     func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), releasing: Bool = false) throws {
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
@@ -126,7 +126,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         pending.append(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger))
     }
 
-    override func beforeRead() throws { try flush() }
+    override func beforeAnswer() throws { try flush() }
 
     /// Waits for every statement sent; throws the first one's failure.
     func flush() throws {
@@ -164,11 +164,11 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     }
 
     /// Writes `rows` (``CopyRows``) into `table`'s `columns` with `COPY ... FROM STDIN`,
-    /// after the statements sent before it are answered. PostgreSQL takes rows this way
+    /// behind the statements sent before it (the connection runs them in order; their
+    /// answers are waited for later, or here when the COPY fails). PostgreSQL takes rows this way
     /// at about twice the rate of an `INSERT` of the same rows from arrays: most of an
     /// upload's time in the server was that `INSERT`.
     func copy(into table: String, columns: [String], rows: CopyRows) throws {
-        try flush()
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
@@ -189,6 +189,8 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
                 }
             }
         } catch {
+            // A statement sent before the COPY that failed (the COPY then fails with it) is the one to name.
+            try flush()
             throw store.translate(error)
         }
     }
