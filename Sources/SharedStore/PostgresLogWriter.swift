@@ -165,9 +165,9 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
 
     /// Writes `rows` (``CopyRows``) into `table`'s `columns` with `COPY ... FROM STDIN`,
     /// behind the statements sent before it (the connection runs them in order; their
-    /// answers are waited for later, or here when the COPY fails). PostgreSQL takes rows this way
-    /// at about twice the rate of an `INSERT` of the same rows from arrays: most of an
-    /// upload's time in the server was that `INSERT`.
+    /// answers are waited for later, or here when the COPY fails). PostgreSQL takes rows
+    /// this way at about twice the rate of an `INSERT` of the same rows from arrays: most
+    /// of an upload's time in the server was that `INSERT`.
     func copy(into table: String, columns: [String], rows: CopyRows) throws {
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
