@@ -18,7 +18,7 @@ package struct CompressedPayloads: Sendable {
                  forEach: ((UUID, [UInt8]) throws -> Void) throws -> Void) throws {
         dictionaryID = dictionary?.id
         let encoder = try PayloadEncoder(dictionaryID: dictionary?.id, dictionary: dictionary?.bytes ?? [])
-        cache?.use(dictionary)
+        let generation = cache?.generation(of: dictionary)
         var byID: [UUID: (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])] = [:]
         var raw: [UUID: [UInt8]] = [:], ambiguous: Set<UUID> = []
         try forEach { id, payload in
@@ -29,7 +29,7 @@ package struct CompressedPayloads: Sendable {
             }
             raw[id] = payload
             if let cache {
-                byID[id] = try cache.encoded(payload, dictionaryID: encoder.dictionaryID) { try encoder.encode(payload) }
+                byID[id] = try cache.encoded(payload, dictionary: generation) { try encoder.encode(payload) }
             } else {
                 byID[id] = try encoder.encode(payload)
             }
@@ -72,15 +72,16 @@ package final class PayloadCompressionCache: @unchecked Sendable {
     package typealias Encoded = (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])
 
     private struct Key: Hashable {
-        var dictionaryID: Int64?
+        /// The dictionary's ``PayloadCompressionCache/generation(of:)``.
+        var dictionary: Int64?
         var payload: [UInt8]
         /// The payload's bytes mixed a word at a time, once: an array of bytes hashes
         /// byte by byte through `Hasher`, which cost more than the deflate this saves.
         /// Equal payloads have equal digests; two that differ are told apart by `==`.
         let digest: UInt64
 
-        init(dictionaryID: Int64?, payload: [UInt8]) {
-            self.dictionaryID = dictionaryID
+        init(dictionary: Int64?, payload: [UInt8]) {
+            self.dictionary = dictionary
             self.payload = payload
             digest = payload.withUnsafeBytes { bytes in
                 var digest = UInt64(truncatingIfNeeded: bytes.count) &* 0x9E37_79B9_7F4A_7C15
@@ -99,12 +100,12 @@ package final class PayloadCompressionCache: @unchecked Sendable {
         }
 
         func hash(into hasher: inout Hasher) {
-            hasher.combine(dictionaryID)
+            hasher.combine(dictionary)
             hasher.combine(digest)
         }
 
         static func == (a: Key, b: Key) -> Bool {
-            a.digest == b.digest && a.dictionaryID == b.dictionaryID && a.payload.count == b.payload.count
+            a.digest == b.digest && a.dictionary == b.dictionary && a.payload.count == b.payload.count
                 && a.payload.withUnsafeBytes { x in
                     b.payload.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
                 }
@@ -115,35 +116,39 @@ package final class PayloadCompressionCache: @unchecked Sendable {
     private var current: [Key: Encoded] = [:]
     private var previous: [Key: Encoded] = [:]
     private var currentBytes = 0
-    /// The bytes of the dictionaries met, by id: a store's dictionary never changes, but a
-    /// collector may be pointed at a store restored from elsewhere.
-    private var dictionaries: [Int64: [UInt8]] = [:]
+    /// The dictionaries met, each with the number that stands for it in the keys: a store's
+    /// dictionary never changes, but a collector may be pointed at a store restored from
+    /// elsewhere, whose dictionary of the same id holds other bytes.
+    private var dictionaries: [Int64: (bytes: [UInt8], generation: Int64)] = [:]
+    private var nextGeneration: Int64 = 1
     /// The most bytes kept (payloads and their compressed forms).
     package let budget: Int
 
     package init(budget: Int = 32 << 20) { self.budget = budget }
 
-    /// `payload` as `encode` (which compresses it with dictionary `dictionaryID`) stores it:
-    /// from the cache when met before, else encoded now (outside the lock) and kept.
-    package func encoded(_ payload: [UInt8], dictionaryID: Int64?, encode: () throws -> Encoded) throws -> Encoded {
-        let key = Key(dictionaryID: dictionaryID, payload: payload)
+    /// The number that stands for `dictionary` (nil: none) in ``encoded(_:dictionary:encode:)``:
+    /// the same for the same id and bytes, a new one when an id comes with other bytes, so
+    /// nothing compressed with the old bytes is found for the new (an upload still
+    /// compressing with them keeps its payloads under the old number).
+    package func generation(of dictionary: SharedStore.Dictionary?) -> Int64? {
+        guard let dictionary else { return nil }
+        return lock.withLock {
+            if let known = dictionaries[dictionary.id], known.bytes == dictionary.bytes { return known.generation }
+            let generation = nextGeneration
+            nextGeneration += 1
+            dictionaries[dictionary.id] = (dictionary.bytes, generation)
+            return generation
+        }
+    }
+
+    /// `payload` as `encode` (which compresses it with the dictionary of `generation`)
+    /// stores it: from the cache when met before, else encoded now (outside the lock) and kept.
+    package func encoded(_ payload: [UInt8], dictionary generation: Int64?, encode: () throws -> Encoded) throws -> Encoded {
+        let key = Key(dictionary: generation, payload: payload)
         if let found = lookUp(key) { return found }
         let value = try encode()
         keep(key, value)
         return value
-    }
-
-    /// Forgets everything kept if `dictionary`'s id was met before with other bytes.
-    package func use(_ dictionary: SharedStore.Dictionary?) {
-        guard let dictionary else { return }
-        lock.withLock {
-            if let known = dictionaries[dictionary.id], known != dictionary.bytes {
-                current = [:]
-                previous = [:]
-                currentBytes = 0
-            }
-            dictionaries[dictionary.id] = dictionary.bytes
-        }
     }
 
     /// How many payloads were found here rather than compressed, for tests and metrics.

@@ -55,7 +55,7 @@ struct PayloadCompressionCacheTests {
         #expect(cache.heldBytes <= 64 << 10)
     }
 
-    @Test func aDictionaryWhoseBytesChangedUnderItsIdEmptiesTheCache() throws {
+    @Test func aDictionaryWhoseBytesChangedUnderItsIdFindsNothingCompressedWithTheOldBytes() throws {
         let cache = PayloadCompressionCache()
         let payloads = Self.payloads(count: 30)
         _ = try Self.compressed(payloads, ids: payloads.map { _ in UUID() }, cache: cache)
