@@ -63,7 +63,6 @@ extension SharedStore {
                     try writer.commit(revision: state.revision + 1)
                     return result
                 } catch {
-                    _ = try? await begin.get()
                     _ = try? await run(connection, "ROLLBACK")
                     throw error
                 }
