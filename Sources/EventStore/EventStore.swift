@@ -381,13 +381,16 @@ package final class PayloadEncoder {
     package let dictionaryID: Int64?
     private let deflater: RawDeflater
 
+    /// A payload as a row stores it: its codec, its dictionary and the stored bytes.
+    package typealias Encoded = (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])
+
     package init(dictionaryID: Int64?, dictionary: [UInt8]) throws {
         self.dictionaryID = dictionaryID
         deflater = try RawDeflater(level: 6, dictionary: dictionary)
     }
 
     /// The payload's codec, dictionary and stored bytes (raw where compressing does not pay).
-    package func encode(_ payload: [UInt8]) throws -> (codec: Int64, dictionaryID: Int64?, bytes: [UInt8]) {
+    package func encode(_ payload: [UInt8]) throws -> Encoded {
         let encoded = try EventStore.encode(payload, deflater: deflater, dictionaryID: dictionaryID)
         return (encoded.codec.rawValue, encoded.dictionaryID, encoded.bytes)
     }

@@ -7,7 +7,7 @@ import PostgresNIO
 package struct CompressedPayloads: Sendable {
     /// The dictionary they were compressed with (nil: none).
     package let dictionaryID: Int64?
-    private var byID: [UUID: (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])] = [:]
+    private var byID: [UUID: PayloadEncoder.Encoded] = [:]
     /// Every id met, those left to the writer included.
     private var ids: Set<UUID> = []
 
@@ -19,7 +19,7 @@ package struct CompressedPayloads: Sendable {
         dictionaryID = dictionary?.id
         let encoder = try PayloadEncoder(dictionaryID: dictionary?.id, dictionary: dictionary?.bytes ?? [])
         let dictionaryToken = cache?.token(of: dictionary)
-        var byID: [UUID: (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])] = [:]
+        var byID: [UUID: PayloadEncoder.Encoded] = [:]
         var raw: [UUID: [UInt8]] = [:], ambiguous: Set<UUID> = []
         try forEach { id, payload in
             if let seen = raw[id] {
@@ -52,7 +52,7 @@ package struct CompressedPayloads: Sendable {
     }
 
     /// Event `id`'s payload as the store keeps it, if compressed here with `dictionaryID`.
-    package func payload(of id: UUID, dictionaryID: Int64?) -> (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])? {
+    package func payload(of id: UUID, dictionaryID: Int64?) -> PayloadEncoder.Encoded? {
         guard dictionaryID == self.dictionaryID else { return nil }
         return byID[id]
     }

@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 
 /// Payloads as the store keeps them, by their bytes and dictionary, for a collector's
@@ -11,8 +12,6 @@ import Foundation
 /// the older dropped when the newer fills half of it, and what the older holds moved to
 /// the newer when asked for again.
 package final class PayloadCompressionCache: @unchecked Sendable {
-    package typealias Encoded = (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])
-
     private struct Key: Hashable {
         /// The dictionary's ``PayloadCompressionCache/token(of:)``.
         var dictionary: Int64?
@@ -55,8 +54,8 @@ package final class PayloadCompressionCache: @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    private var current: [Key: Encoded] = [:]
-    private var previous: [Key: Encoded] = [:]
+    private var current: [Key: PayloadEncoder.Encoded] = [:]
+    private var previous: [Key: PayloadEncoder.Encoded] = [:]
     private var currentBytes = 0
     /// The dictionaries met, each with the number that stands for it in the keys: a store's
     /// dictionary never changes, but a collector may be pointed at a store restored from
@@ -85,7 +84,8 @@ package final class PayloadCompressionCache: @unchecked Sendable {
 
     /// `payload` as `encode` (which compresses it with the dictionary `token` stands for)
     /// stores it: from the cache when met before, else encoded now (outside the lock) and kept.
-    package func encoded(_ payload: [UInt8], dictionary token: Int64?, encode: () throws -> Encoded) throws -> Encoded {
+    package func encoded(_ payload: [UInt8], dictionary token: Int64?,
+                         encode: () throws -> PayloadEncoder.Encoded) throws -> PayloadEncoder.Encoded {
         let key = Key(dictionary: token, payload: payload)
         if let found = lookUp(key) { return found }
         let value = try encode()
@@ -102,11 +102,11 @@ package final class PayloadCompressionCache: @unchecked Sendable {
         lock.withLock { Self.bytes(of: current) + Self.bytes(of: previous) }
     }
 
-    private static func bytes(of generation: [Key: Encoded]) -> Int {
+    private static func bytes(of generation: [Key: PayloadEncoder.Encoded]) -> Int {
         generation.reduce(0) { $0 + $1.key.payload.count + $1.value.bytes.count }
     }
 
-    private func lookUp(_ key: Key) -> Encoded? {
+    private func lookUp(_ key: Key) -> PayloadEncoder.Encoded? {
         lock.withLock {
             if let found = current[key] {
                 hitCount += 1
@@ -119,12 +119,12 @@ package final class PayloadCompressionCache: @unchecked Sendable {
         }
     }
 
-    private func keep(_ key: Key, _ value: Encoded) {
+    private func keep(_ key: Key, _ value: PayloadEncoder.Encoded) {
         lock.withLock { if current[key] == nil { insert(key, value) } }
     }
 
     /// Called with the lock held.
-    private func insert(_ key: Key, _ value: Encoded) {
+    private func insert(_ key: Key, _ value: PayloadEncoder.Encoded) {
         let size = key.payload.count + value.bytes.count
         // A payload larger than a generation is not kept (it would evict everything for itself).
         guard size <= budget / 2 else { return }
