@@ -310,7 +310,13 @@ public final class EventStore {
 
     static func encode(_ payload: [UInt8], deflater: RawDeflater, dictionaryID: Int64?) throws
         -> (codec: PayloadCodec, dictionaryID: Int64?, bytes: [UInt8]) {
-        let compressed = try deflater.compress(payload)
+        stored(payload, compressed: try deflater.compress(payload), dictionaryID: dictionaryID)
+    }
+
+    /// A payload as a row stores it: `compressed` (by a deflater primed with the
+    /// dictionary `dictionaryID`, or with none) where it is the shorter, else raw.
+    static func stored(_ payload: [UInt8], compressed: [UInt8], dictionaryID: Int64?)
+        -> (codec: PayloadCodec, dictionaryID: Int64?, bytes: [UInt8]) {
         guard compressed.count < payload.count else { return (.raw, nil, payload) }
         if let dictionaryID { return (.deflateWithDictionary, dictionaryID, compressed) }
         return (.deflate, nil, compressed)
@@ -375,23 +381,29 @@ public final class EventStore {
     }
 }
 
-/// Compresses payloads as a log's rows store them (level 6, the log's newest dictionary),
-/// for a store that writes rows itself: the shared store in PostgreSQL.
+/// Compresses payloads one at a time as a log's rows store them (the log's newest
+/// dictionary), for a store that writes a row for each event: the shared store in
+/// PostgreSQL.
+///
+/// With deflate's fixed codes (``FixedCodeDeflater``), not zlib's: a payload is a few
+/// hundred bytes, and zlib spent most of its time on each on copying its primed state
+/// and building Huffman trees: a fifth of a collector's CPU (docs/BENCHMARKS.md,
+/// session 36). The codecs, and so every reader, are the same.
 package final class PayloadEncoder {
     package let dictionaryID: Int64?
-    private let deflater: RawDeflater
+    private let deflater: FixedCodeDeflater
 
     /// A payload as a row stores it: its codec, its dictionary and the stored bytes.
     package typealias Encoded = (codec: Int64, dictionaryID: Int64?, bytes: [UInt8])
 
-    package init(dictionaryID: Int64?, dictionary: [UInt8]) throws {
+    package init(dictionaryID: Int64?, dictionary: [UInt8]) {
         self.dictionaryID = dictionaryID
-        deflater = try RawDeflater(level: 6, dictionary: dictionary)
+        deflater = FixedCodeDeflater(dictionary: dictionary)
     }
 
     /// The payload's codec, dictionary and stored bytes (raw where compressing does not pay).
-    package func encode(_ payload: [UInt8]) throws -> Encoded {
-        let encoded = try EventStore.encode(payload, deflater: deflater, dictionaryID: dictionaryID)
+    package func encode(_ payload: [UInt8]) -> Encoded {
+        let encoded = EventStore.stored(payload, compressed: deflater.compress(payload), dictionaryID: dictionaryID)
         return (encoded.codec.rawValue, encoded.dictionaryID, encoded.bytes)
     }
 }

@@ -17,7 +17,7 @@ package struct CompressedPayloads: Sendable {
     package init(dictionary: SharedStore.Dictionary?, cache: PayloadCompressionCache? = nil,
                  forEach: ((UUID, [UInt8]) throws -> Void) throws -> Void) throws {
         dictionaryID = dictionary?.id
-        let encoder = try PayloadEncoder(dictionaryID: dictionary?.id, dictionary: dictionary?.bytes ?? [])
+        let encoder = PayloadEncoder(dictionaryID: dictionary?.id, dictionary: dictionary?.bytes ?? [])
         let dictionaryToken = cache?.token(of: dictionary)
         var byID: [UUID: PayloadEncoder.Encoded] = [:]
         var raw: [UUID: [UInt8]] = [:], ambiguous: Set<UUID> = []
@@ -29,9 +29,9 @@ package struct CompressedPayloads: Sendable {
             }
             raw[id] = payload
             if let cache {
-                byID[id] = try cache.encoded(payload, dictionary: dictionaryToken) { try encoder.encode(payload) }
+                byID[id] = cache.encoded(payload, dictionary: dictionaryToken) { encoder.encode(payload) }
             } else {
-                byID[id] = try encoder.encode(payload)
+                byID[id] = encoder.encode(payload)
             }
         }
         for id in ambiguous { byID[id] = nil }

@@ -85,7 +85,7 @@ package final class PayloadCompressionCache: @unchecked Sendable {
     /// `payload` as `encode` (which compresses it with the dictionary `token` stands for)
     /// stores it: from the cache when met before, else encoded now (outside the lock) and kept.
     package func encoded(_ payload: [UInt8], dictionary token: Int64?,
-                         encode: () throws -> PayloadEncoder.Encoded) throws -> PayloadEncoder.Encoded {
+                         encode: () throws -> PayloadEncoder.Encoded) rethrows -> PayloadEncoder.Encoded {
         let key = Key(dictionary: token, payload: payload)
         if let found = lookUp(key) { return found }
         let value = try encode()

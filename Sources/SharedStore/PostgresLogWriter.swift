@@ -262,7 +262,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
                          types: Dictionary(zip(row?.names ?? [], row?.ids ?? []), uniquingKeysWith: { first, _ in first }),
                          nextStreamID: (row?.maxStream ?? 0) + 1)
         // Kept by the write: an import after a rolled-back one (which forgets `known`) reuses it.
-        let encoder = try self.encoder ?? PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.bytes ?? [])
+        let encoder = self.encoder ?? PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.bytes ?? [])
         self.encoder = encoder
         known = read
         if nextTreeID == nil { nextTreeID = (row?.maxTree ?? 0) + 1 }
@@ -768,7 +768,7 @@ struct PostgresAppendRows: AppendRowStore {
     }
 
     mutating func write(_ planned: AppendPlanner.PlannedEvent, of event: NewEvent, index: Int) throws {
-        let encoded = try writer.precompressed?.payload(of: event.id, dictionaryID: encoder.dictionaryID) ?? encoder.encode(event.payload)
+        let encoded = writer.precompressed?.payload(of: event.id, dictionaryID: encoder.dictionaryID) ?? encoder.encode(event.payload)
         // The columns of `Self.eventColumns`, in order.
         rows.append(planned.position)
         rows.append(bytes: event.id.bytes)

@@ -28,7 +28,7 @@ struct PayloadCompressionCacheTests {
 
     @Test func aPayloadMetBeforeIsStoredAsCompressingItAgainWould() throws {
         let payloads = Self.payloads(count: 600)
-        let encoder = try PayloadEncoder(dictionaryID: Self.dictionary.id, dictionary: Self.dictionary.bytes)
+        let encoder = PayloadEncoder(dictionaryID: Self.dictionary.id, dictionary: Self.dictionary.bytes)
         let cache = PayloadCompressionCache()
         var compared = 0
         // Two uploads through one cache: the second finds every payload of the first.
@@ -38,7 +38,7 @@ struct PayloadCompressionCacheTests {
             // Two payloads repeat within an upload: 200 events, two distinct.
             #expect(cache.hits == (upload == 0 ? 198 : 798))
             for (id, payload) in zip(ids, payloads) {
-                let expected = try encoder.encode(payload)
+                let expected = encoder.encode(payload)
                 let found = try #require(cached.payload(of: id, dictionaryID: Self.dictionary.id))
                 #expect(found.codec == expected.codec && found.dictionaryID == expected.dictionaryID && found.bytes == expected.bytes)
                 compared += 1
@@ -63,10 +63,10 @@ struct PayloadCompressionCacheTests {
         let other = SharedStore.Dictionary(id: Self.dictionary.id, bytes: Array("another dictionary".utf8))
         let ids = payloads.map { _ in UUID() }
         let again = try Self.compressed(payloads, ids: ids, dictionary: other, cache: cache)
-        let encoder = try PayloadEncoder(dictionaryID: other.id, dictionary: other.bytes)
+        let encoder = PayloadEncoder(dictionaryID: other.id, dictionary: other.bytes)
         // Nothing compressed with the old bytes is reused: each is what the new dictionary makes.
         for (id, payload) in zip(ids, payloads) {
-            #expect(try again.payload(of: id, dictionaryID: other.id)?.bytes == encoder.encode(payload).bytes)
+            #expect(again.payload(of: id, dictionaryID: other.id)?.bytes == encoder.encode(payload).bytes)
         }
         // Only the repeats within this upload: ten of its payloads are two, five times each.
         #expect(cache.hits - before == 8)

@@ -40,6 +40,13 @@ struct Payloads: ParsableCommand {
             deflatedFull += try deflater.compress(full[index].payload).count
             deflatedCompact += try deflater.compress(compact[index].payload).count
         }
+        status("timing one payload's deflate at a time")
+        // How a shared store compresses: each payload alone, primed with the dictionary.
+        let fixed = FixedCodeDeflater(dictionary: dictionary)
+        var fixedCompact = 0
+        for event in compact { fixedCompact += fixed.compress(event.payload).count }
+        let zlibEach = try median { try seconds { for event in compact { _ = try deflater.compress(event.payload) } } }
+        let fixedEach = median { seconds { for event in compact { _ = fixed.compress(event.payload) } } }
         status("timing reads")
         let decodeFull = median { seconds { for event in full { _ = try? RecordedEvent.decode(type: event.type, typeVersion: 1, payload: event.payload) } } }
         let constants = decoder.constants
@@ -61,6 +68,9 @@ struct Payloads: ParsableCommand {
             BYTES PER EVENT                          full (v1)   compact (v2)   compact / full
               payload, raw JSON                       \(perEvent(rawFull))       \(perEvent(rawCompact))          \(String(format: "%.2f", Double(rawCompact) / Double(rawFull)))x
               payload, deflated (shipped dictionary)  \(perEvent(deflatedFull))       \(perEvent(deflatedCompact))          \(String(format: "%.2f", Double(deflatedCompact) / Double(deflatedFull)))x
+            DEFLATE ONE PAYLOAD AT A TIME (compact, shipped dictionary)   us each   bytes each
+              zlib level 6 (RawDeflater)                            \(String(format: "%7.2f", zlibEach * 1e6 / Double(count)))   \(perEvent(deflatedCompact))
+              fixed codes (FixedCodeDeflater)                       \(String(format: "%7.2f", fixedEach * 1e6 / Double(count)))   \(perEvent(fixedCompact))   (\(String(format: "%.2f", zlibEach / fixedEach))x as fast, \(String(format: "%.2f", Double(fixedCompact) / Double(deflatedCompact)))x the bytes)
             READ
               decode full payloads                 \(rate(decodeFull, count))
               expand compact payloads alone        \(rate(expandOnly, compactCount))
