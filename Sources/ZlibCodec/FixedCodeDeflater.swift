@@ -9,7 +9,7 @@
 /// dictionary) that was 15 us a payload at level 6 and still 11 us at level 1. This
 /// deflater hashes the dictionary once, reads it without copying, keeps a small table
 /// of its own for the message's earlier positions, and codes the block with the fixed
-/// codes: about a quarter of the time, for output about 8% larger (docs/BENCHMARKS.md,
+/// codes: about a fifth of the time, for output about 10% larger (docs/BENCHMARKS.md,
 /// session 36).
 ///
 /// Any raw inflater with deflate's full 32 KiB window, primed with the same dictionary,
@@ -26,6 +26,9 @@ public final class FixedCodeDeflater {
     private static let chainLimit = 8
     /// A match at least this long is taken at once, without looking one byte further.
     private static let goodEnough = 32
+    /// The positions inside a match longer than this are not hashed (zlib's
+    /// `max_insert_length` at its fast levels): a quarter of the time, 1% more bytes.
+    private static let insertLimit = 24
 
     /// The dictionary's part in the window, then room for the message.
     private var buffer: UnsafeMutablePointer<UInt8>
@@ -96,7 +99,7 @@ public final class FixedCodeDeflater {
             current = 0
         }
         current += 1
-        var bits = BitWriter(output)
+        var bits = BitWriter(output, codes: FixedCodes.shared)
         bits.put(0b011, 3)  // the last block, fixed codes
         let end = dictionaryCount + input.count
         var position = dictionaryCount
@@ -122,7 +125,9 @@ public final class FixedCodeDeflater {
                 }
             }
             bits.match(length: match.length, distance: match.distance)
-            for covered in (position + 1)..<(position + match.length) { insert(covered, end: end) }
+            if match.length <= Self.insertLimit {
+                for covered in (position + 1)..<(position + match.length) { insert(covered, end: end) }
+            }
             position += match.length
         }
         bits.symbol(256)  // end of block
@@ -147,7 +152,7 @@ public final class FixedCodeDeflater {
             messagePrevious = .allocate(capacity: count)
             capacity = dictionaryCount + count
         }
-        let bound = count + count / 8 + 16
+        let bound = count + count / 8 + 24
         if bound > outputCapacity {
             output.deallocate()
             output = .allocate(capacity: bound)
@@ -224,114 +229,150 @@ public final class FixedCodeDeflater {
 }
 
 /// Deflate's bit order: values low bit first, Huffman codes high bit first (so stored
-/// reversed), bytes filled from their low bit.
+/// reversed), bytes filled from their low bit. Writes four bytes at a time, so its
+/// buffer needs eight bytes of room past the output.
 private struct BitWriter {
     private let start: UnsafeMutablePointer<UInt8>
     private var next: UnsafeMutablePointer<UInt8>
     private var pending: UInt64 = 0
-    private var count = 0
+    private var count: UInt64 = 0
+    private let codes: FixedCodes
 
-    init(_ start: UnsafeMutablePointer<UInt8>) {
+    init(_ start: UnsafeMutablePointer<UInt8>, codes: FixedCodes) {
         self.start = start
         next = start
+        self.codes = codes
     }
 
+    /// Up to 32 bits.
     @inline(__always)
-    mutating func put(_ value: UInt32, _ width: Int) {
-        pending |= UInt64(value) << UInt64(count)
-        count += width
-        while count >= 8 {
-            next.pointee = UInt8(truncatingIfNeeded: pending)
-            next += 1
-            pending >>= 8
-            count -= 8
+    mutating func put(_ value: UInt32, _ width: UInt32) {
+        pending |= UInt64(value) << count
+        count += UInt64(width)
+        if count >= 32 {
+            UnsafeMutableRawPointer(next).storeBytes(of: UInt32(truncatingIfNeeded: pending).littleEndian, as: UInt32.self)
+            next += 4
+            pending >>= 32
+            count -= 32
         }
     }
 
     @inline(__always)
     mutating func symbol(_ symbol: Int) {
-        let code = FixedCodes.literalLength[symbol]
-        put(UInt32(code.bits), Int(code.width))
+        let code = codes.literal[symbol]
+        put(code & 0xFFFF, code >> 16)
     }
 
     @inline(__always)
     mutating func literal(_ byte: UInt8) { symbol(Int(byte)) }
 
+    /// A match: its length's code and extra bits, then its distance's, in one write of
+    /// at most 31 bits.
     @inline(__always)
     mutating func match(length: Int, distance: Int) {
-        let lengthCode = Int(FixedCodes.lengthCode[length])
-        symbol(257 + lengthCode)
-        let lengthExtra = Int(FixedCodes.lengthExtra[lengthCode])
-        if lengthExtra > 0 { put(UInt32(length - Int(FixedCodes.lengthBase[lengthCode])), lengthExtra) }
-        let distanceCode = FixedCodes.distanceCode(distance)
-        put(UInt32(FixedCodes.reversedDistance[distanceCode]), 5)
-        let distanceExtra = Int(FixedCodes.distanceExtra[distanceCode])
-        if distanceExtra > 0 { put(UInt32(distance - Int(FixedCodes.distanceBase[distanceCode])), distanceExtra) }
+        let lengthBits = codes.length[length]
+        let distanceBits = codes.distance(distance)
+        let lengthWidth = lengthBits >> 24
+        put((lengthBits & 0xFF_FFFF) | ((distanceBits & 0xFF_FFFF) << lengthWidth), lengthWidth + (distanceBits >> 24))
     }
 
     /// Pads the last byte; the bytes written.
     mutating func finish() -> Int {
-        if count > 0 { put(0, 8 - count) }
+        while count > 0 {
+            next.pointee = UInt8(truncatingIfNeeded: pending)
+            next += 1
+            pending >>= 8
+            count = count >= 8 ? count - 8 : 0
+        }
         return next - start
     }
 }
 
-/// The fixed codes' tables (RFC 1951, 3.2.5 and 3.2.6).
-private enum FixedCodes {
-    static let lengthBase: [UInt16] = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
-                                       35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258]
-    static let lengthExtra: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
-                                       3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0]
-    static let distanceBase: [UInt16] = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193,
-                                         257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145,
-                                         8193, 12289, 16385, 24577]
-    static let distanceExtra: [UInt8] = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
-                                         7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13]
+/// The fixed codes (RFC 1951, 3.2.5 and 3.2.6), each as the bits to write (its code
+/// reversed, then its extra bits) and their width. Made once and never changed or
+/// freed, so its tables are safe to share between threads.
+private final class FixedCodes: @unchecked Sendable {
+    static let shared = FixedCodes()
 
-    /// Each literal/length symbol's code, bit-reversed, and its width.
-    static let literalLength: [(bits: UInt16, width: UInt8)] = (0..<288).map { symbol in
-        switch symbol {
-        case ..<144: return (reversed(0x30 + symbol, 8), 8)
-        case ..<256: return (reversed(0x190 + symbol - 144, 9), 9)
-        case ..<280: return (reversed(symbol - 256, 7), 7)
-        default: return (reversed(0xC0 + symbol - 280, 8), 8)
+    private static let lengthBase = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
+                                     35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258]
+    private static let lengthExtra = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+                                      3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0]
+    private static let distanceBase = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193,
+                                       257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145,
+                                       8193, 12289, 16385, 24577]
+    private static let distanceExtra = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
+                                        7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13]
+
+    /// Each literal/length symbol: its code reversed in the low 16 bits, its width above.
+    let literal: UnsafePointer<UInt32>
+    /// Each match length 0...258 (3...258 used): its symbol's code and extra bits in the
+    /// low 24 bits, their width in the top 8.
+    let length: UnsafePointer<UInt32>
+    /// Each distance code: its 5-bit code reversed, its base from bit 8, the width of its
+    /// extra bits in the top 8.
+    private let distanceCodes: UnsafePointer<UInt32>
+    /// Each distance 1...512's code, then each larger one's by its bits above the seventh
+    /// (every code's base less one from 257 on is a multiple of 128).
+    private let nearDistance: UnsafePointer<UInt8>
+    private let farDistance: UnsafePointer<UInt8>
+
+    private init() {
+        func reversed(_ code: Int, _ width: Int) -> UInt32 {
+            var result: UInt32 = 0
+            var rest = code
+            for _ in 0..<width {
+                result = (result << 1) | UInt32(rest & 1)
+                rest >>= 1
+            }
+            return result
         }
+        let literal = UnsafeMutablePointer<UInt32>.allocate(capacity: 288)
+        for symbol in 0..<288 {
+            let (code, width): (Int, Int) = switch symbol {
+            case ..<144: (0x30 + symbol, 8)
+            case ..<256: (0x190 + symbol - 144, 9)
+            case ..<280: (symbol - 256, 7)
+            default: (0xC0 + symbol - 280, 8)
+            }
+            literal[symbol] = reversed(code, width) | UInt32(width) << 16
+        }
+        let length = UnsafeMutablePointer<UInt32>.allocate(capacity: 259)
+        length.initialize(repeating: 0, count: 259)
+        for value in 3...258 {
+            let index = value == 258 ? 28 : Self.lengthBase.lastIndex { $0 <= value }!
+            let code = literal[257 + index]
+            let codeWidth = code >> 16
+            let extra = UInt32(value - Self.lengthBase[index])
+            length[value] = (code & 0xFFFF) | extra << codeWidth | (codeWidth + UInt32(Self.lengthExtra[index])) << 24
+        }
+        let distanceCodes = UnsafeMutablePointer<UInt32>.allocate(capacity: 30)
+        for code in 0..<30 {
+            distanceCodes[code] = reversed(code, 5) | UInt32(Self.distanceBase[code]) << 8 | UInt32(Self.distanceExtra[code]) << 24
+        }
+        let nearDistance = UnsafeMutablePointer<UInt8>.allocate(capacity: 513)
+        nearDistance[0] = 0
+        for value in 1...512 { nearDistance[value] = UInt8(Self.distanceBase.lastIndex { $0 <= value }!) }
+        let farDistance = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        for high in 0..<256 {
+            let value = max((high << 7) + 1, 513)
+            farDistance[high] = UInt8(Self.distanceBase.lastIndex { $0 <= value }!)
+        }
+        self.literal = UnsafePointer(literal)
+        self.length = UnsafePointer(length)
+        self.distanceCodes = UnsafePointer(distanceCodes)
+        self.nearDistance = UnsafePointer(nearDistance)
+        self.farDistance = UnsafePointer(farDistance)
     }
 
-    /// For each match length 0...258, the index of its length code.
-    static let lengthCode: [UInt8] = (0...258).map { length in
-        guard length >= 3 else { return 0 }
-        if length == 258 { return 28 }
-        return UInt8(lengthBase.lastIndex { Int($0) <= length }!)
-    }
-
-    static let reversedDistance: [UInt8] = (0..<30).map { UInt8(reversed($0, 5)) }
-
-    /// For distances 1...512, the index of its distance code; further ones from their
-    /// high bits.
-    private static let nearDistanceCode: [UInt8] = (0...512).map { distance in
-        guard distance >= 1 else { return 0 }
-        return UInt8(distanceBase.lastIndex { Int($0) <= distance }!)
-    }
-    private static let farDistanceCode: [UInt8] = (0...256).map { high in
-        let distance = max((high << 7) + 1, 513)
-        return UInt8(distanceBase.lastIndex { Int($0) <= distance }!)
-    }
-
+    /// A distance 1...32768: its code and extra bits in the low 24 bits, their width in
+    /// the top 8.
     @inline(__always)
-    static func distanceCode(_ distance: Int) -> Int {
-        // Above 512, every code's base less one is a multiple of 128, so the bits above
-        // the seventh decide it.
-        distance <= 512 ? Int(nearDistanceCode[distance]) : Int(farDistanceCode[(distance - 1) >> 7])
-    }
-
-    private static func reversed(_ code: Int, _ width: Int) -> UInt16 {
-        var result = 0
-        var rest = code
-        for _ in 0..<width {
-            result = (result << 1) | (rest & 1)
-            rest >>= 1
-        }
-        return UInt16(result)
+    func distance(_ value: Int) -> UInt32 {
+        let index = value <= 512 ? Int(nearDistance[value]) : Int(farDistance[(value - 1) >> 7])
+        let code = distanceCodes[index]
+        let extraWidth = code >> 24
+        let extra = UInt32(value) - (code >> 8 & 0xFFFF)
+        return (code & 0x1F) | extra << 5 | (5 + extraWidth) << 24
     }
 }

@@ -128,7 +128,7 @@ import ZlibCodec
     }
 
     /// The price of fixed codes: output near zlib's level 6 on payloads like the ones it
-    /// is for (docs/BENCHMARKS.md, session 36: 8% larger on a collector's).
+    /// is for (docs/BENCHMARKS.md, session 36: 10% larger on recorded payloads).
     @Test func outputStaysNearZlibsOnSmallPayloads() throws {
         let fixed = FixedCodeDeflater(dictionary: Self.jsonDictionary)
         let zlib = try RawDeflater(level: 6, dictionary: Self.jsonDictionary)
