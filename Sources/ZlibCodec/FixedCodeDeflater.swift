@@ -229,8 +229,7 @@ public final class FixedCodeDeflater {
 }
 
 /// Deflate's bit order: values low bit first, Huffman codes high bit first (so stored
-/// reversed), bytes filled from their low bit. Writes four bytes at a time, so its
-/// buffer needs eight bytes of room past the output.
+/// reversed), bytes filled from their low bit. Whole bits go out four bytes at a time.
 private struct BitWriter {
     private let start: UnsafeMutablePointer<UInt8>
     private var next: UnsafeMutablePointer<UInt8>
