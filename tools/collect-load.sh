@@ -167,7 +167,22 @@ fresh_collector() {
 }
 "$bench" uploads phones uploads > /dev/null
 fresh_collector clean
+# The CPU the run took, the collector's and the whole machine's (user + system against
+# idle, in clock ticks): on a machine PostgreSQL shares, the rate is what is left of the
+# cores, so the ratio below reads with them.
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4, $5 + $6 }' /proc/stat; }
+process_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+read -r busy_before idle_before < <(machine_ticks)
+collector_before=$(process_ticks "$b_pid")
 "$tools/post-uploads.py" "http://127.0.0.1:$second" 8 uploads > posted.json
+read -r busy_after idle_after < <(machine_ticks)
+collector_after=$(process_ticks "$b_pid")
+ticks=$(getconf CLK_TCK)
+cpu_row=$(python3 -c "
+import sys
+busy, idle, collector, ticks, events = (float(x) for x in sys.argv[1:])
+print(f'the collector {collector / ticks / events * 1e6:.0f} us an event ({collector / ticks:.1f} core-s); the machine busy {busy / ticks:.1f} core-s, idle {idle / ticks:.1f}')
+" "$((busy_after - busy_before))" "$((idle_after - idle_before))" "$((collector_after - collector_before))" "$ticks" "$total")
 python3 - posted.json "$total" <<'PY'
 import json, sys
 posted = json.load(open(sys.argv[1]))
@@ -206,6 +221,7 @@ echo "| through one collector (uploads made beforehand, 8 at a time, every check
 echo "| \`gamelog import\` of the same logs into one SQLite file | $(rate "$total" "$import_time") |"
 echo "| PostgreSQL \`COPY\` of the same rows (no checks: the limit) | $(rate "$total" "$copy_time") |"
 echo "| through one collector against the limit | $(python3 -c "print(f'{$copy_time / $collector_time:.2f}x')") |"
+echo "| CPU of the run through one collector ($(nproc) cores) | $cpu_row |"
 echo "| through two collectors, all $phones at once, one killed and PostgreSQL crashed | $(rate "$total" "$elapsed") |"
 echo "| 16 \`gamelog push\` at once, default batch | all 16 through on the first try |"
 echo
