@@ -1,5 +1,6 @@
 // A seeded fuzzer for gamelog's decoders of hostile input: both games' URL decoders,
 // the recorded-event payload decoder (full and compact layouts), the JSON value reader, the raw inflater,
+// the fixed-code deflater (its every stream read back by zlib),
 // the event block decoder alone and inside a log file. Each input must be
 // accepted or refused with a typed error, never crash, and never take long.
 // Usage: Fuzz [INPUTS-PER-DECODER] [SEED]    (prints a line per decoder; exit 1 on a slow input)
@@ -177,6 +178,33 @@ for _ in 0..<(count / 10) {
     tally.time { (try? inflater.decompress(bytes, limit: 1 << 20)) != nil }
 }
 results.append(("Raw inflater", tally))
+
+// The shared store's deflater writes deflate streams itself: whatever it is given (hostile
+// payloads, runs past its window, bytes of the dictionary repeated), zlib's inflater must
+// read back exactly the same bytes.
+tally = Tally()
+let fixedDictionary = payloadSeeds.flatMap { $0.1 }.suffix(40_000)
+let fixedDeflater = FixedCodeDeflater(dictionary: Array(fixedDictionary))
+let fixedInflater = try RawInflater(dictionary: Array(fixedDictionary))
+for _ in 0..<(count / 10) {
+    var bytes = mutate(bytes: payloadSeeds[random(payloadSeeds.count)].1, pieces: [Array(fixedDictionary.prefix(300)), [0], [0xFF]])
+    switch random(8) {
+    case 0: bytes = (0..<random(2_000)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+    case 1: bytes = Array(repeating: bytes, count: 1 + random(200)).flatMap { $0 }
+    default: break
+    }
+    let input = bytes
+    tally.time {
+        let packed = fixedDeflater.compress(input)
+        guard (try? fixedInflater.decompress(packed, expectedSize: input.count)) == input else {
+            print("the fixed-code deflater's stream of \(input.count) bytes does not inflate to them")
+            disagreements += 1
+            return false
+        }
+        return true
+    }
+}
+results.append(("Fixed-code deflater", tally))
 
 // Event blocks (docs/FORMAT.md): hostile bodies read or refused with a typed error, never a
 // crash or a read out of bounds; what the decoder accepts, written again and read again,
