@@ -186,32 +186,33 @@ public final class FixedCodeDeflater {
         var best = Match(length: 0, distance: 0)
         guard longest >= Self.minimumMatch else { return best }
         let hash = Self.hash(buffer + position)
-        let here = buffer + position
-        if stamp[hash] == current {
-            var candidate = Int(messageHead[hash])
-            var tries = Self.chainLimit
-            while candidate >= 0 && tries > 0 && position - candidate <= Self.window {
-                let length = Self.commonPrefix(buffer + candidate, here, longest)
-                if length > best.length {
-                    best = Match(length: length, distance: position - candidate)
-                    if length == longest { return best }
-                }
-                candidate = Int(messagePrevious[candidate - dictionaryCount])
-                tries -= 1
-            }
+        if stamp[hash] == current,
+           walk(from: messageHead[hash], links: messagePrevious, linksStart: dictionaryCount,
+                to: position, longest: longest, best: &best) {
+            return best
         }
-        var candidate = Int(dictionaryHead[hash])
+        _ = walk(from: dictionaryHead[hash], links: dictionaryPrevious, linksStart: 0, to: position, longest: longest, best: &best)
+        return best
+    }
+
+    /// Walks one hash chain from `first` (`links[p - linksStart]` is the position before
+    /// `p`), keeping in `best` any longer match for `position`; true once one is `longest`.
+    @inline(__always)
+    private func walk(from first: Int32, links: UnsafeMutablePointer<Int32>, linksStart: Int,
+                      to position: Int, longest: Int, best: inout Match) -> Bool {
+        let here = buffer + position
+        var candidate = Int(first)
         var tries = Self.chainLimit
         while candidate >= 0 && tries > 0 && position - candidate <= Self.window {
             let length = Self.commonPrefix(buffer + candidate, here, longest)
             if length > best.length {
                 best = Match(length: length, distance: position - candidate)
-                if length == longest { return best }
+                if length == longest { return true }
             }
-            candidate = Int(dictionaryPrevious[candidate])
+            candidate = Int(links[candidate - linksStart])
             tries -= 1
         }
-        return best
+        return false
     }
 
     @inline(__always)
