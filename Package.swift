@@ -217,7 +217,7 @@ let package = Package(
         // A child process for the crash and contention tests: appends and says what it committed.
         .executableTarget(name: "StressAppender", dependencies: ["EventStore", "MessagesModel", "RecordedEvents"],
                           path: "Tests/StressAppender", swiftSettings: strict),
-        .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec"], swiftSettings: strict),
+        .testTarget(name: "ZlibCodecTests", dependencies: ["ZlibCodec", "MessagesModel"], swiftSettings: strict),
         .testTarget(name: "GameConformanceTests",
                     dependencies: ["GameKitTesting", "GameKit", "BattleshipGame", "TicTacToeGame", "ConnectFourGame", "MessagesModel", "TestSupport"],
                     swiftSettings: strict),

@@ -1,25 +1,22 @@
+import MessagesModel
 import Testing
 import ZlibCodec
+
+/// Reproducible bytes, so a failure names the message that broke.
+extension SeededGenerator {
+    mutating func bytes(_ count: Int, alphabet: Int = 256) -> [UInt8] {
+        (0..<count).map { _ in UInt8(truncatingIfNeeded: next() % UInt64(alphabet)) }
+    }
+
+    static func noise(seed: UInt64, _ count: Int, alphabet: Int = 256) -> [UInt8] {
+        var generator = SeededGenerator(seed: seed)
+        return generator.bytes(count, alphabet: alphabet)
+    }
+}
 
 /// `FixedCodeDeflater` writes deflate streams itself, so zlib's inflater (an
 /// implementation it shares nothing with) is the judge of every stream here.
 @Suite struct FixedCodeDeflaterTests {
-    /// A reproducible generator, so a failure names the message that broke.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state >> 33
-        }
-        mutating func bytes(_ count: Int, alphabet: Int = 256) -> [UInt8] {
-            (0..<count).map { _ in UInt8(truncatingIfNeeded: next() % UInt64(alphabet)) }
-        }
-        static func noise(seed: UInt64, _ count: Int, alphabet: Int = 256) -> [UInt8] {
-            var generator = Generator(state: seed)
-            return generator.bytes(count, alphabet: alphabet)
-        }
-    }
-
     /// JSON like a recorded callback's payload, with an id that differs in each.
     static func payload(_ n: Int) -> [UInt8] {
         Array(("""
@@ -46,8 +43,8 @@ import ZlibCodec
     @Test func messagesOfEverySizeRoundTripThroughZlib() throws {
         let dictionaries: [[UInt8]] = [[], Array("ab".utf8), Self.jsonDictionary,
                                        // Longer than the window: its last 32 KiB count, as zlib's.
-                                       Self.jsonDictionary + Generator.noise(seed: 9, 40_000, alphabet: 4) + Self.jsonDictionary]
-        var generator = Generator(state: 1)
+                                       Self.jsonDictionary + SeededGenerator.noise(seed: 9, 40_000, alphabet: 4) + Self.jsonDictionary]
+        var generator = SeededGenerator(seed: 1)
         var checked = 0
         for dictionary in dictionaries {
             let deflater = FixedCodeDeflater(dictionary: dictionary)
@@ -75,7 +72,7 @@ import ZlibCodec
                          32767, 32768]
         let lengths = [4, 5, 10, 11, 12, 13, 14, 16, 17, 18, 19, 22, 23, 26, 27, 30, 31, 34, 35, 42, 43, 50, 51, 58, 59,
                        66, 67, 82, 83, 98, 99, 114, 115, 130, 131, 162, 163, 194, 195, 226, 227, 257, 258]
-        var generator = Generator(state: 2)
+        var generator = SeededGenerator(seed: 2)
         var checked = 0
         for distance in distances {
             let prefix = generator.bytes(distance)
@@ -94,9 +91,9 @@ import ZlibCodec
     }
 
     @Test func theDictionaryIsMatchedAndOnlyItsLast32KiBCount() throws {
-        let far = Generator.noise(seed: 3, 1_000)
-        let near = Generator.noise(seed: 4, 1_000)
-        let dictionary = far + Generator.noise(seed: 5, 40_000) + near
+        let far = SeededGenerator.noise(seed: 3, 1_000)
+        let near = SeededGenerator.noise(seed: 4, 1_000)
+        let dictionary = far + SeededGenerator.noise(seed: 5, 40_000) + near
         let deflater = FixedCodeDeflater(dictionary: dictionary)
         // Within the window: a few matches of 258 bytes.
         let fromNear = try roundTrip(near, dictionary: dictionary, deflater)
@@ -112,12 +109,12 @@ import ZlibCodec
     /// One deflater serves many messages: nothing of one is matched in the next.
     @Test func messagesDoNotReachIntoEachOther() throws {
         let deflater = FixedCodeDeflater(dictionary: Self.jsonDictionary)
-        let first = Generator.noise(seed: 6, 2_000)
+        let first = SeededGenerator.noise(seed: 6, 2_000)
         _ = try roundTrip(first, dictionary: Self.jsonDictionary, deflater)
         let again = try roundTrip(first, dictionary: Self.jsonDictionary, deflater)
         #expect(again.count > 2_000)
         var checked = 0
-        var generator = Generator(state: 7)
+        var generator = SeededGenerator(seed: 7)
         for round in 0..<2_000 {
             let size = Int(generator.next() % 600)
             let message = round % 2 == 0 ? generator.bytes(size, alphabet: 5) : Self.payload(round)
