@@ -32,9 +32,10 @@ public enum ChainHash {
     }
 
     /// Appends to `out` the envelope's bytes before the payload.
-    static func header(position: Int64, id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
+    /// - Parameter position: nil for a stream hash's envelope, which leaves it out.
+    static func header(position: Int64?, id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
                        recordedAt: Timestamp, payloadCount: Int, into out: inout [UInt8]) {
-        append(UInt64(bitPattern: position), to: &out)
+        if let position { append(UInt64(bitPattern: position), to: &out) }
         appendUUID(id, to: &out)
         appendUUID(stream, to: &out)
         append(UInt64(bitPattern: streamVersion), to: &out)

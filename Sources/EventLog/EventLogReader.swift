@@ -119,7 +119,11 @@ extension EventLogReader {
 /// The chain rule of a read, the same for every store: a contiguous range is checked as
 /// a chain (each hash from the one before, a missing position named); scattered events
 /// each against the stored hash of their predecessor. A store reads ``FoundEvent``s in
-/// position order and hands each to ``take(_:skippingDamaged:_:)``.
+/// position order inside ``read(skippingDamaged:_:found:)``.
+///
+/// Each event's digest is of its predecessor's *stored* hash, so none waits for another:
+/// a read without a limit checks its events ``batchSize`` at a time (``DigestBatch``),
+/// and hands them over, with any damage, in position order as one at a time would.
 package struct ChainCheck {
     private let query: EventQuery
     private let verify: Bool
@@ -127,6 +131,18 @@ package struct ChainCheck {
     private var expectedPosition: Int64?
     private var envelope = SplitEnvelope()
     private var emitted = 0
+    /// Whether events are checked in batches: a read with a limit stops at it, and one
+    /// event at a time reads no further than it must.
+    private let batching: Bool
+    private var pending: [FoundEvent] = []
+    private var digests = DigestBatch()
+    /// For each pending event, its message in `digests`, or nil where it has none.
+    private var messages: [Int?] = []
+    /// What `previousHash` will be once the pending events are checked.
+    private var batchPrevious: [UInt8]?
+
+    /// Events checked together in a read without a limit.
+    package static let batchSize = 32
 
     /// - Parameters:
     ///   - hashAt: the hash stored at a position, nil when nothing is stored there.
@@ -136,6 +152,7 @@ package struct ChainCheck {
     package init(query: EventQuery, verify: Bool, hashAt: (Int64) throws -> [UInt8]?, lastPosition: () throws -> Int64) throws {
         self.query = query
         self.verify = verify
+        batching = verify && query.limit == nil
         guard verify && query.isContiguous else { return }
         let first = query.positions?.lowerBound ?? 1
         expectedPosition = max(first, 1)
@@ -147,15 +164,75 @@ package struct ChainCheck {
         } else {
             previousHash = ChainHash.genesis
         }
+        batchPrevious = previousHash
     }
 
     /// Whether predecessors' hashes must come with scattered events.
     package var needsPredecessors: Bool { verify && !query.isContiguous }
 
-    /// Checks one thing a read found and hands `body` the event if it holds; whether to
-    /// read on. Damage goes to `damaged`, or is thrown without it.
-    package mutating func take(_ found: FoundEvent, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+    /// Runs a store's read: `found` reads events in position order and hands each to the
+    /// function it is given, stopping when that answers false. Each event that holds goes
+    /// to `body`; damage goes to `damaged`, or is thrown without it.
+    package mutating func read(skippingDamaged damaged: ((EventStoreError) -> Void)?, _ body: (StoredEvent) throws -> Void,
+                               found: ((FoundEvent) throws -> Bool) throws -> Void) throws {
+        // `found` does not keep its function; Swift cannot tell that `body` inside it stays put.
+        try withoutActuallyEscaping(body) { body in
+            try found { try take($0, skippingDamaged: damaged, body) }
+        }
+        try flush(skippingDamaged: damaged, body)
+    }
+
+    /// Checks one thing a read found, or keeps it for its batch; whether to read on.
+    private mutating func take(_ found: FoundEvent, skippingDamaged damaged: ((EventStoreError) -> Void)?,
                                _ body: (StoredEvent) throws -> Void) throws -> Bool {
+        guard batching else { return try check(found, matching: nil, skippingDamaged: damaged, body) }
+        // The predecessor `check` will take, found the way it finds it.
+        switch found {
+        case .damaged(_, _, let storedHash):
+            if query.isContiguous, let storedHash { batchPrevious = storedHash }
+            messages.append(nil)
+        case .event(let event, let storedPredecessor, _):
+            if let predecessor = Self.predecessor(of: event, previous: batchPrevious, stored: storedPredecessor) {
+                messages.append(digests.addChainEnvelope(of: event, after: predecessor, expecting: event.hash))
+            } else {
+                messages.append(nil)
+            }
+            if query.isContiguous { batchPrevious = event.hash }
+        }
+        pending.append(found)
+        if pending.count >= Self.batchSize { try flush(skippingDamaged: damaged, body) }
+        return true
+    }
+
+    /// Checks the pending events: their digests together, then each in order as ``check``
+    /// would alone.
+    private mutating func flush(skippingDamaged damaged: ((EventStoreError) -> Void)?, _ body: (StoredEvent) throws -> Void) throws {
+        guard !pending.isEmpty else { return }
+        digests.compute()
+        // Out of `self` while `check` changes it, and back after, to keep its storage.
+        var batch: [FoundEvent] = []
+        swap(&batch, &pending)
+        for index in batch.indices {
+            _ = try check(batch[index], matching: messages[index].map(digests.matchesExpected), skippingDamaged: damaged, body)
+        }
+        batch.removeAll(keepingCapacity: true)
+        swap(&batch, &pending)
+        messages.removeAll(keepingCapacity: true)
+        digests.removeAll()
+    }
+
+    /// The hash an event is checked against: the one before it in a contiguous read, else
+    /// genesis for the first position, else its predecessor's stored hash; nil if none.
+    private static func predecessor(of event: StoredEvent, previous: [UInt8]?, stored: [UInt8]?) -> [UInt8]? {
+        if let previous { return previous }
+        if event.position == 1 { return ChainHash.genesis }
+        return stored
+    }
+
+    /// Checks one thing a read found and hands `body` the event if it holds; whether to
+    /// read on. `matching` is whether its digest matched, where already computed.
+    private mutating func check(_ found: FoundEvent, matching computed: Bool?, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+                                _ body: (StoredEvent) throws -> Void) throws -> Bool {
         let event: StoredEvent, storedPredecessor: [UInt8]?
         switch found {
         case .damaged(let error, let position, let storedHash):
@@ -177,17 +254,10 @@ package struct ChainCheck {
                 }
                 expectedPosition = event.position + 1
             }
-            let predecessor: [UInt8]
-            if let previousHash {
-                predecessor = previousHash
-            } else if event.position == 1 {
-                predecessor = ChainHash.genesis
-            } else if let storedPredecessor {
-                predecessor = storedPredecessor
-            } else {
+            guard let predecessor = Self.predecessor(of: event, previous: previousHash, stored: storedPredecessor) else {
                 throw EventStoreError.missingEvent(position: event.position - 1)
             }
-            let matches = ChainHash.matches(previous: predecessor, event: event, scratch: &envelope)
+            let matches = computed ?? ChainHash.matches(previous: predecessor, event: event, scratch: &envelope)
             // A salvage chains the next event to the stored hash, matching or not.
             if query.isContiguous { previousHash = event.hash }
             if !matches {

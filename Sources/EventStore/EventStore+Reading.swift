@@ -11,8 +11,9 @@ extension EventStore {
             try queue.read { db in
                 var check = try ChainCheck(query: query, verify: verify, hashAt: { try hash(db, at: $0) },
                                            lastPosition: { try lastPosition(db) })
-                try forEachFound(db, query, predecessors: check.needsPredecessors) { found in
-                    try check.take(found, skippingDamaged: damaged, body)
+                let predecessors = check.needsPredecessors
+                try check.read(skippingDamaged: damaged, body) { take in
+                    try forEachFound(db, query, predecessors: predecessors, take)
                 }
             }
         }

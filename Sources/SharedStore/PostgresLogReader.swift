@@ -193,14 +193,17 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         // so six statements for a page of 50 games cost twice one.
         let wanted = query.streams == nil ? pageSize : pageSize * 10
         let page = max(1, min(wanted, query.limit ?? wanted))
-        while true {
-            let (sql, binds) = Self.eventSQL(query, after: after, predecessors: check.needsPredecessors, byStreamVersion: false, limit: page)
-            let rows = try fetch(sql, binds, EventRow.init)
-            for row in rows {
-                guard try check.take(try found(row), skippingDamaged: damaged, body) else { return }
+        let predecessors = check.needsPredecessors
+        try check.read(skippingDamaged: damaged, body) { take in
+            while true {
+                let (sql, binds) = Self.eventSQL(query, after: after, predecessors: predecessors, byStreamVersion: false, limit: page)
+                let rows = try fetch(sql, binds, EventRow.init)
+                for row in rows {
+                    guard try take(try found(row)) else { return }
+                }
+                guard rows.count == page, let last = rows.last else { return }
+                after = last.position
             }
-            guard rows.count == page, let last = rows.last else { return }
-            after = last.position
         }
     }
 

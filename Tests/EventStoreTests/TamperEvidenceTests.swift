@@ -1,4 +1,5 @@
 import EventStore
+import EventLog
 import Foundation
 import GRDB
 import TestSupport
@@ -191,6 +192,44 @@ import Testing
         #expect(try EventStore(path: path, access: .readOnly).events(EventQuery(stream: a)).count < before)
         let found = try problems(path)
         #expect(found.contains { if case .blockIndexMismatch = $0 { return true } else { return false } }, "\(found)")
+    }
+
+    /// A read without a limit checks its events' hashes ``ChainCheck/batchSize`` at a time; one
+    /// with a limit, one at a time. With changed events in every batch and a block that no
+    /// longer reads, both hand over the same events and damage, in the same
+    /// order, or stop at the same error: contiguous reads and a recording's scattered events.
+    @Test func aCheckInBatchesHandsOverWhatOneAtATimeDoes() throws {
+        let folder = try TemporaryFolder()
+        let (path, a, b) = try makeLog(folder)
+        #expect(ChainCheck.batchSize == 32)
+        for position in [5, 16, 20, 31, 32, 50, 55] { try flipByte(path, position: Int64(position)) }
+        // Its events are damage; the next (49, in the same batch) is checked against its stored last hash.
+        try tamper(path, "UPDATE event_blocks SET body = substr(body, 1, length(body) - 3) WHERE first_position = 33")
+        let reader = try EventStore(path: path, access: .readOnly)
+        func trace(_ query: EventQuery, skipping: Bool) -> [String] {
+            var out: [String] = []
+            do {
+                try reader.scan(query, skippingDamaged: skipping ? { out.append("damage: \($0)") } : nil) { out.append("event \($0.position)") }
+            } catch {
+                out.append("thrown: \(error)")
+            }
+            return out
+        }
+        var compared = 0
+        for query in [EventQuery.all, EventQuery(positions: 20...60), EventQuery(positions: 50...50), EventQuery(stream: a),
+                      EventQuery(streams: [a, b])] {
+            for skipping in [true, false] {
+                var oneAtATime = query
+                oneAtATime.limit = 1_000
+                let batched = trace(query, skipping: skipping)
+                #expect(batched == trace(oneAtATime, skipping: skipping), "\(query), skipping: \(skipping)")
+                #expect(batched.contains { $0.hasPrefix(skipping ? "damage" : "thrown") }, "\(query): \(batched)")
+                compared += 1
+            }
+        }
+        #expect(compared == 10)
+        // The first read hands over the events before the first change, then stops there.
+        #expect(trace(.all, skipping: false) == (1...4).map { "event \($0)" } + ["thrown: \(EventStoreError.hashMismatch(position: 5))"])
     }
 
     @Test func anIDIndexPointingElsewhereIsFound() throws {
