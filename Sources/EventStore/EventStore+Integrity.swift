@@ -17,7 +17,19 @@ extension EventStore {
                 var previousHash = ChainHash.genesis
                 var expectedPosition: Int64 = 1
                 var lastVersion: [UUID: Int64] = [:]
-                var envelope = SplitEnvelope()
+                // The chain's digests, checked 32 at a time (``DigestBatch``); a mismatch goes
+                // where one at a time would have put it among the problems.
+                var digests = DigestBatch()
+                var checks: [(message: Int, problemIndex: Int, position: Int64)] = []
+                func checkDigests() {
+                    guard !checks.isEmpty else { return }
+                    digests.compute()
+                    for check in checks.reversed() where !digests.matchesExpected(check.message) {
+                        report.problems.insert(.hashMismatch(position: check.position), at: check.problemIndex)
+                    }
+                    checks.removeAll(keepingCapacity: true)
+                    digests.removeAll()
+                }
                 var indexes = BlockIndexCheck(store: self, db: db)
                 try forEachFound(db, .all, predecessors: false) { found in
                     let position = found.position
@@ -45,18 +57,19 @@ extension EventStore {
                         event = found
                         try indexes.note(event, block: block, into: &report.problems)
                     }
-                    defer { previousHash = event.hash }
-                    if !ChainHash.matches(previous: previousHash, event: event, scratch: &envelope) {
-                        report.problems.append(.hashMismatch(position: position))
-                    }
+                    checks.append((digests.addChainEnvelope(of: event, after: previousHash, expecting: event.hash),
+                                   report.problems.count, position))
+                    previousHash = event.hash
                     let expectedVersion = (lastVersion[event.stream] ?? 0) + 1
                     if event.streamVersion != expectedVersion {
                         report.problems.append(.streamVersionGap(position: position, stream: event.stream,
                                                                  expected: expectedVersion, found: event.streamVersion))
                     }
                     lastVersion[event.stream] = event.streamVersion
+                    if checks.count == ChainCheck.batchSize { checkDigests() }
                     return true
                 }
+                checkDigests()
                 try indexes.finish(into: &report.problems)
                 report.headHash = previousHash
                 // A cut-off tail leaves the chain intact, but streams remember their versions.

@@ -232,6 +232,23 @@ import Testing
         #expect(trace(.all, skipping: false) == (1...4).map { "event \($0)" } + ["thrown: \(EventStoreError.hashMismatch(position: 5))"])
     }
 
+    /// `verify` checks the chain's digests in batches; each mismatch is still named in the
+    /// log's order among the other problems (here a block that no longer reads, in between).
+    @Test func verifyNamesMismatchesInTheLogsOrderAmongOtherDamage() throws {
+        let folder = try TemporaryFolder()
+        let (path, _, _) = try makeLog(folder)
+        for position in [5, 40, 58] { try flipByte(path, position: Int64(position)) }
+        try tamper(path, "UPDATE event_blocks SET body = substr(body, 1, length(body) - 3) WHERE first_position = 17")
+        let found = try problems(path)
+        // The recordings' versions skip the unreadable block's events at 33 and 41; the
+        // block index's counts come at the end.
+        let inTheLog = found.filter { ($0.position ?? 0) > 0 }
+        #expect(inTheLog.map { $0.position! } == [5] + Array(17...32) + [33, 40, 41, 58], "\(found)")
+        #expect(inTheLog.filter { if case .hashMismatch = $0 { return true } else { return false } }
+            == [.hashMismatch(position: 5), .hashMismatch(position: 40), .hashMismatch(position: 58)])
+        #expect(inTheLog.count == 21 && found.count > inTheLog.count)
+    }
+
     @Test func anIDIndexPointingElsewhereIsFound() throws {
         let folder = try TemporaryFolder()
         let (path, _, _) = try makeLog(folder)
