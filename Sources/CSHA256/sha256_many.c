@@ -7,9 +7,9 @@
 // rounds of Intel's "multi-buffer" hashing, as in isa-l_crypto): 3-5x the digests a
 // second of one at a time through BoringSSL's AVX code on the same core (a copy with
 // AVX-512VL's rotate was a fifth faster alone and no faster in a full replay: left out).
-// With SHA instructions one at a time is faster, and is used. `gamelog-bench digests`
-// measures the engines on a machine; Tests/EventStoreTests/DigestTests checks every
-// engine against swift-crypto.
+// With SHA instructions one at a time is faster, and is used. `gamelog-bench replay`
+// prints a read with its digests in batches beside the same read one at a time;
+// Tests/EventStoreTests/DigestTests checks every engine against swift-crypto.
 #include "CSHA256.h"
 #include <string.h>
 

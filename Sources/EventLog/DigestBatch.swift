@@ -6,8 +6,8 @@ import Foundation
 /// four times the digests a second of one at a time on a core without SHA instructions).
 ///
 /// Every digest a read checks is of a predecessor's *stored* hash and the event's
-/// envelope, so a read's digests do not wait for one another; nor do an append's stream
-/// hashes of different recordings. Reused from batch to batch, it allocates only to grow.
+/// envelope, so a read's digests do not wait for one another (``ChainCheck``, `verify`).
+/// Reused from batch to batch, it allocates only to grow.
 package struct DigestBatch {
     private var bytes: [UInt8] = []
     /// Where each message ends; message `i` starts where `i - 1` ends (the first at 0).
@@ -105,11 +105,6 @@ package struct DigestBatch {
                 memcmp(digests.baseAddress! + 32 * index, expected.baseAddress! + 32 * index, 32) == 0
             }
         }
-    }
-
-    /// Whether message `index`'s digest is `bytes` (a stored hash).
-    package func digest(_ index: Int, equals bytes: [UInt8]) -> Bool {
-        digests.withUnsafeBytes { $0[(32 * index)..<(32 * index + 32)].elementsEqual(bytes) }
     }
 
     /// The engines this processor can run (`GAMELOG_SHA256_*` of Sources/CSHA256), for tests and benchmarks.

@@ -175,9 +175,16 @@ package struct ChainCheck {
     /// to `body`; damage goes to `damaged`, or is thrown without it.
     package mutating func read(skippingDamaged damaged: ((EventStoreError) -> Void)?, _ body: (StoredEvent) throws -> Void,
                                found: ((FoundEvent) throws -> Bool) throws -> Void) throws {
-        // `found` does not keep its function; Swift cannot tell that `body` inside it stays put.
-        try withoutActuallyEscaping(body) { body in
-            try found { try take($0, skippingDamaged: damaged, body) }
+        do {
+            // `found` does not keep its function; Swift cannot tell that `body` inside it stays put.
+            try withoutActuallyEscaping(body) { body in
+                try found { try take($0, skippingDamaged: damaged, body) }
+            }
+        } catch {
+            // A store that fails mid-read (a damaged file) still hands over the events it
+            // read before, as one at a time would have, unless one of them fails first.
+            try flush(skippingDamaged: damaged, body)
+            throw error
         }
         try flush(skippingDamaged: damaged, body)
     }

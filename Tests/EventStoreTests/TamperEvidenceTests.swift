@@ -232,6 +232,30 @@ import Testing
         #expect(trace(.all, skipping: false) == (1...4).map { "event \($0)" } + ["thrown: \(EventStoreError.hashMismatch(position: 5))"])
     }
 
+    /// A store that fails in the middle of a read (a damaged file) hands over, before the
+    /// failure, every event it read before it: none is held back in a batch.
+    @Test func aReadThatFailsMidwayHandsOverTheEventsBeforeTheFailure() throws {
+        struct Broken: Error {}
+        let folder = try TemporaryFolder()
+        let (path, _, _) = try makeLog(folder)
+        let events = try EventStore(path: path, access: .readOnly).events()
+        #expect(events.count == 60)
+        var checked = 0
+        for failAt in [1, 5, 31, 32, 33, 60] {
+            var check = try ChainCheck(query: .all, verify: true, hashAt: { _ in nil }, lastPosition: { 60 })
+            var handed: [Int64] = []
+            #expect(throws: Broken.self) {
+                try check.read(skippingDamaged: nil, { handed.append($0.position) }) { take in
+                    for event in events.prefix(failAt) { guard try take(.event(event, predecessorHash: nil, block: nil)) else { return } }
+                    throw Broken()
+                }
+            }
+            #expect(handed == Array(1...Int64(failAt)), "failing after \(failAt)")
+            checked += 1
+        }
+        #expect(checked == 6)
+    }
+
     /// `verify` checks the chain's digests in batches; each mismatch is still named in the
     /// log's order among the other problems (here a block that no longer reads, in between).
     @Test func verifyNamesMismatchesInTheLogsOrderAmongOtherDamage() throws {
