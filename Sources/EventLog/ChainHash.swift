@@ -32,10 +32,9 @@ public enum ChainHash {
     }
 
     /// Appends to `out` the envelope's bytes before the payload.
-    /// - Parameter position: nil for a stream hash's envelope, which leaves it out.
-    static func header(position: Int64?, id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
+    static func header(position: Int64, id: UUID, stream: UUID, streamVersion: Int64, type: String, typeVersion: Int,
                        recordedAt: Timestamp, payloadCount: Int, into out: inout [UInt8]) {
-        if let position { append(UInt64(bitPattern: position), to: &out) }
+        append(UInt64(bitPattern: position), to: &out)
         appendUUID(id, to: &out)
         appendUUID(stream, to: &out)
         append(UInt64(bitPattern: streamVersion), to: &out)

@@ -45,11 +45,10 @@ package struct DigestBatch {
         return count - 1
     }
 
-    /// Adds `prefix` followed by an event's envelope: from its position for a chain hash
-    /// (``ChainHash/hash(previous:envelope:)``), without it (`position` nil) for a stream
-    /// hash (``ChainHash/streamHash(previous:envelope:)``). Returns the message's index.
+    /// Adds `prefix` followed by an event's envelope, as ``ChainHash/hash(previous:envelope:)``
+    /// hashes them. Returns the message's index.
     @discardableResult
-    package mutating func add(prefix: some ContiguousBytes, position: Int64?, id: UUID, stream: UUID, streamVersion: Int64,
+    package mutating func add(prefix: some ContiguousBytes, position: Int64, id: UUID, stream: UUID, streamVersion: Int64,
                               type: String, typeVersion: Int, recordedAt: Timestamp, payload: [UInt8]) -> Int {
         prefix.withUnsafeBytes { bytes.append(contentsOf: $0) }
         ChainHash.header(position: position, id: id, stream: stream, streamVersion: streamVersion, type: type,

@@ -76,8 +76,8 @@ import Testing
         #expect(checked > 300 * 20)
     }
 
-    /// An envelope added to a batch hashes as the chain and stream hashes do one at a time.
-    @Test func aBatchsEnvelopesAreTheChainsAndTheStreams() {
+    /// An envelope added to a batch hashes as the chain hash does one at a time.
+    @Test func aBatchsEnvelopesAreTheChains() {
         var batch = DigestBatch()
         var expected: [[UInt8]] = []
         for index in 0..<50 {
@@ -90,12 +90,9 @@ import Testing
             batch.add(prefix: previous, position: Int64(index + 1), id: id, stream: stream, streamVersion: Int64(index),
                       type: type, typeVersion: 2, recordedAt: at, payload: payload)
             expected.append(ChainHash.hash(previous: previous, envelope: envelope))
-            batch.add(prefix: previous, position: nil, id: id, stream: stream, streamVersion: Int64(index),
-                      type: type, typeVersion: 2, recordedAt: at, payload: payload)
-            expected.append(ChainHash.streamHash(previous: previous, envelope: envelope))
         }
         batch.compute()
-        #expect(batch.count == 100)
+        #expect(batch.count == 50)
         for (index, hash) in expected.enumerated() { #expect(batch.digest(index).bytes == hash, "message \(index)") }
     }
 }
