@@ -13,9 +13,9 @@ package struct DigestBatch {
     /// Where each message ends; message `i` starts where `i - 1` ends (the first at 0).
     private var ends: [Int] = [0]
     private var digests: [UInt8] = []
-    /// For messages added with an expected digest, that digest (32 bytes a message).
-    private var expectedHashes: [UInt8] = []
-    private var hasExpected: [Bool] = []
+    /// For each message, the digest it was added expecting; nil for none (or a stored hash
+    /// of another length than 32, which matches no digest).
+    private var expected: [Hash32?] = []
 
     package init() {}
 
@@ -26,8 +26,7 @@ package struct DigestBatch {
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
         ends.append(0)
-        expectedHashes.removeAll(keepingCapacity: true)
-        hasExpected.removeAll(keepingCapacity: true)
+        expected.removeAll(keepingCapacity: true)
     }
 
     /// Adds a message of `bytes`; returns its index.
@@ -40,8 +39,7 @@ package struct DigestBatch {
     /// Ends the message being added; returns its index.
     private mutating func ended() -> Int {
         ends.append(bytes.count)
-        expectedHashes.append(contentsOf: repeatElement(0, count: 32))
-        hasExpected.append(false)
+        expected.append(nil)
         return count - 1
     }
 
@@ -64,11 +62,7 @@ package struct DigestBatch {
     package mutating func addChainEnvelope(of e: StoredEvent, after previous: [UInt8], expecting expected: [UInt8]) -> Int {
         let index = add(prefix: previous, position: e.position, id: e.id, stream: e.stream, streamVersion: e.streamVersion,
                         type: e.type, typeVersion: e.typeVersion, recordedAt: e.recordedAt, payload: e.payload)
-        // A stored hash of another length matches no digest.
-        if expected.count == 32 {
-            expectedHashes.replaceSubrange((32 * index)..<(32 * index + 32), with: expected)
-            hasExpected[index] = true
-        }
+        self.expected[index] = Hash32(expected)
         return index
     }
 
@@ -98,12 +92,7 @@ package struct DigestBatch {
 
     /// Whether message `index`'s digest is the one it was added expecting.
     package func matchesExpected(_ index: Int) -> Bool {
-        guard hasExpected[index] else { return false }
-        return digests.withUnsafeBytes { digests in
-            expectedHashes.withUnsafeBytes { expected in
-                memcmp(digests.baseAddress! + 32 * index, expected.baseAddress! + 32 * index, 32) == 0
-            }
-        }
+        expected[index].map { digest(index) == $0 } ?? false
     }
 
     /// The engines this processor can run (`GAMELOG_SHA256_*` of Sources/CSHA256), for tests and benchmarks.
