@@ -4,6 +4,8 @@
 # tools/viewer_load.py twice: at once, while the server still reads the game list and
 # audits in the background, and again once both are done. Prints each run's percentiles
 # and the server's CPU a request (tools/viewer_route_cost.py breaks that down by route).
+# Also: the last page of games asked first thing on the fresh server, and 50 clients on
+# one long game (the longest the first pages list) once the passes are done.
 #
 #   tools/bench-viewer-load.sh [GAMES=8000] [CLIENTS=50] [SECONDS=20]
 #
@@ -49,6 +51,13 @@ base=$(grep -o 'http://[^/ ]*' serve.out | head -n 1)
 ready=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
 echo "log: $events events in $games games; the server answered after $ready s"
 
+# The last page of games, first thing on a cold server: from the catalog, whatever the
+# background passes have reached.
+listed=$(curl -s "$base/games" | grep -o '[0-9,]* games' | head -n 1 | tr -d ', games')
+last_page=$(( (${listed:-1} + 49) / 50 ))
+cold_last=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' "$base/games?page=$last_page")
+echo "cold server: /games?page=$last_page (the last of $listed games) answered ${cold_last%% *} in $(python3 -c "import sys; print(f'{1000 * float(sys.argv[1]):.0f}')" "${cold_last##* }") ms"
+
 # The server's CPU (user + system, from /proc) over a run, per request: wall times on a
 # machine the clients share move with the machine; this moves with the server's work.
 server_cpu() { awk '{ print $14 + $15 }' "/proc/$server/stat"; }
@@ -75,4 +84,17 @@ done_at=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1
 echo "background list and audit done $done_at s after the start"
 measured --clients "$clients" --seconds "$seconds" --seed 2 --label "after the background passes: "
 measured --clients "$clients" --seconds "$seconds" --seed 3 --think 500 --label "people reading (half a second between clicks): "
+long=$(python3 - "$base" <<'PY'
+import json, sys, urllib.request
+games = []
+for page in range(1, 6):
+    batch = json.load(urllib.request.urlopen(f"{sys.argv[1]}/api/games?page={page}&per_page=1000"))
+    games += batch
+    if len(batch) < 1000:
+        break
+longest = max(games, key=lambda game: game["events"])
+print(longest["id"], longest["events"])
+PY
+)
+measured --clients "$clients" --seconds "$seconds" --seed 4 --game "${long%% *}" --label "one long game (${long##* } events): "
 [ "$(sha256sum < "$log")" = "$before" ] && echo "the log is byte-identical afterwards"

@@ -7,7 +7,10 @@ pages, filtered list pages, the paged API, game pages at random steps and views,
 steps and verdicts. Prints, for each kind of request and for all, how many, the median,
 95th and 99th percentiles and the worst, in milliseconds, and any answer that was not 200.
 
-    tools/viewer_load.py BASE-URL [--clients 50] [--seconds 20] [--think MS] [--seed 1]
+    tools/viewer_load.py BASE-URL [--clients 50] [--seconds 20] [--think MS] [--seed 1] [--game ID]
+
+With --game, every client asks for that one game alone (its pages, steps and verdict):
+many people on one long game.
 
 Standard library only. Stops by itself after --seconds (and at most --max-requests).
 """
@@ -49,6 +52,7 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-requests", type=int, default=1_000_000)
     parser.add_argument("--label", default="")
+    parser.add_argument("--game", help="every client asks for this game alone")
     args = parser.parse_args()
     url = urllib.parse.urlsplit(args.base)
     host, port = url.hostname, url.port or 80
@@ -66,6 +70,12 @@ def main():
             break
     if not games:
         sys.exit("error: the log lists no game")
+    kinds_asked = KINDS
+    if args.game:
+        games = [game for game in games if game["id"] == args.game]
+        if not games:
+            sys.exit(f"error: the first pages of /api/games do not list {args.game}")
+        kinds_asked = [(name, weight if name in ("game page", "api step", "api verify") else 0) for name, weight in KINDS]
     kinds = sorted({g["kind"] for g in games})
     list_pages = max(1, len(games) // 50)
     setup.close()
@@ -80,7 +90,7 @@ def main():
         rng = random.Random(args.seed * 1000 + number)
         connection = http.client.HTTPConnection(host, port, timeout=120)
         steps = {}  # conversation id -> (steps, devices), learned from /api/games/ID
-        names, weights = zip(*KINDS)
+        names, weights = zip(*kinds_asked)
         while time.monotonic() < deadline:
             with lock:
                 if budget[0] <= 0:
@@ -162,8 +172,9 @@ def main():
     title = f"{args.clients} clients, {args.seconds:g} s" + (f", {args.think:g} ms between requests" if args.think else ", no pause")
     print(f"{args.label}{title}: {len(every)} requests, {len(every) / wall:.0f} requests/s, {len(games)} games asked from")
     print(f"{'request':<22} {'count':>7} {'median':>9} {'p95':>9} {'p99':>9} {'worst':>9}   (ms)")
-    for name, _ in KINDS:
-        print(row(name, samples[name]))
+    for name, weight in kinds_asked:
+        if weight or samples[name]:
+            print(row(name, samples[name]))
     print(row("all", every))
     print(f"answers other than 200: {len(failures)}")
     for failure in failures[:10]:

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import Replay
 
 /// The threads a collector checks uploads and folds game summaries on: one a core, each
 /// at a lower scheduling priority than the rest of the process and the database.
@@ -42,7 +40,7 @@ package final class LowPriorityExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func run() -> Never {
-        Self.lowerPriority()
+        ThreadPriority.lowerCallingThread()
         let executor = asUnownedTaskExecutor()
         while true {
             condition.lock()
@@ -51,19 +49,5 @@ package final class LowPriorityExecutor: TaskExecutor, @unchecked Sendable {
             condition.unlock()
             job.runSynchronously(on: executor)
         }
-    }
-
-    /// This thread below its process's others: 10 more `nice` (a tenth of their weight
-    /// when both want a core) with glibc (Linux), where the value is a thread's own; the utility
-    /// class on Apple's systems.
-    private static func lowerPriority() {
-        #if canImport(Glibc)
-        let which = __priority_which_t(PRIO_PROCESS.rawValue)
-        errno = 0
-        let current = getpriority(which, 0)
-        if errno == 0 { _ = setpriority(which, 0, min(19, current + 10)) }
-        #elseif canImport(Darwin)
-        _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
-        #endif
     }
 }

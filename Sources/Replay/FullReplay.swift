@@ -226,10 +226,14 @@ public enum FullReplay {
         /// Conversations submitted and not handed yet, at most: the events they hold are
         /// what the pass's memory grows with.
         private let inFlight: Int
+        /// At the priority of the thread that runs the pass: a background pass's folds
+        /// stay in the background.
+        private let queue: DispatchQueue
 
         init(parallel: Bool, inFlight: Int = 64) {
             self.parallel = parallel
             self.inFlight = inFlight
+            queue = ThreadPriority.queueAtCallersPriority()
         }
 
         /// Folds `work` on another thread (or this one, without parallelism); `held` is how
@@ -237,7 +241,7 @@ public enum FullReplay {
         func submit(holding held: Int, _ work: @escaping @Sendable () -> Finished) {
             let ticket = nextTicket()
             guard parallel else { return put(ticket, (work(), held)) }
-            DispatchQueue.global().async { self.put(ticket, (work(), held)) }
+            queue.async { self.put(ticket, (work(), held)) }
         }
 
         /// A conversation folded on this thread, handed in its turn.

@@ -193,6 +193,10 @@ public final class ViewerModel: @unchecked Sendable {
         openingIndex = try GameIndex(store: store)
         origins = try store.forkOrigins()
         readers = ReaderPool(make: reader, first: store, capacity: max(4, ProcessInfo.processInfo.activeProcessorCount * 2))
+        // The requests' threads made here, at the priority of the thread that opens the
+        // viewer: made later by a background pass's first nap, they would run lowered too
+        // (a thread starts at its maker's priority), and pages would wait behind the passes.
+        _ = WorkQueue.shared
     }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
@@ -318,6 +322,8 @@ public final class ViewerModel: @unchecked Sendable {
         // The list of the same file read by the same build before: at once, as the audit's results.
         let kept = following ? nil : self.kept
         Thread { [weak self] in
+            // Pages first: this thread and every one it starts or hands folds to.
+            ThreadPriority.lowerCallingThread()
             defer { self?.passEnded(list: true) }
             if let kept, let self, let key = self.keptKey(), let list = kept.load(key)?.list {
                 self.adopt(list, generation: mine)
@@ -383,6 +389,7 @@ public final class ViewerModel: @unchecked Sendable {
         let games = self.games
         let mine = locked { listGeneration }
         Thread { [weak self] in
+            ThreadPriority.lowerCallingThread()
             defer { self?.passEnded(list: true) }
             var damaged = 0, offset = 0
             let size = 100
@@ -649,7 +656,9 @@ public final class ViewerModel: @unchecked Sendable {
     private func signaturesFromTheWholeLog(_ conversation: ConversationID) throws -> [Finding]? {
         guard let whole = locked({ logWide }), !whole.contains(where: { $0.check == .integrity && $0.severity == .error }) else { return nil }
         let id = conversation.uuid.uuidString.lowercased()
-        let devices = Set(try replayer(conversation).devices.map(\.name))
+        // Its devices from the list's outline where the list pass made one: opening the
+        // game for them was nearly all of `/api/verify/ID` once the audit was done.
+        let devices = Set(try outline(of: conversation).devices.map(\.name))
         return whole.filter { finding in
             finding.check == .signature
                 && (finding.game.map { $0.lowercased() == id } ?? finding.device.map(devices.contains) ?? true)
@@ -798,6 +807,8 @@ public final class ViewerModel: @unchecked Sendable {
         }
         let kept = readsNatively || following ? nil : self.kept
         Thread { [weak self] in
+            // Pages first: the whole log's checks run on threads this one starts.
+            ThreadPriority.lowerCallingThread()
             defer { self?.passEnded(list: false) }
             guard let reader = try? makeReader() else {
                 self?.locked { self?.logWide = [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read",

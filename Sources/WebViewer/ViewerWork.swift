@@ -108,9 +108,11 @@ final class WorkQueue: @unchecked Sendable {
 
     /// Waits while requests are waiting or being answered, at most `limit` seconds, in
     /// short naps: the background list and audit call it between conversations, so pages
-    /// get the cores first (a lower thread priority does not do it: a background thread
-    /// preempted while it holds the model's lock would hold up every request). The limit
-    /// keeps them going, slowly, under a load that never stops.
+    /// get the cores first. Their threads also run at a lower priority (``ThreadPriority``),
+    /// which alone does not do it: a background thread preempted while it holds the
+    /// model's lock would hold up every request, and the naps make that rare; the priority
+    /// covers the threads a pass starts, which never nap. The limit keeps the passes going,
+    /// slowly, under a load that never stops.
     func yieldToRequests(atMost limit: TimeInterval = 0.05) {
         let deadline = Date().addingTimeInterval(limit)
         while busy && Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }

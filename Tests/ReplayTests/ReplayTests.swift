@@ -97,6 +97,38 @@ import Testing
         #expect(one.events == two.events && one.events == stored)
     }
 
+    /// A pass run on a lowered thread (a viewer's background list) folds below the
+    /// process's other threads, on the threads it hands conversations to as well; one
+    /// run on an ordinary thread keeps the ordinary priority.
+    @Test func aPassOnALoweredThreadFoldsEveryConversationLowered() throws {
+        #if canImport(Glibc)
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        try recordGames("battleship", count: 6, at: path, seed: 8)
+        let plugin = PriorityNotingBattleship()
+        let games = GameRegistry([plugin])
+        // Chunks of 16: folds are handed to other threads from the 64th event on.
+        #expect(try EventStore(path: path, access: .readOnly).lastPosition() >= 4 * 16)
+        @Sendable func pass() throws -> Int {
+            var finished = 0
+            try FullReplay.run(store: try EventStore(path: path, access: .readOnly), lanes: 2, chunkSize: 16, games: games) { _ in finished += 1 }
+            return finished
+        }
+        #expect(try pass() >= 6)
+        let ordinary = plugin.notes.take()
+        #expect(ordinary.normal > 0 && ordinary.lowered == 0, "\(ordinary)")
+
+        let outcome = OutcomeBox()
+        Thread {
+            ThreadPriority.lowerCallingThread()
+            outcome.set(Result { try pass() })
+        }.start()
+        #expect(try outcome.wait().get() >= 6)
+        let lowered = plugin.notes.take()
+        #expect(lowered.lowered > 0 && lowered.normal == 0, "\(lowered)")
+        #endif
+    }
+
     /// A caller that throws from `finished` stops the pass with its error, on one thread
     /// and with folds on others (nothing waits for a fold nobody will take).
     @Test func aThrowingCallerStopsThePass() throws {
@@ -245,5 +277,19 @@ import Testing
         let resolved = try index.resolve(String(first.id.prefix(8)))
         #expect(resolved.game?.uuid.uuidString.lowercased() == first.id)
         #expect(throws: ReplayError.noSuchGame("zzzz")) { try index.resolve("zzzz") }
+    }
+}
+
+/// A result handed from another thread, waited for once.
+private final class OutcomeBox: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var outcome: Result<Int, Error>?
+    func set(_ result: Result<Int, Error>) {
+        outcome = result
+        done.signal()
+    }
+    func wait() -> Result<Int, Error> {
+        done.wait()
+        return outcome!
     }
 }

@@ -1,6 +1,10 @@
 import BattleshipGame
+import Foundation
 import GameKit
 import MessagesModel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A test's variant of the shipped Battleship: everything forwarded to the shipped plug-in
 /// but what the variant itself implements. The message view is not forwarded, so a variant
@@ -25,5 +29,45 @@ extension WrappedBattleship {
     public func makeChecker() -> any LegalityChecker { base.makeChecker() }
     public func makeStrategy(players: [DeviceID], conversation: ConversationID) -> any GameStrategy {
         base.makeStrategy(players: players, conversation: conversation)
+    }
+}
+
+/// The shipped Battleship, noting the scheduling priority (`nice`, Linux) of every thread
+/// that folds one of its events, beside the process's main thread's: what a test of who
+/// folds at which priority reads.
+public struct PriorityNotingBattleship: WrappedBattleship {
+    public let base = BattleshipPlugin()
+    public let notes = PriorityNotes()
+    public init() {}
+    public func reduce(_ board: inout BattleshipBoard, _ event: GameEvent) {
+        notes.noteCallingThread()
+        base.reduce(&board, event)
+    }
+}
+
+/// What ``PriorityNotingBattleship`` noted: for each fold, whether its thread ran below the
+/// process's main thread.
+public final class PriorityNotes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lowered = 0, normal = 0
+
+    public init() {}
+
+    func noteCallingThread() {
+        #if canImport(Glibc)
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        let below = getpriority(which, 0) > getpriority(which, id_t(getpid()))
+        #else
+        let below = false
+        #endif
+        lock.withLock { if below { lowered += 1 } else { normal += 1 } }
+    }
+
+    /// The folds noted so far, below the main thread's priority and at it; and starts again.
+    public func take() -> (lowered: Int, normal: Int) {
+        lock.withLock {
+            defer { lowered = 0; normal = 0 }
+            return (lowered, normal)
+        }
     }
 }

@@ -7,6 +7,7 @@ import MessagesModel
 import Projections
 import HummingbirdTesting
 import Replay
+import GameKit
 import Games
 import TestSupport
 import Testing
@@ -45,6 +46,36 @@ import Testing
                 #expect(html.contains("Tic-tac-toe"))
             }
         }
+    }
+
+    /// The background list and audit fold below the pages' priority (the threads that
+    /// answer requests keep theirs): on a fresh server of a big log they took most of the
+    /// cores from the pages they were meant to give way to.
+    @Test func backgroundPassesFoldBelowThePagesPriority() async throws {
+        #if canImport(Glibc)
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        try recordGames("battleship", count: 3, at: path, seed: 5)
+        let plugin = PriorityNotingBattleship()
+        let model = try ViewerModel(path: path, games: GameRegistry([plugin]))
+        _ = plugin.notes.take()
+        model.listInBackground()
+        try await Self.waitUntil { model.list().isComplete }
+        let listed = plugin.notes.take()
+        #expect(listed.lowered > 0 && listed.normal == 0, "\(listed)")
+        model.auditInBackground()
+        try await Self.waitUntil { model.auditProgress.logWideDone }
+        let audited = plugin.notes.take()
+        #expect(audited.lowered > 0 && audited.normal == 0, "\(audited)")
+
+        // A page folds at the priority of the threads that answer requests.
+        let game = try #require(model.list().games.first)
+        let conversation = try model.resolve(game.id).conversation
+        let last = try model.outline(of: conversation).steps
+        _ = try await model.work { try model.state(conversation, at: last, as: .auditor) }
+        let page = plugin.notes.take()
+        #expect(page.normal > 0 && page.lowered == 0, "\(page)")
+        #endif
     }
 
     /// Conversations that hold no game (the sticker extension's) are reached through
