@@ -99,6 +99,14 @@ final class WorkQueue: @unchecked Sendable {
         }
     }
 
+    /// Whether the request whose work runs on the calling thread is the only one being
+    /// answered, with none waiting.
+    var answersThisRequestAlone: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return running <= 1 && head == jobs.count
+    }
+
     /// Requests waiting or being answered.
     var busy: Bool {
         condition.lock()
