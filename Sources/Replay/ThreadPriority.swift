@@ -11,8 +11,8 @@ import Glibc
 /// priority (Linux copies a thread's `nice` to the threads it creates; Apple's systems,
 /// its quality-of-service class). Work handed to Dispatch does not: a pass that folds on
 /// `DispatchQueue.global()` ran its folds at the priority of the pages it was meant to
-/// yield to (on a fresh viewer of 1.8M events, two thirds of the server's CPU while 50
-/// clients waited). ``queueAtCallersPriority()`` is the queue that keeps it.
+/// yield to (on a fresh viewer of 1.8M events, more than half of the server's CPU while
+/// 50 clients waited). ``queueAtCallersPriority()`` is the queue that keeps it.
 package enum ThreadPriority {
     /// Lowers the calling thread below its process's others: 10 more `nice` (a tenth of
     /// their weight when both want a core) on Linux, where the value is the thread's own;
