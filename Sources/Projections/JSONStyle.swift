@@ -14,6 +14,7 @@ public enum JSONStyle {
             // `{"_0": x}` is how Swift spells a case's unlabeled value: the value alone reads better.
             if dictionary.count == 1, let inner = dictionary["_0"] { return normalize(inner, key: key) }
             var out: [String: JSONValue] = [:]
+            out.reserveCapacity(dictionary.count)
             for (k, v) in dictionary {
                 // Beside labeled values, an unlabeled one is the case's `value`.
                 let name = k == "_0" ? "value" : isUUID(k) ? k.lowercased() : k
@@ -24,7 +25,9 @@ public enum JSONStyle {
             return .array(array.map { normalize($0, key: key) })
         case .string(let string):
             if isUUID(string) { return .string(string.lowercased()) }
-            return .string(string.contains("$") ? lowercasingMentions(string) : string)
+            // Bytes, not `contains("$")`: with Foundation imported that is a locale-aware
+            // search, which was two fifths of normalizing a game page's state.
+            return .string(string.utf8.contains(UInt8(ascii: "$")) ? lowercasingMentions(string) : string)
         case .integer(let number) where key == "style":
             let names = ["compact", "expanded", "transcript"]
             return names.indices.contains(Int(number)) ? .string(names[Int(number)]) : value
@@ -133,5 +136,8 @@ public enum JSONStyle {
         return out + rest
     }
 
-    static func isUUID(_ text: String) -> Bool { JSONStyleRewriter.isUUID(Array(text.utf8)) }
+    static func isUUID(_ text: String) -> Bool {
+        // Every key and string is asked: most are not 36 bytes, and need no copy to say so.
+        text.utf8.count == 36 && JSONStyleRewriter.isUUID(Array(text.utf8))
+    }
 }

@@ -469,25 +469,35 @@ enum Pages {
         }
         let value = try styled ?? state.styledJSON()
         var budget = 3_000
-        func node(_ key: String, _ value: JSONValue, open: Bool = false) -> HTML {
+        // Written into one buffer: a node returned as its own text was copied once more
+        // at every level above it.
+        var out: HTML = "<details class=tree id=stateTree><summary>the state, as a tree</summary><ul>"
+        func node(_ key: String, _ value: JSONValue, open: Bool = false) {
             budget -= 1
-            guard budget > 0 else { return budget == 0 ? "<li class=muted>… (the rest left out)</li>" : "" }
+            guard budget > 0 else {
+                if budget == 0 { out += "<li class=muted>… (the rest left out)</li>" }
+                return
+            }
             switch value {
             case .object(let fields):
-                let children = fields.keys.sorted().map { node($0, fields[$0]!) }
-                return "<li><details\(open ? " open" : "" as HTML)><summary>\(key) <small>{\(fields.count)}</small></summary><ul>\(children)</ul></details></li>"
+                out += "<li><details\(open ? " open" : "" as HTML)><summary>\(key) <small>{\(fields.count)}</small></summary><ul>"
+                for name in fields.keys.sorted() { node(name, fields[name]!) }
+                out += "</ul></details></li>"
             case .array(let items):
-                let children = items.enumerated().map { node(String($0.offset), $0.element) }
-                return "<li><details\(open ? " open" : "" as HTML)><summary>\(key) <small>[\(items.count)]</small></summary><ul>\(children)</ul></details></li>"
+                out += "<li><details\(open ? " open" : "" as HTML)><summary>\(key) <small>[\(items.count)]</small></summary><ul>"
+                for (index, item) in items.enumerated() { node(String(index), item) }
+                out += "</ul></details></li>"
             case .string(let text):
-                return "<li>\(key): <span class=v>\(ParticipantNames.resolve(String(text.prefix(500)), names: names))</span></li>"
-            case .null: return "<li>\(key): <span class=v>null</span></li>"
-            case .bool(let flag): return "<li>\(key): <span class=v>\(flag ? "true" : "false")</span></li>"
-            case .integer(let number): return "<li>\(key): <span class=v>\(number)</span></li>"
-            case .double(let number): return "<li>\(key): <span class=v>\(number)</span></li>"
+                out += "<li>\(key): <span class=v>\(ParticipantNames.resolve(String(text.prefix(500)), names: names))</span></li>"
+            case .null: out += "<li>\(key): <span class=v>null</span></li>"
+            case .bool(let flag): out += "<li>\(key): <span class=v>\(flag ? "true" : "false")</span></li>"
+            case .integer(let number): out += "<li>\(key): <span class=v>\(number)</span></li>"
+            case .double(let number): out += "<li>\(key): <span class=v>\(number)</span></li>"
             }
         }
-        return "<details class=tree id=stateTree><summary>the state, as a tree</summary><ul>\(node("state", value, open: true))</ul></details>"
+        node("state", value, open: true)
+        out += "</ul></details>"
+        return out
     }
 
     /// Steps listed in full up to this many; past it, this many around the current one.
