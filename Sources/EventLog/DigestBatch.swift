@@ -36,6 +36,14 @@ package struct DigestBatch {
         return ended()
     }
 
+    /// Adds a message of `first` followed by `second` (a hash and an envelope, say); returns its index.
+    @discardableResult
+    package mutating func add(_ first: some ContiguousBytes, _ second: some ContiguousBytes) -> Int {
+        first.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        second.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        return ended()
+    }
+
     /// Ends the message being added; returns its index.
     private mutating func ended() -> Int {
         ends.append(bytes.count)

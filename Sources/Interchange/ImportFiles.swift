@@ -248,6 +248,18 @@ extension Interchange {
         return checkpoint
     }
 
+    /// A line of ``checkChains(_:)`` whose digests are being worked out.
+    private struct Pending {
+        var index: Int
+        var fields: ExportLine.Fields
+        var file: String
+        var line: Int
+        var tags: [EventTag]?
+        /// Its messages in the batch: its stream hash's, and its leaf's if it is a leaf.
+        var streamMessage: Int
+        var leafMessage: Int?
+    }
+
     /// Recomputes every stream's chain from its lines: each line's stream hash must
     /// be its chain's, and every head a checkpoint signed must be reached with that
     /// hash. Streams that start past version 1 are checked against the store on import.
@@ -261,6 +273,7 @@ extension Interchange {
         var continued: [UUID: (firstVersion: Int64, firstLine: Int)] = [:]
         var starts: [UUID: Int] = [:]
         var scratch: [UInt8] = []
+        var digests = DigestBatch()
         var trees = plan.trees
         var checked: [CheckedLine]? = plan.parsed == nil ? nil : Array(repeating: CheckedLine(), count: plan.lines.count)
         for (stream, indices) in byStream {
@@ -278,58 +291,117 @@ extension Interchange {
                 (try? plan.fields(start)).map { ($0.type, $0.typeVersion, $0.payload) }
             })
             var last: ExportLine.Fields?
+            // Lines read and checked but for their digests, which are worked out side by
+            // side (DigestBatch): a line's stream hash is of the hash its predecessor
+            // *carries*, so none waits for another, and once every carried hash is its
+            // digest the chain is the one worked out a line at a time. Whatever goes wrong
+            // is thrown in line order: a line's own error only after the digests of the
+            // lines before it are settled.
+            var pending: [Pending] = []
+            func settle() throws {
+                guard !pending.isEmpty else { return }
+                digests.compute()
+                defer {
+                    pending.removeAll(keepingCapacity: true)
+                    digests.removeAll()
+                }
+                for line in pending {
+                    let previous = hash
+                    hash = digests.digest(line.streamMessage).bytes
+                    version = line.fields.streamVersion
+                    let leafHash = try trees.add(line.fields, leafHash: { digests.digest(line.leafMessage!).bytes },
+                                                 file: line.file, line: line.line)
+                    if checked != nil, let before = Hash32(previous), let after = Hash32(hash) {
+                        checked![line.index] = CheckedLine(
+                            hashes: KnownHashes(recording: .init(streamVersion: version, previous: before, streamHash: after,
+                                                                 leafHash: leafHash.flatMap { Hash32($0) })),
+                            tags: line.tags)
+                    }
+                    let who = device.map { "device \($0)'s " } ?? ""
+                    if let carried = line.fields.streamHash, carried != hash {
+                        throw InterchangeError.editedLine(file: line.file, line: line.line, detail:
+                            "its content does not give the stream hash it carries (\(who)stream \(short(stream)) version \(version))")
+                    }
+                    if let head = signed[stream]?[version], head.hash != hash {
+                        let checkpoint = plan.checkpoints[head.checkpoint]
+                        throw InterchangeError.editedLine(file: line.file, line: line.line, detail:
+                            "\(who)stream \(short(stream)) up to version \(version) is not what device \(checkpoint.checkpoint.device) signed in its checkpoint \(checkpoint.checkpoint.sequence) (\(checkpoint.file):\(checkpoint.line))")
+                    }
+                }
+            }
+            // The version the lines read so far reach (`version` is the settled lines').
+            var reached: Int64 = 0
             for index in ordered {
                 let fields = try plan.fields(index)
                 let ref = plan.lines[index], file = plan.files[Int(ref.file)].name
-                if let previous = last, previous.streamVersion == fields.streamVersion {
-                    // The same event twice (two files): fine; two different ones: not.
-                    guard previous == fields || (previous.id == fields.id && previous.payload == fields.payload) else {
-                        throw InterchangeError.conflict(file: file, line: Int(ref.line), id: fields.id,
-                                                        detail: "another line gives stream \(short(stream)) version \(fields.streamVersion) too")
+                do {
+                    if let previous = last, previous.streamVersion == fields.streamVersion {
+                        // The same event twice (two files): fine; two different ones: not.
+                        guard previous == fields || (previous.id == fields.id && previous.payload == fields.payload) else {
+                            throw InterchangeError.conflict(file: file, line: Int(ref.line), id: fields.id,
+                                                            detail: "another line gives stream \(short(stream)) version \(fields.streamVersion) too")
+                        }
+                        continue
                     }
-                    continue
-                }
-                guard fields.streamVersion == version + 1 else {
-                    throw InterchangeError.missingEvents(stream: stream, expectedVersion: version + 1, found: fields.streamVersion)
-                }
-                if device == nil, case .recordingStarted(let info)? = try? RecordedEvent.decode(
-                    type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload) {
-                    device = info.device.name
-                    constants = StreamConstants(info)
-                }
-                if fields.typeVersion == 2 {
-                    do {
-                        _ = try RecordedEvent.decode(type: fields.type, typeVersion: 2, payload: fields.payload, stream: constants)
-                    } catch {
-                        throw InterchangeError.invalidPayload(file: file, line: Int(ref.line), detail: String(describing: error))
+                    guard fields.streamVersion == reached + 1 else {
+                        throw InterchangeError.missingEvents(stream: stream, expectedVersion: reached + 1, found: fields.streamVersion)
                     }
+                    if device == nil, case .recordingStarted(let info)? = try? RecordedEvent.decode(
+                        type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload) {
+                        device = info.device.name
+                        constants = StreamConstants(info)
+                    }
+                    var decoded: RecordedEvent?
+                    if fields.typeVersion == 2 {
+                        do {
+                            decoded = try RecordedEvent.decode(type: fields.type, typeVersion: 2, payload: fields.payload, stream: constants)
+                        } catch {
+                            throw InterchangeError.invalidPayload(file: file, line: Int(ref.line), detail: String(describing: error))
+                        }
+                    }
+                    var tags: [EventTag]?
+                    if checked != nil {
+                        if !RecordedEvent.cataloguedTypes.contains(fields.type) {
+                            tags = []
+                        } else if let decoded, let known = constants, tagger.constants(of: stream) == known {
+                            // Just decoded with the constants the tagger would decode it with again.
+                            tags = decoded.catalogTags
+                        } else {
+                            tags = tagger.catalogTags(stream: stream, type: fields.type, typeVersion: fields.typeVersion,
+                                                      payload: fields.payload)
+                        }
+                    }
+                    ChainHash.envelope(position: 0, id: fields.id, stream: stream, streamVersion: fields.streamVersion,
+                                       type: fields.type, typeVersion: fields.typeVersion,
+                                       recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
+                                       into: &scratch)
+                    // Its predecessor's hash as carried; worked out first where it carries none.
+                    let previousCarried: [UInt8]
+                    if let before = pending.last {
+                        if let carried = before.fields.streamHash {
+                            previousCarried = carried
+                        } else {
+                            try settle()
+                            previousCarried = hash
+                        }
+                    } else {
+                        previousCarried = hash
+                    }
+                    let body = scratch.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[8...]) }
+                    let streamMessage = digests.add(previousCarried, body)
+                    let leafMessage = trees.isLeaf(fields) ? digests.add(CollectionOfOne(UInt8(0)), body) : nil
+                    pending.append(Pending(index: index, fields: fields, file: file, line: Int(ref.line), tags: tags,
+                                           streamMessage: streamMessage, leafMessage: leafMessage))
+                    reached = fields.streamVersion
+                    last = fields
+                    if pending.count >= 32 { try settle() }
+                } catch {
+                    // The lines before this one first, as a line at a time met them.
+                    try settle()
+                    throw error
                 }
-                ChainHash.envelope(position: 0, id: fields.id, stream: stream, streamVersion: fields.streamVersion,
-                                   type: fields.type, typeVersion: fields.typeVersion,
-                                   recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
-                                   into: &scratch)
-                let previous = hash
-                hash = ChainHash.streamHash(previous: hash, envelope: scratch)
-                version = fields.streamVersion
-                let leafHash = try trees.add(fields, leafData: Array(scratch[8...]), file: file, line: Int(ref.line))
-                if checked != nil, let before = Hash32(previous), let after = Hash32(hash) {
-                    checked![index] = CheckedLine(
-                        hashes: KnownHashes(recording: .init(streamVersion: version, previous: before, streamHash: after,
-                                                             leafHash: leafHash.flatMap { Hash32($0) })),
-                        tags: tagger.catalogTags(stream: stream, type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload))
-                }
-                let who = device.map { "device \($0)'s " } ?? ""
-                if let carried = fields.streamHash, carried != hash {
-                    throw InterchangeError.editedLine(file: file, line: Int(ref.line), detail:
-                        "its content does not give the stream hash it carries (\(who)stream \(short(stream)) version \(version))")
-                }
-                if let head = signed[stream]?[version], head.hash != hash {
-                    let checkpoint = plan.checkpoints[head.checkpoint]
-                    throw InterchangeError.editedLine(file: file, line: Int(ref.line), detail:
-                        "\(who)stream \(short(stream)) up to version \(version) is not what device \(checkpoint.checkpoint.device) signed in its checkpoint \(checkpoint.checkpoint.sequence) (\(checkpoint.file):\(checkpoint.line))")
-                }
-                last = fields
             }
+            try settle()
             if let highest = signed[stream]?.keys.max(), highest > version {
                 let checkpoint = plan.checkpoints[signed[stream]![highest]!.checkpoint]
                 throw InterchangeError.badCheckpoint(file: checkpoint.file, line: checkpoint.line, detail:

@@ -91,6 +91,19 @@ public struct ImportTrees: Sendable {
     /// Returns the leaf's hash (nil: its recording is in no tree).
     @discardableResult
     mutating func add(_ fields: ExportLine.Fields, leafData: [UInt8], file: String, line: Int) throws -> [UInt8]? {
+        try add(fields, leafHash: { MerkleTree.leafHash(leafData) }, file: file, line: line)
+    }
+
+    /// Whether ``add(_:leafHash:file:line:)`` will ask for the event's leaf hash: its
+    /// recording is in a tree and it claims a leaf.
+    func isLeaf(_ fields: ExportLine.Fields) -> Bool {
+        owners[fields.stream] != nil && fields.leaf != nil
+    }
+
+    /// ``add(_:leafData:file:line:)`` with the leaf's hash worked out elsewhere (asked
+    /// for only when ``isLeaf(_:)``).
+    @discardableResult
+    mutating func add(_ fields: ExportLine.Fields, leafHash: () -> [UInt8], file: String, line: Int) throws -> [UInt8]? {
         guard let owner = owners[fields.stream] else {
             if fields.leaf != nil {
                 throw InterchangeError.badHead(file: file, line: line, detail: "the event claims a leaf, and no tree line names its recording")
@@ -101,7 +114,7 @@ public struct ImportTrees: Sendable {
             throw InterchangeError.badHead(file: file, line: line, detail:
                 "the event is not a leaf of device \(SafeText.line(owner.device))'s tree, which holds its recording")
         }
-        let hash = MerkleTree.leafHash(leafData)
+        let hash = leafHash()
         if let other = trees[owner.publicKey]!.leaves[leaf] {
             guard other.hash == hash else {
                 throw InterchangeError.badHead(file: file, line: line, detail:

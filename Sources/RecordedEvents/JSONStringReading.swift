@@ -34,6 +34,14 @@ public enum JSONStringReading {
         guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "\"") else {
             throw Failure(offset: index, reason: "a string must start with a quote")
         }
+        // Bytes in memory (an export line, a payload) go through a pointer loop first: a
+        // payload inside an export line is short runs between escaped quotes, and the
+        // loop below spent more on each run's bookkeeping than on its bytes.
+        let start = index
+        if let fast = bytes.withContiguousStorageIfAvailable({ readPlain($0, from: start - bytes.startIndex) }), let (out, end) = fast {
+            index = bytes.startIndex + end
+            return out
+        }
         index += 1
         var out: [UInt8] = []
         while index < bytes.endIndex {
@@ -102,6 +110,66 @@ public enum JSONStringReading {
             }
         }
         throw Failure(offset: index, reason: "a string is not closed")
+    }
+
+    /// The string whose opening quote is at offset `quote` of `bytes`, unescaped, and the
+    /// offset just past its closing quote; nil for anything but plain bytes and the
+    /// two-character escapes (a `\\u` escape, a control character, a string not closed),
+    /// which ``read(_:at:loneSurrogates:)`` then reads (or refuses) as it always has.
+    @usableFromInline
+    static func readPlain(_ bytes: UnsafeBufferPointer<UInt8>, from quote: Int) -> ([UInt8], Int)? {
+        let end = bytes.count
+        var offset = quote + 1
+        // Its closing quote first (an escape is two bytes: the second is never a closing
+        // quote), so that the output is sized to the string, not to what follows it.
+        var closing = offset
+        var escapes = 0
+        while closing < end {
+            let byte = bytes[closing]
+            if byte == UInt8(ascii: "\"") { break }
+            if byte < 0x20 { return nil }
+            if byte == UInt8(ascii: "\\") {
+                escapes += 1
+                closing += 1
+            }
+            closing += 1
+        }
+        guard closing < end else { return nil }
+        if escapes == 0 {
+            return (Array(UnsafeBufferPointer(rebasing: bytes[offset..<closing])), closing + 1)
+        }
+        var failed = false
+        let out = [UInt8](unsafeUninitializedCapacity: closing - offset - escapes) { buffer, count in
+            var written = 0
+            while offset < closing {
+                let byte = bytes[offset]
+                if byte == UInt8(ascii: "\\") {
+                    let unescaped: UInt8
+                    switch bytes[offset + 1] {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped = bytes[offset + 1]
+                    case UInt8(ascii: "b"): unescaped = 0x08
+                    case UInt8(ascii: "f"): unescaped = 0x0C
+                    case UInt8(ascii: "n"): unescaped = 0x0A
+                    case UInt8(ascii: "r"): unescaped = 0x0D
+                    case UInt8(ascii: "t"): unescaped = 0x09
+                    default:
+                        // `\u` (four hex digits, surrogates) and unknown escapes: the general reader's.
+                        failed = true
+                        count = 0
+                        return
+                    }
+                    buffer[written] = unescaped
+                    written += 1
+                    offset += 2
+                } else {
+                    buffer[written] = byte
+                    written += 1
+                    offset += 1
+                }
+            }
+            count = written
+        }
+        return failed ? nil : (out, closing + 1)
     }
 
     @inlinable

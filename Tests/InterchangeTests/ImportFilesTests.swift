@@ -165,6 +165,83 @@ import Testing
         }
     }
 
+    /// The check works a recording's digests out side by side, in batches; what it refuses,
+    /// and at which line, is what a check of one line after another refuses: an edited
+    /// line is named wherever it falls in a batch, before any error of a later line, and
+    /// lines that carry no stream hash (older exports) are chained from what was worked out.
+    @Test func anEditIsNamedAtItsLineWhereverItFallsInABatchOfDigests() throws {
+        let folder = try TemporaryFolder()
+        let all = try allLines(try simulated(folder, seed: 26, games: 3))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func event(_ line: String) -> ExportedEvent? { try? JSONDecoder().decode(ExportedEvent.self, from: Data(line.utf8)) }
+        func line(_ event: ExportedEvent) throws -> String { String(decoding: try encoder.encode(event), as: UTF8.self) }
+        func refusal(_ lines: [String]) -> InterchangeError? {
+            do {
+                _ = try Interchange.check(files: [ExportFile(name: "f", contents: Data((lines.joined(separator: "\n") + "\n").utf8))])
+                return nil
+            } catch {
+                return error as? InterchangeError
+            }
+        }
+        // The longest recording's lines (they come in its order), well past a batch.
+        let byStream = Dictionary(grouping: all.indices.filter { event(all[$0]) != nil }) { event(all[$0])!.stream }
+        let indices = try #require(byStream.values.max { $0.count < $1.count })
+        #expect(indices.count > 100)
+        #expect(refusal(all) == nil)
+        // Older exports: every third line of it without its stream hash.
+        var older = all
+        for (n, index) in indices.enumerated() where n % 3 == 1 {
+            var e = try #require(event(all[index]))
+            e.streamHash = nil
+            older[index] = try line(e)
+        }
+        #expect(refusal(older) == nil)
+
+        var named = 0
+        for k in [1, 2, 31, 32, 33, 63, 64, 65, indices.count - 2, indices.count - 1] {
+            for base in [all, older] {
+                var edited = base
+                var e = try #require(event(base[indices[k]]))
+                e.recordedAt += 1
+                edited[indices[k]] = try line(e)
+                // Named at the first line from the edit on that carries a stream hash to compare.
+                guard let first = indices[k...].first(where: { event(base[$0])?.streamHash != nil }) else { continue }
+                let expected = first + 1
+                guard case .editedLine("f", expected, let detail)? = refusal(edited) else {
+                    Issue.record("edit at \(k): \(String(describing: refusal(edited))), expected line \(expected)")
+                    continue
+                }
+                #expect(detail.contains("does not give the stream hash it carries"))
+                named += 1
+                // A later line that conflicts (another event at the same version) does not
+                // go first.
+                if k + 3 < indices.count {
+                    var other = try #require(event(base[indices[k + 3]]))
+                    other.id = UUID()
+                    var both = edited
+                    both.insert(try line(other), at: indices[k + 3] + 1)
+                    guard case .editedLine("f", expected, _)? = refusal(both) else {
+                        Issue.record("edit at \(k) and a conflict after it: \(String(describing: refusal(both)))")
+                        continue
+                    }
+                    named += 1
+                }
+            }
+        }
+        #expect(named >= 30)
+        // The conflict alone is named as one.
+        var other = try #require(event(all[indices[40]]))
+        other.id = UUID()
+        var conflicting = all
+        conflicting.insert(try line(other), at: indices[40] + 1)
+        guard case .conflict("f", let at, _, _)? = refusal(conflicting) else {
+            Issue.record("a conflict alone: \(String(describing: refusal(conflicting)))")
+            return
+        }
+        #expect(at == indices[40] + 2)
+    }
+
     @Test func aBadLineNamesItsFileAndLineAndNothingIsStored() throws {
         let folder = try TemporaryFolder()
         let original = try simulated(folder, seed: 24, games: 1)

@@ -1,6 +1,14 @@
 import Foundation
-import RecordedEvents
+@testable import RecordedEvents
 import Testing
+
+/// Bytes that are not contiguous in memory: read by the general loop alone.
+private struct Scattered: RandomAccessCollection {
+    var bytes: [UInt8]
+    var startIndex: Int { 0 }
+    var endIndex: Int { bytes.count }
+    subscript(position: Int) -> UInt8 { bytes[position] }
+}
 
 @Suite struct JSONStringReadingTests {
     func read(_ text: String, _ policy: JSONStringReading.LoneSurrogates = .fail) throws -> (String, Int) {
@@ -24,6 +32,37 @@ import Testing
             checked += 1
         }
         #expect(checked == 2_000)
+    }
+
+    /// Bytes in memory go through a pointer loop first; it reads what the general loop
+    /// reads, ends where it ends, and leaves to it whatever it does not read itself.
+    @Test func thePointerLoopReadsWhatTheGeneralLoopReads() throws {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "é", "\\n", "\\t", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\u00e9", "\\ud83d", "\\q",
+                      "\u{01}", "😀", " ", "\\", "\""]
+        var read = 0, refused = 0, readByThePointerLoop = 0
+        for _ in 0..<5_000 {
+            let body = (0..<Int.random(in: 0...10, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let text = Array(("x\"" + body + (Bool.random(using: &generator) ? "\"," : "")).utf8)
+            var contiguousIndex = 1, scatteredIndex = 1
+            let contiguous = Result { () throws(JSONStringReading.Failure) in
+                try JSONStringReading.read(text, at: &contiguousIndex, loneSurrogates: .fail)
+            }
+            let scattered = Result { () throws(JSONStringReading.Failure) in
+                try JSONStringReading.read(Scattered(bytes: text), at: &scatteredIndex, loneSurrogates: .fail)
+            }
+            #expect(contiguous == scattered, "\(String(decoding: text, as: UTF8.self))")
+            #expect(contiguousIndex == scatteredIndex)
+            if case .success = contiguous { read += 1 } else { refused += 1 }
+            if let (bytes, end) = text.withUnsafeBufferPointer({ JSONStringReading.readPlain($0, from: 1) }) {
+                #expect(contiguous == .success(bytes) && end == contiguousIndex)
+                readByThePointerLoop += 1
+            }
+        }
+        #expect(read > 500 && refused > 500 && readByThePointerLoop > 200)
+        // Export lines are read from raw buffers: those must reach the pointer loop.
+        let line = Array(#""{\"a\":\"b\"}""#.utf8)
+        #expect(line.withUnsafeBytes { $0.withContiguousStorageIfAvailable { $0.count } } == line.count)
     }
 
     @Test func loneSurrogatesFailOrAreReplaced() throws {

@@ -39,3 +39,43 @@ struct Uploads: ParsableCommand {
         print("{\"uploads\": \(uploads), \"events\": \(events)}")
     }
 }
+
+/// What a collector does to every upload before it stores it, alone: read and check the
+/// lines, chains, trees and heads (`Interchange.check`), as `collect` does, on one thread.
+struct CheckUploads: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-uploads",
+        abstract: "Check every upload of a folder (written by `uploads`) as a collector does; prints the events a second of CPU.",
+        discussion: "Each pass checks every upload once; the fastest pass is printed (the least disturbed by the machine's other work).")
+
+    @Argument(help: "A folder of .upload files.") var folder: String
+    @Option(help: "Passes over the folder.") var passes: Int = 5
+
+    func run() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".upload") }.sorted()
+        let bodies = try names.map { try Data(contentsOf: URL(fileURLWithPath: folder + "/" + $0)) }
+        guard !bodies.isEmpty else { throw ValidationError("no .upload file in \(folder)") }
+        var best = Double.infinity, events = 0
+        for _ in 0..<passes {
+            events = 0
+            let start = cpuSeconds()
+            for (name, body) in zip(names, bodies) {
+                events += try Interchange.check(files: [ExportFile(name: name, contents: body)]).count
+            }
+            best = min(best, cpuSeconds() - start)
+        }
+        print(String(format: "%d uploads, %d events: fastest of %d passes %.3f s of CPU, %.0f events/s, %.1f us an event",
+                     bodies.count, events, passes, best, Double(events) / best, best / Double(events) * 1e6))
+    }
+
+    private func cpuSeconds() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+}
