@@ -77,9 +77,14 @@ public struct TreeHead: Hashable, Codable, Sendable {
     /// with (the key's hash in the signature line must match). The signature itself is
     /// checked by ``isValid``, not here.
     public init(note: String, publicKey: [UInt8]) throws {
-        guard note.utf8.count <= 4096, let split = note.range(of: "\n\n") else {
+        // The blank line found by bytes: `String.range(of:)` with Foundation imported is a
+        // locale-aware search, a tenth of checking a head.
+        guard note.utf8.count <= 4096, let blank = note.utf8.indices.first(where: {
+            note.utf8[$0] == 0x0A && $0 > note.utf8.startIndex && note.utf8[note.utf8.index(before: $0)] == 0x0A
+        }) else {
             throw HeadError.malformed("a signed note is a body, a blank line and signature lines")
         }
+        let split = note.utf8.index(before: blank)..<note.utf8.index(after: blank)
         let body = String(note[..<split.upperBound].dropLast())
         let lines = body.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         guard lines.count >= 4, let size = Int64(lines[1]), size >= 1, String(size) == lines[1],

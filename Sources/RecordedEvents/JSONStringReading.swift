@@ -114,62 +114,48 @@ public enum JSONStringReading {
 
     /// The string whose opening quote is at offset `quote` of `bytes`, unescaped, and the
     /// offset just past its closing quote; nil for anything but plain bytes and the
-    /// two-character escapes (a `\\u` escape, a control character, a string not closed),
-    /// which ``read(_:at:loneSurrogates:)`` then reads (or refuses) as it always has.
+    /// two-character escapes (a `\\u` escape, a control character, a string not closed,
+    /// one longer than 16 KiB), which ``read(_:at:loneSurrogates:)`` then reads (or
+    /// refuses) as it always has.
     @usableFromInline
     static func readPlain(_ bytes: UnsafeBufferPointer<UInt8>, from quote: Int) -> ([UInt8], Int)? {
         let end = bytes.count
-        var offset = quote + 1
-        // Its closing quote first (an escape is two bytes: the second is never a closing
-        // quote), so that the output is sized to the string, not to what follows it.
-        var closing = offset
-        var escapes = 0
-        while closing < end {
-            let byte = bytes[closing]
-            if byte == UInt8(ascii: "\"") { break }
-            if byte < 0x20 { return nil }
-            if byte == UInt8(ascii: "\\") {
-                escapes += 1
-                closing += 1
-            }
-            closing += 1
-        }
-        guard closing < end else { return nil }
-        if escapes == 0 {
-            return (Array(UnsafeBufferPointer(rebasing: bytes[offset..<closing])), closing + 1)
-        }
-        var failed = false
-        let out = [UInt8](unsafeUninitializedCapacity: closing - offset - escapes) { buffer, count in
-            var written = 0
-            while offset < closing {
+        let start = quote + 1
+        // One pass into room on the stack, then one copy of what it holds: sized to what
+        // follows, a string would take the rest of a large document's size each time.
+        let room = min(end - start, 1 << 14)
+        guard room > 0 else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { out -> ([UInt8], Int)? in
+            var offset = start, written = 0
+            while offset < end {
                 let byte = bytes[offset]
+                if byte == UInt8(ascii: "\"") {
+                    return (Array(UnsafeBufferPointer(rebasing: out[0..<written])), offset + 1)
+                }
+                guard written < room else { return nil }
                 if byte == UInt8(ascii: "\\") {
-                    let unescaped: UInt8
-                    switch bytes[offset + 1] {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped = bytes[offset + 1]
-                    case UInt8(ascii: "b"): unescaped = 0x08
-                    case UInt8(ascii: "f"): unescaped = 0x0C
-                    case UInt8(ascii: "n"): unescaped = 0x0A
-                    case UInt8(ascii: "r"): unescaped = 0x0D
-                    case UInt8(ascii: "t"): unescaped = 0x09
-                    default:
-                        // `\u` (four hex digits, surrogates) and unknown escapes: the general reader's.
-                        failed = true
-                        count = 0
-                        return
+                    guard offset + 1 < end else { return nil }
+                    let escaped = bytes[offset + 1]
+                    switch escaped {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out[written] = escaped
+                    case UInt8(ascii: "b"): out[written] = 0x08
+                    case UInt8(ascii: "f"): out[written] = 0x0C
+                    case UInt8(ascii: "n"): out[written] = 0x0A
+                    case UInt8(ascii: "r"): out[written] = 0x0D
+                    case UInt8(ascii: "t"): out[written] = 0x09
+                    // `\u` (four hex digits, surrogates) and unknown escapes: the general reader's.
+                    default: return nil
                     }
-                    buffer[written] = unescaped
-                    written += 1
                     offset += 2
                 } else {
-                    buffer[written] = byte
-                    written += 1
+                    guard byte >= 0x20 else { return nil }
+                    out[written] = byte
                     offset += 1
                 }
+                written += 1
             }
-            count = written
+            return nil
         }
-        return failed ? nil : (out, closing + 1)
     }
 
     @inlinable

@@ -60,6 +60,13 @@ private struct Scattered: RandomAccessCollection {
             }
         }
         #expect(read > 500 && refused > 500 && readByThePointerLoop > 200)
+        // Past the pointer loop's room (16 KiB): the general loop reads it, the same way.
+        let long = Array(("\"" + String(repeating: "ab\\\"c", count: 5_000) + "\"").utf8)
+        var longIndex = 0, scatteredLongIndex = 0
+        let longRead = try JSONStringReading.read(long, at: &longIndex, loneSurrogates: .fail)
+        #expect(longRead.count == 20_000 && longIndex == long.count)
+        #expect(longRead == (try JSONStringReading.read(Scattered(bytes: long), at: &scatteredLongIndex, loneSurrogates: .fail)))
+        #expect(long.withUnsafeBufferPointer { JSONStringReading.readPlain($0, from: 0) } == nil)
         // Export lines are read from raw buffers: those must reach the pointer loop.
         let line = Array(#""{\"a\":\"b\"}""#.utf8)
         #expect(line.withUnsafeBytes { $0.withContiguousStorageIfAvailable { $0.count } } == line.count)
