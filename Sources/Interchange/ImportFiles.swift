@@ -159,6 +159,13 @@ public struct ImportPlan: Sendable {
     }
 
     /// The fields of event `index`: as parsed when the plan was made, or parsed again from its line.
+    /// The id of event `index`, read in place where the plan kept its fields (a copy of
+    /// them all retains its payload and strings).
+    func id(_ index: Int) throws -> UUID {
+        if let parsed { return parsed[index].id }
+        return try fields(index).id
+    }
+
     func fields(_ index: Int) throws -> ExportLine.Fields {
         if let parsed { return parsed[index] }
         let ref = lines[index], file = files[Int(ref.file)]
@@ -491,11 +498,11 @@ extension Interchange {
         while start < plan.lines.count {
             let indices = start..<min(start + chunk, plan.lines.count)
             start = indices.upperBound
-            let fieldsOfLines = try indices.map { try plan.fields($0) }
-            let found = try store.storedEvents(ids: fieldsOfLines.map(\.id))
+            let found = try store.storedEvents(ids: try indices.map { try plan.id($0) })
             guard !found.isEmpty else { continue }
-            for (index, fields) in zip(indices, fieldsOfLines) {
-                guard let stored = found[fields.id] else { continue }
+            for index in indices {
+                guard let stored = found[try plan.id(index)] else { continue }
+                let fields = try plan.fields(index)
                 var differences: [String] = []
                 if stored.stream != fields.stream || stored.streamVersion != fields.streamVersion { differences.append("stream and version") }
                 if stored.type != fields.type || stored.typeVersion != fields.typeVersion { differences.append("type") }
