@@ -78,7 +78,7 @@ public struct TreeHead: Hashable, Codable, Sendable {
     /// checked by ``isValid``, not here.
     public init(note: String, publicKey: [UInt8]) throws {
         // The blank line found by bytes: `String.range(of:)` with Foundation imported is a
-        // locale-aware search, a tenth of checking a head.
+        // locale-aware search (a collector parses every head of every upload).
         guard note.utf8.count <= 4096, let blank = note.utf8.indices.first(where: {
             note.utf8[$0] == 0x0A && $0 > note.utf8.startIndex && note.utf8[note.utf8.index(before: $0)] == 0x0A
         }) else {

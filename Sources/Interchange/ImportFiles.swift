@@ -158,7 +158,6 @@ public struct ImportPlan: Sendable {
         }
     }
 
-    /// The fields of event `index`: as parsed when the plan was made, or parsed again from its line.
     /// The id of event `index`, read in place where the plan kept its fields (a copy of
     /// them all retains its payload and strings).
     func id(_ index: Int) throws -> UUID {
@@ -166,6 +165,7 @@ public struct ImportPlan: Sendable {
         return try fields(index).id
     }
 
+    /// The fields of event `index`: as parsed when the plan was made, or parsed again from its line.
     func fields(_ index: Int) throws -> ExportLine.Fields {
         if let parsed { return parsed[index] }
         let ref = lines[index], file = files[Int(ref.file)]
