@@ -73,13 +73,11 @@ public enum JSONStringReading {
                 guard index < bytes.endIndex else { throw Failure(offset: index, reason: "a string ends in an escape") }
                 let escaped = bytes[index]
                 index += 1
+                if let unescaped = twoCharacterEscape(escaped) {
+                    out.append(unescaped)
+                    continue
+                }
                 switch escaped {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
-                case UInt8(ascii: "b"): out.append(0x08)
-                case UInt8(ascii: "f"): out.append(0x0C)
-                case UInt8(ascii: "n"): out.append(0x0A)
-                case UInt8(ascii: "r"): out.append(0x0D)
-                case UInt8(ascii: "t"): out.append(0x09)
                 case UInt8(ascii: "u"):
                     var scalar = try hex4(bytes, at: &index)
                     if (0xD800...0xDFFF).contains(scalar) {
@@ -135,17 +133,9 @@ public enum JSONStringReading {
                 guard written < room else { return nil }
                 if byte == UInt8(ascii: "\\") {
                     guard offset + 1 < end else { return nil }
-                    let escaped = bytes[offset + 1]
-                    switch escaped {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out[written] = escaped
-                    case UInt8(ascii: "b"): out[written] = 0x08
-                    case UInt8(ascii: "f"): out[written] = 0x0C
-                    case UInt8(ascii: "n"): out[written] = 0x0A
-                    case UInt8(ascii: "r"): out[written] = 0x0D
-                    case UInt8(ascii: "t"): out[written] = 0x09
                     // `\u` (four hex digits, surrogates) and unknown escapes: the general reader's.
-                    default: return nil
-                    }
+                    guard let unescaped = twoCharacterEscape(bytes[offset + 1]) else { return nil }
+                    out[written] = unescaped
                     offset += 2
                 } else {
                     guard byte >= 0x20 else { return nil }
@@ -155,6 +145,21 @@ public enum JSONStringReading {
                 written += 1
             }
             return nil
+        }
+    }
+
+    /// The byte a two-character escape (`\\"`, `\\\\`, `\\/`, `\\b`, `\\f`, `\\n`, `\\r`, `\\t`)
+    /// stands for, given the character after the backslash; nil for any other.
+    @inlinable
+    static func twoCharacterEscape(_ escaped: UInt8) -> UInt8? {
+        switch escaped {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return escaped
+        case UInt8(ascii: "b"): return 0x08
+        case UInt8(ascii: "f"): return 0x0C
+        case UInt8(ascii: "n"): return 0x0A
+        case UInt8(ascii: "r"): return 0x0D
+        case UInt8(ascii: "t"): return 0x09
+        default: return nil
         }
     }
 
