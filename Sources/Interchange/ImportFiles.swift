@@ -313,9 +313,8 @@ extension Interchange {
                     digests.removeAll()
                 }
                 for line in pending {
-                    let previous = hash
+                    let previous = hash, version = line.fields.streamVersion
                     hash = digests.digest(line.streamMessage).bytes
-                    version = line.fields.streamVersion
                     let leafHash = try trees.add(line.fields, leafHash: { digests.digest(line.leafMessage!).bytes },
                                                  file: line.file, line: line.line)
                     if checked != nil, let before = Hash32(previous), let after = Hash32(hash) {
@@ -336,8 +335,6 @@ extension Interchange {
                     }
                 }
             }
-            // The version the lines read so far reach (`version` is the settled lines').
-            var reached: Int64 = 0
             for index in ordered {
                 let fields = try plan.fields(index)
                 let ref = plan.lines[index], file = plan.files[Int(ref.file)].name
@@ -350,8 +347,8 @@ extension Interchange {
                         }
                         continue
                     }
-                    guard fields.streamVersion == reached + 1 else {
-                        throw InterchangeError.missingEvents(stream: stream, expectedVersion: reached + 1, found: fields.streamVersion)
+                    guard fields.streamVersion == version + 1 else {
+                        throw InterchangeError.missingEvents(stream: stream, expectedVersion: version + 1, found: fields.streamVersion)
                     }
                     if device == nil, case .recordingStarted(let info)? = try? RecordedEvent.decode(
                         type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload) {
@@ -399,7 +396,7 @@ extension Interchange {
                     let leafMessage = trees.isLeaf(fields) ? digests.add(CollectionOfOne(UInt8(0)), body) : nil
                     pending.append(Pending(index: index, fields: fields, file: file, line: Int(ref.line), tags: tags,
                                            streamMessage: streamMessage, leafMessage: leafMessage))
-                    reached = fields.streamVersion
+                    version = fields.streamVersion
                     last = fields
                     if pending.count >= 32 { try settle() }
                 } catch {

@@ -21,6 +21,18 @@ public func median(of runs: Int = 3, _ body: () throws -> Double) rethrows -> Do
 }
 
 /// The value below which a share `p` (0...1) of `values` lie.
+/// User and system CPU seconds this process has used so far (all its threads).
+public func processCPUSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
 public func percentile(_ values: [Double], _ p: Double) -> Double {
     precondition(!values.isEmpty, "a percentile of no measurements")
     let sorted = values.sorted()

@@ -5,6 +5,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Interchange
+import Measure
 
 struct Uploads: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -58,24 +59,13 @@ struct CheckUploads: ParsableCommand {
         var best = Double.infinity, events = 0
         for _ in 0..<passes {
             events = 0
-            let start = cpuSeconds()
+            let start = processCPUSeconds()
             for (name, body) in zip(names, bodies) {
                 events += try Interchange.check(files: [ExportFile(name: name, contents: body)]).count
             }
-            best = min(best, cpuSeconds() - start)
+            best = min(best, processCPUSeconds() - start)
         }
         print(String(format: "%d uploads, %d events: fastest of %d passes %.3f s of CPU, %.0f events/s, %.1f us an event",
                      bodies.count, events, passes, best, Double(events) / best, best / Double(events) * 1e6))
-    }
-
-    private func cpuSeconds() -> Double {
-        var usage = rusage()
-        #if os(Linux)
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        #else
-        getrusage(RUSAGE_SELF, &usage)
-        #endif
-        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 }
