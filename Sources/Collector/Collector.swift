@@ -231,8 +231,11 @@ public final class Collector: Sendable {
         let devices = Dictionary(uploads.map { ($0.tree.owner.publicKey, 1) }, uniquingKeysWith: +)
         var together: [Int] = []
         let alone = uploads.indices.filter { devices[uploads[$0].tree.owner.publicKey] == 1 }
-        // Every device's stored tree in one read, not one each.
-        let stored = try writer.deviceTreesAndFrontiers(publicKeys: alone.map { uploads[$0].tree.owner.publicKey })
+        // Every device's stored tree, every recording's row and the log's tail in one round
+        // trip: the import then reads nothing, and each batch of it is planned while
+        // PostgreSQL copies the one before.
+        let stored = try writer.prepare(publicKeys: alone.map { uploads[$0].tree.owner.publicKey },
+                                        recordings: alone.reduce(into: Set<UUID>()) { $0.formUnion(uploads[$1].plan.recordings) })
         for index in alone {
             let upload = uploads[index]
             do {
@@ -245,7 +248,8 @@ public final class Collector: Sendable {
               let compressed = CompressedPayloads.merging(together.map { uploads[$0].compressed }) else { return settled }
         writer.precompressed = compressed
         defer { writer.precompressed = nil }
-        guard writer.assumingNewEvents({ try Interchange.import(plan, into: writer, batchSize: GroupCommit.maximumEvents) }) != nil else { return settled }
+        guard writer.assumingNewEvents({ try Interchange.import(plan, into: writer, batchSize: GroupCommit.eventsPerCopy) }) != nil
+        else { return settled }
         let cosigned = try together.map { index in
             (uploads[index], try Cosignature.signing(uploads[index].newest, witness: witness, key: witnessKey))
         }

@@ -12,6 +12,10 @@ import Foundation
 final class GroupCommit: Sendable {
     /// The most events one write takes: a group stays one short transaction.
     static let maximumEvents = 50_000
+    /// The events of one `COPY` of a group's import: the writer plans a batch while
+    /// PostgreSQL stores the one before, so smaller batches overlap more, and each costs
+    /// a few statements more (its recordings' and catalog's rows).
+    static let eventsPerCopy = 2_000
 
     private struct Waiting {
         var upload: Collector.Upload

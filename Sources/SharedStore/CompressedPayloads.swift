@@ -43,6 +43,9 @@ package struct CompressedPayloads: Sendable {
     /// no id is two of theirs).
     package static func merging(_ parts: [CompressedPayloads]) -> CompressedPayloads? {
         guard var merged = parts.first else { return nil }
+        // Room for all of them at once: grown part by part, the tables were rehashed as often.
+        merged.byID.reserveCapacity(parts.reduce(0) { $0 + $1.byID.count })
+        merged.ids.reserveCapacity(parts.reduce(0) { $0 + $1.ids.count })
         for part in parts.dropFirst() {
             guard part.dictionaryID == merged.dictionaryID, part.ids.isDisjoint(with: merged.ids) else { return nil }
             merged.byID.merge(part.byID) { mine, _ in mine }

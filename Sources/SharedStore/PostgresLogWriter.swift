@@ -106,9 +106,33 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     var knownTrees: [[UInt8]: (id: Int64, device: String?)?] = [:]
     /// The row id of the next tree this write makes (nil: not read yet).
     var nextTreeID: Int64?
+    /// Tree rows this write read, by row id, as this write left them: an import's first
+    /// leaf of a stored tree asks for its row, and a read behind a `COPY` under way waits
+    /// for it. Forgotten with a savepoint rolled back.
+    var knownTreeRows: [Int64: (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)] = [:]
+    /// Recordings' rows this write read or wrote, by uuid, as this write left them (nil:
+    /// not stored): an import's batches ask for their recordings here first, so a batch
+    /// is planned while PostgreSQL still copies the batch before it (a read would wait
+    /// for that `COPY`). Forgotten with a savepoint rolled back.
+    var knownStreams: [UUID: StreamRow?] = [:]
+    /// Every head stored of a tree, by tree row id, as this write left them (root by
+    /// size), for trees whose heads this write read or made: storing heads then asks
+    /// nothing, so it need not wait for a `COPY` under way. Forgotten with a savepoint
+    /// rolled back.
+    var knownHeadRoots: [Int64: [Int64: [UInt8]]] = [:]
 
-    /// Statements sent and not yet answered (see ``execute(_:_:)``).
-    private var pending: [EventLoopFuture<PostgresQueryResult>] = []
+    /// A recording's row: its id, version, chain head (nil: stored before recordings kept
+    /// their head) and device tree.
+    struct StreamRow {
+        var id: Int64
+        var version: Int64
+        var head: [UInt8]?
+        var tree: Int64?
+    }
+
+    /// Statements sent and not yet answered (see ``execute(_:_:)``), and `COPY`s under way
+    /// (see ``copy(into:columns:rows:)``).
+    private var pending: [EventLoopFuture<Void>] = []
     /// Whether every statement in `pending` releases a savepoint (see ``undoingOnFailure(_:)``).
     private var pendingOnlyReleases = true
 
@@ -122,7 +146,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
         if !releasing { pendingOnlyReleases = false }
-        pending.append(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger))
+        pending.append(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger).map { _ in })
     }
 
     override func beforeAnswer() throws { try flush() }
@@ -146,6 +170,35 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         if let failure { throw store.translate(failure) }
     }
 
+    /// Sends a statement whose rows are read later, with ``rows(of:_:)``: reads sent
+    /// one after another and then read cost one round trip together, not one each.
+    func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> EventLoopFuture<PostgresQueryResult> {
+        guard let connection = borrowedConnection, !connection.isClosed else {
+            throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
+        }
+        return connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger)
+    }
+
+    /// The rows of a statement ``send(_:_:)`` sent, each turned into a value by
+    /// `decode`; the statements sent before it are answered (and their first failure
+    /// thrown) first.
+    func rows<T>(of answer: EventLoopFuture<PostgresQueryResult>, _ decode: (PostgresRandomAccessRow) throws -> T) throws -> [T] {
+        try flush()
+        let watchdog = borrowedConnection.map { connection in
+            connection.eventLoop.scheduleTask(in: .seconds(SharedStore.statementDeadline.components.seconds)) {
+                _ = connection.close() as EventLoopFuture<Void>
+            }
+        }
+        defer { watchdog?.cancel() }
+        let result: PostgresQueryResult
+        do {
+            result = try answer.wait()
+        } catch {
+            throw store.translate(error)
+        }
+        return try result.rows.map { try decode($0.makeRandomAccess()) }
+    }
+
     func changed() { wrote = true }
 
     /// Moves the store's revision if anything was written, and commits: the statements
@@ -163,10 +216,14 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     }
 
     /// Writes `rows` (``CopyRows``) into `table`'s `columns` with `COPY ... FROM STDIN`,
-    /// behind the statements sent before it (the connection runs them in order; their
-    /// answers are waited for later, or here when the COPY fails). PostgreSQL takes rows
-    /// this way at about twice the rate of an `INSERT` of the same rows from arrays: most
-    /// of an upload's time in the server was that `INSERT`.
+    /// behind the statements sent before it (the connection runs them in order), and
+    /// returns once PostgreSQL takes the rows, without waiting for it to have stored them:
+    /// like ``execute(_:_:releasing:)``'s statements, the `COPY`'s outcome is waited for
+    /// (and its failure thrown) with the next read's answer, at the end of a savepoint's
+    /// scope, and with the commit. An import plans its next batch meanwhile: a
+    /// collector's writer waited for each `COPY`, which was two fifths of its time, while
+    /// the server stored the rows. PostgreSQL takes rows this way at about twice the rate
+    /// of an `INSERT` of the same rows from arrays.
     func copy(into table: String, columns: [String], rows: CopyRows) throws {
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
@@ -179,19 +236,27 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         // under a second; a group holds at most that many): past it the connection is
         // closed and the write fails as the store being unreachable, nothing of it kept.
         let deadline = Duration.seconds(10) + .milliseconds(rows.count / 10)
-        do {
-            try SharedStore.wait {
+        let outcome = connection.eventLoop.makePromise(of: Void.self)
+        // Signalled once the connection runs the COPY (its rows are being sent), or once it
+        // failed: statements sent after that run after it, in order.
+        let begun = DispatchSemaphore(value: 0)
+        Task(executorPreference: SharedStore.WaitExecutor.shared) {
+            do {
                 try await store.withDeadline(deadline, onExpiry: { _ = connection.close() as EventLoopFuture<Void> }) {
                     try await connection.copyFrom(table: table, columns: columns, logger: SharedStore.logger) { writer in
+                        begun.signal()
                         try await writer.write(buffer)
                     }
                 }
+                outcome.succeed(())
+            } catch {
+                outcome.fail(error)
             }
-        } catch {
-            // A statement sent before the COPY that failed (the COPY then fails with it) is the one to name.
-            try flush()
-            throw store.translate(error)
+            begun.signal()
         }
+        begun.wait()
+        pendingOnlyReleases = false
+        pending.append(outcome.futureResult)
     }
 
     /// Runs `body` so that what it writes is undone alone if it throws (a savepoint): a
@@ -220,6 +285,9 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             // What was rolled back may have been asked about since; asking again is always right.
             absentIDs = []
             knownTrees = [:]
+            knownTreeRows = [:]
+            knownStreams = [:]
+            knownHeadRoots = [:]
             nextTreeID = nil
             throw error
         }
@@ -245,13 +313,21 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// the tail were two waits inside the store's lock.
     func tail() throws -> (known: Known, encoder: PayloadEncoder) {
         if let known, let encoder { return (known, encoder) }
-        let row = try fetch("""
-            SELECT t.position, t.hash, (SELECT array_agg(name ORDER BY id) FROM event_types), (SELECT array_agg(id ORDER BY id) FROM event_types),
-                   (SELECT coalesce(max(id), 0) FROM streams), d.id, d.bytes, (SELECT coalesce(max(id), 0) FROM trees)
-            FROM (SELECT 1) AS one
-            LEFT JOIN (SELECT position, hash FROM events ORDER BY position DESC LIMIT 1) AS t ON true
-            LEFT JOIN (SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1) AS d ON true
-            """) { row in
+        return try readTail(try sendTail())
+    }
+
+    private static let tailQuery = """
+        SELECT t.position, t.hash, (SELECT array_agg(name ORDER BY id) FROM event_types), (SELECT array_agg(id ORDER BY id) FROM event_types),
+               (SELECT coalesce(max(id), 0) FROM streams), d.id, d.bytes, (SELECT coalesce(max(id), 0) FROM trees)
+        FROM (SELECT 1) AS one
+        LEFT JOIN (SELECT position, hash FROM events ORDER BY position DESC LIMIT 1) AS t ON true
+        LEFT JOIN (SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1) AS d ON true
+        """
+
+    private func sendTail() throws -> EventLoopFuture<PostgresQueryResult> { try send(Self.tailQuery) }
+
+    private func readTail(_ answer: EventLoopFuture<PostgresQueryResult>) throws -> (known: Known, encoder: PayloadEncoder) {
+        let row = try rows(of: answer) { row in
             (position: try row[0].decode(Int64?.self), hash: try row[1].decode(ByteBuffer?.self).map { Array($0.readableBytesView) },
              names: try row[2].decode([String]?.self) ?? [], ids: try row[3].decode([Int64]?.self) ?? [],
              maxStream: try row[4].decode(Int64.self),
@@ -352,6 +428,44 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         }
     }
 
+    /// Reads the rows of those of `uuids` this write does not know yet into
+    /// ``knownStreams`` (in one statement): a collector asks for all of a group's
+    /// recordings before its import, whose batches then read none.
+    package func readStreams(_ uuids: Set<UUID>) throws {
+        try sendStreams(uuids).map(readStreams)
+    }
+
+    /// The read of ``readStreams(_:)``, sent (nil: nothing to ask).
+    private func sendStreams(_ uuids: Set<UUID>) throws -> (unknown: [UUID], answer: EventLoopFuture<PostgresQueryResult>)? {
+        let unknown = uuids.filter { knownStreams[$0] == nil }
+        guard !unknown.isEmpty else { return nil }
+        var list = PostgresBindings()
+        list.append(unknown.map { ByteBuffer(bytes: $0.bytes) })
+        return (Array(unknown), try send("SELECT uuid, id, version, head, tree_id FROM streams WHERE uuid = ANY($1::bytea[])", list))
+    }
+
+    private func readStreams(_ sent: (unknown: [UUID], answer: EventLoopFuture<PostgresQueryResult>)) throws {
+        let rows = try rows(of: sent.answer) { row in
+            (UUID(bytes: Array(try row[0].decode(ByteBuffer.self).readableBytesView)),
+             StreamRow(id: try row[1].decode(Int64.self), version: try row[2].decode(Int64.self),
+                       head: try row[3].decode(ByteBuffer?.self).map { Array($0.readableBytesView) }, tree: try row[4].decode(Int64?.self)))
+        }
+        for uuid in sent.unknown { knownStreams[uuid] = .some(nil) }
+        for case (let uuid?, let row) in rows { knownStreams[uuid] = row }
+    }
+
+    /// What a collector's import of a group's uploads reads of the store, in one round
+    /// trip rather than one a read: the devices' trees (``deviceTreesAndFrontiers(publicKeys:)``),
+    /// the recordings' rows (``readStreams(_:)``) and the log's tail.
+    package func prepare(publicKeys: [[UInt8]], recordings: Set<UUID>) throws -> [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] {
+        let tail = known == nil ? try sendTail() : nil
+        let streams = try sendStreams(recordings)
+        let trees = try sendTrees(publicKeys)
+        if let tail { _ = try readTail(tail) }
+        try streams.map(readStreams)
+        return try trees.map(readTrees) ?? [:]
+    }
+
     // MARK: - What a collector reads and stores
 
     /// The device tree of `publicKey` as stored (with its heads, smallest first), or nil.
@@ -368,25 +482,43 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// ``deviceTreeAndFrontier(publicKey:)`` of several keys, in two statements whatever
     /// their number: what a collector asks of a group's uploads. A key with no tree has no entry.
     package func deviceTreesAndFrontiers(publicKeys: [[UInt8]]) throws -> [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] {
-        guard !publicKeys.isEmpty else { return [:] }
+        try sendTrees(publicKeys).map(readTrees) ?? [:]
+    }
+
+    /// The reads of ``deviceTreesAndFrontiers(publicKeys:)``, sent together (nil: no keys).
+    private func sendTrees(_ publicKeys: [[UInt8]]) throws
+        -> (keys: [[UInt8]], trees: EventLoopFuture<PostgresQueryResult>, heads: EventLoopFuture<PostgresQueryResult>)? {
+        guard !publicKeys.isEmpty else { return nil }
         var binds = PostgresBindings()
         binds.append(publicKeys.map { ByteBuffer(bytes: $0) })
-        let trees = try fetch("SELECT id, public_key, device, size, frontier FROM trees WHERE public_key = ANY($1::bytea[])", binds) { row in
+        return (publicKeys, try send("SELECT id, public_key, device, size, frontier FROM trees WHERE public_key = ANY($1::bytea[])", binds),
+                try send("""
+                    SELECT h.tree_id, h.size, h.root, h.signed_at, h.flags, h.signature FROM tree_heads h JOIN trees t ON t.id = h.tree_id
+                    WHERE t.public_key = ANY($1::bytea[]) ORDER BY h.tree_id, h.size
+                    """, binds))
+    }
+
+    private func readTrees(_ sent: (keys: [[UInt8]], trees: EventLoopFuture<PostgresQueryResult>, heads: EventLoopFuture<PostgresQueryResult>)) throws
+        -> [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] {
+        let trees = try rows(of: sent.trees) { row in
             (id: try row[0].decode(Int64.self), publicKey: Array(try row[1].decode(ByteBuffer.self).readableBytesView),
              device: try row[2].decode(String.self), size: try row[3].decode(Int64.self), frontier: try row[4].decode(ByteBuffer?.self))
         }
-        for key in publicKeys { knownTrees[key] = .some(nil) }
-        guard !trees.isEmpty else { return [:] }
-        var lookup = PostgresBindings()
-        lookup.append(trees.map(\.id))
         var heads: [Int64: [(TreeOwner) -> TreeHead]] = [:]
-        let rows = try fetch("""
-            SELECT tree_id, size, root, signed_at, flags, signature FROM tree_heads WHERE tree_id = ANY($1::bigint[]) ORDER BY tree_id, size
-            """, lookup) { row in (try row[0].decode(Int64.self), try Self.head(row, from: 1)) }
-        for (tree, head) in rows { heads[tree, default: []].append(head) }
+        var roots: [Int64: [Int64: [UInt8]]] = [:]
+        for (tree, head, size, root) in try rows(of: sent.heads, { row in
+            (try row[0].decode(Int64.self), try Self.head(row, from: 1), try row[1].decode(Int64.self),
+             Array(try row[2].decode(ByteBuffer.self).readableBytesView))
+        }) {
+            heads[tree, default: []].append(head)
+            roots[tree, default: [:]][size] = root
+        }
+        for key in sent.keys { knownTrees[key] = .some(nil) }
         var found: [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] = [:]
         for tree in trees {
             knownTrees[tree.publicKey] = (tree.id, tree.device)
+            knownTreeRows[tree.id] = (tree.publicKey, tree.device, tree.size, tree.frontier.map { Array($0.readableBytesView) })
+            knownHeadRoots[tree.id] = roots[tree.id] ?? [:]
             let owner = TreeOwner(device: tree.device, publicKey: tree.publicKey)
             let parsed = tree.frontier.flatMap { MerkleTree.Frontier(size: tree.size, packed: Array($0.readableBytesView)) }
             found[tree.publicKey] = (DeviceTree(owner: owner, size: tree.size, heads: (heads[tree.id] ?? []).map { $0(owner) },
@@ -560,17 +692,26 @@ final class PostgresImport: EventLogImport {
     func store(heads: [TreeHead], nodes: [(owner: TreeOwner, lo: Int64, hi: Int64, hash: [UInt8])]) throws {
         var rows = PostgresTreeRows(writer: writer)
         let treeIDs = try heads.map { try trees.tree(&rows, owner: TreeOwner(device: $0.device, publicKey: $0.publicKey)) }
-        // The roots stored at the heads' sizes, in one statement (an upload carries a head a game).
-        var keys = PostgresBindings()
-        keys.append(treeIDs)
-        keys.append(heads.map(\.size))
-        var storedRoots = heads.isEmpty ? [:] : Dictionary(try writer.fetch("""
-            SELECT h.tree_id, h.size, h.root FROM tree_heads h
-            JOIN unnest($1::bigint[], $2::bigint[]) AS k(tree, size) ON h.tree_id = k.tree AND h.size = k.size
-            """, keys) { row in
-            (HeadSlot(tree: try row[0].decode(Int64.self), size: try row[1].decode(Int64.self)),
-             Array(try row[2].decode(ByteBuffer.self).readableBytesView))
-        }, uniquingKeysWith: { first, _ in first })
+        var storedRoots: [HeadSlot: [UInt8]] = [:]
+        if treeIDs.allSatisfy({ writer.knownHeadRoots[$0] != nil }) {
+            // Every head of these trees is known to this write: nothing to ask, so nothing
+            // waits here for the events' `COPY`.
+            for (head, tree) in zip(heads, treeIDs) {
+                if let root = writer.knownHeadRoots[tree]?[head.size] { storedRoots[HeadSlot(tree: tree, size: head.size)] = root }
+            }
+        } else if !heads.isEmpty {
+            // The roots stored at the heads' sizes, in one statement (an upload carries a head a game).
+            var keys = PostgresBindings()
+            keys.append(treeIDs)
+            keys.append(heads.map(\.size))
+            storedRoots = Dictionary(try writer.fetch("""
+                SELECT h.tree_id, h.size, h.root FROM tree_heads h
+                JOIN unnest($1::bigint[], $2::bigint[]) AS k(tree, size) ON h.tree_id = k.tree AND h.size = k.size
+                """, keys) { row in
+                (HeadSlot(tree: try row[0].decode(Int64.self), size: try row[1].decode(Int64.self)),
+                 Array(try row[2].decode(ByteBuffer.self).readableBytesView))
+            }, uniquingKeysWith: { first, _ in first })
+        }
         var new: [(tree: Int64, head: TreeHead)] = []
         for (head, tree) in zip(heads, treeIDs) {
             let slot = HeadSlot(tree: tree, size: head.size)
@@ -580,6 +721,7 @@ final class PostgresImport: EventLogImport {
                 continue
             }
             storedRoots[slot] = head.root
+            writer.knownHeadRoots[tree]?[head.size] = head.root
             new.append((tree, head))
             trees.grow(tree, to: head.size)
         }
@@ -632,6 +774,8 @@ final class PostgresImport: EventLogImport {
             UPDATE trees t SET size = v.size, frontier = CASE WHEN v.partial THEN NULL ELSE v.frontier END, rev = $5
             FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::boolean[]) AS v(id, size, frontier, partial) WHERE t.id = v.id
             """, binds)
+        // Read again if asked for again (this import's trees are its own to grow).
+        for (id, _) in changed { writer.knownTreeRows[id] = nil }
         writer.changed()
     }
 
@@ -672,12 +816,15 @@ struct PostgresTreeRows: TreeRowStore {
     }
 
     func treeRow(id: Int64) throws -> (publicKey: [UInt8], device: String, size: Int64, frontier: [UInt8]?)? {
+        if let known = writer.knownTreeRows[id] { return known }
         var binds = PostgresBindings()
         binds.append(id)
-        return try writer.fetch("SELECT public_key, device, size, frontier FROM trees WHERE id = $1", binds) { row in
+        let row = try writer.fetch("SELECT public_key, device, size, frontier FROM trees WHERE id = $1", binds) { row in
             (Array(try row[0].decode(ByteBuffer.self).readableBytesView), try row[1].decode(String.self), try row[2].decode(Int64.self),
              try row[3].decode(ByteBuffer?.self).map { Array($0.readableBytesView) })
         }.first
+        if let row { writer.knownTreeRows[id] = row }
+        return row
     }
 
     func insertTree(_ owner: TreeOwner) throws -> Int64 {
@@ -691,6 +838,7 @@ struct PostgresTreeRows: TreeRowStore {
         try writer.execute("INSERT INTO trees (id, public_key, device, size, frontier, rev) VALUES ($1, $2, $3, 0, ''::bytea, $4)", binds)
         writer.nextTreeID = id + 1
         writer.knownTrees[owner.publicKey] = (id, owner.device)
+        writer.knownHeadRoots[id] = [:]
         writer.changed()
         return id
     }
@@ -705,7 +853,7 @@ struct PostgresAppendRows: AppendRowStore {
     private var treeRows: PostgresTreeRows
     private var writer: PostgresLogWriter { treeRows.writer }
     private let stored: [UUID: (position: Int64, streamVersion: Int64)]
-    private let streams: [UUID: (id: Int64, version: Int64, head: [UInt8]?, tree: Int64?)]
+    private let streams: [UUID: PostgresLogWriter.StreamRow]
     private(set) var types: [String: Int64]
     private var newTypes: [(id: Int64, name: String)] = []
     private(set) var nextStreamID: Int64
@@ -733,13 +881,11 @@ struct PostgresAppendRows: AppendRowStore {
                 (UUID(bytes: Array(try row[0].decode(ByteBuffer.self).readableBytesView)), try row[1].decode(Int64.self), try row[2].decode(Int64.self))
             }.compactMap { row in row.0.map { ($0, (row.1, row.2)) } }, uniquingKeysWith: { first, _ in first })
         }
-        var streamList = PostgresBindings()
-        streamList.append(Set(events.map(\.stream)).map { ByteBuffer(bytes: $0.bytes) })
-        streams = Dictionary(try writer.fetch("SELECT uuid, id, version, head, tree_id FROM streams WHERE uuid = ANY($1::bytea[])", streamList) { row in
-            (UUID(bytes: Array(try row[0].decode(ByteBuffer.self).readableBytesView)),
-             (try row[1].decode(Int64.self), try row[2].decode(Int64.self), try row[3].decode(ByteBuffer?.self).map { Array($0.readableBytesView) },
-              try row[4].decode(Int64?.self)))
-        }.compactMap { row in row.0.map { ($0, row.1) } }, uniquingKeysWith: { first, _ in first })
+        let named = Set(events.map(\.stream))
+        try writer.readStreams(named)
+        streams = named.reduce(into: [:]) { found, uuid in
+            if case .some(.some(let row)) = writer.knownStreams[uuid] { found[uuid] = row }
+        }
     }
 
     func storedEvent(_ id: UUID, nextPosition: Int64) throws -> (position: Int64, streamVersion: Int64)? { stored[id] }
@@ -837,6 +983,10 @@ struct PostgresAppendRows: AppendRowStore {
                 UPDATE streams s SET version = v.version, head = v.head, tree_id = coalesce(NULLIF(v.tree, -1), s.tree_id), rev = $5
                 FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[]) AS v(id, version, head, tree) WHERE s.id = v.id
                 """, binds)
+        }
+        for (uuid, stream) in planner.streams {
+            writer.knownStreams[uuid] = PostgresLogWriter.StreamRow(id: stream.rowID, version: stream.version, head: stream.head.bytes,
+                                                                    tree: stream.tree ?? streams[uuid]?.tree)
         }
         if rows.count > 0 {
             try writer.copy(into: "events", columns: Self.eventColumns, rows: rows)

@@ -153,6 +153,31 @@ import Testing
         for table in a.keys.sorted() { #expect(a[table] == b[table], "table \(table) differs in \(store)") }
     }
 
+    /// Both parts in one write of the shared store: the second import plans from what the
+    /// write knows of the first (its recordings, trees and heads, kept rather than read
+    /// again behind a `COPY` under way) and must store what one import of everything does.
+    @Test func twoImportsInOneWriteContinueFromWhatTheWriteKnows() async throws {
+        let source = try Source.get()
+        let whole = try await Target(.postgres), parts = try await Target(.postgres)
+        _ = try await whole.importing(source.lines)
+        let plans = try [source.firstLines, source.lines].map { lines in
+            try Interchange.check(files: [ExportFile(name: "lines", contents: Data((lines.joined(separator: "\n") + "\n").utf8))])
+        }
+        let stored = try await #require(parts.shared).writeNatively { writer in
+            try plans.map { try Interchange.import($0, into: writer, batchSize: 7).stored }
+        }
+        let events = source.lines.filter { $0.hasPrefix("{\"id\"") }.count
+        #expect(stored[0] > 100 && stored[0] + stored[1] == events)
+        let (wholePath, releaseWhole) = try await whole.rowsFile()
+        defer { releaseWhole() }
+        let (partsPath, releaseParts) = try await parts.rowsFile()
+        defer { releaseParts() }
+        let a = try Self.rows(wholePath), b = try Self.rows(partsPath)
+        #expect(a["events"]?.count == events)
+        #expect(try #require(b["tree_heads"]).count > 0)
+        for table in a.keys.sorted() { #expect(a[table] == b[table], "table \(table) differs") }
+    }
+
     @Test(arguments: StoreUnderTest.allCases) func aRepeatIsANoOpAndARefusedImportLeavesNothing(_ store: StoreUnderTest) async throws {
         let source = try Source.get()
         let target = try await Target(store)
