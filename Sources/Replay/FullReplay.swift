@@ -113,6 +113,7 @@ public enum FullReplay {
         // Guarded by `condition`.
         private let condition = NSCondition()
         private var second: Result<[(UUID, Recording, Int64)], Error>?
+        private var secondTaken = false
         private var recordings: Result<[UUID: Recording], Error>?
 
         func put(second part: Result<[(UUID, Recording, Int64)], Error>) {
@@ -125,8 +126,11 @@ public enum FullReplay {
         func takeSecond() -> Result<[(UUID, Recording, Int64)], Error> {
             condition.lock()
             defer { condition.unlock() }
-            while second == nil { condition.wait() }
-            return second!
+            while second == nil && !secondTaken { condition.wait() }
+            // Handed over, not kept: learnt, the heads are the pass's dictionaries, and
+            // their list held a recording's worth of memory each until the pass ended.
+            defer { second = nil; secondTaken = true }
+            return second ?? .success([])
         }
 
         /// Lets the decoding threads go (the first call counts).
@@ -487,10 +491,13 @@ public enum FullReplay {
             }
             // The first stretch of heads here, the second on the second decoding thread; the
             // first's error first, as one reader would meet it.
-            let first = Result { try heads(0, of: 2, store) }
-            let second = handoff.takeSecond()
-            learn(try first.get())
-            learn(try second.get())
+            do {
+                // Both lists dropped once learnt (see ``Handoff/takeSecond()``).
+                let first = Result { try heads(0, of: 2, store) }
+                let second = handoff.takeSecond()
+                learn(try first.get())
+                learn(try second.get())
+            }
             handoff.go(.success(conversationOfStream))
             for chunk in 0..<chunks {
                 let (read, items, skipped) = try mailbox.take(chunk, lane: chunk % decoders).get()
