@@ -115,14 +115,17 @@ public struct ImportTrees: Sendable {
                 "the event is not a leaf of device \(SafeText.line(owner.device))'s tree, which holds its recording")
         }
         let hash = leafHash()
-        if let other = trees[owner.publicKey]!.leaves[leaf] {
+        // The tree found once: a key of bytes is hashed a byte at a time, and this runs for
+        // every event of every upload a collector checks.
+        let tree = trees.index(forKey: owner.publicKey)!
+        if let other = trees.values[tree].leaves[leaf] {
             guard other.hash == hash else {
                 throw InterchangeError.badHead(file: file, line: line, detail:
                     "leaf \(leaf) of device \(SafeText.line(owner.device))'s tree is also another event (\(other.file):\(other.line))")
             }
             return hash
         }
-        trees[owner.publicKey]!.leaves[leaf] = (hash, file, line)
+        trees.values[tree].leaves[leaf] = (hash, file, line)
         return hash
     }
 
@@ -171,7 +174,11 @@ public struct ImportTrees: Sendable {
         var count = 0
         var latest: [[UInt8]: Int64] = [:]
         for (head, _, _) in heads { latest[head.publicKey] = max(latest[head.publicKey] ?? 0, head.size) }
-        for tree in trees.values { count += tree.leaves.keys.filter { $0 >= latest[tree.owner.publicKey] ?? 0 }.count }
+        for tree in trees.values {
+            // Looked up once a tree, not once a leaf (a writer counts these under the store's lock).
+            let signed = latest[tree.owner.publicKey] ?? 0
+            count += tree.leaves.keys.lazy.filter { $0 >= signed }.count
+        }
         let signedStreams = Set(owners.keys)
         count += plan.keys.filter { !signedStreams.contains($0.stream) }.count
         return count
