@@ -50,8 +50,12 @@ import Testing
             if store == .sqliteRows { _ = try EventStore(path: sqlitePath, layout: .rows) }
         }
 
+        static func plan(_ lines: [String]) throws -> ImportPlan {
+            try Interchange.check(files: [ExportFile(name: "lines", contents: Data((lines.joined(separator: "\n") + "\n").utf8))])
+        }
+
         func importing(_ lines: [String], batchSize: Int = 1_000) async throws -> ImportSummary {
-            let plan = try Interchange.check(files: [ExportFile(name: "lines", contents: Data((lines.joined(separator: "\n") + "\n").utf8))])
+            let plan = try Self.plan(lines)
             if let shared {
                 return try await shared.writeNatively { try Interchange.import(plan, into: $0, batchSize: batchSize) }
             }
@@ -142,15 +146,24 @@ import Testing
         let events = source.lines.filter { $0.hasPrefix("{\"id\"") }.count
         #expect(first.stored > 100)
         #expect(first.stored + second.stored == events)
+        // The chains, trees and catalog continued across the two imports exactly as one
+        // import of everything writes them.
+        try await Self.expectSameRows(whole, parts, events: events)
+    }
+
+    /// Every table of `parts` as in `whole`, which holds `events` events and some heads.
+    static func expectSameRows(_ whole: Target, _ parts: Target, events: Int,
+                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let (wholePath, releaseWhole) = try await whole.rowsFile()
         defer { releaseWhole() }
         let (partsPath, releaseParts) = try await parts.rowsFile()
         defer { releaseParts() }
-        let a = try Self.rows(wholePath), b = try Self.rows(partsPath)
-        // The chains, trees and catalog continued across the two imports exactly as one
-        // import of everything writes them.
-        #expect(a["events"]?.count == events)
-        for table in a.keys.sorted() { #expect(a[table] == b[table], "table \(table) differs in \(store)") }
+        let a = try rows(wholePath), b = try rows(partsPath)
+        #expect(a["events"]?.count == events, sourceLocation: sourceLocation)
+        #expect((a["tree_heads"]?.count ?? 0) > 0, sourceLocation: sourceLocation)
+        for table in a.keys.sorted() {
+            #expect(a[table] == b[table], "table \(table) differs in \(parts.store)", sourceLocation: sourceLocation)
+        }
     }
 
     /// Both parts in one write of the shared store: the second import plans from what the
@@ -160,22 +173,13 @@ import Testing
         let source = try Source.get()
         let whole = try await Target(.postgres), parts = try await Target(.postgres)
         _ = try await whole.importing(source.lines)
-        let plans = try [source.firstLines, source.lines].map { lines in
-            try Interchange.check(files: [ExportFile(name: "lines", contents: Data((lines.joined(separator: "\n") + "\n").utf8))])
-        }
+        let plans = try [source.firstLines, source.lines].map(Target.plan)
         let stored = try await #require(parts.shared).writeNatively { writer in
             try plans.map { try Interchange.import($0, into: writer, batchSize: 7).stored }
         }
         let events = source.lines.filter { $0.hasPrefix("{\"id\"") }.count
         #expect(stored[0] > 100 && stored[0] + stored[1] == events)
-        let (wholePath, releaseWhole) = try await whole.rowsFile()
-        defer { releaseWhole() }
-        let (partsPath, releaseParts) = try await parts.rowsFile()
-        defer { releaseParts() }
-        let a = try Self.rows(wholePath), b = try Self.rows(partsPath)
-        #expect(a["events"]?.count == events)
-        #expect(try #require(b["tree_heads"]).count > 0)
-        for table in a.keys.sorted() { #expect(a[table] == b[table], "table \(table) differs") }
+        try await Self.expectSameRows(whole, parts, events: events)
     }
 
     @Test(arguments: StoreUnderTest.allCases) func aRepeatIsANoOpAndARefusedImportLeavesNothing(_ store: StoreUnderTest) async throws {
