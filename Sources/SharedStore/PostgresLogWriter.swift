@@ -429,9 +429,10 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     }
 
     /// Reads the rows of those of `uuids` this write does not know yet into
-    /// ``knownStreams`` (in one statement): a collector asks for all of a group's
-    /// recordings before its import, whose batches then read none.
-    package func readStreams(_ uuids: Set<UUID>) throws {
+    /// ``knownStreams`` (in one statement): each batch of an import asks, and finds
+    /// there the rows earlier batches left and a collector's ``prepare(publicKeys:recordings:)``
+    /// read for its whole group.
+    func readStreams(_ uuids: Set<UUID>) throws {
         try sendStreams(uuids).map(readStreams)
     }
 
