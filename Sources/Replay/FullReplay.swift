@@ -113,7 +113,6 @@ public enum FullReplay {
         // Guarded by `condition`.
         private let condition = NSCondition()
         private var second: Result<[(UUID, Recording, Int64)], Error>?
-        private var secondTaken = false
         private var recordings: Result<[UUID: Recording], Error>?
 
         func put(second part: Result<[(UUID, Recording, Int64)], Error>) {
@@ -126,11 +125,11 @@ public enum FullReplay {
         func takeSecond() -> Result<[(UUID, Recording, Int64)], Error> {
             condition.lock()
             defer { condition.unlock() }
-            while second == nil && !secondTaken { condition.wait() }
+            while second == nil { condition.wait() }
             // Handed over, not kept: learnt, the heads are the pass's dictionaries, and
             // their list held a recording's worth of memory each until the pass ended.
-            defer { second = nil; secondTaken = true }
-            return second ?? .success([])
+            defer { second = .success([]) }
+            return second!
         }
 
         /// Lets the decoding threads go (the first call counts).

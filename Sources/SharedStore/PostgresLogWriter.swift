@@ -157,17 +157,26 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         let sent = pending
         pending = []
         pendingOnlyReleases = true
+        var failure: Error?
+        withinStatementDeadline {
+            for answer in sent {
+                do { _ = try answer.wait() } catch { if failure == nil { failure = error } }
+            }
+        }
+        if let failure { throw store.translate(failure) }
+    }
+
+    /// Runs `body`, which waits for the server, with ``SharedStore/statementDeadline``:
+    /// past it the connection is closed, so a server gone without a word fails the wait
+    /// rather than holding the writer (and every upload behind it) for good.
+    private func withinStatementDeadline<T>(_ body: () throws -> T) rethrows -> T {
         let watchdog = borrowedConnection.map { connection in
             connection.eventLoop.scheduleTask(in: .seconds(SharedStore.statementDeadline.components.seconds)) {
                 _ = connection.close() as EventLoopFuture<Void>
             }
         }
         defer { watchdog?.cancel() }
-        var failure: Error?
-        for answer in sent {
-            do { _ = try answer.wait() } catch { if failure == nil { failure = error } }
-        }
-        if let failure { throw store.translate(failure) }
+        return try body()
     }
 
     /// Sends a statement whose rows are read later, with ``rows(of:_:)``: reads sent
@@ -184,15 +193,9 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// thrown) first.
     func rows<T>(of answer: EventLoopFuture<PostgresQueryResult>, _ decode: (PostgresRandomAccessRow) throws -> T) throws -> [T] {
         try flush()
-        let watchdog = borrowedConnection.map { connection in
-            connection.eventLoop.scheduleTask(in: .seconds(SharedStore.statementDeadline.components.seconds)) {
-                _ = connection.close() as EventLoopFuture<Void>
-            }
-        }
-        defer { watchdog?.cancel() }
         let result: PostgresQueryResult
         do {
-            result = try answer.wait()
+            result = try withinStatementDeadline { try answer.wait() }
         } catch {
             throw store.translate(error)
         }
@@ -854,7 +857,6 @@ struct PostgresAppendRows: AppendRowStore {
     private var treeRows: PostgresTreeRows
     private var writer: PostgresLogWriter { treeRows.writer }
     private let stored: [UUID: (position: Int64, streamVersion: Int64)]
-    private let streams: [UUID: PostgresLogWriter.StreamRow]
     private(set) var types: [String: Int64]
     private var newTypes: [(id: Int64, name: String)] = []
     private(set) var nextStreamID: Int64
@@ -882,17 +884,14 @@ struct PostgresAppendRows: AppendRowStore {
                 (UUID(bytes: Array(try row[0].decode(ByteBuffer.self).readableBytesView)), try row[1].decode(Int64.self), try row[2].decode(Int64.self))
             }.compactMap { row in row.0.map { ($0, (row.1, row.2)) } }, uniquingKeysWith: { first, _ in first })
         }
-        let named = Set(events.map(\.stream))
-        try writer.readStreams(named)
-        streams = named.reduce(into: [:]) { found, uuid in
-            if case .some(.some(let row)) = writer.knownStreams[uuid] { found[uuid] = row }
-        }
+        // The batch's recordings, as this write knows them, in ``PostgresLogWriter/knownStreams``.
+        try writer.readStreams(Set(events.map(\.stream)))
     }
 
     func storedEvent(_ id: UUID, nextPosition: Int64) throws -> (position: Int64, streamVersion: Int64)? { stored[id] }
 
     mutating func stream(_ uuid: UUID) throws -> AppendPlanner.Stream {
-        guard let row = streams[uuid] else {
+        guard case .some(.some(let row)) = writer.knownStreams[uuid] else {
             defer { nextStreamID += 1 }
             return AppendPlanner.Stream(rowID: nextStreamID, version: 0, head: Hash32(ChainHash.genesis)!, tree: nil, isNew: true)
         }
@@ -987,7 +986,7 @@ struct PostgresAppendRows: AppendRowStore {
         }
         for (uuid, stream) in planner.streams {
             writer.knownStreams[uuid] = PostgresLogWriter.StreamRow(id: stream.rowID, version: stream.version, head: stream.head.bytes,
-                                                                    tree: stream.tree ?? streams[uuid]?.tree)
+                                                                    tree: stream.tree)
         }
         if rows.count > 0 {
             try writer.copy(into: "events", columns: Self.eventColumns, rows: rows)
