@@ -348,16 +348,12 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         return (read, encoder)
     }
 
+    /// Answered from the recordings' rows this write knows (``knownStreams``), reading
+    /// only those it does not: a collector's group read them all before its import.
     public func streamVersions(_ streams: Set<UUID>) throws -> [UUID: Int64] {
         guard !streams.isEmpty else { return [:] }
-        var binds = PostgresBindings()
-        binds.append(streams.map { ByteBuffer(bytes: $0.bytes) })
-        let rows = try fetch("SELECT uuid, version FROM streams WHERE uuid = ANY($1::bytea[])", binds) { row in
-            (UUID(bytes: Array(try row[0].decode(ByteBuffer.self).readableBytesView)), try row[1].decode(Int64.self))
-        }
-        var out = Dictionary(uniqueKeysWithValues: streams.map { ($0, Int64(0)) })
-        for case (let uuid?, let version) in rows { out[uuid] = version }
-        return out
+        try readStreams(streams)
+        return Dictionary(uniqueKeysWithValues: streams.map { ($0, knownStreams[$0].flatMap { $0?.version } ?? 0) })
     }
 
     public func event(id: UUID) throws -> StoredEvent? { try storedEvents(ids: [id])[id] }
