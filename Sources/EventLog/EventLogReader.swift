@@ -174,7 +174,7 @@ package struct ChainCheck {
     /// function it is given, stopping when that answers false. Each event that holds goes
     /// to `body`; damage goes to `damaged`, or is thrown without it.
     package mutating func read(skippingDamaged damaged: ((EventStoreError) -> Void)?, _ body: (StoredEvent) throws -> Void,
-                               found: ((FoundEvent) throws -> Bool) throws -> Void) throws {
+                               found: ((consuming FoundEvent) throws -> Bool) throws -> Void) throws {
         do {
             // `found` does not keep its function; Swift cannot tell that `body` inside it stays put.
             try withoutActuallyEscaping(body) { body in
@@ -190,7 +190,7 @@ package struct ChainCheck {
     }
 
     /// Checks one thing a read found, or keeps it for its batch; whether to read on.
-    private mutating func take(_ found: FoundEvent, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+    private mutating func take(_ found: consuming FoundEvent, skippingDamaged damaged: ((EventStoreError) -> Void)?,
                                _ body: (StoredEvent) throws -> Void) throws -> Bool {
         guard batching else { return try check(found, matching: nil, skippingDamaged: damaged, body) }
         // The predecessor `check` will take, found the way it finds it.

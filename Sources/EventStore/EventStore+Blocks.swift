@@ -9,7 +9,7 @@ extension EventStore {
     /// Calls `body` with what every position matching `query` holds, rows and blocks
     /// merged in position order, until it returns false. Damage is handed to `body`,
     /// never thrown, so the caller decides whether to stop.
-    func forEachFound(_ db: Database, _ query: EventQuery, predecessors: Bool, _ body: (FoundEvent) throws -> Bool) throws {
+    func forEachFound(_ db: Database, _ query: EventQuery, predecessors: Bool, _ body: (consuming FoundEvent) throws -> Bool) throws {
         let names = RowNames(kept: keptStreamNames)
         // Rows of `events`: the whole log of a file written before blocks, the first part
         // of one migrated with a recording open, every event of a shared store's copy.
@@ -39,11 +39,13 @@ extension EventStore {
         var inBlock = try blocks?.next()
         while row != nil || inBlock != nil {
             let found: FoundEvent
-            if let candidate = row, inBlock == nil || candidate.position <= inBlock!.position {
-                found = candidate
+            // Each taken out of its optional, not copied (a copy retained every reference
+            // of the event, and the next assignment released them).
+            if let candidate = row?.position, candidate <= inBlock?.position ?? .max {
+                found = row.take()!
                 row = try nextRow()
             } else {
-                found = inBlock!
+                found = inBlock.take()!
                 inBlock = try blocks?.next()
             }
             guard try body(found) else { return }

@@ -362,7 +362,7 @@ public enum FullReplay {
                 later.append(entry.conversation)
             }
         }
-        func route(_ conversation: ConversationID, _ event: ReplayEvent) {
+        func route(_ conversation: ConversationID, _ event: consuming ReplayEvent) {
             let entry: Open
             if let existing = open[conversation] {
                 entry = existing
@@ -384,11 +384,13 @@ public enum FullReplay {
             entry.count += 1
             entry.first = min(entry.first, event.recordedAt)
             entry.last = max(entry.last, event.recordedAt)
-            if entry.kept != nil {
-                if keptEvents < keptBudget {
-                    entry.kept!.append(event)
-                    keptEvents += 1
-                } else {
+            let ends = event.position >= lastPosition[conversation] ?? .max
+            if entry.kept != nil, keptEvents < keptBudget {
+                keptEvents += 1
+                // Its last use: moved into the list, not copied.
+                entry.kept!.append(event)
+            } else {
+                if entry.kept != nil {
                     // Out of budget: fold what it kept in log order and go on as events come;
                     // if that order turns out not to be the replayer's, it is read again
                     // after the pass.
@@ -396,13 +398,13 @@ public enum FullReplay {
                     entry.state = ConversationState.folding(conversation, entry.kept!.lazy.filter(perspective.sees), games: games)
                     entry.kept = nil
                 }
+                // Folding as events come is right only in log order: once out of time order, the
+                // conversation is read again after the pass (an early arrival is judged at its end).
+                if entry.inTimeOrder, perspective.sees(event), entry.state != nil {
+                    entry.state!.apply(event)
+                }
             }
-            // Folding as events come is right only in log order: once out of time order, the
-            // conversation is read again after the pass (an early arrival is judged at its end).
-            if entry.kept == nil, entry.inTimeOrder, perspective.sees(event), entry.state != nil {
-                entry.state!.apply(event)
-            }
-            if event.position >= lastPosition[conversation] ?? .max {
+            if ends {
                 open[conversation] = nil
                 end(entry)
             }
@@ -478,6 +480,10 @@ public enum FullReplay {
                         } catch {
                             return mailbox.put(chunk, .failure(error))
                         }
+                        // Reversed here, on this core: the folding thread pops its events off
+                        // the end, moving each out rather than copying it (a copy retained every
+                        // reference of the event, and the chunk's release released them again).
+                        items.reverse()
                         mailbox.put(chunk, .success((read, items, skipped)))
                     }
                 }
@@ -499,9 +505,9 @@ public enum FullReplay {
             }
             handoff.go(.success(conversationOfStream))
             for chunk in 0..<chunks {
-                let (read, items, skipped) = try mailbox.take(chunk, lane: chunk % decoders).get()
+                var (read, items, skipped) = try mailbox.take(chunk, lane: chunk % decoders).get()
                 skipped.forEach { damaged?($0) }
-                for (conversation, event) in items { route(conversation, event) }
+                while let (conversation, event) = items.popLast() { route(conversation, event) }
                 try handReady()
                 let before = statistics.events
                 statistics.events += read
