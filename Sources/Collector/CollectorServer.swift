@@ -104,9 +104,11 @@ public enum CollectorServer {
         guard let named = request.headers[HTTPField.Name(Collector.deviceKeyHeader)!], let key = Hex.bytes(named, count: 32) else {
             return problem(.badRequest, "an upload names its device's public key in the \(Collector.deviceKeyHeader) header (64 hex digits), as `gamelog push` does")
         }
+        let device: String
         do {
-            if let refusal = try await collector.admits(publicKey: key) {
-                return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
+            switch try await collector.enrollment(of: key) {
+            case .success(let enrolled): device = enrolled
+            case .failure(let refusal): return problem(HTTPResponse.Status(code: refusal.status), refusal.description)
             }
         } catch {
             return problem(.serviceUnavailable, "the shared store failed: \(error); nothing was stored, push again")
@@ -119,7 +121,7 @@ public enum CollectorServer {
             return problem(.contentTooLarge, "the upload is larger than \(Collector.maximumUpload) bytes; push sends smaller ones")
         }
         do {
-            let accepted = try await collector.accept(Data(body.readableBytesView), declaredKey: key)
+            let accepted = try await collector.accept(Data(body.readableBytesView), declaredKey: key, enrolledAs: device)
             collector.metrics.acceptedUpload(events: accepted.stored, seconds: ContinuousClock.now.duration(since: started))
             return try json(.ok, accepted)
         } catch let refusal as Collector.Refusal {

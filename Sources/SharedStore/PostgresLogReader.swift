@@ -97,6 +97,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         let deadline = SharedStore.statementDeadline.components.seconds
         let watchdog = connection.eventLoop.scheduleTask(in: .seconds(deadline)) { _ = connection.close() as EventLoopFuture<Void> }
         defer { watchdog.cancel() }
+        try beforeSend()
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger)
         // A writer's statements sent before this one answer first (the connection runs them
         // in order): waited for together, the first failure among them named.
@@ -119,6 +120,10 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// What must happen before the answer to a statement whose rows are read is waited
     /// for (a writer's statements sent ahead of it are answered first).
     func beforeAnswer() throws {}
+
+    /// What must happen before a statement whose rows are read is sent (a writer's held
+    /// writes go first).
+    func beforeSend() throws {}
 
     /// The borrowed connection a writer sends statements on.
     var borrowedConnection: PostgresConnection? { ownsConnection ? nil : lock.withLock { connection } }

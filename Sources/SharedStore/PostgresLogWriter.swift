@@ -82,6 +82,10 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// Whether anything was written (the store's revision moves only then).
     private(set) var wrote = false
     private var savepoints = 0
+    /// The savepoint just sent, if nothing was sent or held after it.
+    private var savepointAtEnd: String?
+    /// Statements sent so far (a `COPY` aside), each a round trip of the connection.
+    private(set) var statementsSent = 0
 
     init(store: SharedStore, connection: PostgresConnection, revision: Int64) {
         self.revision = revision
@@ -136,16 +140,136 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// Whether every statement in `pending` releases a savepoint (see ``undoingOnFailure(_:)``).
     private var pendingOnlyReleases = true
 
+    /// A write held to be sent with the writes after it as one statement (``write(_:touching:_:)``).
+    private struct HeldWrite {
+        var sql: String
+        /// Appends its values, numbered from 1 in `sql`.
+        var bind: (inout PostgresBindings) -> Void
+    }
+    private var held: [HeldWrite] = []
+    /// The tables the held writes touch.
+    private var heldTables: Set<String> = []
+    /// Trees made by this write and not sent yet (id, public key, device): one statement for all.
+    private var heldTrees: [(id: Int64, publicKey: [UInt8], device: String)] = []
+
+    /// Holds a write (an `INSERT` or `UPDATE` without a `WITH` of its own) to be sent with
+    /// the ones after it as one statement, each a data-modifying `WITH` clause; it goes
+    /// before any other statement, read or `COPY`. PostgresNIO sends a connection's next
+    /// statement only once the one before is answered, so each statement was a round trip
+    /// and two wake-ups: a collector's group of uploads made some twenty-five, and under
+    /// load they were a third of its time. Writes that touch a table a held one touches go
+    /// in a statement of their own, after it: the clauses of one statement do not see each
+    /// other's rows.
+    func write(_ sql: String, touching tables: Set<String>, _ bind: @escaping (inout PostgresBindings) -> Void) throws {
+        if !heldTables.isDisjoint(with: tables) { try sendHeld() }
+        pendingOnlyReleases = false
+        savepointAtEnd = nil
+        held.append(HeldWrite(sql: sql, bind: bind))
+        heldTables.formUnion(tables)
+    }
+
+    /// Holds a new tree's row (see ``write(_:touching:_:)``): the trees a group's uploads
+    /// make go in one row set.
+    func holdTree(id: Int64, publicKey: [UInt8], device: String) throws {
+        if heldTrees.isEmpty, heldTables.contains("trees") { try sendHeld() }
+        pendingOnlyReleases = false
+        savepointAtEnd = nil
+        heldTrees.append((id, publicKey, device))
+        heldTables.insert("trees")
+    }
+
+    /// Sends the held writes as one statement (not waited for, as ``execute(_:_:releasing:)``).
+    private func sendHeld() throws {
+        if !heldTrees.isEmpty {
+            let trees = heldTrees, revision = self.revision
+            heldTrees = []
+            held.insert(HeldWrite(sql: """
+                INSERT INTO trees (id, public_key, device, size, frontier, rev)
+                SELECT v.id, v.key, v.device, 0, ''::bytea, $4 FROM unnest($1::bigint[], $2::bytea[], $3::text[]) AS v(id, key, device)
+                """, bind: { binds in
+                    binds.append(trees.map(\.id))
+                    binds.append(trees.map { ByteBuffer(bytes: $0.publicKey) })
+                    binds.append(trees.map(\.device))
+                    binds.append(revision)
+                }), at: 0)
+        }
+        guard !held.isEmpty else { return }
+        let writes = held
+        held = []
+        heldTables = []
+        var binds = PostgresBindings()
+        guard writes.count > 1 else {
+            writes[0].bind(&binds)
+            return try sendWrite(writes[0].sql, binds)
+        }
+        var clauses: [String] = []
+        for (index, write) in writes.enumerated() {
+            let offset = binds.count
+            write.bind(&binds)
+            clauses.append("w\(index) AS (\(Self.renumbering(write.sql, by: offset)))")
+        }
+        try sendWrite("WITH " + clauses.joined(separator: ", ") + " SELECT 1", binds)
+    }
+
+    /// `sql` with each parameter `$n` numbered `$(n + offset)`.
+    static func renumbering(_ sql: String, by offset: Int) -> String {
+        guard offset > 0 else { return sql }
+        var out = ""
+        out.reserveCapacity(sql.utf8.count + 8)
+        var digits = ""
+        var inParameter = false
+        func endParameter() {
+            if inParameter, let number = Int(digits) { out += String(number + offset) }
+            inParameter = false
+            digits = ""
+        }
+        for character in sql {
+            if inParameter, character.isASCII, character.isNumber {
+                digits.append(character)
+                continue
+            }
+            endParameter()
+            if character == "$" {
+                out.append(character)
+                inParameter = true
+            } else {
+                out.append(character)
+            }
+        }
+        endParameter()
+        return out
+    }
+
+    /// Drops the held writes (their scope failed and is rolled back).
+    private func dropHeld() {
+        held = []
+        heldTables = []
+        heldTrees = []
+    }
+
+    override func beforeSend() throws {
+        try sendHeld()
+        savepointAtEnd = nil
+        statementsSent += 1
+    }
+
     /// Sends a statement whose rows are not read, without waiting for its answer: the
-    /// connection runs statements in the order sent, so the writes of a batch cost one
-    /// round trip together rather than one each. The answers are waited for (and the
-    /// first failure thrown) with the next read's, at the end of a savepoint's scope, and
-    /// with the commit.
+    /// writer goes on planning while the connection runs it. The answers are waited for
+    /// (and the first failure thrown) with the next read's, at the end of a savepoint's
+    /// scope, and with the commit. Held writes go first.
     func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), releasing: Bool = false) throws {
+        try sendHeld()
+        if !releasing { pendingOnlyReleases = false }
+        try sendWrite(sql, binds)
+    }
+
+    /// Sends one statement, not waited for.
+    private func sendWrite(_ sql: String, _ binds: PostgresBindings) throws {
+        savepointAtEnd = nil
+        statementsSent += 1
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
-        if !releasing { pendingOnlyReleases = false }
         pending.append(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger).map { _ in })
     }
 
@@ -153,6 +277,10 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
 
     /// Waits for every statement sent; throws the first one's failure.
     func flush() throws {
+        if !held.isEmpty || !heldTrees.isEmpty {
+            try sendHeld()
+            pendingOnlyReleases = false
+        }
         guard !pending.isEmpty else { return }
         let sent = pending
         pending = []
@@ -182,6 +310,9 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// Sends a statement whose rows are read later, with ``rows(of:_:)``: reads sent
     /// one after another and then read cost one round trip together, not one each.
     func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> EventLoopFuture<PostgresQueryResult> {
+        try sendHeld()
+        savepointAtEnd = nil
+        statementsSent += 1
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
@@ -210,9 +341,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// anything (it answers the COMMIT as a ROLLBACK): the first failure is thrown.
     func commit(revision: Int64) throws {
         if wrote {
-            var binds = PostgresBindings()
-            binds.append(revision)
-            try execute("UPDATE store_state SET revision = $1", binds)
+            try write("UPDATE store_state SET revision = $1", touching: ["store_state"]) { $0.append(revision) }
         }
         try execute("COMMIT")
         try flush()
@@ -228,6 +357,8 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// the server stored the rows. PostgreSQL takes rows this way at about twice the rate
     /// of an `INSERT` of the same rows from arrays.
     func copy(into table: String, columns: [String], rows: CopyRows) throws {
+        try sendHeld()
+        savepointAtEnd = nil
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
@@ -265,10 +396,20 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// Runs `body` so that what it writes is undone alone if it throws (a savepoint): a
     /// refused upload in a group leaves the others stored.
     public func undoingOnFailure<T>(_ body: () throws -> T) throws -> T {
-        savepoints += 1
-        let name = "gamelog_\(savepoints)"
+        // A scope that opens right where another opened (nothing sent between) rolls back
+        // to the same state: it shares that savepoint rather than sending one of its own
+        // and its release (two round trips of a collector's group, see ``write(_:touching:_:)``).
+        let name: String
+        let shared = savepointAtEnd != nil
+        if let outer = savepointAtEnd {
+            name = outer
+        } else {
+            savepoints += 1
+            name = "gamelog_\(savepoints)"
+            try execute("SAVEPOINT \(name)")
+            savepointAtEnd = name
+        }
         let wroteBefore = wrote
-        try execute("SAVEPOINT \(name)")
         do {
             let result = try body()
             // Its statements' answers are its own: a failure among them undoes it alone. A
@@ -276,10 +417,12 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             // is not waited for here (it fails only with the connection, which fails the
             // write at its next wait, and the commit waits for everything).
             if !pendingOnlyReleases { try flush() }
-            try execute("RELEASE SAVEPOINT \(name)", releasing: true)
+            if !shared { try execute("RELEASE SAVEPOINT \(name)", releasing: true) }
             return result
         } catch {
-            // Statements sent after the failing one failed with it; their answers are drained.
+            // Its writes not sent yet are dropped; statements sent after the failing one
+            // failed with it, and their answers are drained.
+            dropHeld()
             _ = try? flush()
             try execute("ROLLBACK TO SAVEPOINT \(name)")
             try flush()
@@ -485,33 +628,36 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         try sendTrees(publicKeys).map(readTrees) ?? [:]
     }
 
-    /// The reads of ``deviceTreesAndFrontiers(publicKeys:)``, sent together (nil: no keys).
-    private func sendTrees(_ publicKeys: [[UInt8]]) throws
-        -> (keys: [[UInt8]], trees: EventLoopFuture<PostgresQueryResult>, heads: EventLoopFuture<PostgresQueryResult>)? {
+    /// The read of ``deviceTreesAndFrontiers(publicKeys:)``, sent (nil: no keys): each tree
+    /// with its heads, one row a head (one with none for a tree without), in one
+    /// statement (each statement is a round trip: see ``write(_:touching:_:)``).
+    private func sendTrees(_ publicKeys: [[UInt8]]) throws -> (keys: [[UInt8]], answer: EventLoopFuture<PostgresQueryResult>)? {
         guard !publicKeys.isEmpty else { return nil }
         var binds = PostgresBindings()
         binds.append(publicKeys.map { ByteBuffer(bytes: $0) })
-        return (publicKeys, try send("SELECT id, public_key, device, size, frontier FROM trees WHERE public_key = ANY($1::bytea[])", binds),
-                try send("""
-                    SELECT h.tree_id, h.size, h.root, h.signed_at, h.flags, h.signature FROM tree_heads h JOIN trees t ON t.id = h.tree_id
-                    WHERE t.public_key = ANY($1::bytea[]) ORDER BY h.tree_id, h.size
-                    """, binds))
+        return (publicKeys, try send("""
+            SELECT t.id, t.public_key, t.device, t.size, t.frontier, h.size, h.root, h.signed_at, h.flags, h.signature
+            FROM trees t LEFT JOIN tree_heads h ON h.tree_id = t.id
+            WHERE t.public_key = ANY($1::bytea[]) ORDER BY t.id, h.size
+            """, binds))
     }
 
-    private func readTrees(_ sent: (keys: [[UInt8]], trees: EventLoopFuture<PostgresQueryResult>, heads: EventLoopFuture<PostgresQueryResult>)) throws
+    private func readTrees(_ sent: (keys: [[UInt8]], answer: EventLoopFuture<PostgresQueryResult>)) throws
         -> [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] {
-        let trees = try rows(of: sent.trees) { row in
-            (id: try row[0].decode(Int64.self), publicKey: Array(try row[1].decode(ByteBuffer.self).readableBytesView),
-             device: try row[2].decode(String.self), size: try row[3].decode(Int64.self), frontier: try row[4].decode(ByteBuffer?.self))
-        }
+        var trees: [(id: Int64, publicKey: [UInt8], device: String, size: Int64, frontier: ByteBuffer?)] = []
         var heads: [Int64: [(TreeOwner) -> TreeHead]] = [:]
         var roots: [Int64: [Int64: [UInt8]]] = [:]
-        for (tree, head, size, root) in try rows(of: sent.heads, { row in
-            (try row[0].decode(Int64.self), try Self.head(row, from: 1), try row[1].decode(Int64.self),
-             Array(try row[2].decode(ByteBuffer.self).readableBytesView))
+        for (tree, head) in try rows(of: sent.answer, { row in
+            ((id: try row[0].decode(Int64.self), publicKey: Array(try row[1].decode(ByteBuffer.self).readableBytesView),
+              device: try row[2].decode(String.self), size: try row[3].decode(Int64.self), frontier: try row[4].decode(ByteBuffer?.self)),
+             try row[5].decode(Int64?.self) == nil ? nil
+                : (try Self.head(row, from: 5), try row[5].decode(Int64.self), Array(try row[6].decode(ByteBuffer.self).readableBytesView)))
         }) {
-            heads[tree, default: []].append(head)
-            roots[tree, default: [:]][size] = root
+            if trees.last?.id != tree.id { trees.append(tree) }
+            if let (head, size, root) = head {
+                heads[tree.id, default: []].append(head)
+                roots[tree.id, default: [:]][size] = root
+            }
         }
         for key in sent.keys { knownTrees[key] = .some(nil) }
         var found: [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] = [:]
@@ -618,12 +764,12 @@ final class PostgresImport: EventLogImport {
         nextTypeID = (types.values.max() ?? 0) + 1
         if lastPosition == 0 {
             // A store no write has touched yet has no coverage row: its empty catalog covers its empty log.
-            var binds = PostgresBindings()
-            binds.append(writer.revision)
-            try writer.execute("""
+            try writer.write("""
                 INSERT INTO catalog_coverage ("only", through, rev) SELECT 1, 0, $1
                 WHERE NOT EXISTS (SELECT 1 FROM catalog_coverage) AND NOT EXISTS (SELECT 1 FROM events)
-                """, binds)
+                """, touching: ["catalog_coverage", "events"]) { binds in
+                binds.append(writer.revision)
+            }
         }
     }
 
@@ -728,20 +874,21 @@ final class PostgresImport: EventLogImport {
         if !new.isEmpty {
             // One statement for all of them: a group of uploads carries a head a game,
             // each of which was a statement for PostgreSQL to parse, plan and answer.
-            var binds = PostgresBindings()
-            binds.append(new.map(\.tree))
-            binds.append(new.map(\.head.size))
-            binds.append(new.map { ByteBuffer(bytes: $0.head.root) })
-            binds.append(new.map(\.head.signedAt.microsecondsSince1970))
-            binds.append(new.map { Int64($0.head.isTestKey ? 1 : 0) })
-            binds.append(new.map { ByteBuffer(bytes: $0.head.signature) })
-            binds.append(writer.revision)
-            try writer.execute("""
+            let revision = writer.revision
+            try writer.write("""
                 INSERT INTO tree_heads (tree_id, size, root, signed_at, flags, signature, rev)
                 SELECT tree, size, root, signed_at, flags, signature, $7
                 FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bytea[])
                     AS v(tree, size, root, signed_at, flags, signature)
-                """, binds)
+                """, touching: ["tree_heads"]) { binds in
+                binds.append(new.map(\.tree))
+                binds.append(new.map(\.head.size))
+                binds.append(new.map { ByteBuffer(bytes: $0.head.root) })
+                binds.append(new.map(\.head.signedAt.microsecondsSince1970))
+                binds.append(new.map { Int64($0.head.isTestKey ? 1 : 0) })
+                binds.append(new.map { ByteBuffer(bytes: $0.head.signature) })
+                binds.append(revision)
+            }
             writer.changed()
         }
         var tiles: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])] = []
@@ -763,17 +910,18 @@ final class PostgresImport: EventLogImport {
         try storeNodes(trees.tiles)
         let changed = trees.states.filter(\.value.changed).sorted { $0.key < $1.key }
         guard !changed.isEmpty else { return }
-        var binds = PostgresBindings()
-        binds.append(changed.map(\.key))
-        binds.append(changed.map(\.value.size))
-        // A tree held in part has no frontier (NULL): the empty array element stands for it.
-        binds.append(changed.map { ByteBuffer(bytes: $0.value.frontier?.packed ?? []) })
-        binds.append(changed.map { $0.value.frontier == nil })
-        binds.append(writer.revision)
-        try writer.execute("""
+        let revision = writer.revision
+        try writer.write("""
             UPDATE trees t SET size = v.size, frontier = CASE WHEN v.partial THEN NULL ELSE v.frontier END, rev = $5
             FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::boolean[]) AS v(id, size, frontier, partial) WHERE t.id = v.id
-            """, binds)
+            """, touching: ["trees"]) { binds in
+            binds.append(changed.map(\.key))
+            binds.append(changed.map(\.value.size))
+            // A tree held in part has no frontier (NULL): the empty array element stands for it.
+            binds.append(changed.map { ByteBuffer(bytes: $0.value.frontier?.packed ?? []) })
+            binds.append(changed.map { $0.value.frontier == nil })
+            binds.append(revision)
+        }
         // Read again if asked for again (this import's trees are its own to grow).
         for (id, _) in changed { writer.knownTreeRows[id] = nil }
         writer.changed()
@@ -781,17 +929,18 @@ final class PostgresImport: EventLogImport {
 
     private func storeNodes(_ tiles: [(tree: Int64, lo: Int64, hi: Int64, hash: [UInt8])]) throws {
         guard !tiles.isEmpty else { return }
-        var binds = PostgresBindings()
-        binds.append(tiles.map(\.tree))
-        binds.append(tiles.map(\.lo))
-        binds.append(tiles.map(\.hi))
-        binds.append(tiles.map { ByteBuffer(bytes: $0.hash) })
-        binds.append(writer.revision)
-        try writer.execute("""
+        let revision = writer.revision
+        try writer.write("""
             INSERT INTO tree_nodes (tree_id, lo, hi, hash, rev)
             SELECT v.tree, v.lo, v.hi, v.hash, $5 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[]) AS v(tree, lo, hi, hash)
             ON CONFLICT DO NOTHING
-            """, binds)
+            """, touching: ["tree_nodes"]) { binds in
+            binds.append(tiles.map(\.tree))
+            binds.append(tiles.map(\.lo))
+            binds.append(tiles.map(\.hi))
+            binds.append(tiles.map { ByteBuffer(bytes: $0.hash) })
+            binds.append(revision)
+        }
         writer.changed()
     }
 }
@@ -830,12 +979,7 @@ struct PostgresTreeRows: TreeRowStore {
     func insertTree(_ owner: TreeOwner) throws -> Int64 {
         // The id chosen here, so the row is sent without waiting for an answer.
         let id = try writer.nextTreeID ?? ((try writer.fetch("SELECT coalesce(max(id), 0) FROM trees") { try $0[0].decode(Int64.self) }.first ?? 0) + 1)
-        var binds = PostgresBindings()
-        binds.append(id)
-        binds.append(ByteBuffer(bytes: owner.publicKey))
-        binds.append(owner.device)
-        binds.append(writer.revision)
-        try writer.execute("INSERT INTO trees (id, public_key, device, size, frontier, rev) VALUES ($1, $2, $3, 0, ''::bytea, $4)", binds)
+        try writer.holdTree(id: id, publicKey: owner.publicKey, device: owner.device)
         writer.nextTreeID = id + 1
         writer.knownTrees[owner.publicKey] = (id, owner.device)
         writer.knownHeadRoots[id] = [:]
@@ -944,41 +1088,41 @@ struct PostgresAppendRows: AppendRowStore {
     func store(_ planner: AppendPlanner) throws {
         let revision = writer.revision
         if !newTypes.isEmpty {
-            var binds = PostgresBindings()
-            binds.append(newTypes.map(\.id))
-            binds.append(newTypes.map(\.name))
-            binds.append(revision)
-            try writer.execute("INSERT INTO event_types (id, name, rev) SELECT v.id, v.name, $3 FROM unnest($1::bigint[], $2::text[]) AS v(id, name)", binds)
+            try writer.write("INSERT INTO event_types (id, name, rev) SELECT v.id, v.name, $3 FROM unnest($1::bigint[], $2::text[]) AS v(id, name)", touching: ["event_types"]) { binds in
+                binds.append(newTypes.map(\.id))
+                binds.append(newTypes.map(\.name))
+                binds.append(revision)
+            }
         }
         let touched = planner.streams.values.sorted { $0.rowID < $1.rowID }
         let made = touched.filter(\.isNew)
         if !made.isEmpty {
             let uuids = Dictionary(planner.streams.map { ($0.value.rowID, $0.key) }, uniquingKeysWith: { first, _ in first })
-            var binds = PostgresBindings()
-            binds.append(made.map(\.rowID))
-            binds.append(made.map { ByteBuffer(bytes: uuids[$0.rowID]!.bytes) })
-            binds.append(made.map(\.version))
-            binds.append(made.map { ByteBuffer(bytes: $0.head.bytes) })
-            binds.append(made.map { $0.tree ?? -1 })
-            binds.append(revision)
-            try writer.execute("""
+            try writer.write("""
                 INSERT INTO streams (id, uuid, version, head, tree_id, rev)
                 SELECT v.id, v.uuid, v.version, v.head, NULLIF(v.tree, -1), $6
                 FROM unnest($1::bigint[], $2::bytea[], $3::bigint[], $4::bytea[], $5::bigint[]) AS v(id, uuid, version, head, tree)
-                """, binds)
+                """, touching: ["streams"]) { binds in
+                binds.append(made.map(\.rowID))
+                binds.append(made.map { ByteBuffer(bytes: uuids[$0.rowID]!.bytes) })
+                binds.append(made.map(\.version))
+                binds.append(made.map { ByteBuffer(bytes: $0.head.bytes) })
+                binds.append(made.map { $0.tree ?? -1 })
+                binds.append(revision)
+            }
         }
         let moved = touched.filter { !$0.isNew && ($0.version != $0.startVersion || treeRows.streamTrees[$0.rowID] != nil) }
         if !moved.isEmpty {
-            var binds = PostgresBindings()
-            binds.append(moved.map(\.rowID))
-            binds.append(moved.map(\.version))
-            binds.append(moved.map { ByteBuffer(bytes: $0.head.bytes) })
-            binds.append(moved.map { $0.tree ?? -1 })
-            binds.append(revision)
-            try writer.execute("""
+            try writer.write("""
                 UPDATE streams s SET version = v.version, head = v.head, tree_id = coalesce(NULLIF(v.tree, -1), s.tree_id), rev = $5
                 FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[]) AS v(id, version, head, tree) WHERE s.id = v.id
-                """, binds)
+                """, touching: ["streams"]) { binds in
+                binds.append(moved.map(\.rowID))
+                binds.append(moved.map(\.version))
+                binds.append(moved.map { ByteBuffer(bytes: $0.head.bytes) })
+                binds.append(moved.map { $0.tree ?? -1 })
+                binds.append(revision)
+            }
         }
         for (uuid, stream) in planner.streams {
             writer.knownStreams[uuid] = PostgresLogWriter.StreamRow(id: stream.rowID, version: stream.version, head: stream.head.bytes,
@@ -990,24 +1134,24 @@ struct PostgresAppendRows: AppendRowStore {
         }
         let catalog = planner.catalogRows.sorted { $0.value < $1.value }
         if !catalog.isEmpty {
-            var rows = PostgresBindings()
-            rows.append(catalog.map { Int64($0.key.tag.kind.rawValue) })
-            rows.append(catalog.map { ByteBuffer(bytes: $0.key.tag.id.bytes) })
-            rows.append(catalog.map(\.key.streamRowID))
-            rows.append(catalog.map(\.value))
-            rows.append(revision)
-            try writer.execute("""
+            try writer.write("""
                 INSERT INTO catalog (kind, key, stream_id, position, rev)
                 SELECT v.kind, v.key, v.stream, v.position, $5 FROM unnest($1::bigint[], $2::bytea[], $3::bigint[], $4::bigint[]) AS v(kind, key, stream, position)
                 ON CONFLICT (kind, key, stream_id) DO NOTHING
-                """, rows)
+                """, touching: ["catalog"]) { rows in
+                rows.append(catalog.map { Int64($0.key.tag.kind.rawValue) })
+                rows.append(catalog.map { ByteBuffer(bytes: $0.key.tag.id.bytes) })
+                rows.append(catalog.map(\.key.streamRowID))
+                rows.append(catalog.map(\.value))
+                rows.append(revision)
+            }
         }
         if planner.everyEventTagged {
-            var coverage = PostgresBindings()
-            coverage.append(planner.position)
-            coverage.append(planner.firstPosition)
-            coverage.append(revision)
-            try writer.execute("UPDATE catalog_coverage SET through = $1, rev = $3 WHERE through = $2", coverage)
+            try writer.write("UPDATE catalog_coverage SET through = $1, rev = $3 WHERE through = $2", touching: ["catalog_coverage"]) { coverage in
+                coverage.append(planner.position)
+                coverage.append(planner.firstPosition)
+                coverage.append(revision)
+            }
         }
     }
 }

@@ -73,4 +73,79 @@ import Testing
         #expect(!description.contains("aborted"), "\(description)")
         #expect(try PostgresServer.shared().psql(url, "SELECT count(*) FROM event_types WHERE id = 911") == "0")
     }
+
+    /// Writes held by the writer go as one statement (PostgresNIO sends a statement only
+    /// once the one before is answered: each is a round trip), except that a write touching
+    /// a table a held one touches goes after them, in a statement of its own, and sees
+    /// their rows.
+    @Test func heldWritesGoAsOneStatementUnlessTheyTouchOneTable() async throws {
+        let folder = try TemporaryFolder()
+        let (store, url) = try await SharedStoreTests.makeStore(folder)
+        let server = try PostgresServer.shared()
+        let sent = try await store.writeNatively { writer -> Int in
+            let before = writer.statementsSent, revision = writer.revision
+            try writer.write("INSERT INTO event_types (id, name, rev) VALUES ($1, 'held.one', $2)", touching: ["event_types"]) {
+                $0.append(Int64(911))
+                $0.append(revision)
+            }
+            try writer.write("INSERT INTO trees (id, public_key, device, size, frontier, rev) VALUES ($1, $2, 'held.device', 0, ''::bytea, $3)",
+                             touching: ["trees"]) {
+                $0.append(Int64(77))
+                $0.append(ByteBuffer(bytes: [UInt8](repeating: 7, count: 32)))
+                $0.append(revision)
+            }
+            try writer.write("UPDATE event_types SET name = 'held.renamed' WHERE id = $1", touching: ["event_types"]) {
+                $0.append(Int64(911))
+            }
+            try writer.flush()
+            writer.changed()
+            return writer.statementsSent - before
+        }
+        #expect(sent == 2)
+        #expect(try server.psql(url, "SELECT name FROM event_types WHERE id = 911") == "held.renamed")
+        #expect(try server.psql(url, "SELECT device FROM trees WHERE id = 77") == "held.device")
+    }
+
+    /// A savepoint's scope opened where another just opened shares its savepoint (nothing
+    /// between them to keep): its failure, a held write refused at its end, undoes it
+    /// alone, and the scope around it goes on and commits.
+    @Test func aScopeOpenedWhereAnotherOpenedSharesItsSavepoint() async throws {
+        let folder = try TemporaryFolder()
+        let (store, url) = try await SharedStoreTests.makeStore(folder)
+        let server = try PostgresServer.shared()
+        try await store.writeNatively { writer in
+            try writer.execute("INSERT INTO event_types (id, name, rev) VALUES (931, 'kept.type', \(writer.revision))")
+            writer.changed()
+        }
+        let sent = try await store.writeNatively { writer -> Int in
+            let before = writer.statementsSent, revision = writer.revision
+            try writer.undoingOnFailure {
+                _ = try? writer.undoingOnFailure {
+                    try writer.write("INSERT INTO event_types (id, name, rev) VALUES (932, 'inner.type', $1)", touching: ["event_types"]) {
+                        $0.append(revision)
+                    }
+                    // The id is taken: refused when the scope's writes are sent, at its end.
+                    try writer.write("INSERT INTO event_types (id, name, rev) VALUES (931, 'again', $1)", touching: ["event_types"]) {
+                        $0.append(revision)
+                    }
+                }
+                try writer.write("INSERT INTO event_types (id, name, rev) VALUES (933, 'outer.type', $1)", touching: ["event_types"]) {
+                    $0.append(revision)
+                }
+            }
+            writer.changed()
+            return writer.statementsSent - before
+        }
+        #expect(try server.psql(url, "SELECT string_agg(id::text || ':' || name, ',' ORDER BY id) FROM event_types WHERE id > 930")
+                == "931:kept.type,933:outer.type")
+        // One SAVEPOINT, the inner scope's two writes, its ROLLBACK TO, the outer write and
+        // the RELEASE: a savepoint of the inner scope's own would be one more.
+        #expect(sent == 6)
+    }
+
+    @Test func aHeldWritesParametersAreNumberedAfterTheOnesBefore() {
+        #expect(PostgresLogWriter.renumbering("SELECT $1, $2::bigint[], $10 FROM unnest($3) WHERE x = '$'", by: 4)
+                == "SELECT $5, $6::bigint[], $14 FROM unnest($7) WHERE x = '$'")
+        #expect(PostgresLogWriter.renumbering("UPDATE t SET a = $1", by: 0) == "UPDATE t SET a = $1")
+    }
 }
