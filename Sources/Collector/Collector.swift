@@ -110,7 +110,7 @@ public final class Collector: Sendable {
     }
 
     /// The device `publicKey` is enrolled as, or the refusal (403) of its uploads.
-    package func enrollment(of publicKey: [UInt8]) async throws -> Result<String, Refusal> {
+    func enrollment(of publicKey: [UInt8]) async throws -> Result<String, Refusal> {
         guard let device = try await store.enrolledDevice(publicKey: publicKey) else {
             return .failure(.notEnrolled("the key \(Hex.string(publicKey).prefix(16)) is not enrolled at this collector"))
         }
@@ -127,7 +127,7 @@ public final class Collector: Sendable {
     /// ``accept(_:declaredKey:)`` of an upload whose declared key ``enrollment(of:)`` found
     /// enrolled as `enrolledAs`: not read again (a key's enrollment never changes), one
     /// round trip to the store fewer on every upload's way.
-    package func accept(_ body: Data, declaredKey: [UInt8], enrolledAs: String) async throws -> Accepted {
+    func accept(_ body: Data, declaredKey: [UInt8], enrolledAs: String) async throws -> Accepted {
         try await accept(body, declaredKey: Optional(declaredKey), enrolledAs: Optional(enrolledAs))
     }
 
