@@ -124,6 +124,9 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// nothing, so it need not wait for a `COPY` under way. Forgotten with a savepoint
     /// rolled back.
     var knownHeadRoots: [Int64: [Int64: [UInt8]]] = [:]
+    /// The heads this write stored, exactly as stored: their cosignatures need not look
+    /// them up (see ``store(cosignatures:)``). Forgotten with a savepoint rolled back.
+    var headsStored: Set<TreeHead> = []
 
     /// A recording's row: its id, version, chain head (nil: stored before recordings kept
     /// their head) and device tree.
@@ -434,6 +437,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             knownTreeRows = [:]
             knownStreams = [:]
             knownHeadRoots = [:]
+            headsStored = []
             nextTreeID = nil
             throw error
         }
@@ -597,9 +601,10 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         for case (let uuid?, let row) in rows { knownStreams[uuid] = row }
     }
 
-    /// What a collector's import of a group's uploads reads of the store, in one round
-    /// trip rather than one a read: the devices' trees (``deviceTreesAndFrontiers(publicKeys:)``),
-    /// the recordings' rows (``readStreams(_:)``) and the log's tail.
+    /// What a collector's import of a group's uploads reads of the store, sent together and
+    /// then read (three statements, each a round trip, rather than one a device and one a
+    /// batch): the devices' trees (``deviceTreesAndFrontiers(publicKeys:)``), the recordings'
+    /// rows (``readStreams(_:)``) and the log's tail.
     package func prepare(publicKeys: [[UInt8]], recordings: Set<UUID>) throws -> [[UInt8]: (tree: DeviceTree, frontier: MerkleTree.Frontier?)] {
         let tail = known == nil ? try sendTail() : nil
         let streams = try sendStreams(recordings)
@@ -707,6 +712,30 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         guard !cosignatures.isEmpty else { return }
         for (head, cosignature) in cosignatures where !cosignature.isValid(for: head) {
             throw EventStoreError.invalidCosignature(device: head.device, size: head.size, witness: cosignature.witness)
+        }
+        if cosignatures.allSatisfy({ headsStored.contains($0.head) }) {
+            // Heads this write stored, exactly: each is there, and nothing cosigned them
+            // before. Held with the write's last rows (one statement fewer, see
+            // ``write(_:touching:_:)``); it reads the trees' rows, so it follows theirs.
+            let revision = self.revision
+            try write("""
+                INSERT INTO cosignatures (tree_id, size, witness, witness_key, cosigned_at, signature, rev)
+                SELECT t.id, v.size, v.witness, v.witness_key, v.cosigned_at, v.cosignature, $7
+                FROM unnest($1::bytea[], $2::bigint[], $3::text[], $4::bytea[], $5::bigint[], $6::bytea[])
+                    AS v(public_key, size, witness, witness_key, cosigned_at, cosignature)
+                JOIN trees t ON t.public_key = v.public_key
+                ON CONFLICT DO NOTHING
+                """, touching: ["cosignatures", "trees"]) { binds in
+                binds.append(cosignatures.map { ByteBuffer(bytes: $0.head.publicKey) })
+                binds.append(cosignatures.map(\.head.size))
+                binds.append(cosignatures.map(\.cosignature.witness))
+                binds.append(cosignatures.map { ByteBuffer(bytes: $0.cosignature.witnessKey) })
+                binds.append(cosignatures.map { Int64(clamping: $0.cosignature.cosignedAt) })
+                binds.append(cosignatures.map { ByteBuffer(bytes: $0.cosignature.signature) })
+                binds.append(revision)
+            }
+            changed()
+            return
         }
         var binds = PostgresBindings()
         binds.append(cosignatures.map { ByteBuffer(bytes: $0.head.publicKey) })
@@ -868,6 +897,7 @@ final class PostgresImport: EventLogImport {
             }
             storedRoots[slot] = head.root
             writer.knownHeadRoots[tree]?[head.size] = head.root
+            writer.headsStored.insert(head)
             new.append((tree, head))
             trees.grow(tree, to: head.size)
         }
