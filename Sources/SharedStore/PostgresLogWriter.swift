@@ -280,10 +280,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
 
     /// Waits for every statement sent; throws the first one's failure.
     func flush() throws {
-        if !held.isEmpty || !heldTrees.isEmpty {
-            try sendHeld()
-            pendingOnlyReleases = false
-        }
+        try sendHeld()
         guard !pending.isEmpty else { return }
         let sent = pending
         pending = []
@@ -310,8 +307,9 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         return try body()
     }
 
-    /// Sends a statement whose rows are read later, with ``rows(of:_:)``: reads sent
-    /// one after another and then read cost one round trip together, not one each.
+    /// Sends a statement whose rows are read later, with ``rows(of:_:)``: reads sent one
+    /// after another and then read are waited for once (the connection still answers each
+    /// before it sends the next: see ``write(_:touching:_:)``).
     func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> EventLoopFuture<PostgresQueryResult> {
         try sendHeld()
         savepointAtEnd = nil
