@@ -124,14 +124,10 @@ public final class Collector: Sendable {
         try await accept(body, declaredKey: declaredKey, enrolledAs: nil)
     }
 
-    /// ``accept(_:declaredKey:)`` of an upload whose declared key ``enrollment(of:)`` found
-    /// enrolled as `enrolledAs`: not read again (a key's enrollment never changes), one
+    /// ``accept(_:declaredKey:)``; `enrolledAs`: the device ``enrollment(of:)`` found
+    /// `declaredKey` enrolled as, not read again (a key's enrollment never changes): one
     /// round trip to the store fewer on every upload's way.
-    func accept(_ body: Data, declaredKey: [UInt8], enrolledAs: String) async throws -> Accepted {
-        try await accept(body, declaredKey: Optional(declaredKey), enrolledAs: Optional(enrolledAs))
-    }
-
-    private func accept(_ body: Data, declaredKey: [UInt8]?, enrolledAs: String?) async throws -> Accepted {
+    func accept(_ body: Data, declaredKey: [UInt8]?, enrolledAs: String?) async throws -> Accepted {
         uploadsInFlight.withLock { $0 += 1 }
         defer { uploadsInFlight.withLock { $0 -= 1 } }
         // Parsing and checking an upload is seconds of CPU for a large one: off the

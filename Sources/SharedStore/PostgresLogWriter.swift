@@ -84,7 +84,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     private var savepoints = 0
     /// The savepoint just sent, if nothing was sent or held after it.
     private var savepointAtEnd: String?
-    /// Statements sent so far (a `COPY` aside), each a round trip of the connection.
+    /// Statements sent so far, each a round trip of the connection.
     private(set) var statementsSent = 0
 
     init(store: SharedStore, connection: PostgresConnection, revision: Int64) {
@@ -165,8 +165,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// other's rows.
     func write(_ sql: String, touching tables: Set<String>, _ bind: @escaping (inout PostgresBindings) -> Void) throws {
         if !heldTables.isDisjoint(with: tables) { try sendHeld() }
-        pendingOnlyReleases = false
-        savepointAtEnd = nil
+        holding()
         held.append(HeldWrite(sql: sql, bind: bind))
         heldTables.formUnion(tables)
     }
@@ -175,10 +174,23 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// make go in one row set.
     func holdTree(id: Int64, publicKey: [UInt8], device: String) throws {
         if heldTrees.isEmpty, heldTables.contains("trees") { try sendHeld() }
-        pendingOnlyReleases = false
-        savepointAtEnd = nil
+        holding()
         heldTrees.append((id, publicKey, device))
         heldTables.insert("trees")
+    }
+
+    /// A write held: its scope has statements to wait for, and nothing is right after a savepoint.
+    private func holding() {
+        pendingOnlyReleases = false
+        savepointAtEnd = nil
+    }
+
+    /// Before a statement of its own goes (a read, a `COPY`): the held writes go first, and
+    /// nothing is right after a savepoint any more.
+    private func beforeStatement() throws {
+        try sendHeld()
+        savepointAtEnd = nil
+        statementsSent += 1
     }
 
     /// Sends the held writes as one statement (not waited for, as ``execute(_:_:releasing:)``).
@@ -250,11 +262,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         heldTrees = []
     }
 
-    override func beforeSend() throws {
-        try sendHeld()
-        savepointAtEnd = nil
-        statementsSent += 1
-    }
+    override func beforeSend() throws { try beforeStatement() }
 
     /// Sends a statement whose rows are not read, without waiting for its answer: the
     /// writer goes on planning while the connection runs it. The answers are waited for
@@ -311,9 +319,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// after another and then read are waited for once (the connection still answers each
     /// before it sends the next: see ``write(_:touching:_:)``).
     func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> EventLoopFuture<PostgresQueryResult> {
-        try sendHeld()
-        savepointAtEnd = nil
-        statementsSent += 1
+        try beforeStatement()
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
@@ -358,8 +364,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// the server stored the rows. PostgreSQL takes rows this way at about twice the rate
     /// of an `INSERT` of the same rows from arrays.
     func copy(into table: String, columns: [String], rows: CopyRows) throws {
-        try sendHeld()
-        savepointAtEnd = nil
+        try beforeStatement()
         guard let connection = borrowedConnection, !connection.isClosed else {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }

@@ -8,14 +8,19 @@ import Testing
 /// A write sends its last statements, the revision's and the COMMIT without waiting for
 /// each: whatever fails among them, nothing of the write is kept.
 @Suite(.serialized) struct WriteCommitTests {
-    @Test func aStatementThatFailsAtTheCommitKeepsNothingOfTheWrite() async throws {
-        let folder = try TemporaryFolder()
+    /// A new store holding one event type (`id`, named "kept.type") written before the test's.
+    static func storeHolding(type id: Int, in folder: TemporaryFolder) async throws -> (store: SharedStore, url: String, server: PostgresServer) {
         let (store, url) = try await SharedStoreTests.makeStore(folder)
-        let server = try PostgresServer.shared()
         try await store.writeNatively { writer in
-            try writer.execute("INSERT INTO event_types (id, name, rev) VALUES (901, 'kept.type', \(writer.revision))")
+            try writer.execute("INSERT INTO event_types (id, name, rev) VALUES (\(id), 'kept.type', \(writer.revision))")
             writer.changed()
         }
+        return (store, url, try PostgresServer.shared())
+    }
+
+    @Test func aStatementThatFailsAtTheCommitKeepsNothingOfTheWrite() async throws {
+        let folder = try TemporaryFolder()
+        let (store, url, server) = try await Self.storeHolding(type: 901, in: folder)
         let revision = try await store.revision()
         #expect(try server.psql(url, "SELECT count(*) FROM event_types WHERE id = 901") == "1")
 
@@ -111,12 +116,7 @@ import Testing
     /// alone, and the scope around it goes on and commits.
     @Test func aScopeOpenedWhereAnotherOpenedSharesItsSavepoint() async throws {
         let folder = try TemporaryFolder()
-        let (store, url) = try await SharedStoreTests.makeStore(folder)
-        let server = try PostgresServer.shared()
-        try await store.writeNatively { writer in
-            try writer.execute("INSERT INTO event_types (id, name, rev) VALUES (931, 'kept.type', \(writer.revision))")
-            writer.changed()
-        }
+        let (store, url, server) = try await Self.storeHolding(type: 931, in: folder)
         let sent = try await store.writeNatively { writer -> Int in
             let before = writer.statementsSent, revision = writer.revision
             try writer.undoingOnFailure {
