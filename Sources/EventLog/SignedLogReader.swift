@@ -381,9 +381,18 @@ extension SignedLogReader {
                 return nil
             }
         }
+        // Only a range a log stores is asked for: a perfect subtree of a tile or more (what
+        // appends keep). Asked for every range without a game leaf, a tile of neighbours
+        // cost a lookup for each of its 511 smaller ranges, which no log holds: most of a
+        // conversation's signature check (a statement each in a shared store).
+        func storable(_ lo: Int64, _ hi: Int64) -> Bool {
+            hi - lo >= MerkleTree.tileSize && TreeRoots.isPerfectSubtree(lo..<hi)
+        }
         func root(_ size: Int64) -> [UInt8]? {
             var missing: Int64?
-            return MerkleTree.root(size: size, known: { lo, hi in MerkleTree.anyLeaf(gameIndexes, in: lo, hi) ? nil : stored(lo..<hi) },
+            return MerkleTree.root(size: size, known: { lo, hi in
+                                       MerkleTree.anyLeaf(gameIndexes, in: lo, hi) || !storable(lo, hi) ? nil : stored(lo..<hi)
+                                   },
                                    holds: { MerkleTree.anyLeaf(heldIndexes, in: $0, $1) }, leaf: { held[$0] }, proof: { _, _ in nil }, missing: &missing)
         }
         let signedRootOrNil = root(latest)

@@ -36,6 +36,9 @@ extension EventStore {
     /// The leaf hashes of tree `id`'s leaves in `range`, read through the leaf index (the
     /// CROSS JOIN keeps SQLite from walking every recording of the tree instead).
     public func leafHashes(tree id: Int64, range: Range<Int64>) throws -> [Int64: [UInt8]] {
+        if let known = try proofCache.tile(tree: id, range: range, treeSize: { try treeSize(id) }) { return known }
+        // Read before the leaves: a tile read while the tree grew is kept as of the smaller size.
+        let sizeBefore = try treeSize(id)
         var runs: [ClosedRange<Int64>] = []
         try read { db in
             var positions: [Int64] = []
@@ -85,7 +88,14 @@ extension EventStore {
             scratch.set(event)
             out[event.leaf!] = scratch.leafHash()
         }
+        proofCache.keep(tile: out, tree: id, range: range, treeSize: sizeBefore)
         return out
+    }
+
+    /// How many leaves tree `id` holds, as its row says (nil: no such tree).
+    private func treeSize(_ id: Int64) throws -> Int64? {
+        guard hasTreeNodes else { return nil }
+        return try read { db in try Int64.fetchOne(db.cachedStatement(sql: "SELECT size FROM trees WHERE id = ?"), arguments: [id]) }
     }
 
     /// Those of `candidates` that are recordings of tree `id`.
@@ -98,10 +108,14 @@ extension EventStore {
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = ids[start..<min(start + 500, ids.count)]
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                let values: [(any DatabaseValueConvertible)?] = [id] + chunk.map { Data($0.bytes) }
-                let arguments = StatementArguments(values)
-                for bytes in try Data.fetchAll(db, sql: "SELECT uuid FROM streams WHERE tree_id = ? AND uuid IN (\(marks))", arguments: arguments) {
-                    if let uuid = UUID(bytes: bytes) { out.insert(uuid) }
+                let arguments = StatementArguments(chunk.map { Data($0.bytes) })
+                // Each candidate looked up by its uuid, the tree compared here: given `tree_id
+                // = ?` too, SQLite (no statistics in a log) walked every recording of the tree
+                // for five candidates or more, 4-6 ms a call on a log of 40,000 recordings.
+                for row in try Row.fetchAll(db, sql: "SELECT uuid, tree_id FROM streams WHERE uuid IN (\(marks))", arguments: arguments) {
+                    if let bytes = Data.fromDatabaseValue(row[0]), Int64.fromDatabaseValue(row[1]) == id, let uuid = UUID(bytes: bytes) {
+                        out.insert(uuid)
+                    }
                 }
             }
         }

@@ -49,7 +49,9 @@ extension EventStore {
 extension EventStore: SignedLogReader {
     /// Another read-only connection to the same file.
     public func anotherReader() throws -> any SignedLogReader {
-        try EventStore(path: path, access: .readOnly)
+        let another = try EventStore(path: path, access: .readOnly)
+        another.proofCache = proofCache
+        return another
     }
 
     public func recordingRows(_ streams: Set<UUID>) throws -> [UUID: RecordingRow] {
@@ -98,11 +100,14 @@ extension EventStore: SignedLogReader {
     }
 
     public func storedNode(tree id: Int64, range: Range<Int64>) throws -> [UInt8]? {
-        try read { db in
-            guard try db.tableExists("tree_nodes") else { return nil }
-            return try Data.fetchOne(db.cachedStatement(sql: "SELECT hash FROM tree_nodes WHERE tree_id = ? AND lo = ? AND hi = ?"),
-                                     arguments: [id, range.lowerBound, range.upperBound]).flatMap { $0.count == 32 ? Array($0) : nil }
+        if let known = proofCache.node(tree: id, range: range) { return known }
+        guard hasTreeNodes else { return nil }
+        let found = try read { db in
+            try Data.fetchOne(db.cachedStatement(sql: "SELECT hash FROM tree_nodes WHERE tree_id = ? AND lo = ? AND hi = ?"),
+                              arguments: [id, range.lowerBound, range.upperBound]).flatMap { $0.count == 32 ? Array($0) : nil }
         }
+        if let found { proofCache.keep(node: found, tree: id, range: range) }
+        return found
     }
 
     public func storedNodes(trees: Set<Int64>?) throws -> [Int64: [Range<Int64>: [UInt8]]] {

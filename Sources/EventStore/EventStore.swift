@@ -35,6 +35,11 @@ public final class EventStore {
     private(set) var hasBlocks = false
     /// Whether `events` has its `leaf` column (schema 7 and later).
     private(set) var hasLeafColumn = false
+    /// Whether the file has `tree_nodes` (schema 7 and later).
+    private(set) var hasTreeNodes = false
+    /// Tree nodes and full tiles read for proofs (see ``ProofCache``): this reader's own
+    /// unless set to one its log's other readers share.
+    package var proofCache = ProofCache()
 
     /// How a store writes new events. Reads take both forms, whichever the file holds.
     public enum Layout: Sendable {
@@ -142,14 +147,15 @@ public final class EventStore {
                 }
             }
         }
-        (hasBlocks, hasLeafColumn) = try Self.translating(path) {
+        (hasBlocks, hasLeafColumn, hasTreeNodes) = try Self.translating(path) {
             try queue.read { db in
                 // GRDB caches the schema a connection saw; another process may have made
                 // every table since (two writers creating one file: the one that found
                 // the file empty and the migrations done took it for a log without blocks).
                 db.clearSchemaCache()
                 try Schema.checkForms(db, path: path)
-                return (try db.tableExists("event_blocks"), try db.columns(in: "events").contains { $0.name == "leaf" })
+                return (try db.tableExists("event_blocks"), try db.columns(in: "events").contains { $0.name == "leaf" },
+                        try db.tableExists("tree_nodes"))
             }
         }
     }

@@ -192,7 +192,7 @@ extension GameCatalog {
             return GamePage(games: Array(all.dropFirst(offset).prefix(limit)), total: all.count, offset: offset)
         }
         let index = GameIndex(catalogued: store)
-        let (wanted, total) = try index.games(offset: offset, limit: limit)
+        let (wanted, total) = try index.games(offset: offset, limit: limit, memo: memo)
         let origins = try store.forkOrigins()
         // The page's games by the conversation the catalog places each in: every path below
         // lists a conversation's own games alone (a forged summary naming another
@@ -286,6 +286,13 @@ public final class GameSummaryMemo: @unchecked Sendable {
     private var summaries: [ConversationID: [GameSummary]] = [:]
     private var outlines: [ConversationID: Outline] = [:]
     private var changes = 0
+    /// Pages of the catalog's game list (``GameIndex/games(offset:limit:memo:)``), and how
+    /// many games it lists, read since the log last changed.
+    private var indexPages: [IndexPageKey: [(game: SessionID, conversation: ConversationID)]] = [:]
+    private var gameCount: Int?
+    private struct IndexPageKey: Hashable { var offset, limit: Int }
+    /// At about 2 KB a page, the most kept at once (then they are dropped and read again).
+    static let indexPagesKept = 1024
 
     /// A conversation's steps and devices as a replayer of all its events counts them
     /// (what a game's page and `/api/games/ID` show beside its games).
@@ -327,10 +334,33 @@ public final class GameSummaryMemo: @unchecked Sendable {
         lock.withLock { if changes == generation { outlines[conversation] = outline } }
     }
 
-    /// Forgets conversations whose events changed (the log grew).
+    /// A page of the catalog's game list and the count of games, if read since the log last changed.
+    func indexPage(offset: Int, limit: Int) -> (games: [(game: SessionID, conversation: ConversationID)], total: Int)? {
+        lock.withLock {
+            guard let total = gameCount, let games = indexPages[IndexPageKey(offset: offset, limit: limit)] else { return nil }
+            return (games, total)
+        }
+    }
+
+    /// How many games the catalog's list holds, if a page of it was read since the log last changed.
+    var gameListCount: Int? { lock.withLock { gameCount } }
+
+    /// Keeps a page of the catalog's game list read at `generation` (see ``keep(_:of:asOf:)``).
+    func keepIndexPage(_ games: [(game: SessionID, conversation: ConversationID)], total: Int, offset: Int, limit: Int, asOf generation: Int) {
+        lock.withLock {
+            guard changes == generation else { return }
+            if indexPages.count >= Self.indexPagesKept { indexPages.removeAll(keepingCapacity: true) }
+            indexPages[IndexPageKey(offset: offset, limit: limit)] = games
+            gameCount = total
+        }
+    }
+
+    /// Forgets conversations whose events changed (the log grew), and the game list's pages.
     public func forget(_ conversations: some Sequence<ConversationID>) {
         lock.withLock {
             changes += 1
+            indexPages.removeAll()
+            gameCount = nil
             for conversation in conversations { (summaries[conversation], outlines[conversation]) = (nil, nil) }
         }
     }

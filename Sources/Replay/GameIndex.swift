@@ -139,11 +139,16 @@ public struct GameIndex {
 
     /// A page of ``games()``: `limit` games after skipping `offset`, and how many there are.
     /// With the catalog it reads only the page.
-    public func games(offset: Int, limit: Int) throws -> (games: [(game: SessionID, conversation: ConversationID)], total: Int) {
+    /// - Parameter memo: keeps the page and the count, and answers them again until the log
+    ///   changes: each takes the catalog's every row of games (ordering them, counting
+    ///   them), about 10 ms at 5,000 games, which a fresh viewer's list pages paid each time.
+    public func games(offset: Int, limit: Int, memo: GameSummaryMemo? = nil) throws -> (games: [(game: SessionID, conversation: ConversationID)], total: Int) {
         if scanned != nil {
             let all = try games()
             return (Array(all.dropFirst(offset).prefix(limit)), all.count)
         }
+        if let known = memo?.indexPage(offset: offset, limit: limit) { return known }
+        let generation = memo?.generation ?? 0
         let firsts = try store.firstCatalogEntries(.game, offset: offset, limit: limit)
         // Each game's recording's conversation, for the whole page in one read.
         var conversationEntry: [UUID: CatalogEntry] = [:]
@@ -153,7 +158,9 @@ public struct GameIndex {
         }
         try check(Array(conversationEntry.values))
         let page = firsts.compactMap { entry in conversationEntry[entry.stream].map { (SessionID(entry.tag.id), ConversationID($0.tag.id)) } }
-        return (page, try store.catalogCount(.game))
+        let total = try memo?.gameListCount ?? store.catalogCount(.game)
+        memo?.keepIndexPage(page, total: total, offset: offset, limit: limit, asOf: generation)
+        return (page, total)
     }
 
     private func streamConversations() throws -> [UUID: ConversationID] {

@@ -160,7 +160,14 @@ public final class ViewerModel: @unchecked Sendable {
     ///     what ``follow(every:)`` needs.
     public convenience init(path: String, games: GameRegistry, keepingResultsIn folder: URL? = nil, build: String = "",
                             followingAppends: Bool = false) throws {
-        try self.init(location: path, games: games, reader: { try EventStore(path: path, access: .readOnly, followingAppends: followingAppends) },
+        // Its readers share what they read for proofs: every conversation of a device
+        // reads the tiles around its signed heads, and most of them a neighbour's.
+        let proofs = ProofCache()
+        try self.init(location: path, games: games, reader: {
+                          let store = try EventStore(path: path, access: .readOnly, followingAppends: followingAppends)
+                          store.proofCache = proofs
+                          return store
+                      },
                       readsNatively: false, seesAppends: followingAppends, keepingResultsIn: folder, build: build)
     }
 
@@ -675,9 +682,16 @@ public final class ViewerModel: @unchecked Sendable {
     /// page shows them), with a finding for each damaged one, so its verdict says so.
     func check(_ conversation: ConversationID) throws -> [Finding] {
         let found: [Finding]
+        // An open game's events, read and chained whole when it opened, are the ones a read
+        // would give: not read again (a game page opens its game, then asks for this, which
+        // read the conversation a second time).
+        let opened = locked { open[conversation]?.replayer }.flatMap { $0.damaged.isEmpty ? $0 : nil }
         do {
             found = try reading { reader, index in
-                try Auditor(games: games).conversationFindings(reader, conversation: conversation, streams: try self.streams(of: conversation, index))
+                let streams = try self.streams(of: conversation, index)
+                let auditor = Auditor(games: games)
+                if let opened { return try auditor.conversationFindings(reader, conversation: conversation, streams: streams, events: opened.events) }
+                return try auditor.conversationFindings(reader, conversation: conversation, streams: streams)
             }
         } catch {
             let replayer = try replayer(conversation)

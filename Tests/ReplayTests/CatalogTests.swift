@@ -229,6 +229,31 @@ import TestSupport
         #expect(memo.summaries(of: conversation) == held)
     }
 
+    /// The catalog's pages of games and their count, kept by a memo until it forgets (the
+    /// log changed): each is a read of every game's catalog rows.
+    @Test func aMemoKeepsTheCatalogsPagesOfGamesUntilTheLogChanges() throws {
+        let folder = try TemporaryFolder()
+        let store = try Self.recordedLog(folder.path("log.sqlite"), games: 12, seed: 3)
+        let index = try GameIndex(store: store)
+        #expect(index.usesCatalog)
+        let memo = GameSummaryMemo()
+        let plain = try index.games(offset: 2, limit: 5)
+        let first = try index.games(offset: 2, limit: 5, memo: memo)
+        #expect(first.total == plain.total && plain.total > 7)
+        #expect(first.games.map(\.game) == plain.games.map(\.game) && first.games.map(\.conversation) == plain.games.map(\.conversation))
+        // More games appended: without being told, the memo answers as before (nothing read)...
+        try playMixedGames(4, into: store, seed: 4, noise: 0.3)
+        let grown = try index.games(offset: 2, limit: 5)
+        #expect(grown.total > plain.total)
+        #expect(try index.games(offset: 2, limit: 5, memo: memo).total == plain.total)
+        // ... another page is read, with the count it kept...
+        #expect(try index.games(offset: 0, limit: 3, memo: memo).total == plain.total)
+        // ... and once it forgets, what the log holds now.
+        memo.forget([])
+        let after = try index.games(offset: 2, limit: 5, memo: memo)
+        #expect(after.total == grown.total && after.games.map(\.game) == grown.games.map(\.game))
+    }
+
     @Test func verifyCatchesACatalogRowMovedToAnotherGamesRecording() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("log.sqlite")
