@@ -221,7 +221,7 @@ extension GameCatalog {
                     game.forkedFrom = origins[conversation.uuid]
                     return game
                 }
-                memo?.keep(all, of: conversation, asOf: memoAsOf)
+                memo?.keep(all, of: conversation, asOf: memoAsOf, folded: false)
                 memo?.keep(GameSummaryMemo.Outline(steps: body.steps, devices: body.devices), of: conversation, asOf: memoAsOf)
                 listedGames += all.filter { wantedIn[conversation]?.contains($0.id) == true }
             }
@@ -291,6 +291,9 @@ public final class GameSummaryMemo: @unchecked Sendable {
     private var indexPages: [IndexPageKey: [(game: SessionID, conversation: ConversationID)]] = [:]
     private var gameCount: Int?
     private struct IndexPageKey: Hashable { var offset, limit: Int }
+    /// Each game a fold found, by its id: the conversation whose events hold it (nil
+    /// inside: two conversations' did).
+    private var foldedGames: [String: ConversationID?] = [:]
     /// At about 2 KB a page, the most kept at once (then they are dropped and read again).
     static let indexPagesKept = 1024
 
@@ -320,8 +323,27 @@ public final class GameSummaryMemo: @unchecked Sendable {
 
     /// Keeps the games of `conversation` folded from what the log held at `generation`
     /// (read before the fold began); a fold older than a ``forget(_:)`` is dropped.
-    public func keep(_ games: [GameSummary], of conversation: ConversationID, asOf generation: Int) {
-        lock.withLock { if changes == generation { summaries[conversation] = games } }
+    /// - Parameter folded: whether the games were found by folding the conversation's
+    ///   events (false: taken from a store's stored summaries, which only a check of the
+    ///   events vouches for). The games of a fold are where ``conversation(foldedWithGame:)``
+    ///   finds them.
+    public func keep(_ games: [GameSummary], of conversation: ConversationID, asOf generation: Int, folded: Bool = true) {
+        lock.withLock {
+            guard changes == generation else { return }
+            summaries[conversation] = games
+            guard folded else { return }
+            for game in games {
+                let id = game.id.lowercased()
+                // A game found in two conversations' events is left to the catalog, which names it ambiguous.
+                if let other = foldedGames[id], other != conversation { foldedGames[id] = .some(nil) } else { foldedGames[id] = conversation }
+            }
+        }
+    }
+
+    /// The conversation whose folded events hold the game `id` (lower case), if one fold
+    /// found it and no other did.
+    public func conversation(foldedWithGame id: String) -> ConversationID? {
+        lock.withLock { foldedGames[id] ?? nil }
     }
 
     /// The steps and devices of `conversation`, if it was folded whole since it last changed.
@@ -361,7 +383,10 @@ public final class GameSummaryMemo: @unchecked Sendable {
             changes += 1
             indexPages.removeAll()
             gameCount = nil
-            for conversation in conversations { (summaries[conversation], outlines[conversation]) = (nil, nil) }
+            let changed = Set(conversations)
+            for conversation in changed { (summaries[conversation], outlines[conversation]) = (nil, nil) }
+            // A game of a changed conversation may be in another's events now too: all of them are found again.
+            if !changed.isEmpty { foldedGames = foldedGames.filter { _, found in found.map { !changed.contains($0) } ?? false } }
         }
     }
 }

@@ -199,6 +199,26 @@ public struct GameIndex {
         return (first.0, matches.first { $0.1 != nil }?.1)
     }
 
+    /// Whether the catalog's rows agree that game `session` is in `conversation`, whose
+    /// folded events hold it: every row naming its id is a game's, in a recording of that
+    /// conversation alone. Only rows are read, not the events they point at: that the
+    /// game is there, the fold's events say; that no other conversation names it, the
+    /// rows do (what ``resolve(_:)`` would otherwise read and check the events of, about
+    /// a quarter of a fresh viewer's game page). False when they say anything else: the
+    /// caller resolves through ``resolve(_:)``, which names the problem.
+    public func confirm(game session: SessionID, foldedIn conversation: ConversationID) throws -> Bool {
+        if let scanned { return scanned.sessions[session] == conversation }
+        guard try store.catalogEntries(.conversation, id: session.uuid).isEmpty else { return false }
+        let rows = try store.catalogEntries(.game, id: session.uuid)
+        guard !rows.isEmpty else { return false }
+        let streams = Set(rows.map(\.stream))
+        var named: [UUID: Set<UUID>] = [:]
+        for entry in try store.catalogEntries(ofStreams: streams) where entry.tag.kind == .conversation {
+            named[entry.stream, default: []].insert(entry.tag.id)
+        }
+        return streams.allSatisfy { named[$0] == [conversation.uuid] }
+    }
+
     private func conversation(ofStream stream: UUID) throws -> ConversationID? {
         guard let entry = try store.catalogEntries(ofStream: stream).first(where: { $0.tag.kind == .conversation }) else { return nil }
         try check([entry])

@@ -481,7 +481,16 @@ public final class ViewerModel: @unchecked Sendable {
         // and conversations. Resolving one checks its catalog rows against the events they
         // point at, which was three tenths of the server's time under 50 clients.
         let key = id.lowercased()
-        return try untilTheLogGrows(\.resolved, key, keeping: key.utf8.count == 36) { try reading { _, index in try index.resolve(id) } }
+        return try untilTheLogGrows(\.resolved, key, keeping: key.utf8.count == 36) {
+            try reading { _, index in
+                // A game a page or the list folded: its catalog rows confirm it, no event read.
+                if key.utf8.count == 36, let uuid = UUID(uuidString: key), let conversation = pageMemo.conversation(foldedWithGame: key),
+                   try index.confirm(game: SessionID(uuid), foldedIn: conversation) {
+                    return (conversation, SessionID(uuid))
+                }
+                return try index.resolve(id)
+            }
+        }
     }
 
     private func openGame(_ conversation: ConversationID) throws -> OpenGame {

@@ -254,6 +254,61 @@ import TestSupport
         #expect(after.total == grown.total && after.games.map(\.game) == grown.games.map(\.game))
     }
 
+    /// A game a fold found is confirmed by the catalog's rows alone, only in its own
+    /// conversation, and not once a row naming it is moved to another's recording.
+    @Test func aFoldedGameIsConfirmedByItsCatalogRowsAlone() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        // Mixed plays: about three in five are games (the others hold none).
+        let store = try Self.recordedLog(path, games: 10)
+        let index = try GameIndex(store: store)
+        let games = try index.games()
+        var confirmed = 0
+        for (game, conversation) in games {
+            #expect(try index.confirm(game: game, foldedIn: conversation))
+            let other = try #require(games.first { $0.conversation != conversation }).conversation
+            #expect(try !index.confirm(game: game, foldedIn: other))
+            confirmed += 1
+        }
+        #expect(confirmed == games.count && confirmed >= 4, "\(confirmed) games")
+        let (victim, other) = (games[0], try #require(games.first { $0.conversation != games[0].conversation }))
+        let otherStream = try #require(try index.streams(of: other.conversation).first)
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: """
+                UPDATE catalog SET stream_id = (SELECT id FROM streams WHERE uuid = ?)
+                WHERE kind = 2 AND key = ? AND stream_id = (SELECT min(stream_id) FROM catalog WHERE kind = 2 AND key = ?)
+                """, arguments: [Data(otherStream.bytes), Data(victim.game.uuid.bytes), Data(victim.game.uuid.bytes)])
+        }
+        let reader = try GameIndex(store: try EventStore(path: path, access: .readOnly))
+        #expect(try !reader.confirm(game: victim.game, foldedIn: victim.conversation))
+        #expect(try !reader.confirm(game: victim.game, foldedIn: other.conversation))
+        #expect(try reader.confirm(game: games[1].game, foldedIn: games[1].conversation))
+    }
+
+    /// The memo finds a game's conversation only where a fold of events found it, and in
+    /// one conversation alone.
+    @Test func aMemoFindsAGamesConversationOnlyWhereOneFoldFoundIt() throws {
+        let folder = try TemporaryFolder()
+        let store = try Self.recordedLog(folder.path("log.sqlite"), games: 6, seed: 5)
+        let page = try GameCatalog.page(store: store, games: .standard, offset: 0, limit: 6)
+        let game = try #require(page.games.first)
+        let (conversation, elsewhere) = (ConversationID(try #require(UUID(uuidString: game.conversation))), ConversationID(UUID()))
+        let memo = GameSummaryMemo()
+        memo.keep([game], of: conversation, asOf: memo.generation, folded: false)
+        #expect(memo.conversation(foldedWithGame: game.id) == nil)
+        memo.keep([game], of: conversation, asOf: memo.generation)
+        #expect(memo.conversation(foldedWithGame: game.id) == conversation)
+        memo.keep([game], of: elsewhere, asOf: memo.generation)
+        #expect(memo.conversation(foldedWithGame: game.id) == nil)
+        // Forgetting a conversation forgets the games found in it; a fold finds them again.
+        memo.forget([elsewhere])
+        #expect(memo.conversation(foldedWithGame: game.id) == nil)
+        memo.keep([game], of: conversation, asOf: memo.generation)
+        #expect(memo.conversation(foldedWithGame: game.id) == conversation)
+        memo.forget([conversation])
+        #expect(memo.conversation(foldedWithGame: game.id) == nil)
+    }
+
     @Test func verifyCatchesACatalogRowMovedToAnotherGamesRecording() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("log.sqlite")
