@@ -14,17 +14,29 @@ import Glibc
 /// yield to (on a fresh viewer of 1.8M events, more than half of the server's CPU while
 /// 50 clients waited). ``queueAtCallersPriority()`` is the queue that keeps it.
 package enum ThreadPriority {
-    /// Lowers the calling thread below its process's others: 10 more `nice` (a tenth of
-    /// their weight when both want a core) on Linux, where the value is the thread's own;
-    /// the utility class on Apple's systems.
-    package static func lowerCallingThread() {
+    /// How far ``lowerCallingThread(_:)`` lowers a thread.
+    package enum Lowering {
+        /// Below its process's others: 10 more `nice` on Linux (a tenth of their weight when
+        /// both want a core); the utility class on Apple's systems. Work another part of the
+        /// process waits for (a collector's checks, which its writer needs next).
+        case below
+        /// As low as a thread goes: `nice` 19 on Linux (about a seventieth of a thread at
+        /// 0); the background class on Apple's systems. Work nobody waits for, such as a
+        /// viewer's passes while people ask for pages: at a tenth, the passes took about a
+        /// tenth of a fresh viewer's cores under 50 clients, and its answers were that much
+        /// slower (p95 107-113 ms against 94-100 ms at the lowest).
+        case lowest
+    }
+
+    /// Lowers the calling thread (see ``Lowering``); on Linux the value is the thread's own.
+    package static func lowerCallingThread(_ lowering: Lowering = .below) {
         #if canImport(Glibc)
         let which = __priority_which_t(PRIO_PROCESS.rawValue)
         errno = 0
         let current = getpriority(which, 0)
-        if errno == 0 { _ = setpriority(which, 0, min(19, current + 10)) }
+        if errno == 0 { _ = setpriority(which, 0, lowering == .lowest ? 19 : min(19, current + 10)) }
         #elseif canImport(Darwin)
-        _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
+        _ = pthread_set_qos_class_self_np(lowering == .lowest ? QOS_CLASS_BACKGROUND : QOS_CLASS_UTILITY, 0)
         #endif
     }
 

@@ -330,7 +330,7 @@ public final class ViewerModel: @unchecked Sendable {
         let kept = following ? nil : self.kept
         Thread { [weak self] in
             // Pages first: this thread and every one it starts or hands folds to.
-            ThreadPriority.lowerCallingThread()
+            ThreadPriority.lowerCallingThread(.lowest)
             defer { self?.passEnded(list: true) }
             if let kept, let self, let key = self.keptKey(), let list = kept.load(key)?.list {
                 self.adopt(list, generation: mine)
@@ -396,7 +396,7 @@ public final class ViewerModel: @unchecked Sendable {
         let games = self.games
         let mine = locked { listGeneration }
         Thread { [weak self] in
-            ThreadPriority.lowerCallingThread()
+            ThreadPriority.lowerCallingThread(.lowest)
             defer { self?.passEnded(list: true) }
             var damaged = 0, offset = 0
             let size = 100
@@ -836,7 +836,7 @@ public final class ViewerModel: @unchecked Sendable {
         let kept = readsNatively || following ? nil : self.kept
         Thread { [weak self] in
             // Pages first: the whole log's checks run on threads this one starts.
-            ThreadPriority.lowerCallingThread()
+            ThreadPriority.lowerCallingThread(.lowest)
             defer { self?.passEnded(list: false) }
             guard let reader = try? makeReader() else {
                 self?.locked { self?.logWide = [Finding(.error, .integrity, position: nil, rule: "readable-log", expected: "a log the audit can read",

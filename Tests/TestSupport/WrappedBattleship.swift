@@ -49,25 +49,30 @@ public struct PriorityNotingBattleship: WrappedBattleship {
 /// process's main thread.
 public final class PriorityNotes: @unchecked Sendable {
     private let lock = NSLock()
-    private var lowered = 0, normal = 0
+    private var lowered = 0, normal = 0, lowest = 0
 
     public init() {}
 
     func noteCallingThread() {
         #if canImport(Glibc)
         let which = __priority_which_t(PRIO_PROCESS.rawValue)
-        let below = getpriority(which, 0) > getpriority(which, id_t(getpid()))
+        let mine = getpriority(which, 0)
+        let below = mine > getpriority(which, id_t(getpid()))
         #else
-        let below = false
+        let mine: Int32 = 0, below = false
         #endif
-        lock.withLock { if below { lowered += 1 } else { normal += 1 } }
+        lock.withLock {
+            if below { lowered += 1 } else { normal += 1 }
+            if mine == 19 { lowest += 1 }
+        }
     }
 
-    /// The folds noted so far, below the main thread's priority and at it; and starts again.
-    public func take() -> (lowered: Int, normal: Int) {
+    /// The folds noted so far, below the main thread's priority and at it, and of those
+    /// below it the ones at the lowest (`nice` 19); and starts again.
+    public func take() -> (lowered: Int, normal: Int, lowest: Int) {
         lock.withLock {
-            defer { lowered = 0; normal = 0 }
-            return (lowered, normal)
+            defer { lowered = 0; normal = 0; lowest = 0 }
+            return (lowered, normal, lowest)
         }
     }
 }
