@@ -367,7 +367,7 @@ public final class GameSummaryMemo: @unchecked Sendable {
     /// How many games the catalog's list holds, if a page of it was read since the log last changed.
     var gameListCount: Int? { lock.withLock { gameCount } }
 
-    /// Keeps a page of the catalog's game list read at `generation` (see ``keep(_:of:asOf:)``).
+    /// Keeps a page of the catalog's game list read at `generation` (see ``keep(_:of:asOf:folded:)``).
     func keepIndexPage(_ games: [(game: SessionID, conversation: ConversationID)], total: Int, offset: Int, limit: Int, asOf generation: Int) {
         lock.withLock {
             guard changes == generation else { return }

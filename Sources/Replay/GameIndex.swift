@@ -207,7 +207,7 @@ public struct GameIndex {
     /// a quarter of a fresh viewer's game page). False when they say anything else: the
     /// caller resolves through ``resolve(_:)``, which names the problem.
     public func confirm(game session: SessionID, foldedIn conversation: ConversationID) throws -> Bool {
-        if let scanned { return scanned.sessions[session] == conversation }
+        if let scanned { return scanned.sessions[session] == conversation && scanned.streams[ConversationID(session.uuid)] == nil }
         guard try store.catalogEntries(.conversation, id: session.uuid).isEmpty else { return false }
         let rows = try store.catalogEntries(.game, id: session.uuid)
         guard !rows.isEmpty else { return false }

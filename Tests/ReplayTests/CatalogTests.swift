@@ -271,6 +271,13 @@ import TestSupport
             confirmed += 1
         }
         #expect(confirmed == games.count && confirmed >= 4, "\(confirmed) games")
+        // A log without a complete catalog answers from its scan, the same way.
+        let scan = try GameIndex(store: try Self.scanningCopy(of: path, to: folder.path("copy.sqlite")))
+        #expect(!scan.usesCatalog)
+        for (game, conversation) in games {
+            #expect(try scan.confirm(game: game, foldedIn: conversation))
+            #expect(try !scan.confirm(game: game, foldedIn: ConversationID(UUID())))
+        }
         let (victim, other) = (games[0], try #require(games.first { $0.conversation != games[0].conversation }))
         let otherStream = try #require(try index.streams(of: other.conversation).first)
         try DatabaseQueue(path: path).write { db in
