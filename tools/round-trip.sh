@@ -13,7 +13,7 @@ trap '"$tools/shared-store.sh" stop >/dev/null' EXIT
 
 # 1. A local PostgreSQL and a collector on it (the administrator's token goes to $GAMELOG_KEYS).
 "$tools/shared-store.sh" start
-store=postgres://gamelog@127.0.0.1:55432/gamelog collector=http://127.0.0.1:8090
+store=postgres://gamelog@127.0.0.1:${GAMELOG_PG_PORT:-55432}/gamelog collector=http://127.0.0.1:${GAMELOG_COLLECTOR_PORT:-8090}
 
 # 2. Two phones play; each records into a log of its own, signed with its device key.
 gamelog simulate --games 6 --per-device phones --devices Ann,Ben
