@@ -732,13 +732,16 @@ public final class ViewerModel: @unchecked Sendable {
 
     /// The verdict of each listed game known so far.
     public func verdict(of game: GameSummary) -> Verdict? {
-        locked {
-            let conversationAt = conversationFindingsChanged[game.conversation] ?? 0
-            if let kept = verdicts[game.id], kept.at == findingsChanged, kept.conversationAt == conversationAt { return kept.verdict }
-            let verdict = computedVerdict(of: game)
-            verdicts[game.id] = (findingsChanged, conversationAt, verdict)
-            return verdict
-        }
+        locked { keptVerdict(of: game) }
+    }
+
+    /// A game's verdict as kept since its findings last changed, else computed and kept. Under the lock.
+    private func keptVerdict(of game: GameSummary) -> Verdict? {
+        let conversationAt = conversationFindingsChanged[game.conversation] ?? 0
+        if let kept = verdicts[game.id], kept.at == findingsChanged, kept.conversationAt == conversationAt { return kept.verdict }
+        let verdict = computedVerdict(of: game)
+        verdicts[game.id] = (findingsChanged, conversationAt, verdict)
+        return verdict
     }
 
     /// The game list as ``list()`` gives it, and each game's verdict in the same order:
@@ -748,7 +751,9 @@ public final class ViewerModel: @unchecked Sendable {
         locked {
             let games = sortedList()
             if listVerdicts?.revision != listRevision || listVerdicts?.findingsAt != findingsChanged {
-                listVerdicts = (listRevision, findingsChanged, games.map { computedVerdict(of: $0) },
+                // The games already listed keep the verdicts their findings gave (the list
+                // grows under a fresh server's filters: each filter recomputed every game's).
+                listVerdicts = (listRevision, findingsChanged, games.map { keptVerdict(of: $0) },
                                 Dictionary(grouping: games.indices) { games[$0].conversation })
                 conversationsToRecheck = []
             } else if !conversationsToRecheck.isEmpty {
