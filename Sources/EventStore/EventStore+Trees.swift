@@ -111,7 +111,8 @@ extension EventStore: SignedLogReader {
     }
 
     public func storedNodes(trees: Set<Int64>?) throws -> [Int64: [Range<Int64>: [UInt8]]] {
-        try read { db in try db.tableExists("tree_nodes") ? try treeNodes(db, trees: trees) : [:] }
+        guard hasTreeNodes else { return [:] }
+        return try read { db in try treeNodes(db, trees: trees) }
     }
 
     public func cosignatureRows() throws -> [CosignatureRow] {
