@@ -43,10 +43,10 @@ extension EventStore {
         try read { db in
             var positions: [Int64] = []
             if hasLeafColumn {
-                positions = try Int64.fetchAll(db, sql: """
+                positions = try Int64.fetchAll(db.cachedStatement(sql: """
                     SELECT e.position FROM events e CROSS JOIN streams s ON s.id = e.stream_id
                     WHERE e.leaf >= ? AND e.leaf < ? AND s.tree_id = ?
-                    """, arguments: [range.lowerBound, range.upperBound, id])
+                    """), arguments: [range.lowerBound, range.upperBound, id])
             }
             // A tile's events mostly lie close together, so a few range reads fetch them
             // without reading far past them.
@@ -63,12 +63,14 @@ extension EventStore {
                 // `range`: a bounded range of the index, not the rest of the tree. Leaves
                 // spread wider (a file changed by hand) are missed, and the proof then
                 // lacks a neighbour: the caller checks the whole tree instead.
-                for row in try Row.fetchAll(db, sql: """
+                for row in try Row.fetchAll(db.cachedStatement(sql: """
                     SELECT l.block, b.count FROM block_leaves l JOIN event_blocks b ON b.first_position = l.block
                     WHERE l.tree_id = ? AND l.last_leaf BETWEEN ? AND ? AND l.first_leaf < ?
-                    """, arguments: [id, range.lowerBound, min(range.upperBound, MerkleTree.maximumSize) + Int64(EventBlock.maximumCount), range.upperBound]) {
-                    let first: Int64 = row[0], count: Int64 = row[1]
-                    runs.append(first...(first + max(count, 1) - 1))
+                    """), arguments: [id, range.lowerBound, min(range.upperBound, MerkleTree.maximumSize) + Int64(EventBlock.maximumCount), range.upperBound]) {
+                    // A hostile row's numbers held to what a block can be, so the sums cannot overflow.
+                    let first = min(max(Int64.fromDatabaseValue(row[0]) ?? 1, 1), MerkleTree.maximumSize)
+                    let count = min(max(Int64.fromDatabaseValue(row[1]) ?? 1, 1), Int64(EventBlock.maximumCount))
+                    runs.append(first...(first + count - 1))
                 }
             }
         }
@@ -76,8 +78,17 @@ extension EventStore {
         // the recordings of this tree count. Just the runs' recordings are looked up (the
         // tree's whole list, thousands of ids, was read for every tile: a tenth of a
         // viewer's work while it audited in the background).
+        // Blocks one after another read as one range: one statement, not one a block.
+        var merged: [ClosedRange<Int64>] = []
+        for run in runs.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = merged.last, run.lowerBound <= last.upperBound + 1 {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, run.upperBound)
+            } else {
+                merged.append(run)
+            }
+        }
         var found: [StoredEvent] = []
-        for run in runs {
+        for run in merged {
             try scan(EventQuery(positions: run), verify: false) { event in
                 if let leaf = event.leaf, range.contains(leaf) { found.append(event) }
             }
@@ -104,6 +115,13 @@ extension EventStore {
         let ids = candidates.sorted { $0.precedes($1) }
         var out = Set<UUID>()
         try read { db in
+            // A tile's few recordings one by one, through one prepared statement: preparing a
+            // statement for each set of candidates cost more than the lookups it made.
+            if ids.count <= 16 {
+                let statement = try db.cachedStatement(sql: "SELECT tree_id FROM streams WHERE uuid = ?")
+                for uuid in ids where try Int64.fetchOne(statement, arguments: [Data(uuid.bytes)]) == id { out.insert(uuid) }
+                return
+            }
             // A few hundred at a time, well under SQLite's limit of bound values.
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = ids[start..<min(start + 500, ids.count)]

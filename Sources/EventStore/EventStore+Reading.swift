@@ -69,7 +69,7 @@ extension EventStore {
                 }
                 // Every stream of its stretch is met once: their names in one statement (kept
                 // by the store if it keeps them, else for this read).
-                let names = RowNames(kept: keptStreamNames ?? KeptStreamNames())
+                let names = RowNames(kept: keptStreamNames ?? KeptStreamNames(), known: knownNames)
                 var blocks = BlockReader(store: self, db: db)
                 // Streams that begin in a block, by that block: each block is inflated once,
                 // for all the streams that begin in it (finding a stream's first event and
@@ -204,8 +204,13 @@ final class RowNames {
     private var types: [Int64: String?] = [:]
     /// Names kept beyond this read, when the store keeps them (``EventStore/keepStreamNames()``).
     private let kept: KeptStreamNames?
+    /// Names the store's earlier reads found (``EventStore/knownNames``).
+    private let known: KnownRowNames?
 
-    init(kept: KeptStreamNames? = nil) { self.kept = kept }
+    init(kept: KeptStreamNames? = nil, known: KnownRowNames? = nil) {
+        self.kept = kept
+        self.known = known
+    }
 
     func stream(_ db: Database, id: Int64) throws -> UUID? {
         if let known = streams[id] { return known }
@@ -224,18 +229,64 @@ final class RowNames {
                 return known
             }
         }
+        if let found = known?.stream(id) {
+            streams[id] = found
+            return found
+        }
         let uuid = try Data.fetchOne(db.cachedStatement(sql: "SELECT uuid FROM streams WHERE id = ?"), arguments: [id]).flatMap { UUID(bytes: $0) }
         streams[id] = uuid
         // Only names found: a row missing now is damage, and this read reports it.
-        if let uuid { kept?.names[id] = uuid }
+        if let uuid {
+            kept?.names[id] = uuid
+            known?.keep(stream: uuid, id: id)
+        }
         return uuid
     }
 
     func type(_ db: Database, id: Int64) throws -> String? {
         if let known = types[id] { return known }
+        if let found = known?.type(id) {
+            types[id] = found
+            return found
+        }
         let name = try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM event_types WHERE id = ?"), arguments: [id])
         types[id] = name
+        if let name { known?.keep(type: name, id: id) }
         return name
+    }
+}
+
+/// The names of recordings and event types by row id that a store's reads found, kept for
+/// its later reads. A row of `streams` or `event_types` is written once and never changed
+/// (appends add rows), so a name found stays right; a missing row is not kept (damage is
+/// reported by each read that meets it). Each read looked its names up again, a statement
+/// each: a conversation's signature check reads a tile's neighbours in several reads, and
+/// the lookups were a twentieth of a fresh viewer's work under load. Bounded: past its
+/// limit a table is emptied and fills again. Safe to use from any thread.
+final class KnownRowNames: @unchecked Sendable {
+    /// About 50 bytes each; a log of a million events has some tens of thousands of recordings.
+    static let maximumNames = 1 << 17
+
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var streams: [Int64: UUID] = [:]
+    private var types: [Int64: String] = [:]
+
+    func stream(_ id: Int64) -> UUID? { lock.withLock { streams[id] } }
+    func type(_ id: Int64) -> String? { lock.withLock { types[id] } }
+
+    func keep(stream: UUID, id: Int64) {
+        lock.withLock {
+            if streams.count >= Self.maximumNames { streams.removeAll(keepingCapacity: true) }
+            streams[id] = stream
+        }
+    }
+
+    func keep(type: String, id: Int64) {
+        lock.withLock {
+            if types.count >= Self.maximumNames { types.removeAll(keepingCapacity: true) }
+            types[id] = type
+        }
     }
 }
 

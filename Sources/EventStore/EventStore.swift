@@ -54,6 +54,9 @@ public final class EventStore {
     private let payloadDecoder = PayloadDecoder()
     /// Set by ``keepStreamNames()``.
     private(set) var keptStreamNames: KeptStreamNames?
+    /// Names of recordings and event types this store's reads found (see ``KnownRowNames``):
+    /// a read-only store's only, since a write rolled back frees the row ids it took.
+    let knownNames: KnownRowNames?
     var typeIDs: [String: Int64] = [:]
 
     /// Opens (and for `.readWrite`, creates and migrates) the database at `path`.
@@ -72,6 +75,7 @@ public final class EventStore {
                 followingAppends: Bool = false, clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) throws {
         self.path = path
         self.access = access
+        knownNames = access == .readOnly ? KnownRowNames() : nil
         self.layout = layout
         self.clock = clock
         var isFolder: ObjCBool = false

@@ -45,73 +45,84 @@ public enum JSONStyle {
     /// Foundation's own sorting compares digits as numbers), no whitespace, `/`
     /// unescaped, strings escaped as `JSONEncoder` escapes them.
     public static func text(_ value: JSONValue) -> String {
-        var out = ""
+        var out: [UInt8] = []
         write(value, into: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The same text indented two spaces a level, for a person to read (the viewer's payload panel).
     public static func indentedText(_ value: JSONValue) -> String {
-        var out = ""
-        write(value, into: &out, indent: "")
-        return out
+        var out: [UInt8] = []
+        write(value, into: &out, indent: 0)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// - Parameter indent: nil for canonical text; else the current line's indentation.
-    private static func write(_ value: JSONValue, into out: inout String, indent: String? = nil) {
-        let inner = indent.map { $0 + "  " }
-        func newline(_ level: String?) { if let level { out += "\n" + level } }
+    // Written as UTF-8 bytes: appending to a `String` scalar by scalar was half of an API
+    // page's time (a page of 100 games' summaries).
+
+    /// - Parameter indent: nil for canonical text; else the current line's indentation, in spaces.
+    private static func write(_ value: JSONValue, into out: inout [UInt8], indent: Int? = nil) {
+        let inner = indent.map { $0 + 2 }
+        func newline(_ level: Int?) {
+            guard let level else { return }
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: level))
+        }
         switch value {
         case .object(let dictionary):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (n, key) in dictionary.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
-                if n > 0 { out += "," }
+                if n > 0 { out.append(UInt8(ascii: ",")) }
                 newline(inner)
                 writeString(key, into: &out)
-                out += indent == nil ? ":" : ": "
+                out.append(UInt8(ascii: ":"))
+                if indent != nil { out.append(UInt8(ascii: " ")) }
                 write(dictionary[key]!, into: &out, indent: inner)
             }
             if !dictionary.isEmpty { newline(indent) }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         case .array(let array):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (n, item) in array.enumerated() {
-                if n > 0 { out += "," }
+                if n > 0 { out.append(UInt8(ascii: ",")) }
                 newline(inner)
                 write(item, into: &out, indent: inner)
             }
             if !array.isEmpty { newline(indent) }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .string(let string):
             writeString(string, into: &out)
         case .null:
-            out += "null"
+            out.append(contentsOf: "null".utf8)
         case .bool(let flag):
-            out += flag ? "true" : "false"
+            out.append(contentsOf: (flag ? "true" : "false").utf8)
         case .integer(let number):
-            out += String(number)
+            out.append(contentsOf: String(number).utf8)
         case .double(let number):
             // As JSONEncoder writes a Double (the only kind our documents hold).
-            out += (try? JSONEncoder().encode(number)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+            out.append(contentsOf: (try? JSONEncoder().encode(number)).map(Array.init) ?? Array("null".utf8))
         }
     }
 
-    private static func writeString(_ string: String, into out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
-            default: out.unicodeScalars.append(scalar)
+    private static func writeString(_ string: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        // Bytes of 0x80 and above are parts of scalars past ASCII, written as they are.
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case ..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+            default: out.append(byte)
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 
     /// An `Encodable` value in gamelog's style, as text.

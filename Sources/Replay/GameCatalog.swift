@@ -296,6 +296,14 @@ public final class GameSummaryMemo: @unchecked Sendable {
     private var foldedGames: [String: ConversationID?] = [:]
     /// At about 2 KB a page, the most kept at once (then they are dropped and read again).
     static let indexPagesKept = 1024
+    /// The catalog's first row of every game, in the list's order, when it lists at most
+    /// ``gameFirstsKept`` games (about 100 bytes each).
+    private var firsts: [CatalogEntry]?
+    static let gameFirstsKept = 1 << 18
+    /// Each recording's first row naming its conversation, checked against its event.
+    private var conversationRowOf: [UUID: CatalogEntry] = [:]
+    /// About 100 bytes each; past it they are dropped and read again.
+    static let conversationRowsKept = 1 << 18
 
     /// A conversation's steps and devices as a replayer of all its events counts them
     /// (what a game's page and `/api/games/ID` show beside its games).
@@ -377,12 +385,40 @@ public final class GameSummaryMemo: @unchecked Sendable {
         }
     }
 
+    /// The catalog's first row of every game, in order, if read whole since the log last changed.
+    var gameFirsts: [CatalogEntry]? { lock.withLock { firsts } }
+
+    /// Keeps the catalog's first row of every game, read at `generation`.
+    func keepGameFirsts(_ entries: [CatalogEntry], asOf generation: Int) {
+        lock.withLock { if changes == generation { firsts = entries } }
+    }
+
+    /// The kept first conversation row of each of `streams` that has one.
+    func conversationRows(of streams: Set<UUID>) -> [UUID: CatalogEntry] {
+        lock.withLock {
+            var out: [UUID: CatalogEntry] = [:]
+            for stream in streams { if let row = conversationRowOf[stream] { out[stream] = row } }
+            return out
+        }
+    }
+
+    /// Keeps recordings' first conversation rows, read and checked at `generation`.
+    func keepConversationRows(_ rows: [UUID: CatalogEntry], asOf generation: Int) {
+        lock.withLock {
+            guard changes == generation else { return }
+            if conversationRowOf.count + rows.count > Self.conversationRowsKept { conversationRowOf.removeAll(keepingCapacity: true) }
+            conversationRowOf.merge(rows) { _, new in new }
+        }
+    }
+
     /// Forgets conversations whose events changed (the log grew), and the game list's pages.
     public func forget(_ conversations: some Sequence<ConversationID>) {
         lock.withLock {
             changes += 1
             indexPages.removeAll()
             gameCount = nil
+            firsts = nil
+            conversationRowOf.removeAll()
             let changed = Set(conversations)
             for conversation in changed { (summaries[conversation], outlines[conversation]) = (nil, nil) }
             // A game of a changed conversation may be in another's events now too: all of them are found again.

@@ -149,16 +149,34 @@ public struct GameIndex {
         }
         if let known = memo?.indexPage(offset: offset, limit: limit) { return known }
         let generation = memo?.generation ?? 0
-        let firsts = try store.firstCatalogEntries(.game, offset: offset, limit: limit)
-        // Each game's recording's conversation, for the whole page in one read.
-        var conversationEntry: [UUID: CatalogEntry] = [:]
-        for entry in try store.catalogEntries(ofStreams: Set(firsts.map(\.stream))) where entry.tag.kind == .conversation {
-            if let known = conversationEntry[entry.stream], known.position <= entry.position { continue }
-            conversationEntry[entry.stream] = entry
-        }
-        try check(Array(conversationEntry.values))
-        let page = firsts.compactMap { entry in conversationEntry[entry.stream].map { (SessionID(entry.tag.id), ConversationID($0.tag.id)) } }
         let total = try memo?.gameListCount ?? store.catalogCount(.game)
+        let firsts: [CatalogEntry]
+        if let kept = memo?.gameFirsts {
+            firsts = Array(kept.dropFirst(offset).prefix(limit))
+        } else if let memo, total <= GameSummaryMemo.gameFirstsKept {
+            // Ordering the rows is the read's whole cost, whatever the page: the whole list
+            // once, then every page a slice of it.
+            let all = try store.firstCatalogEntries(.game, offset: 0, limit: GameSummaryMemo.gameFirstsKept)
+            memo.keepGameFirsts(all, asOf: generation)
+            firsts = Array(all.dropFirst(offset).prefix(limit))
+        } else {
+            firsts = try store.firstCatalogEntries(.game, offset: offset, limit: limit)
+        }
+        // Each game's recording's conversation, for the whole page in one read (rows a memo
+        // holds were checked when it kept them).
+        var conversationEntry: [UUID: CatalogEntry] = memo?.conversationRows(of: Set(firsts.map(\.stream))) ?? [:]
+        let unknown = Set(firsts.map(\.stream)).subtracting(conversationEntry.keys)
+        var found: [UUID: CatalogEntry] = [:]
+        if !unknown.isEmpty {
+            for entry in try store.catalogEntries(ofStreams: unknown) where entry.tag.kind == .conversation {
+                if let known = found[entry.stream], known.position <= entry.position { continue }
+                found[entry.stream] = entry
+            }
+            try check(Array(found.values))
+            memo?.keepConversationRows(found, asOf: generation)
+            conversationEntry.merge(found) { kept, _ in kept }
+        }
+        let page = firsts.compactMap { entry in conversationEntry[entry.stream].map { (SessionID(entry.tag.id), ConversationID($0.tag.id)) } }
         memo?.keepIndexPage(page, total: total, offset: offset, limit: limit, asOf: generation)
         return (page, total)
     }

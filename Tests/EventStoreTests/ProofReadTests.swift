@@ -1,4 +1,4 @@
-import EventStore
+@testable import EventStore
 import Foundation
 import GRDB
 import Testing
@@ -55,6 +55,28 @@ import TestSupport
             checked += tile.count
         }
         #expect(checked == 400)
+    }
+
+    /// A read-only store keeps the names of recordings and event types its reads found
+    /// (each read looked them up again, a statement each); a store that writes does not,
+    /// since a write rolled back frees the row ids it took.
+    @Test func readersKeepTheNamesTheyFoundAndWritersDoNot() throws {
+        let folder = try TemporaryFolder()
+        let (path, _, streams) = try interleavedLog(folder, rounds: 8)
+        let reader = try EventStore(path: path, access: .readOnly)
+        let names = try #require(reader.knownNames)
+        let first = try reader.events()
+        let (types, streamRows) = try DatabaseQueue(path: path).read { db in
+            (try Row.fetchAll(db, sql: "SELECT id, name FROM event_types").map { (Int64.fromDatabaseValue($0[0])!, String.fromDatabaseValue($0[1])!) },
+             try Row.fetchAll(db, sql: "SELECT id, uuid FROM streams").map { (Int64.fromDatabaseValue($0[0])!, UUID(bytes: Data.fromDatabaseValue($0[1])!)!) })
+        }
+        #expect(!types.isEmpty && streamRows.count == streams.values.map(\.count).reduce(0, +))
+        for (id, name) in types { #expect(names.type(id) == name) }
+        for (id, uuid) in streamRows { #expect(names.stream(id) == uuid) }
+        // Read again from what it kept: the same events, named the same.
+        let again = try reader.events()
+        #expect(again.count == first.count && first.count == 80 && again.map(\.type) == first.map(\.type) && again.map(\.stream) == first.map(\.stream))
+        #expect(try EventStore(path: path).knownNames == nil)
     }
 
     @Test func aPartialTileIsReadAgainOnceItsTreeGrows() throws {

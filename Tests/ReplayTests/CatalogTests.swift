@@ -241,6 +241,19 @@ import TestSupport
         let first = try index.games(offset: 2, limit: 5, memo: memo)
         #expect(first.total == plain.total && plain.total > 7)
         #expect(first.games.map(\.game) == plain.games.map(\.game) && first.games.map(\.conversation) == plain.games.map(\.conversation))
+        // Every other page from what the memo kept of the first (the whole list's order, the
+        // recordings' conversations): as the catalog gives it, to the last page and past it.
+        var compared = 0
+        for offset in stride(from: 0, through: plain.total + 2, by: 3) {
+            for limit in [1, 4] {
+                let read = try index.games(offset: offset, limit: limit)
+                let kept = try index.games(offset: offset, limit: limit, memo: memo)
+                #expect(kept.total == read.total && kept.games.map(\.game) == read.games.map(\.game)
+                        && kept.games.map(\.conversation) == read.games.map(\.conversation), "offset \(offset), limit \(limit)")
+                compared += kept.games.count
+            }
+        }
+        #expect(compared >= plain.total)
         // More games appended: without being told, the memo answers as before (nothing read)...
         try playMixedGames(4, into: store, seed: 4, noise: 0.3)
         let grown = try index.games(offset: 2, limit: 5)

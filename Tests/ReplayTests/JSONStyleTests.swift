@@ -50,6 +50,25 @@ import Testing
         #expect(try JSONValue(parsing: Array(" 42 ".utf8)) == .integer(42))
     }
 
+    /// Strings are escaped as `JSONEncoder` escapes them, every control character and
+    /// past ASCII too, in the canonical and the indented text alike.
+    @Test func escapesStringsAsJSONEncoderDoes() throws {
+        let controls = String(String.UnicodeScalarView((0..<0x20).compactMap(Unicode.Scalar.init)))
+        let strings = [controls, "\"q\" \\ / é😀 \u{7F} \u{2028}", "", "plain", "a\u{0}b"]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var checked = 0
+        for string in strings {
+            let value = JSONValue.object(["k\n" + string: .array([.string(string)])])
+            let reference = String(decoding: try encoder.encode(["k\n" + string: [string]]), as: UTF8.self)
+            #expect(JSONStyle.text(value) == reference, "\(Array(string.unicodeScalars))")
+            #expect(try JSONValue(parsing: Array(JSONStyle.indentedText(value).utf8)) == value)
+            checked += 1
+        }
+        #expect(checked == strings.count)
+        #expect(JSONStyle.indentedText(.object(["a": .array([.integer(1), .object([:])]), "b": .null])) == "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": null\n}")
+    }
+
     @Test func refusesWhatIsNotJSON() {
         for bad in ["", "{", "[1,]", #"{"a" 1}"#, "tru", #""open"#, "1 2", #"{"a":1,}"#, #""\u12""#, "-", "\"a\u{0001}\"",
                     "1.", "01", "+1", ".5", "1e", "1e+", "-a", "1.e3", "--1", "0x10"] {
