@@ -502,10 +502,21 @@ public final class ViewerModel: @unchecked Sendable {
         }) { return known }
         // Read outside the lock: another game's request goes on meanwhile. Two requests
         // for the same new game may both read it; the first kept wins.
-        let made = try reading { reader, index in
+        let made = try reading { reader, index -> OpenGame in
             // A damaged event is left out and named on the page, not a page that fails.
-            OpenGame(try Replayer(store: reader, conversation: conversation, streams: try self.streams(of: conversation, index),
-                                  skippingDamaged: true, games: games))
+            let (known, asOf) = locked { (streamsOf[conversation], growths) }
+            if known == nil, let rows = try index.uncheckedRows(of: conversation) {
+                // The catalog's rows checked against the events read (not read first on their own).
+                let replayer = try Replayer(store: reader, conversation: conversation, streams: Set(rows.map(\.stream)),
+                                            skippingDamaged: true, games: games)
+                if GameIndex.rows(rows, agreeWith: replayer.events) {
+                    locked { if growths == asOf { streamsOf[conversation] = Set(rows.map(\.stream)) } }
+                    return OpenGame(replayer)
+                }
+                // Else read as before: the check names what is wrong.
+            }
+            return OpenGame(try Replayer(store: reader, conversation: conversation, streams: try known ?? self.streams(of: conversation, index),
+                                         skippingDamaged: true, games: games))
         }
         let (kept, evicted) = locked { () -> (OpenGame, OpenGame?) in
             if let raced = open[conversation] { return (raced, nil) }

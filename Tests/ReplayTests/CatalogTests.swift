@@ -362,7 +362,22 @@ import TestSupport
             try db.execute(sql: "UPDATE catalog SET stream_id = (SELECT id FROM streams WHERE uuid = ?) WHERE kind = 1 AND key = ? AND stream_id = (SELECT min(stream_id) FROM catalog WHERE kind = 1 AND key = ?)",
                            arguments: [Data(otherStream.bytes), Data(victim.conversation.uuid.bytes), Data(victim.conversation.uuid.bytes)])
         }
-        #expect(throws: ReplayError.self) { _ = try GameIndex(store: try EventStore(path: path, access: .readOnly)).streams(of: victim.conversation) }
+        let moved = try EventStore(path: path, access: .readOnly)
+        #expect(throws: ReplayError.self) { _ = try GameIndex(store: moved).streams(of: victim.conversation) }
+        // Checked against the events of the recordings the rows name, read whole (how a
+        // viewer opens a game): the moved row's event is not among them.
+        func agree(_ conversation: ConversationID) throws -> Bool {
+            let rows = try #require(try GameIndex(store: moved).uncheckedRows(of: conversation))
+            #expect(!rows.isEmpty)
+            return GameIndex.rows(rows, agreeWith: try Replayer.load(from: moved, streams: Set(rows.map(\.stream)), verify: true))
+        }
+        #expect(try !agree(victim.conversation))
+        var agreeing = 0
+        for conversation in Set(games.map(\.conversation)) where conversation != victim.conversation && conversation != other.conversation {
+            #expect(try agree(conversation))
+            agreeing += 1
+        }
+        #expect(agreeing >= 2)
     }
 }
 
