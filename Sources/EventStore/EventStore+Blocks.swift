@@ -108,8 +108,12 @@ extension EventStore {
     /// its last hash). A block that fails any of these damages every event in it.
     func decodeBlock(_ db: Database, _ row: Row) throws -> EventBlock {
         let (first, count, codec, rawSize) = try Self.blockHeader(row)
-        let body = try decodePayload(db, position: first, codec: codec, dictionaryID: Int64.fromDatabaseValue(row[3]),
-                                     rawSize: rawSize, stored: try row.bytes(at: 5) ?? [], limit: EventBlock.maximumBodySize)
+        let dictionaryID = Int64.fromDatabaseValue(row[3]), stored = try row.bytes(at: 5) ?? [], lastHash = try row.bytes(at: 6)
+        let memo = blockMemo
+        let key = BlockMemo.Row(count: count, codec: codec, dictionaryID: dictionaryID, rawSize: rawSize, stored: stored, lastHash: lastHash)
+        if let known = memo?.block(at: first, row: key) { return known }
+        let body = try decodePayload(db, position: first, codec: codec, dictionaryID: dictionaryID,
+                                     rawSize: rawSize, stored: stored, limit: EventBlock.maximumBodySize)
         let block: EventBlock
         do {
             block = try EventBlock(body: body)
@@ -119,11 +123,27 @@ extension EventStore {
         guard Int64(block.events.count) == count else {
             throw EventStoreError.corruptPayload(position: first, detail: "its block holds \(block.events.count) events, its row says \(count)")
         }
-        guard block.events.last?.hash == (try row.bytes(at: 6)) else {
+        guard block.events.last?.hash == lastHash else {
             throw EventStoreError.hashMismatch(position: first + count - 1)
         }
+        memo?.keep(block, at: first, row: key)
         return block
     }
+
+    /// Runs `body` with the blocks this store decodes kept in `memo`, and blocks `memo`
+    /// holds answered from it: for work that reads the same blocks several times in a
+    /// short while (a conversation's signature check reads its recordings, then each of
+    /// its devices' tiles around them, and its own checks the recordings again).
+    package func remembering<T>(blocks memo: BlockMemo, _ body: () throws -> T) rethrows -> T {
+        let previous = memoLock.withLock { () -> BlockMemo? in
+            defer { memoSlot = memo }
+            return memoSlot
+        }
+        defer { memoLock.withLock { memoSlot = previous } }
+        return try body()
+    }
+
+    private var blockMemo: BlockMemo? { memoLock.withLock { memoSlot } }
 
     /// A block row's bounds, codec and body size, held to what a reader accepts.
     private static func blockHeader(_ row: Row) throws -> (first: Int64, count: Int64, codec: Int64, rawSize: Int) {
@@ -351,6 +371,45 @@ struct BlockScan {
             } catch let error as EventStoreError {
                 pending.append(.damaged(error, position: position, storedHash: event.hash))
             }
+        }
+    }
+}
+
+/// Blocks decoded during one piece of work (``EventStore/remembering(blocks:_:)``), each
+/// answered again only for a row exactly like the one it was decoded from (its body's
+/// bytes, count, codec, size and last hash), so what a read returns is what decoding that
+/// row would. Bounded; safe to use from any thread.
+package final class BlockMemo: @unchecked Sendable {
+    /// A block row's stored form, compared whole before a kept block is used.
+    struct Row: Equatable {
+        var count: Int64
+        var codec: Int64
+        var dictionaryID: Int64?
+        var rawSize: Int
+        var stored: [UInt8]
+        var lastHash: [UInt8]?
+    }
+
+    /// A block of 64 events decoded is some tens of kilobytes.
+    static let maximumBlocks = 128
+
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var blocks: [Int64: (row: Row, block: EventBlock)] = [:]
+
+    package init() {}
+
+    func block(at first: Int64, row: Row) -> EventBlock? {
+        lock.withLock { blocks[first].flatMap { $0.row == row ? $0.block : nil } }
+    }
+
+    /// How many blocks it holds.
+    var count: Int { lock.withLock { blocks.count } }
+
+    func keep(_ block: EventBlock, at first: Int64, row: Row) {
+        lock.withLock {
+            if blocks.count >= Self.maximumBlocks { blocks.removeAll(keepingCapacity: true) }
+            blocks[first] = (row, block)
         }
     }
 }

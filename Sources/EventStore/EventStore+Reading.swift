@@ -257,8 +257,8 @@ final class RowNames {
 }
 
 /// The names of recordings and event types by row id that a store's reads found, kept for
-/// its later reads. A row of `streams` or `event_types` is written once and never changed
-/// (appends add rows), so a name found stays right; a missing row is not kept (damage is
+/// its later reads, in a store that reads its file as immutable (as SQLite then does, the
+/// file is taken as unchanging while it is open). A missing row is not kept (damage is
 /// reported by each read that meets it). Each read looked its names up again, a statement
 /// each: a conversation's signature check reads a tile's neighbours in several reads, and
 /// the lookups were a twentieth of a fresh viewer's work under load. Bounded: past its

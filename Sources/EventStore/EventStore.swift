@@ -40,6 +40,10 @@ public final class EventStore {
     /// Tree nodes and full tiles read for proofs (see ``ProofCache``): this reader's own
     /// unless set to one its log's other readers share.
     package var proofCache = ProofCache()
+    /// Where ``remembering(blocks:_:)`` keeps decoded blocks while it runs.
+    let memoLock = NSLock()
+    // Guarded by `memoLock`.
+    var memoSlot: BlockMemo?
 
     /// How a store writes new events. Reads take both forms, whichever the file holds.
     public enum Layout: Sendable {
@@ -55,7 +59,8 @@ public final class EventStore {
     /// Set by ``keepStreamNames()``.
     private(set) var keptStreamNames: KeptStreamNames?
     /// Names of recordings and event types this store's reads found (see ``KnownRowNames``):
-    /// a read-only store's only, since a write rolled back frees the row ids it took.
+    /// only a store that reads a file as immutable keeps them (a writer's rolled-back rows
+    /// free their ids, and a file another process may change is read as it is now).
     let knownNames: KnownRowNames?
     var typeIDs: [String: Int64] = [:]
 
@@ -75,7 +80,6 @@ public final class EventStore {
                 followingAppends: Bool = false, clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) throws {
         self.path = path
         self.access = access
-        knownNames = access == .readOnly ? KnownRowNames() : nil
         self.layout = layout
         self.clock = clock
         var isFolder: ObjCBool = false
@@ -103,8 +107,12 @@ public final class EventStore {
         // Keep the file untouched until we know it is ours: GRDB must not switch the
         // journal mode of a foreign or newer database.
         config.journalMode = .default
+        let opening = followingAppends ? path : Self.openingPath(path, access)
+        // Names are kept across reads only where SQLite itself takes the file as unchanging
+        // (opened immutable): a file another process may change is read as it is now.
+        knownNames = opening != path ? KnownRowNames() : nil
         let queue = try Self.translating(path) {
-            try DatabaseQueue(path: followingAppends ? path : Self.openingPath(path, access), configuration: config)
+            try DatabaseQueue(path: opening, configuration: config)
         }
         self.queue = queue
 

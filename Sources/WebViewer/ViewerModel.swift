@@ -213,9 +213,16 @@ public final class ViewerModel: @unchecked Sendable {
     }
 
     /// Runs `body` with a connection of its own and the index that goes with it.
-    private func reading<T>(_ body: (any SignedLogReader, GameIndex) throws -> T) throws -> T {
+    /// - Parameter blocks: where a SQLite log's decoded blocks are kept for the rest of the
+    ///   request's reads (see ``EventStore/remembering(blocks:_:)``).
+    private func reading<T>(blocks: BlockMemo? = nil, _ body: (any SignedLogReader, GameIndex) throws -> T) throws -> T {
         try readers.with { reader in
-            try body(reader, openingIndex.usesCatalog ? try GameIndex(store: reader) : openingIndex)
+            guard let blocks, let file = reader as? EventStore else {
+                return try body(reader, openingIndex.usesCatalog ? try GameIndex(store: reader) : openingIndex)
+            }
+            return try file.remembering(blocks: blocks) {
+                try body(reader, openingIndex.usesCatalog ? try GameIndex(store: reader) : openingIndex)
+            }
         }
     }
 
@@ -653,7 +660,11 @@ public final class ViewerModel: @unchecked Sendable {
     ///   them here (what a game page shows; the whole log's check gives them when it ends).
     public func findings(_ conversation: ConversationID, waitingForTheWholeLog: Bool = false) throws -> [Finding] {
         let known = locked { (checked(conversation), signatures[conversation], auditRunning && logWide == nil) }
-        let own = try known.0 ?? check(conversation)
+        // The conversation's blocks, read by its own checks, then for each device's leaves
+        // and again in the tiles around them, decoded once (the blocks were two thirds of
+        // `/api/verify/ID` on a fresh server, decoded three or four times each).
+        let blocks = BlockMemo()
+        let own = try known.0 ?? check(conversation, blocks: blocks)
         let signed: [Finding]
         if let found = known.1 {
             signed = found
@@ -667,7 +678,7 @@ public final class ViewerModel: @unchecked Sendable {
                               rule: "signatures", expected: "the conversation's events as their devices signed them",
                               found: "checked with the whole log, which the background audit is reading now: reload once it is done")]
         } else {
-            signed = try reading { reader, index in
+            signed = try reading(blocks: blocks) { reader, index in
                 let streams = try self.streams(of: conversation, index)
                 return try Auditor.signatures(reader, streams: streams,
                                               conversationOf: Dictionary(uniqueKeysWithValues: streams.map { ($0, conversation) })).1
@@ -700,14 +711,15 @@ public final class ViewerModel: @unchecked Sendable {
     /// The checks of one conversation (without the signatures), computed and kept.
     /// A conversation with a damaged event is checked on the events that read (as its
     /// page shows them), with a finding for each damaged one, so its verdict says so.
-    func check(_ conversation: ConversationID) throws -> [Finding] {
+    /// - Parameter blocks: keeps the blocks read for the caller's next reads.
+    func check(_ conversation: ConversationID, blocks: BlockMemo? = nil) throws -> [Finding] {
         let found: [Finding]
         // An open game's events, read and chained whole when it opened, are the ones a read
         // would give: not read again (a game page opens its game, then asks for this, which
         // read the conversation a second time).
         let opened = locked { open[conversation]?.replayer }.flatMap { $0.damaged.isEmpty ? $0 : nil }
         do {
-            found = try reading { reader, index in
+            found = try reading(blocks: blocks) { reader, index in
                 let streams = try self.streams(of: conversation, index)
                 let auditor = Auditor(games: games)
                 if let opened { return try auditor.conversationFindings(reader, conversation: conversation, streams: streams, events: opened.events) }

@@ -57,9 +57,10 @@ import TestSupport
         #expect(checked == 400)
     }
 
-    /// A read-only store keeps the names of recordings and event types its reads found
-    /// (each read looked them up again, a statement each); a store that writes does not,
-    /// since a write rolled back frees the row ids it took.
+    /// A store reading its file as immutable keeps the names of recordings and event types
+    /// its reads found (each read looked them up again, a statement each); a store that
+    /// writes does not (a write rolled back frees the row ids it took), nor one that
+    /// follows another process's appends (it reads the file as it is now).
     @Test func readersKeepTheNamesTheyFoundAndWritersDoNot() throws {
         let folder = try TemporaryFolder()
         let (path, _, streams) = try interleavedLog(folder, rounds: 8)
@@ -76,7 +77,34 @@ import TestSupport
         // Read again from what it kept: the same events, named the same.
         let again = try reader.events()
         #expect(again.count == first.count && first.count == 80 && again.map(\.type) == first.map(\.type) && again.map(\.stream) == first.map(\.stream))
+        #expect(try EventStore(path: path, access: .readOnly, followingAppends: true).knownNames == nil)
         #expect(try EventStore(path: path).knownNames == nil)
+    }
+
+    /// Blocks decoded while a memo is given are read again from it, and only for a row
+    /// exactly like the one decoded: a block changed meanwhile is read as it is now.
+    @Test func aBlockMemoAnswersOnlyForTheRowItDecoded() throws {
+        let folder = try TemporaryFolder()
+        let (path, _, _) = try interleavedLog(folder, rounds: 8)
+        // A reader that sees the file as it is now, as a follower of appends does.
+        let reader = try EventStore(path: path, access: .readOnly, followingAppends: true)
+        let memo = BlockMemo()
+        try reader.remembering(blocks: memo) {
+            let first = try reader.events()
+            #expect(first.count == 80 && memo.count >= 2)
+            #expect(try reader.events() == first)
+            // A payload changed in the block that holds position 10, written back as a forger would.
+            try DatabaseQueue(path: path).write { db in
+                var block = try BlockSurgery.open(db, holding: 10)
+                let index = Int(10 - block.first)
+                block.events[index].payload = Array(String(decoding: block.events[index].payload, as: UTF8.self)
+                    .replacingOccurrences(of: "1", with: "2").utf8)
+                try BlockSurgery.write(block, db)
+            }
+            #expect(throws: EventStoreError.self) { _ = try reader.events() }
+        }
+        // Outside its scope the memo is not used: the change is found all the same.
+        #expect(throws: EventStoreError.self) { _ = try reader.events() }
     }
 
     @Test func aPartialTileIsReadAgainOnceItsTreeGrows() throws {
