@@ -84,10 +84,19 @@ extension EventStore {
                 WHERE \(condition)
                 """
             if ordered { sql += " ORDER BY c.position, c.kind, c.key" }
-            if let limit { sql += " LIMIT \(max(0, limit)) OFFSET \(max(0, offset))" }
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).compactMap { row in
-                guard let id = UUID(bytes: row[1] as Data), let stream = UUID(bytes: row[2] as Data) else { return nil }
-                return CatalogEntry(tag: EventTag(kind: EventTag.Kind(rawValue: row[0]), id: id), stream: stream, position: row[3])
+            var bound: [any DatabaseValueConvertible] = arguments
+            if let limit {
+                // Bound, not written in: the statement's text stays one, kept prepared
+                // (preparing it was a twentieth of a game page's work).
+                sql += " LIMIT ? OFFSET ?"
+                bound += [max(0, limit), max(0, offset)] as [any DatabaseValueConvertible]
+            }
+            // A row of the wrong kinds (a file changed by hand) is left out, never a crash.
+            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(bound)).compactMap { row in
+                guard let kind = Int.fromDatabaseValue(row[0]), let position = Int64.fromDatabaseValue(row[3]),
+                      let id = Data.fromDatabaseValue(row[1]).flatMap(UUID.init(bytes:)),
+                      let stream = Data.fromDatabaseValue(row[2]).flatMap(UUID.init(bytes:)) else { return nil }
+                return CatalogEntry(tag: EventTag(kind: EventTag.Kind(rawValue: kind), id: id), stream: stream, position: position)
             }
         }
     }

@@ -34,10 +34,10 @@ extension EventStore {
     /// decompress are skipped: a snapshot is only a cache.
     public func snapshots(conversation: UUID, projectionVersion: Int) throws -> [StoredSnapshot] {
         let rows = try read { db in
-            try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT step, position, event_hash, state FROM snapshots
                 WHERE conversation = ? AND projection_version = ? AND length(state) <= ? ORDER BY step
-                """, arguments: [Data(conversation.bytes), projectionVersion, Self.maximumSnapshotSize])
+                """), arguments: [Data(conversation.bytes), projectionVersion, Self.maximumSnapshotSize])
         }
         let inflater = try RawInflater()
         return rows.compactMap { row in
@@ -52,7 +52,7 @@ extension EventStore {
     /// How many snapshot rows a conversation has of a projection version, readable or not.
     public func snapshotRowCount(conversation: UUID, projectionVersion: Int) throws -> Int {
         try read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM snapshots WHERE conversation = ? AND projection_version = ?",
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM snapshots WHERE conversation = ? AND projection_version = ?"),
                              arguments: [Data(conversation.bytes), projectionVersion]) ?? 0
         }
     }
