@@ -293,6 +293,27 @@ def main():
             check("B's step list holds B's steps alone", 0 < mine < rows and others == -1, f"{mine} of {rows}")
             page.call("Page.captureScreenshot")  # the page still draws after every step
 
+            # Search (issue 39, item 5): a game id's beginning typed into the list's search box
+            # and sent with Enter finds that game, and only games whose ids begin so.
+            page.go(f"{base}/games")
+            listed = page.evaluate("Array.prototype.map.call(document.querySelectorAll('#games tbody tr'),function(r){return r.dataset.game})")
+            target = listed[-1] if listed else None
+            check("the list shows games to search among", bool(listed) and len(listed) > 1, str(listed))
+            if target:
+                prefix = target[:6]
+                page.evaluate("document.querySelector('input[name=q]').focus()")
+                page.call("Input.insertText", text=prefix)
+                before = page.evaluate("location.href")
+                for kind in ("keyDown", "keyUp"):
+                    page.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13,
+                              **({"text": "\r"} if kind == "keyDown" else {}))
+                page.wait_loaded(before)
+                found = page.evaluate("Array.prototype.map.call(document.querySelectorAll('#games tbody tr'),function(r){return r.dataset.game})")
+                check("search finds the game by the beginning of its id", target in found and f"q={prefix}" in page.evaluate("location.href"),
+                      f"{found} at {page.evaluate('location.href')}")
+                check("and lists only games whose ids begin so", bool(found) and all(g.startswith(prefix) for g in found) and len(found) < len(listed),
+                      str(found))
+
             # Accessibility (issue 39, item 7): tools/a11y-check.js over each kind of page, and
             # the keyboard: Tab moves the focus on (never trapped) and shows where it is.
             script = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "a11y-check.js")).read()
