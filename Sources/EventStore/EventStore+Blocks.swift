@@ -10,7 +10,7 @@ extension EventStore {
     /// merged in position order, until it returns false. Damage is handed to `body`,
     /// never thrown, so the caller decides whether to stop.
     func forEachFound(_ db: Database, _ query: EventQuery, predecessors: Bool, _ body: (consuming FoundEvent) throws -> Bool) throws {
-        let names = RowNames(kept: keptStreamNames, known: knownNames)
+        let names = RowNames(known: knownNames)
         // Rows of `events`: the whole log of a file written before blocks, the first part
         // of one migrated with a recording open, every event of a shared store's copy.
         let (sql, arguments) = selectSQL(for: query, withPredecessorHash: predecessors)

@@ -68,8 +68,8 @@ extension EventStore {
                     spans[row[0]] = (first, Int64.fromDatabaseValue(row[2]) ?? first)
                 }
                 // Every stream of its stretch is met once: their names in one statement (kept
-                // by the store if it keeps them, else for this read).
-                let names = RowNames(kept: keptStreamNames ?? KeptStreamNames(), known: knownNames)
+                // by the store if it keeps them all, else for this read).
+                let names = RowNames(known: knownNames.flatMap { $0.loadsEveryStreamAtOnce ? $0 : nil } ?? KnownRowNames(loadingEveryStream: true))
                 var blocks = BlockReader(store: self, db: db)
                 // Streams that begin in a block, by that block: each block is inflated once,
                 // for all the streams that begin in it (finding a stream's first event and
@@ -202,49 +202,26 @@ extension EventStore {
 final class RowNames {
     private var streams: [Int64: UUID?] = [:]
     private var types: [Int64: String?] = [:]
-    /// Names kept beyond this read, when the store keeps them (``EventStore/keepStreamNames()``).
-    private let kept: KeptStreamNames?
-    /// Names the store's earlier reads found (``EventStore/knownNames``).
+    /// Names kept beyond this read, when the store keeps them (``EventStore/knownNames``).
     private let known: KnownRowNames?
 
-    init(kept: KeptStreamNames? = nil, known: KnownRowNames? = nil) {
-        self.kept = kept
-        self.known = known
-    }
+    init(known: KnownRowNames? = nil) { self.known = known }
 
     func stream(_ db: Database, id: Int64) throws -> UUID? {
-        if let known = streams[id] { return known }
-        if let kept {
-            if !kept.loaded {
-                // A pass meets every recording: all of them in one statement, not one each.
-                kept.loaded = true
-                for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM streams") {
-                    if let rowID = Int64.fromDatabaseValue(row[0]), let bytes = Data.fromDatabaseValue(row[1]), let uuid = UUID(bytes: bytes) {
-                        kept.names[rowID] = uuid
-                    }
-                }
-            }
-            if let known = kept.names[id] {
-                streams[id] = known
-                return known
-            }
-        }
-        if let found = known?.stream(id) {
+        if let found = streams[id] { return found }
+        if let found = try known?.stream(db, id: id) {
             streams[id] = found
             return found
         }
         let uuid = try Data.fetchOne(db.cachedStatement(sql: "SELECT uuid FROM streams WHERE id = ?"), arguments: [id]).flatMap { UUID(bytes: $0) }
         streams[id] = uuid
         // Only names found: a row missing now is damage, and this read reports it.
-        if let uuid {
-            kept?.names[id] = uuid
-            known?.keep(stream: uuid, id: id)
-        }
+        if let uuid { known?.keep(stream: uuid, id: id) }
         return uuid
     }
 
     func type(_ db: Database, id: Int64) throws -> String? {
-        if let known = types[id] { return known }
+        if let found = types[id] { return found }
         if let found = known?.type(id) {
             types[id] = found
             return found
@@ -257,12 +234,14 @@ final class RowNames {
 }
 
 /// The names of recordings and event types by row id that a store's reads found, kept for
-/// its later reads, in a store that reads its file as immutable (as SQLite then does, the
-/// file is taken as unchanging while it is open). A missing row is not kept (damage is
-/// reported by each read that meets it). Each read looked its names up again, a statement
-/// each: a conversation's signature check reads a tile's neighbours in several reads, and
-/// the lookups were a twentieth of a fresh viewer's work under load. Bounded: past its
-/// limit a table is emptied and fills again. Safe to use from any thread.
+/// its later reads: in a store that reads its file as immutable (as SQLite then does, the
+/// file is taken as unchanging while it is open), and in one asked to
+/// (``EventStore/keepStreamNames()``). A missing row is not kept (damage is reported by
+/// each read that meets it). Each read looked its names up again, a statement each: a
+/// conversation's signature check reads a tile's neighbours in several reads (the lookups
+/// were a twentieth of a fresh viewer's work under load), and a full replay's chunks meet
+/// the same recordings again and again. Bounded, but for the names loaded all at once:
+/// past its limit a table is emptied and fills again. Safe to use from any thread.
 final class KnownRowNames: @unchecked Sendable {
     /// About 50 bytes each; a log of a million events has some tens of thousands of recordings.
     static let maximumNames = 1 << 17
@@ -271,8 +250,38 @@ final class KnownRowNames: @unchecked Sendable {
     // Guarded by `lock`.
     private var streams: [Int64: UUID] = [:]
     private var types: [Int64: String] = [:]
+    private var loadsEveryStream: Bool
+    private var loadedEveryStream = false
 
-    func stream(_ id: Int64) -> UUID? { lock.withLock { streams[id] } }
+    /// - Parameter loadingEveryStream: the first stream looked up loads every stream's name,
+    ///   in one statement (for reads that meet every recording: a pass over the log); a
+    ///   stream added since is looked up alone.
+    init(loadingEveryStream: Bool = false) { loadsEveryStream = loadingEveryStream }
+
+    /// Loads every stream's name at the first lookup from now on.
+    func loadEveryStream() { lock.withLock { loadsEveryStream = true } }
+
+    var loadsEveryStreamAtOnce: Bool { lock.withLock { loadsEveryStream } }
+
+    func stream(_ db: Database, id: Int64) throws -> UUID? {
+        let (found, load) = lock.withLock { (streams[id], loadsEveryStream && !loadedEveryStream) }
+        guard found == nil, load else { return found }
+        var all: [Int64: UUID] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM streams") {
+            if let rowID = Int64.fromDatabaseValue(row[0]), let bytes = Data.fromDatabaseValue(row[1]), let uuid = UUID(bytes: bytes) {
+                all[rowID] = uuid
+            }
+        }
+        return lock.withLock {
+            loadedEveryStream = true
+            streams.merge(all) { _, loaded in loaded }
+            return streams[id]
+        }
+    }
+
+    /// The name kept for stream `id`, without reading.
+    func kept(stream id: Int64) -> UUID? { lock.withLock { streams[id] } }
+
     func type(_ id: Int64) -> String? { lock.withLock { types[id] } }
 
     func keep(stream: UUID, id: Int64) {
@@ -306,12 +315,3 @@ extension EventStore {
     }
 }
 
-/// Stream names by row id kept from one read to the next by a store that reads a log
-/// chunk after chunk (a full replay's decoding threads), read in one statement: each
-/// chunk's read named each recording it met with a statement of its own, 3% of a pass.
-final class KeptStreamNames {
-    var names: [Int64: UUID] = [:]
-    /// Whether every stream the file held at the first lookup is in `names` (a stream
-    /// added since is looked up alone).
-    var loaded = false
-}

@@ -56,12 +56,11 @@ public final class EventStore {
 
     private var compressor: Compressor?
     private let payloadDecoder = PayloadDecoder()
-    /// Set by ``keepStreamNames()``.
-    private(set) var keptStreamNames: KeptStreamNames?
     /// Names of recordings and event types this store's reads found (see ``KnownRowNames``):
-    /// only a store that reads a file as immutable keeps them (a writer's rolled-back rows
-    /// free their ids, and a file another process may change is read as it is now).
-    let knownNames: KnownRowNames?
+    /// kept by a store that reads its file as immutable, or asked to (``keepStreamNames()``);
+    /// never by a writer (its rolled-back rows free their ids), nor, unasked, by one that
+    /// reads a file another process may change (it reads the file as it is now).
+    private(set) var knownNames: KnownRowNames?
     var typeIDs: [String: Int64] = [:]
 
     /// Opens (and for `.readWrite`, creates and migrates) the database at `path`.
@@ -352,15 +351,18 @@ public final class EventStore {
         try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [id]).map(Array.init)
     }
 
-    /// Keeps the names of the streams its reads meet for the store's life, instead of
-    /// looking them up again in each read: for a read-only store that reads one log in
-    /// many pieces over a short time (a full replay's decoding threads). A committed
-    /// stream's row id and name never change, but a file changed under a long-lived
-    /// reader must be read as it is now, so a store does not keep them unless asked; and a
-    /// writer's store must not (a row id of its own rolled-back rows is used again).
+    /// Keeps the names of the streams its reads meet for the store's life, every one read
+    /// in one statement at the first lookup, instead of looking them up again in each read:
+    /// for a read-only store that reads one log in many pieces over a short time (a full
+    /// replay's decoding threads). A committed stream's row id and name never change, but a
+    /// file changed under a long-lived reader must be read as it is now, so a store that
+    /// may see another process's changes does not keep them unless asked (one that reads
+    /// its file as immutable keeps those it meets); and a writer's store must not (a row id
+    /// of its own rolled-back rows is used again).
     package func keepStreamNames() {
         precondition(access == .readOnly, "only a read-only store keeps stream names")
-        if keptStreamNames == nil { keptStreamNames = KeptStreamNames() }
+        if knownNames == nil { knownNames = KnownRowNames() }
+        knownNames?.loadEveryStream()
     }
 
     /// ``decodePayload(_:position:codec:dictionaryID:rawSize:stored:limit:)`` only as far as

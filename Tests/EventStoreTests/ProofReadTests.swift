@@ -73,7 +73,7 @@ import TestSupport
         }
         #expect(!types.isEmpty && streamRows.count == streams.values.map(\.count).reduce(0, +))
         for (id, name) in types { #expect(names.type(id) == name) }
-        for (id, uuid) in streamRows { #expect(names.stream(id) == uuid) }
+        for (id, uuid) in streamRows { #expect(names.kept(stream: id) == uuid) }
         // Read again from what it kept: the same events, named the same.
         let again = try reader.events()
         #expect(again.count == first.count && first.count == 80 && again.map(\.type) == first.map(\.type) && again.map(\.stream) == first.map(\.stream))
