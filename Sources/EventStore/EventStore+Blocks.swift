@@ -109,9 +109,9 @@ extension EventStore {
     func decodeBlock(_ db: Database, _ row: Row) throws -> EventBlock {
         let (first, count, codec, rawSize) = try Self.blockHeader(row)
         let dictionaryID = Int64.fromDatabaseValue(row[3]), stored = try row.bytes(at: 5) ?? [], lastHash = try row.bytes(at: 6)
-        let memo = blockMemo
-        let key = BlockMemo.Row(count: count, codec: codec, dictionaryID: dictionaryID, rawSize: rawSize, stored: stored, lastHash: lastHash)
-        if let known = memo?.block(at: first, row: key) { return known }
+        // Only work given a memo compares rows (a full replay's decoding threads are given none).
+        let memo = blockMemo.map { ($0, BlockMemo.Row(count: count, codec: codec, dictionaryID: dictionaryID, rawSize: rawSize, stored: stored, lastHash: lastHash)) }
+        if let (memo, key) = memo, let known = memo.block(at: first, row: key) { return known }
         let body = try decodePayload(db, position: first, codec: codec, dictionaryID: dictionaryID,
                                      rawSize: rawSize, stored: stored, limit: EventBlock.maximumBodySize)
         let block: EventBlock
@@ -126,7 +126,7 @@ extension EventStore {
         guard block.events.last?.hash == lastHash else {
             throw EventStoreError.hashMismatch(position: first + count - 1)
         }
-        memo?.keep(block, at: first, row: key)
+        if let (memo, key) = memo { memo.keep(block, at: first, row: key) }
         return block
     }
 

@@ -286,8 +286,9 @@ public final class GameSummaryMemo: @unchecked Sendable {
     private var summaries: [ConversationID: [GameSummary]] = [:]
     private var outlines: [ConversationID: Outline] = [:]
     private var changes = 0
-    /// Pages of the catalog's game list (``GameIndex/games(offset:limit:memo:)``), and how
-    /// many games it lists, read since the log last changed.
+    /// Pages of the catalog's game list (``GameIndex/games(offset:limit:memo:)``) where
+    /// the list is too long to keep its order whole (``gameFirstsKept``), and how many
+    /// games it lists, read since the log last changed.
     private var indexPages: [IndexPageKey: [(game: SessionID, conversation: ConversationID)]] = [:]
     private var gameCount: Int?
     private struct IndexPageKey: Hashable { var offset, limit: Int }
@@ -388,9 +389,13 @@ public final class GameSummaryMemo: @unchecked Sendable {
     /// The catalog's first row of every game, in order, if read whole since the log last changed.
     var gameFirsts: [CatalogEntry]? { lock.withLock { firsts } }
 
-    /// Keeps the catalog's first row of every game, read at `generation`.
-    func keepGameFirsts(_ entries: [CatalogEntry], asOf generation: Int) {
-        lock.withLock { if changes == generation { firsts = entries } }
+    /// Keeps the catalog's first row of every game and how many games it lists, read at `generation`.
+    func keepGameFirsts(_ entries: [CatalogEntry], total: Int, asOf generation: Int) {
+        lock.withLock {
+            guard changes == generation else { return }
+            firsts = entries
+            gameCount = total
+        }
     }
 
     /// The kept first conversation row of each of `streams` that has one.

@@ -175,16 +175,20 @@ public struct GameIndex {
         let generation = memo?.generation ?? 0
         let total = try memo?.gameListCount ?? store.catalogCount(.game)
         let firsts: [CatalogEntry]
+        // Whether the page itself is kept: only where the whole order is not (a list too
+        // long to keep whole), since a page is a slice of the order.
+        var keepsPage = false
         if let kept = memo?.gameFirsts {
             firsts = Array(kept.dropFirst(offset).prefix(limit))
         } else if let memo, total <= GameSummaryMemo.gameFirstsKept {
             // Ordering the rows is the read's whole cost, whatever the page: the whole list
             // once, then every page a slice of it.
             let all = try store.firstCatalogEntries(.game, offset: 0, limit: GameSummaryMemo.gameFirstsKept)
-            memo.keepGameFirsts(all, asOf: generation)
+            memo.keepGameFirsts(all, total: total, asOf: generation)
             firsts = Array(all.dropFirst(offset).prefix(limit))
         } else {
             firsts = try store.firstCatalogEntries(.game, offset: offset, limit: limit)
+            keepsPage = true
         }
         // Each game's recording's conversation, for the whole page in one read (rows a memo
         // holds were checked when it kept them).
@@ -201,7 +205,7 @@ public struct GameIndex {
             conversationEntry.merge(found) { kept, _ in kept }
         }
         let page = firsts.compactMap { entry in conversationEntry[entry.stream].map { (SessionID(entry.tag.id), ConversationID($0.tag.id)) } }
-        memo?.keepIndexPage(page, total: total, offset: offset, limit: limit, asOf: generation)
+        if keepsPage { memo?.keepIndexPage(page, total: total, offset: offset, limit: limit, asOf: generation) }
         return (page, total)
     }
 
