@@ -126,15 +126,53 @@ public enum ConnectFour {
             guard parsed.items.count == 1, parsed.items[0].name == "moves", let text = parsed.items[0].value else {
                 throw .notConnectFour
             }
-            let columns = text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
-            guard !columns.contains(nil) else { throw .nonNumericMove(text) }
+            guard let columns = ConnectFour.columns(text) else { throw .nonNumericMove(text) }
             var state = GameState()
             var over = false
-            for (index, column) in columns.map({ $0! }).enumerated() {
+            for (index, column) in columns.enumerated() {
                 guard state.drop(in: column, over: &over) else { throw .illegalMove(index: index, column: column) }
             }
             self = state
         }
+    }
+
+    /// The comma-separated numbers of `text`, each read as `Int(_:)` reads one (a sign,
+    /// then digits, in range); nil if one is not. Read as bytes: splitting the String into
+    /// Characters was half of decoding a URL, which a fold does at every copy of every
+    /// message (a comma with a combining mark after it is one Character, but whichever way
+    /// it is split, a piece holds the mark and is no number).
+    static func columns(_ text: String) -> [Int]? {
+        var columns: [Int] = []
+        guard !text.isEmpty else { return columns }
+        var value = 0, negative = false, digits = 0, signed = false
+        func finish() -> Bool {
+            guard digits > 0 else { return false }
+            columns.append(value)
+            (value, negative, digits, signed) = (0, false, 0, false)
+            return true
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: ","):
+                guard finish() else { return nil }
+            case UInt8(ascii: "+"), UInt8(ascii: "-"):
+                guard digits == 0, !signed else { return nil }
+                signed = true
+                negative = byte == UInt8(ascii: "-")
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                // Read as a negative number grows, so Int.min fits as Int(_:) allows it.
+                let digit = Int(byte - UInt8(ascii: "0"))
+                let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (next, overflow2) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+                guard !overflow, !overflow2 else { return nil }
+                value = next
+                digits += 1
+            default:
+                return nil
+            }
+        }
+        guard finish() else { return nil }
+        return columns
     }
 
     /// Why a Connect Four URL was refused.

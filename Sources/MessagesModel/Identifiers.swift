@@ -107,6 +107,30 @@ extension UUID {
         self.init(hyphenatedUTF8: text.utf8)
     }
 
+    /// Whether `text` is this id's ``hyphenatedString``, byte for byte, without making
+    /// that string: a fold looks a device's owner up by it at most events, and the
+    /// 36-byte key it made each time was a heap allocation.
+    public func isSpelled(by text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.count == 36 else { return false }
+            return withUnsafeBytes(of: uuid) { raw in
+                let digits: StaticString = "0123456789ABCDEF"
+                var at = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        guard bytes[at] == UInt8(ascii: "-") else { return false }
+                        at += 1
+                    }
+                    guard bytes[at] == digits.utf8Start[Int(raw[index] >> 4)],
+                          bytes[at + 1] == digits.utf8Start[Int(raw[index] & 0x0F)] else { return false }
+                    at += 2
+                }
+                return true
+            }
+        }
+    }
+
     /// `uuidString` (upper case, hyphenated), without going through `snprintf`, which
     /// Foundation's takes: name tables are keyed by it and looked up for events folded.
     public var hyphenatedString: String {

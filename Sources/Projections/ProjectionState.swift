@@ -46,7 +46,16 @@ public struct DeviceView: Hashable, Codable, Sendable {
     public init(device: DeviceID) { self.device = device }
 
     /// The device owner's name, as the device shows it.
-    public var ownerName: String? { localParticipant.flatMap { names[$0.uuid.hyphenatedString] } }
+    public var ownerName: String? {
+        guard let local = localParticipant?.uuid else { return nil }
+        // A device knows two or three names: its keys compared with the id in place cost
+        // less than the key string a lookup needs (keys are ASCII, so bytes equal is
+        // String-equal).
+        // A log's recording may list any number of names: past a few, the lookup.
+        guard names.count <= 8 else { return names[local.hyphenatedString] }
+        for (key, name) in names where local.isSpelled(by: key) { return name }
+        return nil
+    }
 
     /// `text` with `$<uuid>` mentions resolved to the names this device shows.
     public func resolve(_ text: String) -> String {

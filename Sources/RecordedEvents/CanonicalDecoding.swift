@@ -17,43 +17,55 @@ enum CanonicalDecoding {
     /// - Parameter constants: the recording of a type version 2 payload, read as if the
     ///   upcaster had expanded it first (nil: version 1).
     static func event(category: Substring, name: Substring, payload: UnsafeBufferPointer<UInt8>,
-                      compactOf constants: StreamConstants? = nil) -> RecordedEvent? {
-        var r = Reader(payload, compactOf: constants)
+                      compactOf constants: StreamConstants? = nil, memo: DecodingMemo? = nil) -> RecordedEvent? {
+        var category = category, name = name
+        return category.withUTF8 { category in
+            name.withUTF8 { name in event(category: category, name: name, payload: payload, compactOf: constants, memo: memo) }
+        }
+    }
+
+    /// ``event(category:name:payload:compactOf:)`` with the type's two parts as UTF-8 bytes.
+    static func event(category: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>, payload: UnsafeBufferPointer<UInt8>,
+                      compactOf constants: StreamConstants? = nil, memo: DecodingMemo? = nil) -> RecordedEvent? {
+        var r = Reader(payload, compactOf: constants, memo: memo)
+        // Compared as bytes: `Substring == String` took the generic comparison.
+        func equal(_ part: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+            part.count == word.utf8CodeUnitCount && memcmp(part.baseAddress!, word.utf8Start, part.count) == 0
+        }
         do throws(NotCanonical) {
             let event: RecordedEvent
-            if category == "recording" && name == "started" {
+            if equal(category, "recording") && equal(name, "started") {
                 // A recording's start is its constants and always version 1.
                 guard constants == nil else { return nil }
                 event = .recordingStarted(try instanceInfo(&r))
             } else {
                 try r.beginObject()
                 try r.required("body")
-                switch category {
-                case "recording" where name == "ended":
+                if equal(category, "recording") && equal(name, "ended") {
                     try r.emptyObject()
                     try r.required("context")
                     event = .recordingEnded(try context(&r))
-                case "input":
+                } else if equal(category, "input") {
                     let action = try userAction(&r)
                     try r.required("context")
                     event = .input(action, try context(&r))
-                case "callback":
+                } else if equal(category, "callback") {
                     let record = try callbackRecord(&r)
                     try r.required("context")
                     event = .callback(record, try context(&r))
-                case "action":
+                } else if equal(category, "action") {
                     let record = try actionRecord(&r)
                     try r.required("context")
                     event = .action(record, try context(&r))
-                case "transcript":
+                } else if equal(category, "transcript") {
                     let change = try transcriptChange(&r)
                     try r.required("context")
                     event = .transcript(change, try context(&r))
-                case "ui" where name == "screen":
+                } else if equal(category, "ui") && equal(name, "screen") {
                     let shown = try screen(&r)
                     try r.required("context")
                     event = .screen(shown, try context(&r))
-                default:
+                } else {
                     return nil
                 }
                 try r.endObject()
@@ -148,7 +160,7 @@ enum CanonicalDecoding {
         var available: ContentSize?
         if r.field("availableSize") { available = try contentSize(&r) }
         try r.required("callback")
-        guard let callback = Callback(rawValue: try r.string()) else { throw NotCanonical() }
+        let callback = try r.word(Self.callbacks)
         var record = CallbackRecord(callback: callback, availableSize: available)
         if r.field("contentSize") { record.contentSize = try contentSize(&r) }
         if r.field("conversation") { record.conversation = try conversation(&r) }
@@ -157,6 +169,9 @@ enum CanonicalDecoding {
         try r.endObject()
         return record
     }
+
+    /// Every callback by its name's bytes, for ``CanonicalReader/word(_:)``.
+    static let callbacks: [(bytes: [UInt8], value: Callback)] = Callback.allCases.map { (Array($0.rawValue.utf8), $0) }
 
     static func actionRecord(_ r: inout Reader) throws(NotCanonical) -> ActionRecord {
         try r.beginObject()
@@ -258,7 +273,12 @@ enum CanonicalDecoding {
         return item
     }
 
+    /// A message, or the memo's for the same bytes.
     static func message(_ r: inout Reader) throws(NotCanonical) -> Message {
+        try r.remembered({ $0.message(at: $1, $2) }, { $0.keep($1, from: $2, $3) }, readMessage)
+    }
+
+    static func readMessage(_ r: inout Reader) throws(NotCanonical) -> Message {
         try r.beginObject()
         var accessibilityLabel: String?, error: MessagesError?, layout: MessageLayout?
         var sender: ParticipantID?, session: SessionID?, summary: String?, url: String?
@@ -316,7 +336,12 @@ enum CanonicalDecoding {
         return t
     }
 
+    /// A conversation, or the memo's for the same bytes.
     static func conversation(_ r: inout Reader) throws(NotCanonical) -> Conversation {
+        try r.remembered({ $0.conversation(at: $1, $2) }, { $0.keep($1, from: $2, $3) }, readConversation)
+    }
+
+    static func readConversation(_ r: inout Reader) throws(NotCanonical) -> Conversation {
         try r.beginObject()
         try r.required("id"); let id = ConversationID(try r.uuid())
         try r.required("localParticipantIdentifier"); let local = ParticipantID(try r.uuid())
@@ -381,8 +406,6 @@ enum CanonicalDecoding {
     }
 
     static func strings(_ r: inout Reader) throws(NotCanonical) -> [String] {
-        // Counted first: an image's cells (a hundred for a battleship board) grew the array
-        // eight times, 2.6% of a full replay.
-        try r.array(reserving: r.countOfStrings()) { (r: inout Reader) throws(NotCanonical) in try r.string() }
+        try r.strings()
     }
 }

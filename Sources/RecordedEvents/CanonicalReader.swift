@@ -22,10 +22,41 @@ struct CanonicalReader {
     /// upcaster (``CompactPayload/expand(_:with:)``) would write them, without writing
     /// the version 1 bytes first. Nil for version 1.
     let compactOf: StreamConstants?
+    /// Values read before from the same bytes, if the caller keeps any.
+    let memo: DecodingMemo?
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, compactOf constants: StreamConstants? = nil) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, compactOf constants: StreamConstants? = nil, memo: DecodingMemo? = nil) {
         self.bytes = bytes
         compactOf = constants
+        self.memo = memo
+    }
+
+    /// Reads a value with `read`, or hands the memo's when the input here begins with the
+    /// bytes it was read from; a value read from at most ``DecodingMemo/largestValue`` bytes
+    /// is kept for the next time.
+    mutating func remembered<Value>(_ find: (DecodingMemo, UnsafeBufferPointer<UInt8>, StreamConstants?) -> (Value, Int)?,
+                                    _ keep: (DecodingMemo, Value, UnsafeBufferPointer<UInt8>, StreamConstants?) -> Void,
+                                    _ read: (inout CanonicalReader) throws(NotCanonical) -> Value) throws(NotCanonical) -> Value {
+        guard let memo else { return try read(&self) }
+        let rest = UnsafeBufferPointer(rebasing: bytes[index...])
+        if let (value, count) = find(memo, rest, compactOf) {
+            index += count
+            atObjectStart = false
+            return value
+        }
+        let start = index
+        let value = try read(&self)
+        if index - start <= DecodingMemo.largestValue {
+            keep(memo, value, UnsafeBufferPointer(rebasing: bytes[start..<index]), compactOf)
+        }
+        return value
+    }
+
+    /// Whether `bytes` are `word`'s UTF-8 bytes.
+    static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ word: String) -> Bool {
+        word.utf8.withContiguousStorageIfAvailable { spelled in
+            spelled.count == bytes.count && (bytes.isEmpty || memcmp(bytes.baseAddress!, spelled.baseAddress!, bytes.count) == 0)
+        } ?? bytes.elementsEqual(word.utf8)
     }
 
     var isAtEnd: Bool { index == bytes.count }
@@ -137,6 +168,41 @@ struct CanonicalReader {
         return count
     }
 
+    /// `["…", …]`: an array of strings, counted first (an image's cells, a hundred for a
+    /// battleship board, grew the array eight times), and a string spelled as the one
+    /// before it (most cells are) handed again rather than made again.
+    mutating func strings() throws(NotCanonical) -> [String] {
+        let count = countOfStrings()
+        try expect(UInt8(ascii: "["))
+        var out: [String] = []
+        out.reserveCapacity(count)
+        if peek() == UInt8(ascii: "]") {
+            index += 1
+            atObjectStart = false
+            return out
+        }
+        var previous: (start: Int, count: Int) = (0, -1)
+        while true {
+            let start = index
+            // The bytes of a plain string (no dollar, which version 2 may read as another
+            // string), compared with the last one's.
+            if previous.count >= 0, start + previous.count + 2 <= bytes.count,
+               bytes[start + previous.count + 1] == UInt8(ascii: "\""), bytes[start + 1] != UInt8(ascii: "$"),
+               memcmp(bytes.baseAddress! + start, bytes.baseAddress! + previous.start, previous.count + 2) == 0 {
+                out.append(out[out.count - 1])
+                index = start + previous.count + 2
+            } else {
+                out.append(try string())
+                previous = (start, index - start - 2)
+            }
+            if peek() == UInt8(ascii: ",") { index += 1; continue }
+            try expect(UInt8(ascii: "]"))
+            break
+        }
+        atObjectStart = false
+        return out
+    }
+
     // MARK: Scalars
 
     /// A string value; in a version 2 payload, a reference (`"$c"`) is read as the id it
@@ -170,6 +236,23 @@ struct CanonicalReader {
         if ascii { return String(decoding: slice, as: UTF8.self) }
         guard let text = String(validating: slice, as: UTF8.self) else { throw NotCanonical() }
         return text
+    }
+
+    /// A string value that must be one of `words` (an enum's raw values), read as the
+    /// value it names without making the string: its bytes compared with each word's.
+    /// Words are never references (`$`), so version 2 reads them as version 1.
+    mutating func word<T>(_ words: [(bytes: [UInt8], value: T)]) throws(NotCanonical) -> T {
+        try expect(UInt8(ascii: "\""))
+        let start = index
+        while index < bytes.count && bytes[index] != UInt8(ascii: "\"") { index += 1 }
+        guard index < bytes.count else { throw NotCanonical() }
+        let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        index += 1
+        // Anything else (an escape, a reference, an unknown name) is the reference decoder's to refuse.
+        guard let found = words.first(where: { word in
+            word.bytes.count == slice.count && word.bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, slice.baseAddress!, slice.count) == 0 }
+        }) else { throw NotCanonical() }
+        return found.value
     }
 
     mutating func bool() throws(NotCanonical) -> Bool {

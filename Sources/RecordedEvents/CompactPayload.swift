@@ -5,15 +5,59 @@ import MessagesModel
 /// device and conversation of every event's context, and the conversation's participants.
 /// Type version 2 payloads leave these out or refer to them, so reading one needs them.
 public struct StreamConstants: Hashable, Sendable {
-    // A change to any of these remakes the spellings below, which the compact layout's
-    // readers and writers use (they were made once, and a changed value went unseen).
-    public var device: DeviceID { didSet { spell() } }
-    public var conversation: ConversationID { didSet { spell() } }
-    public var localParticipant: ParticipantID { didSet { spell() } }
-    public var remoteParticipants: [ParticipantID] { didSet { spell() } }
+    /// Everything, with the spellings made from it, in one immutable box: an event's
+    /// decoding copies the constants of its recording (a full replay, once an event),
+    /// and a copy of one reference is one retain where the fields and their spellings
+    /// were five.
+    private final class Storage: Sendable {
+        let device: DeviceID
+        let conversation: ConversationID
+        let localParticipant: ParticipantID
+        let remoteParticipants: [ParticipantID]
+        /// `"$c"`, `"$l"`, `"$r0"`, ... and the UUID text each stands for, as v1 spells it.
+        let references: [(name: [UInt8], uuid: [UInt8])]
+        /// `"conversation":"…","device":"…"`: the context fields v2 leaves out, as v1 writes them.
+        let contextFields: [UInt8]
+
+        init(device: DeviceID, conversation: ConversationID, localParticipant: ParticipantID, remoteParticipants: [ParticipantID]) {
+            self.device = device
+            self.conversation = conversation
+            self.localParticipant = localParticipant
+            self.remoteParticipants = remoteParticipants
+            // Made with the values, so a changed value always comes with its spellings
+            // (the compact layout's readers and writers use them).
+            var references = [(Array("$c".utf8), Array(conversation.uuid.uuidString.utf8)),
+                              (Array("$l".utf8), Array(localParticipant.uuid.uuidString.utf8))]
+            for (index, remote) in remoteParticipants.enumerated() {
+                references.append((Array("$r\(index)".utf8), Array(remote.uuid.uuidString.utf8)))
+            }
+            self.references = references
+            contextFields = Array(#""conversation":""#.utf8) + Array(conversation.uuid.uuidString.utf8)
+                + Array(#"","device":"#.utf8) + StreamConstants.jsonString(device.name)
+        }
+    }
+
+    private var storage: Storage
+
+    public var device: DeviceID {
+        get { storage.device }
+        set { remake(device: newValue) }
+    }
+    public var conversation: ConversationID {
+        get { storage.conversation }
+        set { remake(conversation: newValue) }
+    }
+    public var localParticipant: ParticipantID {
+        get { storage.localParticipant }
+        set { remake(localParticipant: newValue) }
+    }
+    public var remoteParticipants: [ParticipantID] {
+        get { storage.remoteParticipants }
+        set { remake(remoteParticipants: newValue) }
+    }
 
     /// `"$c"`, `"$l"`, `"$r0"`, ... and the UUID text each stands for, as v1 spells it.
-    private(set) var references: [(name: [UInt8], uuid: [UInt8])] = []
+    var references: [(name: [UInt8], uuid: [UInt8])] { storage.references }
     /// The id the `index`-th of ``references`` stands for.
     func referencedID(_ index: Int) -> UUID {
         switch index {
@@ -23,7 +67,7 @@ public struct StreamConstants: Hashable, Sendable {
         }
     }
     /// `"conversation":"…","device":"…"`: the context fields v2 leaves out, as v1 writes them.
-    private(set) var contextFields: [UInt8] = []
+    var contextFields: [UInt8] { storage.contextFields }
 
     public init(_ info: InstanceInfo) {
         self.init(device: info.device, conversation: info.conversation, localParticipant: info.localParticipant,
@@ -31,22 +75,15 @@ public struct StreamConstants: Hashable, Sendable {
     }
 
     public init(device: DeviceID, conversation: ConversationID, localParticipant: ParticipantID, remoteParticipants: [ParticipantID]) {
-        self.device = device
-        self.conversation = conversation
-        self.localParticipant = localParticipant
-        self.remoteParticipants = remoteParticipants
-        spell()
+        storage = Storage(device: device, conversation: conversation, localParticipant: localParticipant,
+                          remoteParticipants: remoteParticipants)
     }
 
-    private mutating func spell() {
-        var references = [(Array("$c".utf8), Array(conversation.uuid.uuidString.utf8)),
-                          (Array("$l".utf8), Array(localParticipant.uuid.uuidString.utf8))]
-        for (index, remote) in remoteParticipants.enumerated() {
-            references.append((Array("$r\(index)".utf8), Array(remote.uuid.uuidString.utf8)))
-        }
-        self.references = references
-        contextFields = Array(#""conversation":""#.utf8) + Array(conversation.uuid.uuidString.utf8)
-            + Array(#"","device":"#.utf8) + Self.jsonString(device.name)
+    private mutating func remake(device: DeviceID? = nil, conversation: ConversationID? = nil,
+                                 localParticipant: ParticipantID? = nil, remoteParticipants: [ParticipantID]? = nil) {
+        storage = Storage(device: device ?? self.device, conversation: conversation ?? self.conversation,
+                          localParticipant: localParticipant ?? self.localParticipant,
+                          remoteParticipants: remoteParticipants ?? self.remoteParticipants)
     }
 
     /// A string as JSONEncoder writes it (with `.withoutEscapingSlashes`), so the fields
@@ -71,7 +108,8 @@ public struct StreamConstants: Hashable, Sendable {
     }
 
     public static func == (a: Self, b: Self) -> Bool {
-        (a.device, a.conversation, a.localParticipant, a.remoteParticipants)
+        if a.storage === b.storage { return true }
+        return (a.device, a.conversation, a.localParticipant, a.remoteParticipants)
             == (b.device, b.conversation, b.localParticipant, b.remoteParticipants)
     }
 

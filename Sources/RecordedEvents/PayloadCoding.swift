@@ -68,21 +68,47 @@ extension RecordedEvent {
     /// upcaster first, which gives the same values.
     public static func decode(type: String, typeVersion: Int, payload: [UInt8],
                               stream: StreamConstants?) throws(PayloadDecodingError) -> RecordedEvent {
-        guard typeVersion == 2 else { return try decode(type: type, typeVersion: typeVersion, payload: payload) }
+        try decode(type: type, typeVersion: typeVersion, payload: payload, stream: stream, memo: nil)
+    }
+
+    /// ``decode(type:typeVersion:payload:stream:)`` for a reader of many events, which
+    /// hands back values it read from the same bytes before (`memo`).
+    package static func decode(type: String, typeVersion: Int, payload: [UInt8], stream: StreamConstants?,
+                               memo: DecodingMemo?) throws(PayloadDecodingError) -> RecordedEvent {
+        guard typeVersion == 2 else {
+            guard typeVersion == 1, let event = canonical(type: type, payload: payload, compactOf: nil, memo: memo) else {
+                return try decode(type: type, typeVersion: typeVersion, payload: payload)
+            }
+            return event
+        }
         guard let stream else { throw .needsRecordingStart(type: type) }
-        if let event = canonical(type: type, payload: payload, compactOf: stream) { return event }
+        if let event = canonical(type: type, payload: payload, compactOf: stream, memo: memo) { return event }
         return try decode(type: type, typeVersion: 1, payload: try CompactPayload.expand(payload, with: stream))
     }
 
     /// The canonical reader's reading of `payload` as an event of `type` (a compact one
     /// with the recording's `constants`), or nil when it declines the bytes or they tell
     /// of another type: the caller's slower path decides then.
-    private static func canonical(type: String, payload: [UInt8], compactOf constants: StreamConstants?) -> RecordedEvent? {
-        let (category, name) = typeParts(type)
-        guard let event = payload.withUnsafeBufferPointer({
-            CanonicalDecoding.event(category: category, name: name, payload: $0, compactOf: constants)
-        }), event.hasType(category: category, name: name) else { return nil }
-        return event
+    private static func canonical(type: String, payload: [UInt8], compactOf constants: StreamConstants?,
+                                  memo: DecodingMemo? = nil) -> RecordedEvent? {
+        // The type's parts as bytes (a dot is ASCII, so they are the same as Character-wise):
+        // walking Characters, or comparing `Substring`s, for every event decoded showed in
+        // full replays' profiles.
+        var type = type
+        return type.withUTF8 { spelled -> RecordedEvent? in
+            let category: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>
+            if let dot = spelled.firstIndex(of: UInt8(ascii: ".")) {
+                category = UnsafeBufferPointer(rebasing: spelled[..<dot])
+                name = UnsafeBufferPointer(rebasing: spelled[(dot + 1)...])
+            } else {
+                category = spelled
+                name = UnsafeBufferPointer(rebasing: spelled[spelled.endIndex...])
+            }
+            guard let event = payload.withUnsafeBufferPointer({
+                CanonicalDecoding.event(category: category, name: name, payload: $0, compactOf: constants, memo: memo)
+            }), event.hasType(category: category, name: name) else { return nil }
+            return event
+        }
     }
 
     /// `callback.didSelect` as `callback` and `didSelect` (a type without a dot is all category).

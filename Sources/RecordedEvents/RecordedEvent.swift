@@ -171,17 +171,19 @@ public indirect enum RecordedEvent: Hashable, Sendable {
         }
     }
 
-    /// Whether ``type`` is `category.name`, without spelling it.
-    func hasType(category: Substring, name: Substring) -> Bool {
+    /// Whether ``type`` is `category.name` (its UTF-8 bytes), without spelling it: asked
+    /// of every event decoded, where comparing `Substring`s took the generic path.
+    func hasType(category: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>) -> Bool {
+        func equal(_ part: UnsafeBufferPointer<UInt8>, _ word: String) -> Bool { CanonicalReader.same(part, word) }
         switch self {
-        case .recordingStarted: return category == "recording" && name == "started"
-        case .recordingEnded: return category == "recording" && name == "ended"
-        case .input(let action, _): return category == "input" && name == action.kindName
-        case .callback(let record, _): return category == "callback" && name == record.callback.rawValue
-        case .action(let record, _): return category == "action" && name == record.action.name
-        case .transcript(.sent, _): return category == "transcript" && name == "sent"
-        case .transcript(.arrived, _): return category == "transcript" && name == "arrived"
-        case .screen: return category == "ui" && name == "screen"
+        case .recordingStarted: return equal(category, "recording") && equal(name, "started")
+        case .recordingEnded: return equal(category, "recording") && equal(name, "ended")
+        case .input(let action, _): return equal(category, "input") && equal(name, action.kindName)
+        case .callback(let record, _): return equal(category, "callback") && equal(name, record.callback.rawValue)
+        case .action(let record, _): return equal(category, "action") && equal(name, record.action.name)
+        case .transcript(.sent, _): return equal(category, "transcript") && equal(name, "sent")
+        case .transcript(.arrived, _): return equal(category, "transcript") && equal(name, "arrived")
+        case .screen: return equal(category, "ui") && equal(name, "screen")
         }
     }
 

@@ -10,6 +10,9 @@ public struct StreamDecoder {
 
     public private(set) var constants: [UUID: StreamConstants] = [:]
     private let firstEventOf: ((UUID) -> Payload?)?
+    /// Values it read lately, by their bytes: a recording repeats its conversation and
+    /// messages from event to event.
+    private let memo = DecodingMemo()
 
     /// - Parameter firstEventOf: the first event of a recording (its `recording.started`),
     ///   for recordings whose start was not decoded first; nil when there is none.
@@ -36,7 +39,7 @@ public struct StreamDecoder {
     public mutating func decode(stream: UUID, type: String, typeVersion: Int,
                                 payload: [UInt8]) throws(PayloadDecodingError) -> RecordedEvent {
         let event = try RecordedEvent.decode(type: type, typeVersion: typeVersion, payload: payload,
-                                             stream: typeVersion == 2 ? constants(of: stream) : nil)
+                                             stream: typeVersion == 2 ? constants(of: stream) : nil, memo: memo)
         if case .recordingStarted(let info) = event { learn(info, stream: stream) }
         return event
     }

@@ -56,8 +56,9 @@ public enum FullReplay {
     /// streams that are not recordings.
     /// - Parameter constants: the constants made so far, kept only for a chunk: made for
     ///   every recording of a long log at once, they would grow with it.
+    /// - Parameter memo: values read lately, by their bytes (one decoding thread's).
     private static func decode(_ stored: StoredEvent, _ recordings: [UUID: Recording],
-                               _ constants: inout [UUID: StreamConstants]) throws -> Decoded? {
+                               _ constants: inout [UUID: StreamConstants], memo: DecodingMemo) throws -> Decoded? {
         guard let recording = recordings[stored.stream] else { return nil }
         var streamConstants: StreamConstants?
         if stored.typeVersion == 2 {
@@ -69,7 +70,7 @@ public enum FullReplay {
                 constants[stored.stream] = streamConstants
             }
         }
-        return (recording.conversation, try ReplayEvent(stored, constants: streamConstants, keepingHash: false))
+        return (recording.conversation, try ReplayEvent(stored, constants: streamConstants, keepingHash: false, memo: memo))
     }
 
     /// What the pass knows of a recording from its first event: a few ids per recording.
@@ -412,6 +413,7 @@ public enum FullReplay {
         if !parallel {
             learn(try heads(0, of: 1, store))
             var constants: [UUID: StreamConstants] = [:]
+            let memo = DecodingMemo()
             try store.scan(verify: verify, skippingDamaged: damaged) { stored in
                 statistics.events += 1
                 if statistics.events % 16_384 == 0 {
@@ -420,7 +422,7 @@ public enum FullReplay {
                 }
                 let decoded: Decoded?
                 do {
-                    decoded = try decode(stored, conversationOfStream, &constants)
+                    decoded = try decode(stored, conversationOfStream, &constants, memo: memo)
                 } catch let error where damaged != nil {
                     damaged?(error)
                     return
@@ -459,6 +461,7 @@ public enum FullReplay {
                     // it stayed in that thread's arena: 8 MB more at 901k events).
                     if lane == 1 { handoff.put(second: Result { try heads(1, of: 2, reader) }) }
                     guard let streams = handoff.waitToGo() else { return }
+                    let memo = DecodingMemo()
                     for chunk in stride(from: lane, to: chunks, by: decoders) {
                         guard mailbox.waitForRoom(lane: lane) else { return }
                         var items: [Decoded] = []
@@ -472,7 +475,7 @@ public enum FullReplay {
                                             skippingDamaged: skipping ? { skipped.append($0) } : nil) { stored in
                                 read += 1
                                 do {
-                                    if let decoded = try decode(stored, streams, &constants) { items.append(decoded) }
+                                    if let decoded = try decode(stored, streams, &constants, memo: memo) { items.append(decoded) }
                                 } catch where skipping {
                                     skipped.append(error)
                                 }

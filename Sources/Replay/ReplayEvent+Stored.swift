@@ -23,9 +23,16 @@ extension ReplayEvent {
     /// A stored event whose recording's constants the caller already holds (nil for
     /// version 1 payloads, which carry everything).
     public init(_ stored: StoredEvent, constants: StreamConstants?, keepingHash: Bool = true) throws(ReplayError) {
+        try self.init(stored, constants: constants, keepingHash: keepingHash, memo: nil)
+    }
+
+    /// ``init(_:constants:keepingHash:)`` for a reader of many events, handing back values
+    /// it read from the same bytes before (`memo`, one reader's).
+    package init(_ stored: StoredEvent, constants: StreamConstants?, keepingHash: Bool = true, memo: DecodingMemo?) throws(ReplayError) {
         let event: RecordedEvent
         do {
-            event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload, stream: constants)
+            event = try RecordedEvent.decode(type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload,
+                                             stream: constants, memo: memo)
         } catch {
             throw ReplayError.undecodableEvent(position: stored.position, detail: error.description)
         }

@@ -5,6 +5,7 @@ import Games
 import GRDB
 import Measure
 import Projections
+import RecordedEvents
 import Replay
 
 /// Every event of a workload log, ready to append again.
@@ -65,5 +66,64 @@ struct ReplayMemory: ParsableCommand {
         let time = try seconds { try FullReplay.run(store: store, games: .standard) { games += $0.state.games.count } }
         precondition(games > 0)
         print(total, time, peakRSSMegabytes())
+    }
+}
+
+/// A full replay's stages one after another on one thread, each the one before plus one
+/// more step, so each difference is what that step costs (issue 40's profile by stage).
+struct ReplayStages: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay-stages",
+        abstract: "A full replay's stages on one thread: read, chain, decode, fold (CPU seconds of each).")
+    @Argument(help: "The log.") var database: String
+    @Option(help: "Runs of each stage (the median is printed).") var runs: Int = 3
+
+    func run() throws {
+        let store = try EventStore(path: database, access: .readOnly)
+        func cpu() -> Double {
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+                + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        }
+        func stage(_ name: String, _ body: () throws -> Int) rethrows {
+            var times: [Double] = []
+            var count = 0
+            for _ in 0..<runs {
+                let start = cpu()
+                count = try body()
+                times.append(cpu() - start)
+            }
+            precondition(count > 0, "\(name) met nothing")
+            print(name.padding(toLength: 34, withPad: " ", startingAt: 0), String(format: "%.3f s of CPU", percentile(times, 0.5)), count)
+        }
+        try stage("read") { var n = 0; try store.scan(verify: false) { _ in n += 1 }; return n }
+        try stage("read, chain") { var n = 0; try store.scan { _ in n += 1 }; return n }
+        try stage("read, chain, decode") {
+            var decoder = StreamDecoder()
+            var n = 0
+            try store.scan { stored in
+                _ = try ReplayEvent(stored, decoder: &decoder, keepingHash: false)
+                n += 1
+            }
+            return n
+        }
+        try stage("full replay on one lane") {
+            var n = 0
+            try FullReplay.run(store: store, lanes: 1, games: .standard) { n += $0.events }
+            return n
+        }
+    }
+}
+
+/// One full replay on one lane (for a profiler).
+struct ReplayOneLane: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "replay-one-lane", abstract: "One full replay on one thread (for a profiler).")
+    @Argument(help: "The log.") var database: String
+    func run() throws {
+        let store = try EventStore(path: database, access: .readOnly)
+        var n = 0
+        try FullReplay.run(store: store, lanes: 1, games: .standard) { n += $0.events }
+        print(n)
     }
 }
