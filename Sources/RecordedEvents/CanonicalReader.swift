@@ -184,10 +184,9 @@ struct CanonicalReader {
         var previous: (start: Int, count: Int) = (0, -1)
         while true {
             let start = index
-            // The bytes of a plain string (no dollar, which version 2 may read as another
-            // string), compared with the last one's.
+            // The same bytes as the last string (quotes and all) read as the same string,
+            // whatever they say: `string()` reads nothing but them and the constants.
             if previous.count >= 0, start + previous.count + 2 <= bytes.count,
-               bytes[start + previous.count + 1] == UInt8(ascii: "\""), bytes[start + 1] != UInt8(ascii: "$"),
                memcmp(bytes.baseAddress! + start, bytes.baseAddress! + previous.start, previous.count + 2) == 0 {
                 out.append(out[out.count - 1])
                 index = start + previous.count + 2
