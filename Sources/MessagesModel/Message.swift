@@ -39,7 +39,11 @@ public struct TemplateLayout: Hashable, Codable, Sendable {
 
 /// `MSMessageLayout`: a template, or a live layout (transcript style) with its
 /// template fallback.
-public enum MessageLayout: Hashable, Codable, Sendable {
+///
+/// Indirect: its template holds up to nine strings and arrays, and a message is copied
+/// at nearly every step of a fold (into its game's sighting, its bubble, the input
+/// field); boxed, a copy is one reference counted instead of nine.
+public indirect enum MessageLayout: Hashable, Codable, Sendable {
     case template(TemplateLayout)
     case live(alternate: TemplateLayout)
 

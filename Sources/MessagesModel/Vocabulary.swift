@@ -90,7 +90,10 @@ public enum UserAction: Hashable, Codable, Sendable, CustomStringConvertible {
 }
 
 /// What the input field holds, or what a bubble shows.
-public enum Item: Hashable, Codable, Sendable {
+///
+/// Indirect, so that copying one (each transcript line and input field holds one) counts
+/// one reference, not each of its message's.
+public indirect enum Item: Hashable, Codable, Sendable {
     case message(Message)
     case text(String)
     case sticker(Sticker)

@@ -41,16 +41,19 @@ public struct GameMembership: Hashable, Codable, Sendable {
     /// message selected when it happened; nil when it names none. Asked of every event a
     /// fold applies, so it builds no set.
     static func games(namedBy event: RecordedEvent, sessionOf: (MessageID) -> SessionID?) -> [SessionID]? {
-        var named: [SessionID]?
-        func name(_ session: SessionID?) {
-            if named == nil { named = [] }
-            if let session, !named!.contains(session) { named!.append(session) }
+        // The messages' ids and sessions first, then the list: a nested function that
+        // appended to the list from inside the closure kept the list in a heap box, one
+        // allocation for every event folded.
+        var carried: [(id: MessageID, session: SessionID?)] = []
+        event.forEachCarriedMessage { message, _ in carried.append((message.id, message.session)) }
+        let selected = event.context?.selectedMessage
+        guard !carried.isEmpty || selected != nil else { return nil }
+        var named: [SessionID] = []
+        for (id, session) in carried {
+            if let session, !named.contains(session) { named.append(session) }
+            if let session = sessionOf(id), !named.contains(session) { named.append(session) }
         }
-        event.forEachCarriedMessage { message, _ in
-            name(message.session)
-            if let session = sessionOf(message.id) { name(session) }
-        }
-        if let selected = event.context?.selectedMessage { name(sessionOf(selected)) }
+        if let selected, let session = sessionOf(selected), !named.contains(session) { named.append(session) }
         return named
     }
 

@@ -171,7 +171,12 @@ extension ConversationState {
         return TranscriptLine(bubble: bubble, shown: view.resolve(text))
     }
 
-    private func owner(of device: DeviceID) -> String? { devices[device]?.ownerName }
+    private func owner(of device: DeviceID) -> String? {
+        // Read in place: `devices[device]?` copied the whole view (its transcript, names and
+        // screen) for each event that asked.
+        guard let index = devices.index(forKey: device) else { return nil }
+        return devices.values[index].ownerName
+    }
 
     /// Records what the event's context says of its device, then lets `change` edit
     /// that device's view, in place.

@@ -26,13 +26,13 @@ public struct StreamConstants: Hashable, Sendable {
             self.remoteParticipants = remoteParticipants
             // Made with the values, so a changed value always comes with its spellings
             // (the compact layout's readers and writers use them).
-            var references = [(Array("$c".utf8), Array(conversation.uuid.uuidString.utf8)),
-                              (Array("$l".utf8), Array(localParticipant.uuid.uuidString.utf8))]
+            var references = [(Array("$c".utf8), Array(conversation.uuid.hyphenatedString.utf8)),
+                              (Array("$l".utf8), Array(localParticipant.uuid.hyphenatedString.utf8))]
             for (index, remote) in remoteParticipants.enumerated() {
-                references.append((Array("$r\(index)".utf8), Array(remote.uuid.uuidString.utf8)))
+                references.append((Array("$r\(index)".utf8), Array(remote.uuid.hyphenatedString.utf8)))
             }
             self.references = references
-            contextFields = Array(#""conversation":""#.utf8) + Array(conversation.uuid.uuidString.utf8)
+            contextFields = Array(#""conversation":""#.utf8) + Array(conversation.uuid.hyphenatedString.utf8)
                 + Array(#"","device":"#.utf8) + StreamConstants.jsonString(device.name)
         }
     }

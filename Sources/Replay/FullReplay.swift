@@ -54,8 +54,7 @@ public enum FullReplay {
 
     /// The event as projections see it, with its conversation; nil for events of
     /// streams that are not recordings.
-    /// - Parameter constants: the constants made so far, kept only for a chunk: made for
-    ///   every recording of a long log at once, they would grow with it.
+    /// - Parameter constants: the constants made so far (at most ``constantsKept``).
     /// - Parameter memo: values read lately, by their bytes (one decoding thread's).
     private static func decode(_ stored: StoredEvent, _ recordings: [UUID: Recording],
                                _ constants: inout [UUID: StreamConstants], memo: DecodingMemo) throws -> Decoded? {
@@ -72,6 +71,11 @@ public enum FullReplay {
         }
         return (recording.conversation, try ReplayEvent(stored, constants: streamConstants, keepingHash: false, memo: memo))
     }
+
+    /// Recordings' constants a decoding thread keeps at most: made again for each chunk,
+    /// they were a twentieth of its work; kept for every recording of a long log, they
+    /// would grow with it.
+    static let constantsKept = 2_048
 
     /// What the pass knows of a recording from its first event: a few ids per recording.
     struct Recording: Sendable {
@@ -418,7 +422,7 @@ public enum FullReplay {
                 statistics.events += 1
                 if statistics.events % 16_384 == 0 {
                     progress?(statistics.events)
-                    constants.removeAll(keepingCapacity: true)
+                    if constants.count > Self.constantsKept { constants.removeAll(keepingCapacity: true) }
                 }
                 let decoded: Decoded?
                 do {
@@ -462,13 +466,15 @@ public enum FullReplay {
                     if lane == 1 { handoff.put(second: Result { try heads(1, of: 2, reader) }) }
                     guard let streams = handoff.waitToGo() else { return }
                     let memo = DecodingMemo()
+                    // Kept from chunk to chunk (a recording goes on in the next), up to a bound.
+                    var constants: [UUID: StreamConstants] = [:]
                     for chunk in stride(from: lane, to: chunks, by: decoders) {
                         guard mailbox.waitForRoom(lane: lane) else { return }
                         var items: [Decoded] = []
                         items.reserveCapacity(size)
                         var read = 0
                         var skipped: [Error] = []
-                        var constants: [UUID: StreamConstants] = [:]
+                        if constants.count > Self.constantsKept { constants.removeAll(keepingCapacity: true) }
                         let first = Int64(chunk) * Int64(size) + 1
                         do {
                             try reader.scan(EventQuery(positions: first...(first + Int64(size) - 1)), verify: verify,

@@ -97,6 +97,7 @@ struct ReplayStages: ParsableCommand {
             precondition(count > 0, "\(name) met nothing")
             print(name.padding(toLength: 34, withPad: " ", startingAt: 0), String(format: "%.3f s of CPU", percentile(times, 0.5)), count)
         }
+        try stage("recordings' first events") { var n = 0; try store.scanStreamHeads { _ in n += 1 }; return n }
         try stage("read") { var n = 0; try store.scan(verify: false) { _ in n += 1 }; return n }
         try stage("read, chain") { var n = 0; try store.scan { _ in n += 1 }; return n }
         try stage("read, chain, decode") {
@@ -124,6 +125,18 @@ struct ReplayOneLane: ParsableCommand {
         let store = try EventStore(path: database, access: .readOnly)
         var n = 0
         try FullReplay.run(store: store, lanes: 1, games: .standard) { n += $0.events }
+        print(n)
+    }
+}
+
+/// The recordings' first events, as a full replay reads them before it starts (for a profiler).
+struct StreamHeadsOnly: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stream-heads", abstract: "Read every recording's first event (for a profiler).")
+    @Argument(help: "The log.") var database: String
+    func run() throws {
+        let store = try EventStore(path: database, access: .readOnly)
+        var n = 0
+        try store.scanStreamHeads { _ in n += 1 }
         print(n)
     }
 }
