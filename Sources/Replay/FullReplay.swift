@@ -56,17 +56,18 @@ public enum FullReplay {
     /// streams that are not recordings.
     /// - Parameter constants: the constants made so far (at most ``constantsKept``).
     /// - Parameter memo: values read lately, by their bytes (one decoding thread's).
-    private static func decode(_ stored: StoredEvent, _ recordings: [UUID: Recording],
-                               _ constants: inout [UUID: StreamConstants], memo: DecodingMemo) throws -> Decoded? {
-        guard let recording = recordings[stored.stream] else { return nil }
+    private static func decode(_ stored: StoredEvent, _ recordings: [StreamKey: Recording],
+                               _ constants: inout [StreamKey: StreamConstants], memo: DecodingMemo) throws -> Decoded? {
+        let key = StreamKey(stored.stream)
+        guard let recording = recordings[key] else { return nil }
         var streamConstants: StreamConstants?
         if stored.typeVersion == 2 {
-            // Made once a chunk for each recording, and stored only then.
-            if let known = constants[stored.stream] {
+            // Made when a recording is first met, and kept a while (``constantsKept``).
+            if let known = constants[key] {
                 streamConstants = known
             } else {
                 streamConstants = recording.constants
-                constants[stored.stream] = streamConstants
+                constants[key] = streamConstants
             }
         }
         return (recording.conversation, try ReplayEvent(stored, constants: streamConstants, keepingHash: false, memo: memo))
@@ -76,6 +77,17 @@ public enum FullReplay {
     /// they were a twentieth of its work; kept for every recording of a long log, they
     /// would grow with it.
     static let constantsKept = 2_048
+
+    /// A recording's id as the pass's tables key it: every event is looked up by its
+    /// stream, and `UUID` hashes its bytes one by one.
+    struct StreamKey: Hashable, Sendable {
+        let high: UInt64, low: UInt64
+        init(_ uuid: UUID) {
+            (high, low) = withUnsafeBytes(of: uuid.uuid) { raw in
+                (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+        }
+    }
 
     /// What the pass knows of a recording from its first event: a few ids per recording.
     struct Recording: Sendable {
@@ -118,7 +130,7 @@ public enum FullReplay {
         // Guarded by `condition`.
         private let condition = NSCondition()
         private var second: Result<[(UUID, Recording, Int64)], Error>?
-        private var recordings: Result<[UUID: Recording], Error>?
+        private var recordings: Result<[StreamKey: Recording], Error>?
 
         func put(second part: Result<[(UUID, Recording, Int64)], Error>) {
             condition.lock()
@@ -138,7 +150,7 @@ public enum FullReplay {
         }
 
         /// Lets the decoding threads go (the first call counts).
-        func go(_ result: Result<[UUID: Recording], Error>) {
+        func go(_ result: Result<[StreamKey: Recording], Error>) {
             condition.lock()
             if recordings == nil { recordings = result }
             condition.broadcast()
@@ -146,7 +158,7 @@ public enum FullReplay {
         }
 
         /// The recordings, or nil when the pass stopped before its first chunk.
-        func waitToGo() -> [UUID: Recording]? {
+        func waitToGo() -> [StreamKey: Recording]? {
             condition.lock()
             defer { condition.unlock() }
             while recordings == nil { condition.wait() }
@@ -212,6 +224,8 @@ public enum FullReplay {
         /// events ran out, and then ``state`` folds as the events come.
         var kept: [ReplayEvent]? = []
         var state: ConversationState?
+        /// The position of its last event in the log (`.max` when unknown).
+        var lastPosition: Int64 = .max
         init(_ conversation: ConversationID, at time: Int64) {
             self.conversation = conversation
             first = time
@@ -311,12 +325,12 @@ public enum FullReplay {
                            as perspective: Perspective = .auditor,
                            finished: (Finished) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
-        var conversationOfStream: [UUID: Recording] = [:]
+        var conversationOfStream: [StreamKey: Recording] = [:]
         var streamsOf: [ConversationID: Set<UUID>] = [:]
         var lastPosition: [ConversationID: Int64] = [:]
         func learn(_ heads: [(UUID, Recording, Int64)]) {
             for (stream, recording, last) in heads {
-                conversationOfStream[stream] = recording
+                conversationOfStream[StreamKey(stream)] = recording
                 streamsOf[recording.conversation, default: []].insert(stream)
                 lastPosition[recording.conversation] = max(lastPosition[recording.conversation] ?? 0, last)
             }
@@ -373,6 +387,8 @@ public enum FullReplay {
                 entry = existing
             } else {
                 entry = Open(conversation, at: event.recordedAt)
+                // Looked up once, not at each of its events.
+                entry.lastPosition = lastPosition[conversation] ?? .max
                 open[conversation] = entry
                 statistics.mostOpenConversations = max(statistics.mostOpenConversations, open.count)
             }
@@ -389,7 +405,7 @@ public enum FullReplay {
             entry.count += 1
             entry.first = min(entry.first, event.recordedAt)
             entry.last = max(entry.last, event.recordedAt)
-            let ends = event.position >= lastPosition[conversation] ?? .max
+            let ends = event.position >= entry.lastPosition
             if entry.kept != nil, keptEvents < keptBudget {
                 keptEvents += 1
                 // Its last use: moved into the list, not copied.
@@ -416,7 +432,7 @@ public enum FullReplay {
         }
         if !parallel {
             learn(try heads(0, of: 1, store))
-            var constants: [UUID: StreamConstants] = [:]
+            var constants: [StreamKey: StreamConstants] = [:]
             let memo = DecodingMemo()
             try store.scan(verify: verify, skippingDamaged: damaged) { stored in
                 statistics.events += 1
@@ -467,7 +483,7 @@ public enum FullReplay {
                     guard let streams = handoff.waitToGo() else { return }
                     let memo = DecodingMemo()
                     // Kept from chunk to chunk (a recording goes on in the next), up to a bound.
-                    var constants: [UUID: StreamConstants] = [:]
+                    var constants: [StreamKey: StreamConstants] = [:]
                     for chunk in stride(from: lane, to: chunks, by: decoders) {
                         guard mailbox.waitForRoom(lane: lane) else { return }
                         var items: [Decoded] = []
