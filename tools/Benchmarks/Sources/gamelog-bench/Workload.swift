@@ -98,6 +98,8 @@ struct ReplayStages: ParsableCommand {
             print(name.padding(toLength: 34, withPad: " ", startingAt: 0), String(format: "%.3f s of CPU", percentile(times, 0.5)), count)
         }
         try stage("recordings' first events") { var n = 0; try store.scanStreamHeads { _ in n += 1 }; return n }
+        try stage("  ... first half of them") { var n = 0; try store.scanStreamHeads(part: 0, of: 2) { _ in n += 1 }; return n }
+        try stage("  ... second half of them") { var n = 0; try store.scanStreamHeads(part: 1, of: 2) { _ in n += 1 }; return n }
         try stage("read") { var n = 0; try store.scan(verify: false) { _ in n += 1 }; return n }
         try stage("read, chain") { var n = 0; try store.scan { _ in n += 1 }; return n }
         try stage("read, chain, decode") {
