@@ -193,20 +193,23 @@ package struct ChainCheck {
     private mutating func take(_ found: consuming FoundEvent, skippingDamaged damaged: ((EventStoreError) -> Void)?,
                                _ body: (StoredEvent) throws -> Void) throws -> Bool {
         guard batching else { return try check(found, matching: nil, skippingDamaged: damaged, body) }
-        // The predecessor `check` will take, found the way it finds it.
-        switch found {
-        case .damaged(_, _, let storedHash):
+        // The predecessor `check` will take, found the way it finds it. Taken apart and put
+        // back together, not copied: a copy retained each reference the event holds, and
+        // the batch's clearing released them again, for every event a check reads.
+        switch consume found {
+        case .damaged(let error, let position, let storedHash):
             if query.isContiguous, let storedHash { batchPrevious = storedHash }
             messages.append(nil)
-        case .event(let event, let storedPredecessor, _):
+            pending.append(.damaged(error, position: position, storedHash: storedHash))
+        case .event(let event, let storedPredecessor, let block):
             if let predecessor = Self.predecessor(of: event, previous: batchPrevious, stored: storedPredecessor) {
                 messages.append(digests.addChainEnvelope(of: event, after: predecessor, expecting: event.hash))
             } else {
                 messages.append(nil)
             }
             if query.isContiguous { batchPrevious = event.hash }
+            pending.append(.event(event, predecessorHash: storedPredecessor, block: block))
         }
-        pending.append(found)
         if pending.count >= Self.batchSize { try flush(skippingDamaged: damaged, body) }
         return true
     }
@@ -219,11 +222,17 @@ package struct ChainCheck {
         // Out of `self` while `check` changes it, and back after, to keep its storage.
         var batch: [FoundEvent] = []
         swap(&batch, &pending)
-        for index in batch.indices {
-            _ = try check(batch[index], matching: messages[index].map(digests.matchesExpected), skippingDamaged: damaged, body)
+        defer {
+            batch.removeAll(keepingCapacity: true)
+            swap(&batch, &pending)
         }
-        batch.removeAll(keepingCapacity: true)
-        swap(&batch, &pending)
+        // Each moved out of the batch (from its end, so the batch is turned round first).
+        let count = batch.count
+        batch.reverse()
+        for index in 0..<count {
+            guard let found = batch.popLast() else { break }
+            _ = try check(found, matching: messages[index].map(digests.matchesExpected), skippingDamaged: damaged, body)
+        }
         messages.removeAll(keepingCapacity: true)
         digests.removeAll()
     }
@@ -238,10 +247,10 @@ package struct ChainCheck {
 
     /// Checks one thing a read found and hands `body` the event if it holds; whether to
     /// read on. `matching` is whether its digest matched, where already computed.
-    private mutating func check(_ found: FoundEvent, matching computed: Bool?, skippingDamaged damaged: ((EventStoreError) -> Void)?,
+    private mutating func check(_ found: consuming FoundEvent, matching computed: Bool?, skippingDamaged damaged: ((EventStoreError) -> Void)?,
                                 _ body: (StoredEvent) throws -> Void) throws -> Bool {
         let event: StoredEvent, storedPredecessor: [UInt8]?
-        switch found {
+        switch consume found {
         case .damaged(let error, let position, let storedHash):
             guard let damaged else { throw error }
             damaged(error)

@@ -6,5 +6,5 @@ import ArgumentParser
     static let configuration = CommandConfiguration(
         commandName: "gamelog-bench",
         abstract: "gamelog's benchmarks; each prints its figures next to a baseline measured in the same run.",
-        subcommands: [Table.self, Store.self, ReplayCommand.self, Payloads.self, AppendOnly.self, ReplayMemory.self, ReplayStages.self, ReplayOneLane.self, StreamHeadsOnly.self, Uploads.self, CheckUploads.self])
+        subcommands: [Table.self, Store.self, ReplayCommand.self, Payloads.self, AppendOnly.self, ReplayMemory.self, ReplayStages.self, ReplayParameters.self, Uploads.self, CheckUploads.self])
 }

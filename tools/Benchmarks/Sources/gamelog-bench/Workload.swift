@@ -119,26 +119,28 @@ struct ReplayStages: ParsableCommand {
     }
 }
 
-/// One full replay on one lane (for a profiler).
-struct ReplayOneLane: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "replay-one-lane", abstract: "One full replay on one thread (for a profiler).")
+/// Full replays with chosen parameters, in one process: for tuning them, and for a
+/// profiler (`--lanes 1` folds on the calling thread alone).
+struct ReplayParameters: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay-parameters",
+        abstract: "Full replays with chosen lanes, chunk size and kept events; prints events, seconds, peak MB and the pass's statistics.")
     @Argument(help: "The log.") var database: String
+    @Option(help: "Decoding threads (1: everything on the calling thread).") var lanes: Int?
+    @Option(help: "Events a decoding thread hands over at once.") var chunk: Int = 4_096
+    @Option(help: "Events open conversations may keep in all.") var kept: Int = 50_000
+    @Flag(help: "Do not check the hash chain.") var unverified = false
+    @Option(help: "Replays, one after another.") var times: Int = 1
     func run() throws {
         let store = try EventStore(path: database, access: .readOnly)
-        var n = 0
-        try FullReplay.run(store: store, lanes: 1, games: .standard) { n += $0.events }
-        print(n)
-    }
-}
-
-/// The recordings' first events, as a full replay reads them before it starts (for a profiler).
-struct StreamHeadsOnly: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stream-heads", abstract: "Read every recording's first event (for a profiler).")
-    @Argument(help: "The log.") var database: String
-    func run() throws {
-        let store = try EventStore(path: database, access: .readOnly)
-        var n = 0
-        try store.scanStreamHeads { _ in n += 1 }
-        print(n)
+        for _ in 0..<times {
+            var n = 0
+            var statistics: FullReplay.Statistics?
+            let time = try seconds {
+                statistics = try FullReplay.run(store: store, verify: !unverified, lanes: lanes, chunkSize: chunk, keepingAtMost: kept,
+                                                games: .standard) { n += $0.events }
+            }
+            print(n, time, peakRSSMegabytes(), "reordered \(statistics?.reorderedConversations ?? -1), most open \(statistics?.mostOpenConversations ?? -1)")
+        }
     }
 }
