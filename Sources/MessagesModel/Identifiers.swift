@@ -125,7 +125,7 @@ extension UUID {
     /// Whether `text` is this id's ``hyphenatedString``, byte for byte, without making
     /// that string: a fold looks a device's owner up by it at most events, and the
     /// 36-byte key it made each time was a heap allocation.
-    public func isSpelled(by text: String) -> Bool {
+    package func isSpelled(by text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
             guard bytes.count == 36 else { return false }

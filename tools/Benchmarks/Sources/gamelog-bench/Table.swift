@@ -306,7 +306,7 @@ struct Table: ParsableCommand {
             missed.append("append: profile in docs/BENCHMARKS.md, \"Session 30\" and \"Session 37\" (the appending thread: claiming each id in block_ids a third, the commit a sixth, the blocks' rows an eighth; the hashing thread: the log's chain, one digest after another); next: fewer statements an event on the appending thread")
         }
         if replayRate < 500_000 || replayRate < 0.45 * eventReadRate {
-            missed.append("full replay: profile in docs/BENCHMARKS.md, \"Session 24\", \"Session 28\" and \"Session 37\" (decoding payloads a fifth, folding a fifth, reference counting and allocation a fifth; the chain's SHA-256 5% since session 37); next: compact payloads decoded straight into the values the fold reads, and the fold on both cores (issue 40, items 1 and 2)")
+            missed.append("full replay: profile in docs/BENCHMARKS.md, \"Session 44\" (`gamelog-bench replay-stages`, CPU on one thread: the recordings' first events read before the pass a tenth, most of it inflating blocks the pass inflates again; reading the blocks a fifth, the chain an eighth, decoding a fifth, routing and folding two fifths); next: the recordings' first events read without inflating their blocks twice, then the fold's copies of events and boards")
         }
         if gamelogBytes > 0.35 * peerBytes {
             missed.append("bytes: profile in docs/BENCHMARKS.md, \"Session 15\"; next: larger blocks or a dictionary trained on the log")
