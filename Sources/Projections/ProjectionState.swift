@@ -50,8 +50,7 @@ public struct DeviceView: Hashable, Codable, Sendable {
         guard let local = localParticipant?.uuid else { return nil }
         // A device knows two or three names: its keys compared with the id in place cost
         // less than the key string a lookup needs (keys are ASCII, so bytes equal is
-        // String-equal).
-        // A log's recording may list any number of names: past a few, the lookup.
+        // String-equal). A recording may list any number: past a few, the lookup.
         guard names.count <= 8 else { return names[local.hyphenatedString] }
         for (key, name) in names where local.isSpelled(by: key) { return name }
         return nil
