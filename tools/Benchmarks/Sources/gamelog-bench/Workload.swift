@@ -80,12 +80,9 @@ struct ReplayStages: ParsableCommand {
 
     func run() throws {
         let store = try EventStore(path: database, access: .readOnly)
-        func cpu() -> Double {
-            var usage = rusage()
-            getrusage(RUSAGE_SELF.rawValue, &usage)
-            return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-                + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        }
+        // The process's CPU: every stage but the last runs on this thread alone, and the
+        // last is asked for one lane.
+        let cpu = processCPUSeconds
         func stage(_ name: String, _ body: () throws -> Int) rethrows {
             var times: [Double] = []
             var count = 0
