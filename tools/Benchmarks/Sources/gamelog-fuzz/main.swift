@@ -149,6 +149,43 @@ for _ in 0..<count {
 }
 results.append(("Compact payload decoder", tally))
 
+// The same hostile payloads through one decoder of many events, which hands back values it
+// read before from the same bytes (a memo), for two recordings whose references mean
+// different ids: it must read each exactly as a decoder that remembers nothing.
+let otherRecording = InstanceInfo(instanceID: generator.uuid(), device: context.device, conversation: ConversationID(generator.uuid()),
+                                  kind: "tictactoe", localParticipant: ParticipantID(generator.uuid()),
+                                  remoteParticipants: [ParticipantID(generator.uuid())], names: [:])
+let otherConstants = StreamConstants(otherRecording)
+var remembering = StreamDecoder()
+remembering.learn(recording, stream: recording.instanceID)
+remembering.learn(otherRecording, stream: otherRecording.instanceID)
+// A callback naming the recording's own conversation and participants: compact, its
+// references mean the other recording's ids when read as that recording's.
+let ownConversation = RecordedEvent.callback(CallbackRecord(callback: .willBecomeActive, conversation: Conversation(
+    id: recording.conversation, localParticipantIdentifier: recording.localParticipant,
+    remoteParticipantIdentifiers: recording.remoteParticipants,
+    selectedMessage: Message(id: MessageID(generator.uuid()), url: "?1=0", senderParticipantIdentifier: recording.localParticipant))), context)
+let rememberingSeeds = compactSeeds + [ownConversation, ownConversation].compactMap { event in
+    CompactPayload.compact(event.payload(), with: constants).map { (event.type, $0) }
+}
+tally = Tally()
+for _ in 0..<count {
+    let (type, seed) = rememberingSeeds[random(rememberingSeeds.count)]
+    // Unchanged now and then, so that whole values repeat, as they do in a log.
+    let bytes = random(3) == 0 ? seed : mutate(bytes: seed, pieces: referencePieces)
+    let (stream, streamConstants) = random(2) == 0 ? (recording.instanceID, constants) : (otherRecording.instanceID, otherConstants)
+    var decoded: RecordedEvent?
+    tally.time {
+        decoded = try? remembering.decode(stream: stream, type: type, typeVersion: 2, payload: bytes)
+        return decoded != nil
+    }
+    if decoded != (try? RecordedEvent.decode(type: type, typeVersion: 2, payload: bytes, stream: streamConstants)) {
+        print("a remembering decoder reads \(type) otherwise: \(String(decoding: bytes, as: UTF8.self))")
+        disagreements += 1
+    }
+}
+results.append(("Compact, remembering", tally))
+
 // The JSON reader behind the viewer's payload panel, `log --json` and the diffs: hostile
 // text accepted or refused, never a crash; what it accepts, written in gamelog's style and
 // read again, is the same value.
