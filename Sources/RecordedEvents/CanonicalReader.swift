@@ -172,34 +172,20 @@ struct CanonicalReader {
     /// battleship board, grew the array eight times), and a string spelled as the one
     /// before it (most cells are) handed again rather than made again.
     mutating func strings() throws(NotCanonical) -> [String] {
-        let count = countOfStrings()
-        try expect(UInt8(ascii: "["))
-        var out: [String] = []
-        out.reserveCapacity(count)
-        if peek() == UInt8(ascii: "]") {
-            index += 1
-            atObjectStart = false
-            return out
-        }
-        var previous: (start: Int, count: Int) = (0, -1)
-        while true {
-            let start = index
+        var previous: (start: Int, count: Int, value: String)?
+        return try array(reserving: countOfStrings()) { (r: inout CanonicalReader) throws(NotCanonical) -> String in
+            let start = r.index
             // The same bytes as the last string (quotes and all) read as the same string,
             // whatever they say: `string()` reads nothing but them and the constants.
-            if previous.count >= 0, start + previous.count + 2 <= bytes.count,
-               memcmp(bytes.baseAddress! + start, bytes.baseAddress! + previous.start, previous.count + 2) == 0 {
-                out.append(out[out.count - 1])
-                index = start + previous.count + 2
-            } else {
-                out.append(try string())
-                previous = (start, index - start - 2)
+            if let previous, start + previous.count + 2 <= r.bytes.count,
+               memcmp(r.bytes.baseAddress! + start, r.bytes.baseAddress! + previous.start, previous.count + 2) == 0 {
+                r.index = start + previous.count + 2
+                return previous.value
             }
-            if peek() == UInt8(ascii: ",") { index += 1; continue }
-            try expect(UInt8(ascii: "]"))
-            break
+            let value = try r.string()
+            previous = (start, r.index - start - 2, value)
+            return value
         }
-        atObjectStart = false
-        return out
     }
 
     // MARK: Scalars

@@ -82,11 +82,7 @@ public enum FullReplay {
     /// stream, and `UUID` hashes its bytes one by one.
     struct StreamKey: Hashable, Sendable {
         let high: UInt64, low: UInt64
-        init(_ uuid: UUID) {
-            (high, low) = withUnsafeBytes(of: uuid.uuid) { raw in
-                (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            }
-        }
+        init(_ uuid: UUID) { (high, low) = uuid.words }
     }
 
     /// What the pass knows of a recording from its first event: a few ids per recording.
