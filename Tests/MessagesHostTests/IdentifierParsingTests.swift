@@ -33,6 +33,35 @@ import Testing
         #expect(UUID(uuidString: text) == nil)
     }
 
+    /// A device's owner is found by comparing its name table's keys with the id in place.
+    @Test func anIdIsSpelledByItsOwnStringAlone() {
+        var compared = 0
+        for _ in 0..<500 {
+            let id = UUID(), other = UUID()
+            #expect(id.isSpelled(by: id.hyphenatedString))
+            #expect(!id.isSpelled(by: id.uuidString.lowercased()), "name tables are keyed by the upper-case spelling")
+            #expect(!id.isSpelled(by: other.hyphenatedString))
+            #expect(!id.isSpelled(by: String(id.hyphenatedString.dropLast())))
+            #expect(!id.isSpelled(by: id.hyphenatedString + "0"))
+            compared += 1
+        }
+        #expect(compared == 500)
+    }
+
+    /// Ids hash as two words of their UUID: equal ids hash alike, and tables of them hold
+    /// every id once and find each.
+    @Test func idsHashAsTheirUUIDs() {
+        let ids = (0..<5_000).map { _ in MessageID(UUID()) }
+        let set = Set(ids), table = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+        #expect(set.count == ids.count)
+        for (index, id) in ids.enumerated() {
+            #expect(table[MessageID(id.uuid)] == index)
+            #expect(id.hashValue == MessageID(id.uuid).hashValue)
+        }
+        #expect(ConversationID(ids[0].uuid).hashValue == ConversationID(ids[0].uuid).hashValue)
+        #expect(!set.contains(MessageID(UUID())))
+    }
+
     @Test func captionsResolveMentionsInEitherCase() {
         let bob = ParticipantID(UUID())
         let names = [bob: "Bob"]
