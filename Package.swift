@@ -234,7 +234,8 @@ let package = Package(
         .testTarget(name: "ConnectFourGameTests", dependencies: gameTest("ConnectFourGame"), swiftSettings: strict),
         .testTarget(
             name: "RecordedEventsTests",
-            dependencies: ["RecordedEvents", "MessagesModel", "Recorder", "Simulation", "EventStore", "Games", "GameKit", "StoredEvents"],
+            dependencies: ["RecordedEvents", "MessagesModel", "Recorder", "Simulation", "EventStore", "Games", "GameKit", "StoredEvents",
+                           "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "RecorderTests",

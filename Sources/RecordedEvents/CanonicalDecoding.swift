@@ -29,9 +29,7 @@ enum CanonicalDecoding {
                       compactOf constants: StreamConstants? = nil, memo: DecodingMemo? = nil) -> RecordedEvent? {
         var r = Reader(payload, compactOf: constants, memo: memo)
         // Compared as bytes: `Substring == String` took the generic comparison.
-        func equal(_ part: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
-            part.count == word.utf8CodeUnitCount && memcmp(part.baseAddress!, word.utf8Start, part.count) == 0
-        }
+        func equal(_ part: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool { Reader.same(part, word) }
         do throws(NotCanonical) {
             let event: RecordedEvent
             if equal(category, "recording") && equal(name, "started") {

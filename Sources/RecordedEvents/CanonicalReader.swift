@@ -52,11 +52,20 @@ struct CanonicalReader {
         return value
     }
 
+    /// Whether two runs of bytes are the same: the one comparison the reader's word
+    /// matching rests on (names of types, callbacks, enum cases).
+    static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.count == other.count && (bytes.isEmpty || memcmp(bytes.baseAddress!, other.baseAddress!, bytes.count) == 0)
+    }
+
     /// Whether `bytes` are `word`'s UTF-8 bytes.
     static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ word: String) -> Bool {
-        word.utf8.withContiguousStorageIfAvailable { spelled in
-            spelled.count == bytes.count && (bytes.isEmpty || memcmp(bytes.baseAddress!, spelled.baseAddress!, bytes.count) == 0)
-        } ?? bytes.elementsEqual(word.utf8)
+        word.utf8.withContiguousStorageIfAvailable { same(bytes, $0) } ?? bytes.elementsEqual(word.utf8)
+    }
+
+    /// Whether `bytes` are `word`'s UTF-8 bytes.
+    static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+        same(bytes, UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
     }
 
     var isAtEnd: Bool { index == bytes.count }
@@ -234,9 +243,9 @@ struct CanonicalReader {
         let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
         index += 1
         // Anything else (an escape, a reference, an unknown name) is the reference decoder's to refuse.
-        guard let found = words.first(where: { word in
-            word.bytes.count == slice.count && word.bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, slice.baseAddress!, slice.count) == 0 }
-        }) else { throw NotCanonical() }
+        guard let found = words.first(where: { word in word.bytes.withUnsafeBufferPointer { Self.same($0, slice) } }) else {
+            throw NotCanonical()
+        }
         return found.value
     }
 

@@ -1,25 +1,19 @@
 import EventStore
 import Foundation
-import Games
 import MessagesModel
 @testable import RecordedEvents
-import Recorder
-import Simulation
-import StoredEvents
 import Testing
+import TestSupport
 
 /// A reader that hands back values it decoded before from the same bytes must give the
 /// same events as one that reads every value, and never a value read for another
 /// recording's references.
 @Suite struct DecodingMemoTests {
     @Test func aSimulatedLogDecodesToTheSameEventsWithAndWithoutTheMemo() throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "gamelog-memo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try EventStore(path: folder.appending(path: "log.sqlite").path)
-        let recorder = Recorder(store: store, clock: FixedClock(), seed: 11)
-        let simulator = Simulator(recorder: recorder, games: .standard, seed: 11, noise: 0.4)
-        for n in 0..<30 { try simulator.play(["battleship", "tictactoe", "connectfour"][n % 3]) }
+        let folder = try TemporaryFolder()
+        let store = try EventStore(path: folder.path("log.sqlite"))
+        // Every registered game in turn, with the simulator's noise (taps, leaving, coming back).
+        try playMixedGames(30, into: store, seed: 11, noise: 0.4)
         var constants: [UUID: StreamConstants] = [:]
         let memo = DecodingMemo()
         var count = 0, compact = 0
