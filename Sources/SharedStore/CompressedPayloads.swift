@@ -7,9 +7,22 @@ import PostgresNIO
 package struct CompressedPayloads: Sendable {
     /// The dictionary they were compressed with (nil: none).
     package let dictionaryID: Int64?
-    private var byID: [UUID: PayloadEncoder.Encoded] = [:]
-    /// Every id met, those left to the writer included.
-    private var ids: Set<UUID> = []
+    /// By event id; nil for an id met with two payloads (a hostile upload): the writer
+    /// compresses what it stores. Every id met is a key, for ``merging(_:)``.
+    private var byID: [EventKey: PayloadEncoder.Encoded?] = [:]
+
+    /// An event id as a table's key: its two words hashed as two words (a `UUID` hashes
+    /// its 16 bytes through `Hasher`'s byte path, and a group's payloads were looked up,
+    /// merged and checked for overlap by id some five times an event, on its writer too).
+    private struct EventKey: Hashable {
+        let high: UInt64, low: UInt64
+
+        init(_ id: UUID) {
+            (high, low) = withUnsafeBytes(of: id.uuid) {
+                ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+        }
+    }
 
     /// Compresses each payload `forEach` gives with `dictionary`.
     /// - Parameter cache: payloads compressed before (by any upload), reused when the
@@ -19,37 +32,32 @@ package struct CompressedPayloads: Sendable {
         dictionaryID = dictionary?.id
         let encoder = PayloadEncoder(dictionaryID: dictionary?.id, dictionary: dictionary?.bytes ?? [])
         let dictionaryToken = cache?.token(of: dictionary)
-        var byID: [UUID: PayloadEncoder.Encoded] = [:]
-        var raw: [UUID: [UInt8]] = [:], ambiguous: Set<UUID> = []
+        var byID: [EventKey: PayloadEncoder.Encoded?] = [:]
         try forEach { id, payload in
-            if let seen = raw[id] {
-                // One id with two payloads (a hostile upload): the writer compresses what it stores.
-                if seen != payload { ambiguous.insert(id) }
-                return
-            }
-            raw[id] = payload
-            if let cache {
-                byID[id] = cache.encoded(payload, dictionary: dictionaryToken) { encoder.encode(payload) }
-            } else {
-                byID[id] = encoder.encode(payload)
-            }
+            let encoded = cache?.encoded(payload, dictionary: dictionaryToken) { encoder.encode(payload) } ?? encoder.encode(payload)
+            let key = EventKey(id)
+            guard case .some(let seen) = byID.updateValue(encoded, forKey: key) else { return }
+            // One id twice: compressing is deterministic and lossless, so two payloads
+            // are one exactly when their compressed forms are.
+            if seen?.codec != encoded.codec || seen?.bytes != encoded.bytes { byID[key] = .some(nil) }
         }
-        for id in ambiguous { byID[id] = nil }
         self.byID = byID
-        ids = Set(raw.keys)
     }
 
     /// Several uploads' payloads as one (nil unless one dictionary compressed them all, and
     /// no id is two of theirs).
     package static func merging(_ parts: [CompressedPayloads]) -> CompressedPayloads? {
         guard var merged = parts.first else { return nil }
-        // Room for all of them at once: grown part by part, the tables were rehashed as often.
+        // Room for all of them at once: grown part by part, the table was rehashed as often.
         merged.byID.reserveCapacity(parts.reduce(0) { $0 + $1.byID.count })
-        merged.ids.reserveCapacity(parts.reduce(0) { $0 + $1.ids.count })
         for part in parts.dropFirst() {
-            guard part.dictionaryID == merged.dictionaryID, part.ids.isDisjoint(with: merged.ids) else { return nil }
-            merged.byID.merge(part.byID) { mine, _ in mine }
-            merged.ids.formUnion(part.ids)
+            guard part.dictionaryID == merged.dictionaryID else { return nil }
+            var shared = false
+            merged.byID.merge(part.byID) { mine, _ in
+                shared = true
+                return mine
+            }
+            if shared { return nil }
         }
         return merged
     }
@@ -57,7 +65,7 @@ package struct CompressedPayloads: Sendable {
     /// Event `id`'s payload as the store keeps it, if compressed here with `dictionaryID`.
     package func payload(of id: UUID, dictionaryID: Int64?) -> PayloadEncoder.Encoded? {
         guard dictionaryID == self.dictionaryID else { return nil }
-        return byID[id]
+        return byID[EventKey(id)] ?? nil
     }
 }
 

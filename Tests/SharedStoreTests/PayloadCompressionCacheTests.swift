@@ -71,4 +71,54 @@ struct PayloadCompressionCacheTests {
         // Only the repeats within this upload: ten of its payloads are two, five times each.
         #expect(cache.hits - before == 8)
     }
+
+    /// An id given twice with two payloads (a hostile upload) has no compressed payload
+    /// here: the writer compresses what it stores. Twice with one payload, it keeps it.
+    @Test func anIdWithTwoPayloadsIsLeftToTheWriter() throws {
+        let payloads = Self.payloads(count: 40)
+        let ids = payloads.map { _ in UUID() }
+        let encoder = PayloadEncoder(dictionaryID: Self.dictionary.id, dictionary: Self.dictionary.bytes)
+        for cache in [nil, PayloadCompressionCache()] {
+            // Ids 0 and 1 again: id 0 with another payload (a `move` for an `openConversation`), id 1 with its own.
+            let twice = try CompressedPayloads(dictionary: Self.dictionary, cache: cache) { each in
+                for (id, payload) in zip(ids, payloads) { try each(id, payload) }
+                try each(ids[0], payloads[1])
+                try each(ids[1], payloads[1])
+            }
+            #expect(payloads[0] != payloads[1])
+            #expect(twice.payload(of: ids[0], dictionaryID: Self.dictionary.id) == nil)
+            #expect(twice.payload(of: ids[1], dictionaryID: Self.dictionary.id)?.bytes == encoder.encode(payloads[1]).bytes)
+            let kept = ids.dropFirst().filter { twice.payload(of: $0, dictionaryID: Self.dictionary.id) != nil }
+            #expect(kept.count == 39)
+            // Asked with another dictionary, it has nothing.
+            #expect(twice.payload(of: ids[1], dictionaryID: 2) == nil)
+        }
+    }
+
+    /// Uploads' payloads merge into one set when no id is two uploads', and one
+    /// dictionary compressed them all; otherwise not at all.
+    @Test func partsMergeOnlyWithoutASharedIdAndWithOneDictionary() throws {
+        let payloads = Self.payloads(count: 90)
+        let ids = payloads.map { _ in UUID() }
+        let cache = PayloadCompressionCache()
+        let parts = try stride(from: 0, to: 90, by: 30).map { start in
+            try Self.compressed(Array(payloads[start..<(start + 30)]), ids: Array(ids[start..<(start + 30)]), cache: cache)
+        }
+        let merged = try #require(CompressedPayloads.merging(parts))
+        let encoder = PayloadEncoder(dictionaryID: Self.dictionary.id, dictionary: Self.dictionary.bytes)
+        var found = 0
+        for (id, payload) in zip(ids, payloads) {
+            #expect(merged.payload(of: id, dictionaryID: Self.dictionary.id)?.bytes == encoder.encode(payload).bytes)
+            found += 1
+        }
+        #expect(found == 90)
+        // One id in two parts, even with the same payload: not merged.
+        let again = try Self.compressed([payloads[45]], ids: [ids[45]], cache: cache)
+        #expect(CompressedPayloads.merging(parts + [again]) == nil)
+        // Another dictionary: not merged.
+        let other = SharedStore.Dictionary(id: 2, bytes: Self.dictionary.bytes)
+        let elsewhere = try Self.compressed([payloads[0]], ids: [UUID()], dictionary: other, cache: cache)
+        #expect(CompressedPayloads.merging(parts + [elsewhere]) == nil)
+        #expect(CompressedPayloads.merging([]) == nil)
+    }
 }
