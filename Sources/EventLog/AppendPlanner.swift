@@ -88,8 +88,8 @@ package struct AppendPlanner {
     private var chain: ChainHasher
     private let hashing: Hashing
     /// Every recording the batch touched.
-    package private(set) var streams: [UUID: Stream] = [:]
-    private var seenInBatch: [UUID: AppendedEvent] = [:]
+    package private(set) var streams: [UUIDKey: Stream] = [:]
+    private var seenInBatch: [UUIDKey: AppendedEvent] = [:]
     /// The batch's catalog rows, each (tag, recording) once, with its first position.
     package private(set) var catalogRows: [CatalogRow: Int64] = [:]
     /// Whether every new event came with its tags: without them the catalog no longer covers the log.
@@ -124,14 +124,15 @@ package struct AppendPlanner {
     package mutating func add<Store: AppendRowStore>(_ event: NewEvent, index: Int, expecting: [UUID: ExpectedVersion],
                                                     owner: (UUID) -> TreeOwner?, trees: inout TreeStates,
                                                     store: inout Store) throws -> AppendedEvent {
-        if let earlier = seenInBatch[event.id] {
+        let id = UUIDKey(event.id), streamKey = UUIDKey(event.stream)
+        if let earlier = seenInBatch[id] {
             return AppendedEvent(position: earlier.position, streamVersion: earlier.streamVersion, isNew: false)
         }
         if let stored = try store.storedEvent(event.id, nextPosition: position + 1) {
             return AppendedEvent(position: stored.position, streamVersion: stored.streamVersion, isNew: false)
         }
         var stream: Stream
-        if let known = streams[event.stream] {
+        if let known = streams[streamKey] {
             stream = known
         } else {
             stream = try store.stream(event.stream)
@@ -151,7 +152,7 @@ package struct AppendPlanner {
             hash = hashes.hash.bytes
             stream.head = hashes.streamHash
         }
-        streams[event.stream] = stream
+        streams[streamKey] = stream
         let leaf = try stream.tree.map { tree in
             try trees.take(&store, tree, leaf: event.leaf, hash: leafHash(of: event, streamVersion: stream.version))
         }
@@ -166,7 +167,7 @@ package struct AppendPlanner {
             everyEventTagged = false
         }
         let appended = AppendedEvent(position: position, streamVersion: stream.version, isNew: true)
-        seenInBatch[event.id] = appended
+        seenInBatch[id] = appended
         return appended
     }
 

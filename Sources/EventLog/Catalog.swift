@@ -16,6 +16,15 @@ public struct EventTag: Hashable, Sendable {
         self.kind = kind
         self.id = id
     }
+
+    // The id hashed as two words (``UUIDKey``): an append looks each event's tags up in
+    // its catalog rows.
+    public func hash(into hasher: inout Hasher) {
+        let key = UUIDKey(id)
+        hasher.combine(kind.rawValue)
+        hasher.combine(key.high)
+        hasher.combine(key.low)
+    }
 }
 
 /// One row of the catalog: a recording (stream) names an id, first at `position`.

@@ -109,7 +109,7 @@ public struct ImportPlan: Sendable {
     package static func merging(_ plans: [ImportPlan]) -> ImportPlan? {
         guard let first = plans.first, first.parsed != nil, first.continued.isEmpty else { return nil }
         let total = plans.reduce(0) { $0 + $1.lines.count }
-        var ids = Set<UUID>(minimumCapacity: total), starts: [UUID: Int] = [:], trees = ImportTrees()
+        var ids = Set<UUIDKey>(minimumCapacity: total), starts: [UUID: Int] = [:], trees = ImportTrees()
         var files: [ExportFile] = [], lines: [Interchange.LineRef] = [], keys: [Interchange.MergeKey] = []
         var parsed: [ExportLine.Fields] = [], checked: [CheckedLine]? = []
         var checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)] = []
@@ -130,7 +130,7 @@ public struct ImportPlan: Sendable {
                 guard starts.updateValue(start.value + lineOffset, forKey: start.key) == nil else { return nil }
             }
             for fields in planParsed {
-                guard ids.insert(fields.id).inserted else { return nil }
+                guard ids.insert(UUIDKey(fields.id)).inserted else { return nil }
             }
             for ref in plan.lines {
                 lines.append(Interchange.LineRef(file: ref.file + fileOffset, line: ref.line, start: ref.start, end: ref.end))

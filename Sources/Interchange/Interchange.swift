@@ -329,15 +329,15 @@ public enum Interchange {
         let stored = try store.streamVersions(Set(keys.map(\.stream)))
         // The store's word: a version past any log's would overflow the count below.
         for (stream, version) in stored { try LogLimits.checkStored(recordingVersion: version, of: stream, in: store.location) }
-        var next: [UUID: Int64] = [:]
+        var next: [UUIDKey: Int64] = [:]
         for index in order {
-            let k = keys[index]
-            let expected = next[k.stream] ?? ((stored[k.stream] ?? 0) + 1)
+            let k = keys[index], stream = UUIDKey(k.stream)
+            let expected = next[stream] ?? ((stored[k.stream] ?? 0) + 1)
             if k.streamVersion < expected { continue }
             guard k.streamVersion == expected else {
                 throw InterchangeError.missingEvents(stream: k.stream, expectedVersion: expected, found: k.streamVersion)
             }
-            next[k.stream] = expected + 1
+            next[stream] = expected + 1
         }
         var written = 0
         var start = 0

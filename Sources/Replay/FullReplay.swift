@@ -1,3 +1,4 @@
+import EventLog
 import EventStore
 import Foundation
 import GameKit
@@ -56,9 +57,9 @@ public enum FullReplay {
     /// streams that are not recordings.
     /// - Parameter constants: the constants made so far (at most ``constantsKept``).
     /// - Parameter memo: values read lately, by their bytes (one decoding thread's).
-    private static func decode(_ stored: StoredEvent, _ recordings: [StreamKey: Recording],
-                               _ constants: inout [StreamKey: StreamConstants], memo: DecodingMemo) throws -> Decoded? {
-        let key = StreamKey(stored.stream)
+    private static func decode(_ stored: StoredEvent, _ recordings: [UUIDKey: Recording],
+                               _ constants: inout [UUIDKey: StreamConstants], memo: DecodingMemo) throws -> Decoded? {
+        let key = UUIDKey(stored.stream)
         guard let recording = recordings[key] else { return nil }
         var streamConstants: StreamConstants?
         if stored.typeVersion == 2 {
@@ -77,13 +78,6 @@ public enum FullReplay {
     /// they were a twentieth of its work; kept for every recording of a long log, they
     /// would grow with it.
     static let constantsKept = 2_048
-
-    /// A recording's id as the pass's tables key it: every event is looked up by its
-    /// stream, and `UUID` hashes its bytes one by one.
-    struct StreamKey: Hashable, Sendable {
-        let high: UInt64, low: UInt64
-        init(_ uuid: UUID) { (high, low) = uuid.words }
-    }
 
     /// What the pass knows of a recording from its first event: a few ids per recording.
     struct Recording: Sendable {
@@ -126,7 +120,7 @@ public enum FullReplay {
         // Guarded by `condition`.
         private let condition = NSCondition()
         private var second: Result<[(UUID, Recording, Int64)], Error>?
-        private var recordings: Result<[StreamKey: Recording], Error>?
+        private var recordings: Result<[UUIDKey: Recording], Error>?
 
         func put(second part: Result<[(UUID, Recording, Int64)], Error>) {
             condition.lock()
@@ -146,7 +140,7 @@ public enum FullReplay {
         }
 
         /// Lets the decoding threads go (the first call counts).
-        func go(_ result: Result<[StreamKey: Recording], Error>) {
+        func go(_ result: Result<[UUIDKey: Recording], Error>) {
             condition.lock()
             if recordings == nil { recordings = result }
             condition.broadcast()
@@ -154,7 +148,7 @@ public enum FullReplay {
         }
 
         /// The recordings, or nil when the pass stopped before its first chunk.
-        func waitToGo() -> [StreamKey: Recording]? {
+        func waitToGo() -> [UUIDKey: Recording]? {
             condition.lock()
             defer { condition.unlock() }
             while recordings == nil { condition.wait() }
@@ -321,12 +315,12 @@ public enum FullReplay {
                            as perspective: Perspective = .auditor,
                            finished: (Finished) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
-        var conversationOfStream: [StreamKey: Recording] = [:]
+        var conversationOfStream: [UUIDKey: Recording] = [:]
         var streamsOf: [ConversationID: Set<UUID>] = [:]
         var lastPosition: [ConversationID: Int64] = [:]
         func learn(_ heads: [(UUID, Recording, Int64)]) {
             for (stream, recording, last) in heads {
-                conversationOfStream[StreamKey(stream)] = recording
+                conversationOfStream[UUIDKey(stream)] = recording
                 streamsOf[recording.conversation, default: []].insert(stream)
                 lastPosition[recording.conversation] = max(lastPosition[recording.conversation] ?? 0, last)
             }
@@ -428,7 +422,7 @@ public enum FullReplay {
         }
         if !parallel {
             learn(try heads(0, of: 1, store))
-            var constants: [StreamKey: StreamConstants] = [:]
+            var constants: [UUIDKey: StreamConstants] = [:]
             let memo = DecodingMemo()
             try store.scan(verify: verify, skippingDamaged: damaged) { stored in
                 statistics.events += 1
@@ -479,7 +473,7 @@ public enum FullReplay {
                     guard let streams = handoff.waitToGo() else { return }
                     let memo = DecodingMemo()
                     // Kept from chunk to chunk (a recording goes on in the next), up to a bound.
-                    var constants: [StreamKey: StreamConstants] = [:]
+                    var constants: [UUIDKey: StreamConstants] = [:]
                     for chunk in stride(from: lane, to: chunks, by: decoders) {
                         guard mailbox.waitForRoom(lane: lane) else { return }
                         var items: [Decoded] = []

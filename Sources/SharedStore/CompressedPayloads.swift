@@ -1,3 +1,4 @@
+import EventLog
 import EventStore
 import Foundation
 import PostgresNIO
@@ -8,21 +9,10 @@ package struct CompressedPayloads: Sendable {
     /// The dictionary they were compressed with (nil: none).
     package let dictionaryID: Int64?
     /// By event id; nil for an id met with two payloads (a hostile upload): the writer
-    /// compresses what it stores. Every id met is a key, for ``merging(_:)``.
-    private var byID: [EventKey: PayloadEncoder.Encoded?] = [:]
-
-    /// An event id as a table's key: its two words hashed as two words (a `UUID` hashes
-    /// its 16 bytes through `Hasher`'s byte path, and a group's payloads were looked up,
-    /// merged and checked for overlap by id some five times an event, on its writer too).
-    private struct EventKey: Hashable {
-        let high: UInt64, low: UInt64
-
-        init(_ id: UUID) {
-            (high, low) = withUnsafeBytes(of: id.uuid) {
-                ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            }
-        }
-    }
+    /// compresses what it stores. Every id met is a key, for ``merging(_:)``. (A group's
+    /// payloads are looked up, merged and checked for overlap by id, on its writer too:
+    /// keyed by `UUID`, hashing the ids was a tenth of what compressing them cost.)
+    private var byID: [UUIDKey: PayloadEncoder.Encoded?] = [:]
 
     /// Compresses each payload `forEach` gives with `dictionary`.
     /// - Parameter cache: payloads compressed before (by any upload), reused when the
@@ -32,10 +22,10 @@ package struct CompressedPayloads: Sendable {
         dictionaryID = dictionary?.id
         let encoder = PayloadEncoder(dictionaryID: dictionary?.id, dictionary: dictionary?.bytes ?? [])
         let dictionaryToken = cache?.token(of: dictionary)
-        var byID: [EventKey: PayloadEncoder.Encoded?] = [:]
+        var byID: [UUIDKey: PayloadEncoder.Encoded?] = [:]
         try forEach { id, payload in
             let encoded = cache?.encoded(payload, dictionary: dictionaryToken) { encoder.encode(payload) } ?? encoder.encode(payload)
-            let key = EventKey(id)
+            let key = UUIDKey(id)
             guard case .some(let seen) = byID.updateValue(encoded, forKey: key) else { return }
             // One id twice: compressing is deterministic and lossless, so two payloads
             // are one exactly when their compressed forms are.
@@ -65,7 +55,7 @@ package struct CompressedPayloads: Sendable {
     /// Event `id`'s payload as the store keeps it, if compressed here with `dictionaryID`.
     package func payload(of id: UUID, dictionaryID: Int64?) -> PayloadEncoder.Encoded? {
         guard dictionaryID == self.dictionaryID else { return nil }
-        return byID[EventKey(id)] ?? nil
+        return byID[UUIDKey(id)] ?? nil
     }
 }
 

@@ -1130,7 +1130,7 @@ struct PostgresAppendRows: AppendRowStore {
         let touched = planner.streams.values.sorted { $0.rowID < $1.rowID }
         let made = touched.filter(\.isNew)
         if !made.isEmpty {
-            let uuids = Dictionary(planner.streams.map { ($0.value.rowID, $0.key) }, uniquingKeysWith: { first, _ in first })
+            let uuids = Dictionary(planner.streams.map { ($0.value.rowID, $0.key.uuid) }, uniquingKeysWith: { first, _ in first })
             try writer.write("""
                 INSERT INTO streams (id, uuid, version, head, tree_id, rev)
                 SELECT v.id, v.uuid, v.version, v.head, NULLIF(v.tree, -1), $6
@@ -1157,8 +1157,8 @@ struct PostgresAppendRows: AppendRowStore {
                 binds.append(revision)
             }
         }
-        for (uuid, stream) in planner.streams {
-            writer.knownStreams[uuid] = PostgresLogWriter.StreamRow(id: stream.rowID, version: stream.version, head: stream.head.bytes,
+        for (key, stream) in planner.streams {
+            writer.knownStreams[key.uuid] = PostgresLogWriter.StreamRow(id: stream.rowID, version: stream.version, head: stream.head.bytes,
                                                                     tree: stream.tree)
         }
         if rows.count > 0 {
