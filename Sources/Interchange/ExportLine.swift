@@ -62,6 +62,12 @@ enum ExportLine {
         /// `,"streamHash":"<64 hex>"` if present (older exports have none); nil if malformed.
         private mutating func optionalStreamHash() -> (hash: [UInt8]?, Void)? {
             guard literal(",\"streamHash\":") else { return (nil, ()) }
+            // As exports write it, 64 plain digits between quotes: read where they lie.
+            if index + 66 <= bytes.count, bytes[index] == UInt8(ascii: "\""), bytes[index + 65] == UInt8(ascii: "\""),
+               let hash = Hex.bytes(UnsafeRawBufferPointer(rebasing: bytes[(index + 1)..<(index + 65)]).assumingMemoryBound(to: UInt8.self)) {
+                index += 66
+                return (hash, ())
+            }
             guard let text = string(), text.count == 64, let hash = Hex.bytes(text[...]) else { return nil }
             return (hash, ())
         }

@@ -61,10 +61,23 @@ import Testing
                                       recordedAt: -5, payload: payload, position: 0)
             all.append(String(decoding: try encoder.encode(event), as: UTF8.self))
         }
+        // Stream hashes as exports do not write them but JSON allows: upper-case digits,
+        // digits escaped (read past the in-place path, by the string reader).
+        let hashed = try #require(all.first { $0.contains(#""streamHash":""#) })
+        let digits = try #require(hashed.range(of: #"(?<="streamHash":")[0-9a-f]{64}"#, options: .regularExpression))
+        let escaped = hashed[digits].replacingOccurrences(of: "0", with: #"\u0030"#).replacingOccurrences(of: "a", with: #"\u0061"#)
+        #expect(escaped.contains(#"\u"#))
+        all.append(hashed.replacingCharacters(in: digits, with: hashed[digits].uppercased()))
+        all.append(hashed.replacingCharacters(in: digits, with: escaped))
         for line in all {
             let bytes = Array(line.utf8)
             let read = try #require(fast(bytes), "\(line.prefix(120))")
             #expect(read == reference(bytes))
+        }
+        // A digit short, or one not a digit: refused by both.
+        for bad in [hashed.replacingCharacters(in: digits, with: hashed[digits].dropLast()),
+                    hashed.replacingCharacters(in: digits, with: "g" + hashed[digits].dropFirst())] {
+            #expect(fast(Array(bad.utf8)) == nil && reference(Array(bad.utf8)) == nil)
         }
     }
 
