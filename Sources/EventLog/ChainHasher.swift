@@ -12,7 +12,7 @@ package struct ChainHasher {
     package private(set) var lastHash: Hash32
     /// Each recording's hash after the last of its events hashed by
     /// ``advance(_:position:streamVersion:headAtStart:)``.
-    package private(set) var heads: [UUID: Hash32] = [:]
+    package private(set) var heads: [UUIDKey: Hash32] = [:]
     private var envelope = SplitEnvelope()
 
     /// - Parameter lastHash: the chain hash of the log's last event (genesis for an empty log).
@@ -41,9 +41,10 @@ package struct ChainHasher {
     /// itself: `headAtStart` is the recording's stored hash before the batch, used for
     /// its first event here; ``heads`` keeps the rest.
     package mutating func advance(_ event: NewEvent, position: Int64, streamVersion: Int64, headAtStart: Hash32) -> Hash32 {
+        let stream = UUIDKey(event.stream)
         let (hash, streamHash) = self.hash(event, position: position, streamVersion: streamVersion,
-                                           after: heads[event.stream] ?? headAtStart)
-        heads[event.stream] = streamHash
+                                           after: heads[stream] ?? headAtStart)
+        heads[stream] = streamHash
         return hash
     }
 }

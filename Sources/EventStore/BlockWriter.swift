@@ -111,7 +111,7 @@ final class BlockWriter {
 
     /// Each recording's hash after this append's events, once ``store(_:)`` has run (a
     /// writer that hashes; empty otherwise).
-    private(set) var streamHeads: [UUID: Hash32] = [:]
+    private(set) var streamHeads: [UUIDKey: Hash32] = [:]
 
     /// Hashes and compresses what is left, and stores the blocks with their index rows,
     /// each as soon as its lane has it (the rows of one block are written while the
@@ -214,7 +214,7 @@ private final class ChainHashing: @unchecked Sendable {
     func wait() { group.wait() }
 
     /// Each recording's hash after the events hashed; read after ``wait()``.
-    var heads: [UUID: Hash32] { chain.heads }
+    var heads: [UUIDKey: Hash32] { chain.heads }
 }
 
 /// Compresses closed blocks on background threads, block `i` on lane `i % lanes`: a

@@ -148,9 +148,8 @@ extension EventStore {
         try blocks?.store(db)
         let updateStream = try db.cachedStatement(sql: "UPDATE streams SET version = ?, head = ? WHERE id = ?")
         for (key, stream) in planner.streams where stream.version != stream.startVersion {
-            let uuid = key.uuid
-            let head = blocks == nil ? stream.head : blocks?.streamHeads[uuid]
-            guard let head else { preconditionFailure("recording \(uuid) grew and was not hashed") }
+            let head = blocks == nil ? stream.head : blocks?.streamHeads[key]
+            guard let head else { preconditionFailure("recording \(key.uuid) grew and was not hashed") }
             try updateStream.execute(arguments: [stream.version, Data(head.bytes), stream.rowID])
         }
         if planner.position > lastPosition {
