@@ -1,3 +1,4 @@
+import AllocationCount
 import ArgumentParser
 import EventStore
 import Foundation
@@ -33,6 +34,20 @@ func appendAll(_ events: ArraySlice<NewEvent>, to path: String, blockSize: Int =
     }
 }
 
+/// Heap allocations `body` made on the calling thread and on every thread (nil where the
+/// benchmark cannot count them: see Sources/AllocationCount).
+func countingAllocations(_ body: () throws -> Void) rethrows -> (thisThread: UInt64, everywhere: UInt64)? {
+    guard gamelog_allocations_countable() == 1 else {
+        try body()
+        return nil
+    }
+    gamelog_count_allocations(1)
+    defer { gamelog_count_allocations(0) }
+    let thread = gamelog_allocations_on_this_thread(), all = gamelog_allocations_everywhere()
+    try body()
+    return (gamelog_allocations_on_this_thread() - thread, gamelog_allocations_everywhere() - all)
+}
+
 /// Appends a workload to a fresh file alone, for a profiler:
 /// `perf record -g -- gamelog-bench append-only W.sqlite OUT.sqlite`.
 struct AppendOnly: ParsableCommand {
@@ -44,11 +59,17 @@ struct AppendOnly: ParsableCommand {
 
     func run() throws {
         let events = try loadWorkload(workload)
-        let time = try appendAll(events[...], to: fresh(output), blockSize: blockSize, layout: rows ? .rows : .blocks)
+        var time = 0.0
+        let allocations = try countingAllocations {
+            time = try appendAll(events[...], to: fresh(output), blockSize: blockSize, layout: rows ? .rows : .blocks)
+        }
         try DatabaseQueue(path: output).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         let bytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         print(events.count, "events appended at", Int(Double(events.count) / time), "events/s;",
-              String(format: "%.1f", Double(bytes) / Double(events.count)), "bytes an event")
+              String(format: "%.1f", Double(bytes) / Double(events.count)), "bytes an event;",
+              allocations.map { String(format: "%.2f allocations an event on the appending thread, %.2f on every thread",
+                                       Double($0.thisThread) / Double(events.count), Double($0.everywhere) / Double(events.count)) }
+                ?? "allocations not counted on this platform")
     }
 }
 
