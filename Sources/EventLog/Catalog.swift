@@ -17,8 +17,8 @@ public struct EventTag: Hashable, Sendable {
         self.id = id
     }
 
-    // The id hashed as two words (``UUIDKey``): an append looks each event's tags up in
-    // its catalog rows.
+    /// Hashes the kind and the id, the id as two words (``UUIDKey``): an append looks
+    /// each event's tags up in its catalog rows, and a `UUID` hashes byte by byte.
     public func hash(into hasher: inout Hasher) {
         let key = UUIDKey(id)
         hasher.combine(kind.rawValue)

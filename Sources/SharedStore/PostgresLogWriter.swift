@@ -1158,8 +1158,8 @@ struct PostgresAppendRows: AppendRowStore {
             }
         }
         for (key, stream) in planner.streams {
-            writer.knownStreams[key.uuid] = PostgresLogWriter.StreamRow(id: stream.rowID, version: stream.version, head: stream.head.bytes,
-                                                                    tree: stream.tree)
+            writer.knownStreams[key.uuid] = PostgresLogWriter.StreamRow(id: stream.rowID, version: stream.version,
+                                                                        head: stream.head.bytes, tree: stream.tree)
         }
         if rows.count > 0 {
             try writer.copy(into: "events", columns: Self.eventColumns, rows: rows)
