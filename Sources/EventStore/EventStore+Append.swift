@@ -137,6 +137,7 @@ extension EventStore {
         let pipeline = blocks == nil ? CompressionPipeline(events: events, compressor: compressor) : nil
         defer { pipeline?.finish() }
         var rows = try SQLiteAppendRows(store: self, db: db, blocks: blocks, pipeline: pipeline, newTypes: newTypes)
+        try rows.claimAtOnce(events, after: lastPosition)
         var planner = AppendPlanner(lastPosition: lastPosition, lastHash: lastHash, expectedEvents: events.count,
                                     hashing: blocks == nil ? .inPlanner : .byStore)
         var results: [AppendedEvent] = []
@@ -177,6 +178,9 @@ extension EventStore {
         /// one index search serves the retry check and the index row (an id already there
         /// is a retry, looked up then).
         private let claimID: SQLiteCall?
+        /// Whether ``claimAtOnce(_:after:)`` claimed every id of the batch: none is stored
+        /// or repeated, so each is new and takes the next position.
+        private var claimedAll = false
         /// A log written since blocks has no rows to look in (one check per batch, not per event).
         private let rowsExist: Bool
         private let findStream: SQLiteCall
@@ -205,7 +209,64 @@ extension EventStore {
             reader = BlockReader(store: store, db: db)
         }
 
+        /// Claims every id of `events` in `block_ids` at once, at the positions they take
+        /// if all are new (one after another from `lastPosition + 1`), a few hundred a
+        /// statement: a statement an event, the claims were a third of the appending thread
+        /// and two of its heap allocations an event (SQLite's own, for each execution;
+        /// docs/BENCHMARKS.md, session 45). If any id is stored already or comes twice (a
+        /// retry), nothing of it is kept and each event claims its id as it is planned.
+        mutating func claimAtOnce(_ events: [NewEvent], after lastPosition: Int64) throws {
+            guard claimID != nil, !rowsExist, !events.isEmpty else { return }
+            var ids: [UInt8] = []
+            ids.reserveCapacity(16 * events.count)
+            for event in events { withUnsafeBytes(of: event.id.uuid) { ids.append(contentsOf: $0) } }
+            // Groups of 256, the rest in halves (at most nine statements of each kind prepared).
+            func groups(_ body: (_ start: Int, _ count: Int) throws -> Bool) rethrows {
+                var start = 0
+                while start < events.count {
+                    var count = 256
+                    while count > events.count - start { count /= 2 }
+                    guard try body(start, count) else { return }
+                    start += count
+                }
+            }
+            func statement(_ head: String, _ row: String, _ count: Int, _ tail: String) throws -> SQLiteCall {
+                try SQLiteCall(db, try db.cachedStatement(sql: head + Array(repeating: row, count: count).joined(separator: ", ") + tail))
+            }
+            try ids.withUnsafeBytes { all in
+                func id(_ at: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[(16 * at)..<(16 * at + 16)]) }
+                var tried = 0
+                claimedAll = true
+                try groups { start, count in
+                    let claim = try statement("INSERT INTO block_ids (event_id, position) VALUES ", "(?, ?)", count,
+                                              " ON CONFLICT (event_id) DO NOTHING")
+                    _ = try claim.run(binding: { bindings in
+                        for offset in 0..<count {
+                            bindings.blob(Int32(2 * offset + 1), id(start + offset))
+                            bindings.int64(Int32(2 * offset + 2), lastPosition + 1 + Int64(start + offset))
+                        }
+                    }, row: { _ in () })
+                    tried = start + count
+                    claimedAll = claim.changes == count
+                    return claimedAll
+                }
+                guard !claimedAll else { return }
+                // A retry: the claims made so far are undone (by their ids and positions, both
+                // this batch's alone), and each event claims its own as it is planned.
+                try groups { start, count in
+                    guard start < tried else { return false }
+                    let undo = try statement("DELETE FROM block_ids WHERE position > ?1 AND event_id IN (", "?", count, ")")
+                    _ = try undo.run(binding: { bindings in
+                        bindings.int64(1, lastPosition)
+                        for offset in 0..<count { bindings.blob(Int32(offset + 2), id(start + offset)) }
+                    }, row: { _ in () })
+                    return true
+                }
+            }
+        }
+
         mutating func storedEvent(_ id: UUID, nextPosition: Int64) throws -> (position: Int64, streamVersion: Int64)? {
+            if claimedAll { return nil }
             if rowsExist, let stored = try withUnsafeBytes(of: id.uuid, { id in
                 try findEvent.run(binding: { $0.blob(1, id) }, row: { ($0.int64(0), $0.int64(1)) })
             }) {

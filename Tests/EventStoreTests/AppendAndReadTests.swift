@@ -194,6 +194,50 @@ import Testing
     }
 }
 
+/// A batch claims its ids in `block_ids` together, at the positions its events take;
+/// when one of them was stored before, the claims are undone and each event claims its
+/// own as it is planned. Either way `block_ids` holds each stored event's id at its
+/// position, and nothing else.
+@Suite struct BatchClaimTests {
+    @Test func aBatchClaimsItsIdsAtOnceAndARetryLeavesNoClaimBehind() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("claims.sqlite")
+        let store = try EventStore(path: path)
+        // All new, 600 ids: claimed in groups of 256, 256, 64, 16 and 8.
+        let first = sampleEvents(600, stream: UUID())
+        let appended = try store.append(first)
+        #expect(appended.map(\.position) == (1...600).map(Int64.init) && appended.allSatisfy(\.isNew))
+        // A batch whose 401st event is stored already: its first two groups were claimed
+        // (the second in part) before the retry showed.
+        var mixed = sampleEvents(500, stream: UUID())
+        mixed[400] = first[17]
+        let again = try store.append(mixed)
+        #expect(again[400].position == 18 && !again[400].isNew)
+        #expect(again.filter(\.isNew).map(\.position) == (601...1_099).map(Int64.init))
+        // A batch of retries alone, and one that names an id twice.
+        #expect(try store.append(Array(first[100..<300])).allSatisfy { !$0.isNew })
+        var twice = sampleEvents(40, stream: UUID())
+        twice[39] = twice[3]
+        let doubled = try store.append(twice)
+        #expect(doubled[39].position == doubled[3].position && !doubled[39].isNew && doubled[3].position == 1_103)
+        #expect(doubled.last(where: \.isNew)?.position == 1_138)
+
+        let claims = try DatabaseQueue(path: path).read {
+            try Row.fetchAll($0, sql: "SELECT event_id, position FROM block_ids ORDER BY position")
+        }
+        let events = try store.events()
+        #expect(events.count == 1_138 && claims.count == events.count)
+        var compared = 0
+        for (row, event) in zip(claims, events) {
+            #expect(row["position"] as Int64 == event.position)
+            #expect(UUID(bytes: Array(row["event_id"] as Data)) == event.id)
+            compared += 1
+        }
+        #expect(compared == 1_138)
+        #expect(try store.verifyIntegrity().isSound)
+    }
+}
+
 @Suite struct PoolThreadAppendTests {
     /// Appends that run on every thread of a busy dispatch pool complete, with every
     /// event stored and chained. (Dispatch has so far always found threads for the

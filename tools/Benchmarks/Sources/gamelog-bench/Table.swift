@@ -313,7 +313,7 @@ struct Table: ParsableCommand {
             missed.append("append: profile in docs/BENCHMARKS.md, \"Session 30\" and \"Session 37\" (the appending thread: claiming each id in block_ids a third, the commit a sixth, the blocks' rows an eighth; the hashing thread: the log's chain, one digest after another); next: fewer statements an event on the appending thread")
         }
         if let (appending, _) = allocationsAnEvent, appending >= 0.05 {
-            missed.append("allocations on the appending thread: profile in docs/BENCHMARKS.md, \"Session 45\" (valgrind's dhat: SQLite's own, two an event, in the statement that claims each id in block_ids; the rest planning); next: a batch's ids claimed in a statement that searches each id once (claiming them in batches with a lookup first halved the allocations at the same rate)")
+            missed.append("allocations on the appending thread: profile in docs/BENCHMARKS.md, \"Session 45\" (valgrind's dhat: none an event since a batch's ids are claimed together; a batch's, a block's and a recording's remain); next: a batch's statements and arrays reused from batch to batch")
         }
         if replayRate < 500_000 || replayRate < 0.45 * eventReadRate {
             missed.append("full replay: profile in docs/BENCHMARKS.md, \"Session 44\" (`gamelog-bench replay-stages`, CPU on one thread: the recordings' first events read before the pass a tenth, most of it inflating blocks the pass inflates again; reading the blocks a fifth, the chain an eighth, decoding a fifth, routing and folding two fifths); next: the recordings' first events read without inflating their blocks twice, then the fold's copies of events and boards")
