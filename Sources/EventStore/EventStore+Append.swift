@@ -174,13 +174,15 @@ extension EventStore {
         private let findEvent: SQLiteCall
         private let insertEvent: SQLiteCall
         private let findInBlocks: SQLiteCall?
-        /// A new event in blocks claims its id in `block_ids` before it takes its position:
-        /// one index search serves the retry check and the index row (an id already there
-        /// is a retry, looked up then).
+        /// In a batch that ``claimAtOnce(_:after:)`` could not claim whole, a new event in
+        /// blocks claims its id in `block_ids` before it takes its position: one index
+        /// search serves the retry check and the index row (an id already there is a
+        /// retry, looked up then).
         private let claimID: SQLiteCall?
-        /// Whether ``claimAtOnce(_:after:)`` claimed every id of the batch: none is stored
-        /// or repeated, so each is new and takes the next position.
-        private var claimedAll = false
+        /// The position the next event takes if ``claimAtOnce(_:after:)`` claimed every id
+        /// of the batch (none is stored or repeated, so each is new and takes the next
+        /// position); nil if it did not.
+        private var nextClaimed: Int64?
         /// A log written since blocks has no rows to look in (one check per batch, not per event).
         private let rowsExist: Bool
         private let findStream: SQLiteCall
@@ -235,8 +237,7 @@ extension EventStore {
             }
             try ids.withUnsafeBytes { all in
                 func id(_ at: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[(16 * at)..<(16 * at + 16)]) }
-                var tried = 0
-                claimedAll = true
+                var tried = 0, claimedAll = true
                 try groups { start, count in
                     let claim = try statement("INSERT INTO block_ids (event_id, position) VALUES ", "(?, ?)", count,
                                               " ON CONFLICT (event_id) DO NOTHING")
@@ -250,7 +251,10 @@ extension EventStore {
                     claimedAll = claim.changes == count
                     return claimedAll
                 }
-                guard !claimedAll else { return }
+                if claimedAll {
+                    nextClaimed = lastPosition + 1
+                    return
+                }
                 // A retry: the claims made so far are undone (by their ids and positions, both
                 // this batch's alone), and each event claims its own as it is planned.
                 try groups { start, count in
@@ -266,7 +270,16 @@ extension EventStore {
         }
 
         mutating func storedEvent(_ id: UUID, nextPosition: Int64) throws -> (position: Int64, streamVersion: Int64)? {
-            if claimedAll { return nil }
+            if let claimed = nextClaimed {
+                // Claimed with its batch, at the position the planner gives it now: the
+                // two never part (a planner that skipped one would leave `block_ids` wrong).
+                guard nextPosition == claimed else {
+                    throw EventStoreError.damagedDatabase(path: store.path, detail:
+                        "an append's claimed ids fell out of step with its positions at \(nextPosition); nothing was written")
+                }
+                nextClaimed = claimed + 1
+                return nil
+            }
             if rowsExist, let stored = try withUnsafeBytes(of: id.uuid, { id in
                 try findEvent.run(binding: { $0.blob(1, id) }, row: { ($0.int64(0), $0.int64(1)) })
             }) {
