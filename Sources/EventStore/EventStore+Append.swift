@@ -222,25 +222,21 @@ extension EventStore {
             var ids: [UInt8] = []
             ids.reserveCapacity(16 * events.count)
             for event in events { withUnsafeBytes(of: event.id.uuid) { ids.append(contentsOf: $0) } }
-            // Groups of 256, the rest in halves (at most nine statements of each kind prepared).
+            // Groups of 256, the rest in halves: a statement of each kind for each size.
             func groups(_ body: (_ start: Int, _ count: Int) throws -> Bool) rethrows {
                 var start = 0
                 while start < events.count {
-                    var count = 256
+                    var count = Self.largestGroup
                     while count > events.count - start { count /= 2 }
                     guard try body(start, count) else { return }
                     start += count
                 }
             }
-            func statement(_ head: String, _ row: String, _ count: Int, _ tail: String) throws -> SQLiteCall {
-                try SQLiteCall(db, try db.cachedStatement(sql: head + Array(repeating: row, count: count).joined(separator: ", ") + tail))
-            }
             try ids.withUnsafeBytes { all in
                 func id(_ at: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[(16 * at)..<(16 * at + 16)]) }
                 var tried = 0, claimedAll = true
                 try groups { start, count in
-                    let claim = try statement("INSERT INTO block_ids (event_id, position) VALUES ", "(?, ?)", count,
-                                              " ON CONFLICT (event_id) DO NOTHING")
+                    let claim = try SQLiteCall(db, try db.cachedStatement(sql: Self.groupClaims[count]!))
                     _ = try claim.run(binding: { bindings in
                         for offset in 0..<count {
                             bindings.blob(Int32(2 * offset + 1), id(start + offset))
@@ -259,7 +255,7 @@ extension EventStore {
                 // this batch's alone), and each event claims its own as it is planned.
                 try groups { start, count in
                     guard start < tried else { return false }
-                    let undo = try statement("DELETE FROM block_ids WHERE position > ?1 AND event_id IN (", "?", count, ")")
+                    let undo = try SQLiteCall(db, try db.cachedStatement(sql: Self.groupUndos[count]!))
                     _ = try undo.run(binding: { bindings in
                         bindings.int64(1, lastPosition)
                         for offset in 0..<count { bindings.blob(Int32(offset + 2), id(start + offset)) }
@@ -267,6 +263,21 @@ extension EventStore {
                     return true
                 }
             }
+        }
+
+        /// The most ids ``claimAtOnce(_:after:)`` binds in one statement.
+        private static let largestGroup = 256
+        /// Its statements' text by group size (256 and every smaller power of two), made
+        /// once rather than for every batch.
+        private static let groupClaims = statements { count in
+            "INSERT INTO block_ids (event_id, position) VALUES " + Array(repeating: "(?, ?)", count: count).joined(separator: ", ")
+                + " ON CONFLICT (event_id) DO NOTHING"
+        }
+        private static let groupUndos = statements { count in
+            "DELETE FROM block_ids WHERE position > ?1 AND event_id IN (" + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
+        }
+        private static func statements(_ text: (Int) -> String) -> [Int: String] {
+            Dictionary(uniqueKeysWithValues: (0...largestGroup.trailingZeroBitCount).map { 1 << $0 }.map { ($0, text($0)) })
         }
 
         mutating func storedEvent(_ id: UUID, nextPosition: Int64) throws -> (position: Int64, streamVersion: Int64)? {
