@@ -218,28 +218,76 @@ public final class Collector: Sendable {
     /// is made or brought up to date, so a new collector's first push costs what a warm
     /// one's does.
     func storeGroup(_ uploads: [Upload]) async throws -> [Result<Accepted, Error>] {
-        let witness = self.witness, witnessKey = self.witnessKey, metrics = self.metrics
-        let results = try await store.writeNatively { writer -> [Result<Accepted, Error>] in
-            var results = uploads.count > 1 ? try Self.storeTogether(uploads, into: writer, witness: witness, witnessKey: witnessKey) : [:]
-            let together = results.values.filter { (try? $0.get()) != nil }.count
-            for (index, upload) in uploads.enumerated() where results[index] == nil {
-                do {
-                    // A refusal undoes this upload's rows alone.
-                    results[index] = .success(try writer.undoingOnFailure {
-                        try Self.storeOne(upload, into: writer, witness: witness, witnessKey: witnessKey)
-                    })
-                } catch let refusal as Refusal {
-                    results[index] = .failure(refusal)
-                }
-            }
-            if together > 0 { metrics.storedTogether(together) }
-            return uploads.indices.map { results[$0]! }
+        try await storeGroup(uploads, whenPlanned: nil).results
+    }
+
+    /// A group's answers, and the log's tail its write committed (see ``GroupCommit``).
+    typealias StoredGroup = (results: [Result<Accepted, Error>], tail: SharedStore.WriteTail?)
+
+    /// ``storeGroup(_:)``, calling `whenPlanned` with the log's tail as soon as the write
+    /// has planned and sent the group's last import, before PostgreSQL has stored it:
+    /// the next group may follow it from there (``storeGroup(_:following:whenPlanned:)``).
+    func storeGroup(_ uploads: [Upload], whenPlanned: (@Sendable (SharedStore.WriteTail) -> Void)?) async throws -> StoredGroup {
+        let (stored, tail) = try await store.writeNativelyReportingTail { writer in
+            writer.whenPlanned = whenPlanned
+            return try self.storeGroup(uploads, into: writer)
         }
-        // Committed: the recordings of what was stored are folded in the background.
-        summaries?.note(zip(uploads, results).reduce(into: Set<UUID>()) { streams, stored in
+        finished(uploads, stored)
+        return (stored.results, tail)
+    }
+
+    /// ``storeGroup(_:whenPlanned:)`` as a write that follows the write of the group before
+    /// (``SharedStore/writeNatively(following:_:)``), planned and sent while that one is
+    /// still stored. `uploads` share no device and no recording with that group. Kept only
+    /// if every upload is accepted as it would be written after the other; otherwise (a
+    /// refusal, a conflict, the other write failed or another came between) nothing of
+    /// it is kept and nil is returned, to be written again the usual way.
+    func storeGroup(_ uploads: [Upload], following followed: SharedStore.Followed,
+                    whenPlanned: (@Sendable (SharedStore.WriteTail) -> Void)?) async throws -> StoredGroup? {
+        guard let (stored, tail) = try await store.writeNatively(following: followed, { writer in
+            writer.whenPlanned = whenPlanned
+            let stored = try self.storeGroup(uploads, into: writer)
+            // A refusal is an outcome of the store as it was read: given only by a write
+            // that holds the lock from its start.
+            guard stored.results.allSatisfy({ (try? $0.get()) != nil }) else { throw CancellationError() }
+            return stored
+        }) else { return nil }
+        finished(uploads, stored)
+        return (stored.results, tail)
+    }
+
+    /// What a group's write body answers: each upload's outcome, and how many were stored as one import.
+    private struct GroupOutcome: Sendable {
+        var results: [Result<Accepted, Error>]
+        var together: Int
+    }
+
+    private func storeGroup(_ uploads: [Upload], into writer: PostgresLogWriter) throws -> GroupOutcome {
+        let witness = self.witness, witnessKey = self.witnessKey
+        var results = uploads.count > 1 ? try Self.storeTogether(uploads, into: writer, witness: witness, witnessKey: witnessKey) : [:]
+        let together = results.values.filter { (try? $0.get()) != nil }.count
+        // One upload alone: its import is the write's last.
+        writer.announcesPlannedTail = uploads.count == 1
+        for (index, upload) in uploads.enumerated() where results[index] == nil {
+            do {
+                // A refusal undoes this upload's rows alone.
+                results[index] = .success(try writer.undoingOnFailure {
+                    try Self.storeOne(upload, into: writer, witness: witness, witnessKey: witnessKey)
+                })
+            } catch let refusal as Refusal {
+                results[index] = .failure(refusal)
+            }
+        }
+        writer.announcesPlannedTail = false
+        return GroupOutcome(results: uploads.indices.map { results[$0]! }, together: together)
+    }
+
+    /// After a group's write committed: its counts, and its recordings' summaries folded in the background.
+    private func finished(_ uploads: [Upload], _ stored: GroupOutcome) {
+        if stored.together > 0 { metrics.storedTogether(stored.together) }
+        summaries?.note(zip(uploads, stored.results).reduce(into: Set<UUID>()) { streams, stored in
             if case .success = stored.1 { streams.formUnion(stored.0.plan.recordings) }
         })
-        return results
     }
 
     /// The group's uploads that grow their devices' trees (one upload a device), stored
@@ -271,8 +319,13 @@ public final class Collector: Sendable {
         guard together.count > 1, let plan = ImportPlan.merging(together.map { uploads[$0].plan }),
               let compressed = CompressedPayloads.merging(together.map { uploads[$0].compressed }) else { return settled }
         writer.precompressed = compressed
-        defer { writer.precompressed = nil }
-        guard writer.assumingNewEvents({ try Interchange.import(plan, into: writer, batchSize: GroupCommit.eventsPerCopy) }) != nil
+        // Every upload in this import: nothing after it moves the log's tail.
+        writer.announcesPlannedTail = together.count == uploads.count
+        defer {
+            writer.precompressed = nil
+            writer.announcesPlannedTail = false
+        }
+        guard try writer.assumingNewEvents({ try Interchange.import(plan, into: writer, batchSize: GroupCommit.eventsPerCopy) }) != nil
         else { return settled }
         let cosigned = try together.map { index in
             (uploads[index], try Cosignature.signing(uploads[index].newest, witness: witness, key: witnessKey))

@@ -15,6 +15,7 @@ public final class CollectorMetrics: @unchecked Sendable {
     private let lock = NSLock()
     private var accepted = 0, events = 0, enrollments = 0, storedTogether = 0, summaries = 0, summaryFailures = 0
     private var summaryWaits = 0.0
+    private var followedKept = 0, followedWrittenAgain = 0
     private var refused: [Refusal: Int] = [:]
     private var latency = [Int](repeating: 0, count: CollectorMetrics.buckets.count + 1)
     private var latencySum = 0.0
@@ -43,6 +44,12 @@ public final class CollectorMetrics: @unchecked Sendable {
 
     /// How many uploads were stored as one import with others so far.
     public var uploadsStoredTogether: Int { lock.withLock { storedTogether } }
+
+    /// A group written following the write before it (see `GroupCommit`): kept, or written again the usual way.
+    public func followedWrite(kept: Bool) { lock.withLock { kept ? (followedKept += 1) : (followedWrittenAgain += 1) } }
+
+    /// Groups written following the write before them: kept, and written again.
+    public var followedWrites: (kept: Int, writtenAgain: Int) { lock.withLock { (followedKept, followedWrittenAgain) } }
 
     /// Conversations whose game summaries a pass after the collector's writes stored.
     public func storedSummaries(_ conversations: Int) { lock.withLock { summaries += conversations } }
@@ -77,6 +84,10 @@ public final class CollectorMetrics: @unchecked Sendable {
                 # HELP gamelog_uploads_stored_together_total Accepted uploads a write stored as one import with others.
                 # TYPE gamelog_uploads_stored_together_total counter
                 gamelog_uploads_stored_together_total \(storedTogether)
+                # HELP gamelog_group_writes_followed_total Groups written while the write before them was stored, kept or written again.
+                # TYPE gamelog_group_writes_followed_total counter
+                gamelog_group_writes_followed_total{outcome="kept"} \(followedKept)
+                gamelog_group_writes_followed_total{outcome="written_again"} \(followedWrittenAgain)
                 # HELP gamelog_game_summaries_stored_total Conversations whose game summaries were stored after uploads.
                 # TYPE gamelog_game_summaries_stored_total counter
                 gamelog_game_summaries_stored_total \(summaries)

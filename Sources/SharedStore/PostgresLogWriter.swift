@@ -37,6 +37,28 @@ extension SharedStore {
     }
 
     private func write<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws -> T {
+        try await writeReportingTail(body).result
+    }
+
+    /// ``writeNatively(_:)``, also answering the log's tail as the write left it (nil if
+    /// it imported nothing): what a write that follows it (``writeNatively(following:_:)``)
+    /// checks it started from.
+    package func writeNativelyReportingTail<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws
+        -> (result: T, tail: WriteTail?) {
+        do {
+            return try await writeReportingTail(body)
+        } catch is SchemaNotCurrent {
+            try await withConnection { _ = try await version($0) }
+            do {
+                return try await writeReportingTail(body)
+            } catch let again as SchemaNotCurrent {
+                throw again.underlying
+            }
+        }
+    }
+
+    private func writeReportingTail<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws
+        -> (result: T, tail: WriteTail?) {
         try await Self.blocking {
             try await withConnection { connection in
                 // BEGIN is not waited for on its own: the connection runs it before the lock's
@@ -60,8 +82,94 @@ extension SharedStore {
                     guard let state else { throw SchemaNotCurrent(underlying: SharedStoreError.notAGamelogStore(location: location.description)) }
                     let writer = PostgresLogWriter(store: self, connection: connection, revision: state.revision + 1)
                     let result = try body(writer)
+                    let tail = writer.tail(committed: writer.wrote ? state.revision + 1 : state.revision)
                     try writer.commit(revision: state.revision + 1)
-                    return result
+                    return (result, tail)
+                } catch {
+                    _ = try? await run(connection, "ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// The log's tail as a write planned it: its last event, the next recording and tree
+    /// ids, its types and dictionary, and the revision the store has once it committed.
+    /// A write that follows it starts from here.
+    package struct WriteTail: Sendable, Equatable {
+        package var revision: Int64
+        package var lastPosition: Int64
+        var lastHash: [UInt8]
+        var types: [String: Int64]
+        var nextStreamID: Int64
+        var nextTreeID: Int64
+        var dictionaryID: Int64?
+        var dictionary: [UInt8]
+
+        /// Whether the log had events at this tail.
+        package var holdsEvents: Bool { lastPosition > 0 }
+    }
+
+    /// The write before a following one (``writeNatively(following:_:)``): the tail it
+    /// announced while PostgreSQL was still storing it, and how it ended.
+    package struct Followed: Sendable {
+        package var tail: WriteTail
+        /// Waits for the write to end: the tail it committed, or nil if it failed (nothing of it kept).
+        package var outcome: @Sendable () async -> WriteTail?
+
+        package init(tail: WriteTail, outcome: @escaping @Sendable () async -> WriteTail?) {
+            self.tail = tail
+            self.outcome = outcome
+        }
+    }
+
+    /// Runs `body` as a write that follows another still under way, `followed`: planned
+    /// and sent to PostgreSQL from the tail that write announced, without the store's
+    /// lock, so PostgreSQL stores both at once and the writer plans this one while the
+    /// other is stored. It commits only once the other has, and only if that one
+    /// committed the very tail this one started from and no write came between (the
+    /// lock, then the revision, checked): then the store holds what writing them one after
+    /// the other would have made. Otherwise, or if `body` throws, nothing of it is kept
+    /// and nil is returned: the caller writes again the usual way.
+    ///
+    /// `body` must touch only devices and recordings the followed write does not (what
+    /// it reads of them was read before that write committed); the rows every write moves
+    /// (the catalog's coverage, the store's revision) are written after the lock.
+    package func writeNatively<T: Sendable>(following followed: Followed,
+                                           _ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws
+        -> (result: T, tail: WriteTail?)? {
+        guard followed.tail.holdsEvents else { return nil }
+        return try await Self.blocking {
+            try await withConnection { connection in
+                let begin: EventLoopFuture<PostgresQueryResult> = connection.query(PostgresQuery(unsafeSQL: "BEGIN"), logger: Self.logger)
+                // A write of another collector that waits for a row this one holds while
+                // this one waits for its lock is a deadlock PostgreSQL ends after a second
+                // (deadlock_timeout), failing either: this one gives up first, and is written again.
+                let timeout: EventLoopFuture<PostgresQueryResult> = connection.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '500ms'"),
+                                                                                    logger: Self.logger)
+                do {
+                    let writer = PostgresLogWriter(store: self, connection: connection, following: followed.tail)
+                    let result: T
+                    do {
+                        result = try body(writer)
+                        guard !writer.rolledBack else { throw CancellationError() }
+                        try writer.flush()
+                        _ = try await begin.get()
+                        _ = try await timeout.get()
+                    } catch {
+                        // Planned on a tail that may not be the store's: an error here is no verdict.
+                        _ = try? await run(connection, "ROLLBACK")
+                        return nil
+                    }
+                    guard let committed = await followed.outcome(), committed == followed.tail,
+                          let state = try? await currentState(connection, locking: true), state.revision == followed.tail.revision
+                    else {
+                        _ = try? await run(connection, "ROLLBACK")
+                        return nil
+                    }
+                    let tail = writer.tail(committed: followed.tail.revision + 1)
+                    try writer.commit(revision: followed.tail.revision + 1)
+                    return (result, tail)
                 } catch {
                     _ = try? await run(connection, "ROLLBACK")
                     throw error
@@ -89,8 +197,51 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
 
     init(store: SharedStore, connection: PostgresConnection, revision: Int64) {
         self.revision = revision
+        defersSharedRows = false
         super.init(store: store, borrowing: connection)
     }
+
+    /// A writer of a write that follows another (``SharedStore/writeNatively(following:_:)``),
+    /// starting from the tail it announced.
+    init(store: SharedStore, connection: PostgresConnection, following tail: SharedStore.WriteTail) {
+        revision = tail.revision + 1
+        defersSharedRows = true
+        super.init(store: store, borrowing: connection)
+        known = Known(lastPosition: tail.lastPosition, lastHash: tail.lastHash, types: tail.types, nextStreamID: tail.nextStreamID)
+        encoder = PayloadEncoder(dictionaryID: tail.dictionaryID, dictionary: tail.dictionary)
+        dictionary = tail.dictionary
+        nextTreeID = tail.nextTreeID
+    }
+
+    /// Whether a scope of this write was rolled back (``undoingOnFailure(_:)``): a following
+    /// write then forgot the tail it started from, and is not kept.
+    private(set) var rolledBack = false
+    /// Whether the rows every write moves (``sharedRows``) wait for ``commit(revision:)``:
+    /// a following write sends them only once it holds the store's lock.
+    private let defersSharedRows: Bool
+    /// Tables with one row every write moves.
+    private static let sharedRows: Set<String> = ["catalog_coverage", "store_state"]
+    /// Writes of ``sharedRows`` held for the commit (see ``defersSharedRows``).
+    private var deferred: [(write: HeldWrite, tables: Set<String>)] = []
+    /// The newest dictionary's bytes, as read with the tail.
+    private var dictionary: [UInt8] = []
+
+    /// The log's tail as this write planned it, once the store is at `revision` (nil if it
+    /// did not read or plan a tail).
+    func tail(committed revision: Int64) -> SharedStore.WriteTail? {
+        guard let known, let encoder, let nextTreeID else { return nil }
+        return SharedStore.WriteTail(revision: revision, lastPosition: known.lastPosition, lastHash: known.lastHash, types: known.types,
+                                     nextStreamID: known.nextStreamID, nextTreeID: nextTreeID, dictionaryID: encoder.dictionaryID,
+                                     dictionary: dictionary)
+    }
+
+    /// Called once, with the tail an import planned, as soon as it sent its rows (before
+    /// it waits for PostgreSQL to store them), if ``announcesPlannedTail`` is set: a
+    /// collector then starts the next group's write from it.
+    package var whenPlanned: (@Sendable (SharedStore.WriteTail) -> Void)?
+    /// Whether the next import that completes announces its tail (``whenPlanned``): set
+    /// by a collector before the import after which nothing moves the tail.
+    package var announcesPlannedTail = false
 
     /// What the write's imports learned of the store (its last event, its type ids, the
     /// next recording id, the dictionary), kept for the next upload of the same write;
@@ -164,9 +315,18 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// in a statement of their own, after it: the clauses of one statement do not see each
     /// other's rows.
     func write(_ sql: String, touching tables: Set<String>, _ bind: @escaping (inout PostgresBindings) -> Void) throws {
+        if defersSharedRows, !tables.isDisjoint(with: Self.sharedRows) {
+            holding()
+            deferred.append((HeldWrite(sql: sql, bind: bind), tables))
+            return
+        }
+        try hold(HeldWrite(sql: sql, bind: bind), touching: tables)
+    }
+
+    private func hold(_ write: HeldWrite, touching tables: Set<String>) throws {
         if !heldTables.isDisjoint(with: tables) { try sendHeld() }
         holding()
-        held.append(HeldWrite(sql: sql, bind: bind))
+        held.append(write)
         heldTables.formUnion(tables)
     }
 
@@ -347,8 +507,11 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// once. A failure among them made PostgreSQL end the transaction without keeping
     /// anything (it answers the COMMIT as a ROLLBACK): the first failure is thrown.
     func commit(revision: Int64) throws {
+        let shared = deferred
+        deferred = []
+        for (write, tables) in shared { try hold(write, touching: tables) }
         if wrote {
-            try write("UPDATE store_state SET revision = $1", touching: ["store_state"]) { $0.append(revision) }
+            try hold(HeldWrite(sql: "UPDATE store_state SET revision = $1", bind: { $0.append(revision) }), touching: ["store_state"])
         }
         try execute("COMMIT")
         try flush()
@@ -415,7 +578,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             try execute("SAVEPOINT \(name)")
             savepointAtEnd = name
         }
-        let wroteBefore = wrote
+        let wroteBefore = wrote, deferredBefore = deferred.count
         do {
             let result = try body()
             // Its statements' answers are its own: a failure among them undoes it alone. A
@@ -429,6 +592,13 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             // Its writes not sent yet are dropped; statements sent after the failing one
             // failed with it, and their answers are drained.
             dropHeld()
+            rolledBack = true
+            if announced {
+                // See ``AnnouncedTailUndone``: nothing more is written in this transaction.
+                _ = try? flush()
+                throw AnnouncedTailUndone()
+            }
+            deferred.removeSubrange(min(deferredBefore, deferred.count)...)
             _ = try? flush()
             try execute("ROLLBACK TO SAVEPOINT \(name)")
             try flush()
@@ -491,7 +661,13 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
                          types: Dictionary(zip(row?.names ?? [], row?.ids ?? []), uniquingKeysWith: { first, _ in first }),
                          nextStreamID: (row?.maxStream ?? 0) + 1)
         // Kept by the write: an import after a rolled-back one (which forgets `known`) reuses it.
-        let encoder = self.encoder ?? PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.bytes ?? [])
+        let encoder: PayloadEncoder
+        if let kept = self.encoder {
+            encoder = kept
+        } else {
+            encoder = PayloadEncoder(dictionaryID: row?.dictionary, dictionary: row?.bytes ?? [])
+            dictionary = row?.bytes ?? []
+        }
         self.encoder = encoder
         known = read
         if nextTreeID == nil { nextTreeID = (row?.maxTree ?? 0) + 1 }
@@ -556,13 +732,29 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// a device tree's leaf is taken); then, as on any failure, everything `body` wrote
     /// is undone and nil is returned, and the caller imports again the careful way,
     /// whose outcome stands (stored events skipped, conflicts named).
-    package func assumingNewEvents<T>(_ body: () throws -> T) -> T? {
-        try? undoingOnFailure {
-            assumesNewEvents = true
-            defer { assumesNewEvents = false }
-            return try body()
+    /// - Throws: ``AnnouncedTailUndone`` if the import had announced its tail
+    ///   (``whenPlanned``): the write must end, nothing of it kept, before it imports again.
+    package func assumingNewEvents<T>(_ body: () throws -> T) throws -> T? {
+        do {
+            return try undoingOnFailure {
+                assumesNewEvents = true
+                defer { assumesNewEvents = false }
+                return try body()
+            }
+        } catch {
+            if announced { throw AnnouncedTailUndone() }
+            return nil
         }
     }
+
+    /// An import that announced its tail (``whenPlanned``) was undone: a write that follows
+    /// this one holds rows planned after that tail, which an import in its place could wait
+    /// for while the follower waits for this write. The write fails with nothing kept; the
+    /// collector tells the follower, and writes the group again once it gave up.
+    package struct AnnouncedTailUndone: Error {}
+
+    /// Whether this write announced its tail (``whenPlanned``).
+    private(set) var announced = false
 
     /// Ids this write asked for and found absent, and has not stored since: an import
     /// checks its lines' ids against the store and then appends them, and the append
@@ -574,6 +766,12 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             let transaction = try PostgresImport(writer: self)
             try body(transaction)
             try transaction.finish()
+            if announcesPlannedTail, let whenPlanned, let tail = tail(committed: revision) {
+                // Before this scope waits for PostgreSQL to store what the import sent.
+                announcesPlannedTail = false
+                announced = true
+                whenPlanned(tail)
+            }
         }
     }
 
