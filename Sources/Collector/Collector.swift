@@ -24,7 +24,11 @@ public final class Collector: Sendable {
     /// What this collector counted since it started (`GET /metrics`).
     public let metrics: CollectorMetrics
     /// Puts checked uploads into the store in groups (see ``GroupCommit``).
-    private let sequencer = GroupCommit()
+    private let sequencer = GroupCommit<StoreGroups>()
+    /// The events of one `COPY` of a group's import: the writer plans a batch while
+    /// PostgreSQL stores the one before, so smaller batches overlap more, and each costs
+    /// a few statements more (its recordings' and catalog's rows).
+    static let eventsPerCopy = 2_000
     /// The store's newest compression dictionary as last read, and when: uploads'
     /// payloads are compressed with it while they wait for the writer.
     private let dictionary = NSLockedValue<(value: SharedStore.Dictionary?, read: ContinuousClock.Instant)?>(nil)
@@ -188,7 +192,7 @@ public final class Collector: Sendable {
         // in the store: done here, in parallel with other uploads and the writer.
         let compressed = try CompressedPayloads(dictionary: try await compressionDictionary(), cache: compressionCache,
                                                 forEach: plan.forEachPayload)
-        return try await sequencer.store(Upload(plan: plan, tree: tree, newest: newest, compressed: compressed), with: self)
+        return try await sequencer.store(Upload(plan: plan, tree: tree, newest: newest, compressed: compressed), with: StoreGroups(collector: self))
     }
 
     /// The store's newest dictionary, read again after a minute: a store given a new one
@@ -222,7 +226,35 @@ public final class Collector: Sendable {
     }
 
     /// A group's answers, and the log's tail its write committed (see ``GroupCommit``).
-    typealias StoredGroup = (results: [Result<Accepted, Error>], tail: SharedStore.WriteTail?)
+    typealias StoredGroup = GroupWritten<Accepted, SharedStore.WriteTail>
+
+    /// The collector's store as ``GroupCommit`` writes its groups of uploads.
+    struct StoreGroups: GroupWriting {
+        let collector: Collector
+
+        static func events(of upload: Upload) -> Int { upload.events }
+
+        func write(_ uploads: [Upload], whenPlanned: (@Sendable (SharedStore.WriteTail) -> Void)?) async throws -> StoredGroup {
+            try await collector.storeGroup(uploads, whenPlanned: whenPlanned)
+        }
+
+        func write(_ uploads: [Upload], following tail: SharedStore.WriteTail, outcome: @escaping @Sendable () async -> SharedStore.WriteTail?,
+                   whenPlanned: (@Sendable (SharedStore.WriteTail) -> Void)?) async throws -> StoredGroup? {
+            try await collector.storeGroup(uploads, following: SharedStore.Followed(tail: tail, outcome: outcome), whenPlanned: whenPlanned)
+        }
+
+        /// Uploads of other devices and other recordings: what one write reads of the
+        /// store, the other does not write.
+        func mayFollow(_ previous: [Upload], with next: [Upload]) -> Bool {
+            let devices = Set(previous.map(\.tree.owner.publicKey))
+            let recordings = previous.reduce(into: Set<UUID>()) { $0.formUnion($1.plan.recordings) }
+            return next.allSatisfy { !devices.contains($0.tree.owner.publicKey) && recordings.isDisjoint(with: $0.plan.recordings) }
+        }
+
+        func undidAnnouncedTail(_ error: Error) -> Bool { error is PostgresLogWriter.AnnouncedTailUndone }
+
+        func followed(kept: Bool) { collector.metrics.followedWrite(kept: kept) }
+    }
 
     /// ``storeGroup(_:)``, calling `whenPlanned` with the log's tail as soon as the write
     /// has planned and sent the group's last import, before PostgreSQL has stored it:
@@ -233,7 +265,7 @@ public final class Collector: Sendable {
             return try self.storeGroup(uploads, into: writer)
         }
         finished(uploads, stored)
-        return (stored.results, tail)
+        return StoredGroup(results: stored.results, tail: tail)
     }
 
     /// ``storeGroup(_:whenPlanned:)`` as a write that follows the write of the group before
@@ -253,7 +285,7 @@ public final class Collector: Sendable {
             return stored
         }) else { return nil }
         finished(uploads, stored)
-        return (stored.results, tail)
+        return StoredGroup(results: stored.results, tail: tail)
     }
 
     /// What a group's write body answers: each upload's outcome, and how many were stored as one import.
@@ -325,7 +357,7 @@ public final class Collector: Sendable {
             writer.precompressed = nil
             writer.announcesPlannedTail = false
         }
-        guard try writer.assumingNewEvents({ try Interchange.import(plan, into: writer, batchSize: GroupCommit.eventsPerCopy) }) != nil
+        guard try writer.assumingNewEvents({ try Interchange.import(plan, into: writer, batchSize: Self.eventsPerCopy) }) != nil
         else { return settled }
         let cosigned = try together.map { index in
             (uploads[index], try Cosignature.signing(uploads[index].newest, witness: witness, key: witnessKey))

@@ -1,7 +1,4 @@
-import EventLog
 import Foundation
-import Interchange
-import SharedStore
 
 /// Group commit for a collector: uploads are checked in parallel (parsing, chains,
 /// signatures: everything but their place in the store), then stored by one writer,
@@ -20,17 +17,19 @@ import SharedStore
 /// write's own work and the server's no longer take turns (docs/BENCHMARKS.md, session
 /// 46). The second commits only after the first, from exactly the tail the first
 /// committed, or is written again the usual way.
-final class GroupCommit: Sendable {
+///
+/// Generic over what writes the groups (``GroupWriting``): a collector's store, or a
+/// test's script of one.
+final class GroupCommit<Writer: GroupWriting>: Sendable {
     /// The most events one write takes: a group stays one short transaction.
-    static let maximumEvents = 50_000
-    /// The events of one `COPY` of a group's import: the writer plans a batch while
-    /// PostgreSQL stores the one before, so smaller batches overlap more, and each costs
-    /// a few statements more (its recordings' and catalog's rows).
-    static let eventsPerCopy = 2_000
+    static var maximumEvents: Int { 50_000 }
+
+    typealias Item = Writer.Item
+    typealias Tail = Writer.Tail
 
     private struct Waiting {
-        var upload: Collector.Upload
-        var answer: CheckedContinuation<Collector.Accepted, Error>
+        var item: Item
+        var answer: CheckedContinuation<Writer.Answer, Error>
     }
 
     private struct State {
@@ -44,24 +43,22 @@ final class GroupCommit: Sendable {
 
     private let state = NSLockedValue(State())
 
-    /// Stores `upload` with whatever else is waiting; returns once its group committed.
-    func store(_ upload: Collector.Upload, with collector: Collector) async throws -> Collector.Accepted {
+    /// Stores `item` with whatever else is waiting; returns once its group committed.
+    func store(_ item: Item, with writer: Writer) async throws -> Writer.Answer {
         try await withCheckedThrowingContinuation { answer in
             let startWriter = state.withLock { state -> Bool in
-                state.waiting.append(Waiting(upload: upload, answer: answer))
+                state.waiting.append(Waiting(item: item, answer: answer))
                 guard !state.writing else { return false }
                 state.writing = true
                 return true
             }
-            if startWriter { Task { await self.write(for: collector) } } else { wake() }
+            if startWriter { Task { await self.write(with: writer) } } else { wake() }
         }
     }
 
     /// One group's write under way, as the group after it may follow it.
     private final class Write: Sendable {
         let group: [Waiting]
-        let devices: Set<[UInt8]>
-        let recordings: Set<UUID>
         /// The write this one follows, if it does.
         let followed: Write?
         private let progress = NSLockedValue(Progress())
@@ -69,10 +66,10 @@ final class GroupCommit: Sendable {
 
         private struct Progress {
             /// The tail its write announced, until that write ended or failed.
-            var planned: SharedStore.WriteTail?
+            var planned: Tail?
             /// How the write that announced `planned` ended: committed (its tail) or not (nil).
-            var outcome: SharedStore.WriteTail??
-            var outcomeWaiters: [CheckedContinuation<SharedStore.WriteTail?, Never>] = []
+            var outcome: Tail??
+            var outcomeWaiters: [CheckedContinuation<Tail?, Never>] = []
             /// The write that follows this one, once one does.
             var follower: Write?
             /// Whether this write's own try as a follower is over (kept or given up).
@@ -86,20 +83,15 @@ final class GroupCommit: Sendable {
             self.group = group
             self.followed = followed
             self.commit = commit
-            devices = Set(group.map(\.upload.tree.owner.publicKey))
-            recordings = group.reduce(into: Set<UUID>()) { $0.formUnion($1.upload.plan.recordings) }
         }
+
+        var items: [Item] { group.map(\.item) }
 
         /// The tail the write announced, while a group may still follow it.
-        var plannedTail: SharedStore.WriteTail? { progress.withLock { $0.outcome == nil ? $0.planned : nil } }
+        var plannedTail: Tail? { progress.withLock { $0.outcome == nil ? $0.planned : nil } }
         var hasEnded: Bool { progress.withLock { $0.ended } }
         /// The tail the write announced, if it did.
-        var announcedTail: SharedStore.WriteTail? { progress.withLock { $0.planned } }
-
-        /// Whether a group may follow this write: neither reads what the other writes.
-        func canBeFollowed(by group: [Waiting]) -> Bool {
-            group.allSatisfy { !devices.contains($0.upload.tree.owner.publicKey) && recordings.isDisjoint(with: $0.upload.plan.recordings) }
-        }
+        var announcedTail: Tail? { progress.withLock { $0.planned } }
 
         /// Makes `write` this write's follower; false if its tail can no longer be followed.
         func register(follower write: Write) -> Bool {
@@ -110,7 +102,7 @@ final class GroupCommit: Sendable {
             }
         }
 
-        func announce(_ tail: SharedStore.WriteTail) {
+        func announce(_ tail: Tail) {
             let first = progress.withLock { progress -> Bool in
                 guard progress.planned == nil, progress.outcome == nil else { return false }
                 progress.planned = tail
@@ -122,8 +114,8 @@ final class GroupCommit: Sendable {
         /// Settles the announced tail's fate: `tail` committed, or nil (the write failed or
         /// is written again). Returns the follower, if one started.
         @discardableResult
-        func settleOutcome(_ tail: SharedStore.WriteTail?) -> Write? {
-            let (waiters, follower) = progress.withLock { progress -> ([CheckedContinuation<SharedStore.WriteTail?, Never>], Write?) in
+        func settleOutcome(_ tail: Tail?) -> Write? {
+            let (waiters, follower) = progress.withLock { progress -> ([CheckedContinuation<Tail?, Never>], Write?) in
                 if progress.outcome == nil { progress.outcome = .some(tail) }
                 defer { progress.outcomeWaiters = [] }
                 return (progress.outcomeWaiters, progress.follower)
@@ -134,9 +126,9 @@ final class GroupCommit: Sendable {
         }
 
         /// The announced tail's fate (see ``settleOutcome(_:)``).
-        func outcome() async -> SharedStore.WriteTail? {
+        func outcome() async -> Tail? {
             await withCheckedContinuation { waiter in
-                let known = progress.withLock { progress -> SharedStore.WriteTail?? in
+                let known = progress.withLock { progress -> Tail?? in
                     guard let outcome = progress.outcome else {
                         progress.outcomeWaiters.append(waiter)
                         return nil
@@ -167,7 +159,7 @@ final class GroupCommit: Sendable {
             }
         }
 
-        func end(committed tail: SharedStore.WriteTail?) {
+        func end(committed tail: Tail?) {
             settleOutcome(tail)
             let waiters = progress.withLock { progress in
                 progress.ended = true
@@ -190,13 +182,13 @@ final class GroupCommit: Sendable {
     }
 
     /// Writes groups until nothing waits, at most two at once.
-    private func write(for collector: Collector) async {
+    private func write(with writer: Writer) async {
         var last: Write?
         while true {
             guard let previous = last, !previous.hasEnded else {
                 last = nil
                 guard let group = nextGroup(endingIfNone: true) else { return }
-                last = start(group, following: nil, with: collector)
+                last = start(group, with: writer)
                 continue
             }
             // The next group follows `previous` once it announced its tail, and once the
@@ -206,31 +198,31 @@ final class GroupCommit: Sendable {
                 continue
             }
             let write = Write(group, following: previous, in: self)
-            if previous.canBeFollowed(by: group), previous.register(follower: write) {
-                Task { await run(write, with: collector) }
+            if writer.mayFollow(previous.items, with: group.map(\.item)), previous.register(follower: write) {
+                Task { await run(write, with: writer) }
                 last = write
             } else {
                 await previous.ended()
-                last = start(group, following: nil, with: collector)
+                last = start(group, with: writer)
             }
         }
     }
 
-    private func start(_ group: [Waiting], following followed: Write?, with collector: Collector) -> Write {
-        let write = Write(group, following: followed, in: self)
-        Task { await run(write, with: collector) }
+    private func start(_ group: [Waiting], with writer: Writer) -> Write {
+        let write = Write(group, following: nil, in: self)
+        Task { await run(write, with: writer) }
         return write
     }
 
-    private func run(_ write: Write, with collector: Collector) async {
-        let uploads = write.group.map(\.upload)
-        var stored: Collector.StoredGroup?
+    private func run(_ write: Write, with writer: Writer) async {
+        let items = write.items
+        var stored: GroupWritten<Writer.Answer, Tail>?
         if let followed = write.followed, let tail = followed.announcedTail {
-            stored = try? await collector.storeGroup(uploads, following: SharedStore.Followed(tail: tail, outcome: { await followed.outcome() }),
-                                                     whenPlanned: write.announce)
-            collector.metrics.followedWrite(kept: stored != nil)
+            stored = try? await writer.write(items, following: tail, outcome: { await followed.outcome() }, whenPlanned: write.announce)
+            writer.followed(kept: stored != nil)
             if stored == nil {
-                // Given up: what it announced is not followed either.
+                // Given up: what it announced is not followed either, and a write that
+                // followed it gives up (its rows rolled back) before this one is written again.
                 await write.settleOutcome(nil)?.triedAsFollower()
             }
             write.settleTry()
@@ -239,16 +231,16 @@ final class GroupCommit: Sendable {
             write.settleTry()
         }
         do {
-            let group: Collector.StoredGroup
+            let group: GroupWritten<Writer.Answer, Tail>
             if let stored {
                 group = stored
             } else {
                 do {
-                    group = try await collector.storeGroup(uploads, whenPlanned: write.announce)
-                } catch is PostgresLogWriter.AnnouncedTailUndone {
+                    group = try await writer.write(items, whenPlanned: write.announce)
+                } catch where writer.undidAnnouncedTail(error) {
                     // Its follower gives up (its rows rolled back) before the group is written again, alone.
                     await write.settleOutcome(nil)?.triedAsFollower()
-                    group = try await collector.storeGroup(uploads, whenPlanned: nil)
+                    group = try await writer.write(items, whenPlanned: nil)
                 }
             }
             for (waiting, result) in zip(write.group, group.results) { waiting.answer.resume(with: result) }
@@ -298,8 +290,9 @@ final class GroupCommit: Sendable {
             }
             var events = 0, count = 0
             for waiting in state.waiting {
-                if count > 0 && events + waiting.upload.events > Self.maximumEvents { break }
-                events += waiting.upload.events
+                let size = Writer.events(of: waiting.item)
+                if count > 0 && events + size > Self.maximumEvents { break }
+                events += size
                 count += 1
             }
             let group = Array(state.waiting.prefix(count))
@@ -307,6 +300,43 @@ final class GroupCommit: Sendable {
             return group
         }
     }
+}
+
+/// What ``GroupCommit`` writes groups with: a collector's store (``Collector``), or in a
+/// test, a script of one.
+protocol GroupWriting: Sendable {
+    associatedtype Item: Sendable
+    associatedtype Answer: Sendable
+    /// The log's tail as a write planned it (``SharedStore/WriteTail``).
+    associatedtype Tail: Sendable & Equatable
+
+    /// The events of an item, which a group holds at most ``GroupCommit/maximumEvents`` of.
+    static func events(of item: Item) -> Int
+
+    /// Writes a group the usual way; calls `whenPlanned` (if given) with its tail as soon
+    /// as it planned and sent it, before it committed.
+    func write(_ items: [Item], whenPlanned: (@Sendable (Tail) -> Void)?) async throws -> GroupWritten<Answer, Tail>
+
+    /// Writes a group following a write that announced `tail` and has not committed yet
+    /// (`outcome` waits for it: its committed tail, or nil). Nil: not kept, nothing of it stored.
+    func write(_ items: [Item], following tail: Tail, outcome: @escaping @Sendable () async -> Tail?,
+               whenPlanned: (@Sendable (Tail) -> Void)?) async throws -> GroupWritten<Answer, Tail>?
+
+    /// Whether a group of `next` may be written following a write of `previous` (neither reads what the other writes).
+    func mayFollow(_ previous: [Item], with next: [Item]) -> Bool
+
+    /// Whether `error` is a write's failure because its announced tail was undone: it is
+    /// written again, alone, once its follower gave up.
+    func undidAnnouncedTail(_ error: Error) -> Bool
+
+    /// Counts a group written following another: kept, or written again.
+    func followed(kept: Bool)
+}
+
+/// A group's answers, each item's, and the tail its write committed (nil if it planned none).
+struct GroupWritten<Answer: Sendable, Tail: Sendable>: Sendable {
+    var results: [Result<Answer, Error>]
+    var tail: Tail?
 }
 
 /// A value behind a lock, for state shared across tasks (as swift-nio's `NIOLockedValueBox`).

@@ -593,8 +593,10 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             // failed with it, and their answers are drained.
             dropHeld()
             rolledBack = true
-            if announced {
-                // See ``AnnouncedTailUndone``: nothing more is written in this transaction.
+            if announced || defersSharedRows {
+                // Neither a write that announced its tail (see ``AnnouncedTailUndone``) nor one
+                // that follows another (its tail and reads are its start's) goes on past a part
+                // of it undone: nothing more is written in this transaction, which ends whole.
                 _ = try? flush()
                 throw AnnouncedTailUndone()
             }

@@ -425,6 +425,11 @@ import Testing
         // as one import (the refused upload is refused before, so it never joins one).
         #expect(setup.collector.metrics.uploadsStoredTogether >= 2)
         #expect(setup.collector.metrics.text.contains("gamelog_uploads_stored_together_total \(setup.collector.metrics.uploadsStoredTogether)"))
+        // Groups written while the write before was stored, as counted (how many is a
+        // matter of timing; GroupCommitTests and FollowingWriteTests pin the behaviour).
+        let followed = setup.collector.metrics.followedWrites
+        #expect(setup.collector.metrics.text.contains("gamelog_group_writes_followed_total{outcome=\"kept\"} \(followed.kept)"))
+        #expect(setup.collector.metrics.text.contains("gamelog_group_writes_followed_total{outcome=\"written_again\"} \(followed.writtenAgain)"))
         let copy = try await setup.store.localCopy(fresh: true)
         defer { copy.release() }
         // The refused device left nothing: only the honest devices' trees, each proven.

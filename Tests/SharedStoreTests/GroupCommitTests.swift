@@ -1,0 +1,242 @@
+@testable import Collector
+import Foundation
+import Testing
+
+/// The collector's scheduling of group writes (`GroupCommit`), step by step: a write
+/// that announced its tail is followed by the next group while it is still stored; at
+/// most two writes at once; a follower commits only after the write it follows; and when
+/// a write's announced tail is undone or a follower is not kept, each is written again
+/// the usual way, in order, with every item answered once. The writes are a script here
+/// (what the store does is `FollowingWriteTests`' and `CollectorTests`' part).
+@Suite(.timeLimit(.minutes(1))) struct GroupCommitTests {
+    /// An upload, as far as scheduling goes: a name, the device it is of, and what its write does.
+    struct Job: Sendable {
+        enum Write: Sendable {
+            /// Commits once the test opens its gate ("commit NAME").
+            case commits
+            /// Announces, then fails as an undone announced tail; written again, it commits.
+            case undoesItsAnnouncedTail
+            /// Fails as the store failing.
+            case storeFails
+            /// As a follower, gives up (not kept); written the usual way, it commits.
+            case notKeptAsFollower
+        }
+        var name: String
+        var device: String
+        var write: Write = .commits
+    }
+
+    struct StoreFailed: Error {}
+    struct TailUndone: Error {}
+
+    /// What the scripted store did, in order, and gates the test opens.
+    final class Script: Sendable {
+        private struct State {
+            var log: [String] = []
+            var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+            var open: Set<String> = []
+            var gates: [String: [CheckedContinuation<Void, Never>]] = [:]
+            /// Items committed so far: the store's tail.
+            var stored = 0
+            var followed: [Bool] = []
+        }
+        private let state = NSLockedValue(State())
+
+        var log: [String] { state.withLock { $0.log } }
+        var stored: Int { state.withLock { $0.stored } }
+        var followed: [Bool] { state.withLock { $0.followed } }
+
+        func note(_ entry: String) {
+            let waiters = state.withLock { state in
+                state.log.append(entry)
+                return state.waiters.removeValue(forKey: entry) ?? []
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        /// Returns once `entry` was noted.
+        func reached(_ entry: String) async {
+            await withCheckedContinuation { waiter in
+                let seen = state.withLock { state -> Bool in
+                    if state.log.contains(entry) { return true }
+                    state.waiters[entry, default: []].append(waiter)
+                    return false
+                }
+                if seen { waiter.resume() }
+            }
+        }
+
+        func open(_ gate: String) {
+            let waiters = state.withLock { state in
+                state.open.insert(gate)
+                return state.gates.removeValue(forKey: gate) ?? []
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        func pass(_ gate: String) async {
+            await withCheckedContinuation { waiter in
+                let open = state.withLock { state -> Bool in
+                    if state.open.contains(gate) { return true }
+                    state.gates[gate, default: []].append(waiter)
+                    return false
+                }
+                if open { waiter.resume() }
+            }
+        }
+
+        func commit(_ tail: Int) { state.withLock { $0.stored = tail } }
+        func countFollowed(_ kept: Bool) { state.withLock { $0.followed.append(kept) } }
+    }
+
+    struct ScriptedStore: GroupWriting {
+        let script: Script
+
+        static func events(of job: Job) -> Int { 1 }
+
+        static func name(_ jobs: [Job]) -> String { jobs.map(\.name).joined(separator: "+") }
+
+        func write(_ jobs: [Job], whenPlanned: (@Sendable (Int) -> Void)?) async throws -> GroupWritten<String, Int> {
+            let name = Self.name(jobs)
+            let tail = script.stored + jobs.count
+            script.note("write \(name)")
+            if let whenPlanned {
+                whenPlanned(tail)
+                script.note("announce \(name)")
+            }
+            await script.pass("commit \(name)")
+            if jobs.contains(where: { $0.write == .storeFails }) {
+                script.note("failed \(name)")
+                throw StoreFailed()
+            }
+            if whenPlanned != nil, jobs.contains(where: { $0.write == .undoesItsAnnouncedTail }) {
+                script.note("undone \(name)")
+                throw TailUndone()
+            }
+            script.commit(tail)
+            script.note("commit \(name)")
+            return GroupWritten(results: jobs.map { .success($0.name) }, tail: tail)
+        }
+
+        func write(_ jobs: [Job], following tail: Int, outcome: @escaping @Sendable () async -> Int?,
+                   whenPlanned: (@Sendable (Int) -> Void)?) async throws -> GroupWritten<String, Int>? {
+            let name = Self.name(jobs)
+            script.note("follow \(name) after \(tail)")
+            whenPlanned?(tail + jobs.count)
+            let committed = await outcome()
+            guard committed == tail, script.stored == tail, !jobs.contains(where: { $0.write == .notKeptAsFollower }) else {
+                script.note("gave up \(name)")
+                return nil
+            }
+            script.commit(tail + jobs.count)
+            script.note("commit \(name)")
+            return GroupWritten(results: jobs.map { .success($0.name) }, tail: tail + jobs.count)
+        }
+
+        func mayFollow(_ previous: [Job], with next: [Job]) -> Bool {
+            Set(previous.map(\.device)).isDisjoint(with: next.map(\.device))
+        }
+
+        func undidAnnouncedTail(_ error: Error) -> Bool { error is TailUndone }
+
+        func followed(kept: Bool) { script.countFollowed(kept) }
+    }
+
+    let script = Script()
+    let commit = GroupCommit<ScriptedStore>()
+    var store: ScriptedStore { ScriptedStore(script: script) }
+
+    func submit(_ job: Job) -> Task<String, Error> {
+        Task { [commit, store] in try await commit.store(job, with: store) }
+    }
+
+    /// Where `entry` stands in the log (the log's end if absent).
+    func place(_ entry: String) -> Int { script.log.firstIndex(of: entry) ?? Int.max }
+
+    @Test func theNextGroupFollowsAWriteThatAnnouncedAndCommitsAfterIt() async throws {
+        let a = submit(Job(name: "A", device: "a"))
+        await script.reached("announce A")
+        let b = submit(Job(name: "B", device: "b"))
+        // B is written while A is open (A waits at its gate), from A's tail.
+        await script.reached("follow B after 1")
+        #expect(!script.log.contains("commit A"))
+        let c = submit(Job(name: "C", device: "c"))
+        try await Task.sleep(for: .milliseconds(50))
+        // At most two writes at once: C waits for A.
+        #expect(!script.log.contains { $0.hasSuffix(" C") || $0.contains(" C after") })
+        script.open("commit A")
+        #expect(try await a.value == "A")
+        #expect(try await b.value == "B")
+        script.open("commit C")
+        #expect(try await c.value == "C")
+        #expect(place("commit A") < place("commit B"))
+        #expect(place("commit B") < place("commit C"))
+        #expect(place("commit A") < script.log.firstIndex { $0.contains(" C") }!)
+        #expect(script.stored == 3)
+        #expect(script.followed.first == true)
+    }
+
+    @Test func aGroupOfTheSameDeviceWaitsForTheWriteBeforeIt() async throws {
+        let a = submit(Job(name: "A", device: "a"))
+        await script.reached("announce A")
+        let again = submit(Job(name: "A2", device: "a"))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(script.log == ["write A", "announce A"])
+        script.open("commit A")
+        script.open("commit A2")
+        #expect(try await a.value == "A")
+        #expect(try await again.value == "A2")
+        #expect(script.log == ["write A", "announce A", "commit A", "write A2", "announce A2", "commit A2"])
+        #expect(script.followed.isEmpty)
+    }
+
+    @Test func anUndoneAnnouncedTailStopsItsFollowerBeforeItIsWrittenAgain() async throws {
+        let a = submit(Job(name: "A", device: "a", write: .undoesItsAnnouncedTail))
+        await script.reached("announce A")
+        let b = submit(Job(name: "B", device: "b"))
+        await script.reached("follow B after 1")
+        script.open("commit A")
+        script.open("commit B")
+        #expect(try await a.value == "A")
+        #expect(try await b.value == "B")
+        // A's announced write is undone; B gives up before A is written again (alone, not
+        // announcing), and B is written the usual way after A.
+        #expect(script.log == ["write A", "announce A", "follow B after 1", "undone A", "gave up B",
+                               "write A", "commit A", "write B", "announce B", "commit B"])
+        #expect(script.stored == 2)
+        #expect(script.followed == [false])
+    }
+
+    @Test func aFollowerNotKeptIsWrittenAgainAfterTheWriteItFollowed() async throws {
+        let a = submit(Job(name: "A", device: "a"))
+        await script.reached("announce A")
+        let b = submit(Job(name: "B", device: "b", write: .notKeptAsFollower))
+        await script.reached("follow B after 1")
+        script.open("commit B")
+        script.open("commit A")
+        #expect(try await a.value == "A")
+        #expect(try await b.value == "B")
+        #expect(script.log == ["write A", "announce A", "follow B after 1", "commit A", "gave up B", "write B", "announce B", "commit B"])
+        #expect(script.followed == [false])
+        #expect(script.stored == 2)
+    }
+
+    @Test func aFailedWriteFailsItsItemsAndItsFollowerIsWrittenAlone() async throws {
+        let a = submit(Job(name: "A", device: "a", write: .storeFails))
+        await script.reached("announce A")
+        let b = submit(Job(name: "B", device: "b"))
+        await script.reached("follow B after 1")
+        script.open("commit A")
+        script.open("commit B")
+        await #expect(throws: StoreFailed.self) { try await a.value }
+        #expect(try await b.value == "B")
+        #expect(script.log == ["write A", "announce A", "follow B after 1", "failed A", "gave up B", "write B", "announce B", "commit B"])
+        #expect(script.stored == 1)
+        #expect(script.followed == [false])
+        // The writer ended with nothing waiting, and starts again for the next item.
+        let c = submit(Job(name: "C", device: "a"))
+        script.open("commit C")
+        #expect(try await c.value == "C")
+        #expect(script.stored == 2)
+    }
+}
