@@ -768,8 +768,10 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             let transaction = try PostgresImport(writer: self)
             try body(transaction)
             try transaction.finish()
-            if announcesPlannedTail, let whenPlanned, let tail = tail(committed: revision) {
-                // Before this scope waits for PostgreSQL to store what the import sent.
+            // Only a write that moves the store's revision has the tail it would announce
+            // (one that stored nothing commits none). Before this scope waits for
+            // PostgreSQL to store what the import sent.
+            if announcesPlannedTail, wrote, let whenPlanned, let tail = tail(committed: revision) {
                 announcesPlannedTail = false
                 announced = true
                 whenPlanned(tail)
