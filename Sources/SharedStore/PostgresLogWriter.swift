@@ -565,6 +565,20 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
     /// Runs `body` so that what it writes is undone alone if it throws (a savepoint): a
     /// refused upload in a group leaves the others stored.
     public func undoingOnFailure<T>(_ body: () throws -> T) throws -> T {
+        if defersSharedRows {
+            // A following write gives up whole at any failure (see the catch below): no
+            // savepoint to roll back to, and two round trips fewer.
+            do {
+                let result = try body()
+                if !pendingOnlyReleases { try flush() }
+                return result
+            } catch {
+                dropHeld()
+                rolledBack = true
+                _ = try? flush()
+                throw error
+            }
+        }
         // A scope that opens right where another opened (nothing sent between) rolls back
         // to the same state: it shares that savepoint rather than sending one of its own
         // and its release (two round trips of a collector's group, see ``write(_:touching:_:)``).
@@ -593,10 +607,11 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             // failed with it, and their answers are drained.
             dropHeld()
             rolledBack = true
-            if announced || defersSharedRows {
-                // Neither a write that announced its tail (see ``AnnouncedTailUndone``) nor one
-                // that follows another (its tail and reads are its start's) goes on past a part
-                // of it undone: nothing more is written in this transaction, which ends whole.
+            if announced {
+                // A write that announced its tail (see ``AnnouncedTailUndone``) does not go on
+                // past a part of it undone: nothing more is written in this transaction, which
+                // ends whole. Nor does one that follows another (its tail and reads are its
+                // start's: above).
                 _ = try? flush()
                 throw AnnouncedTailUndone()
             }
@@ -745,6 +760,8 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             }
         } catch {
             if announced { throw AnnouncedTailUndone() }
+            // A following write gives up whole (``undoingOnFailure(_:)``): nothing to fall back on.
+            if defersSharedRows { throw error }
             return nil
         }
     }
