@@ -214,17 +214,6 @@ public final class Collector: Sendable {
         var events: Int { tree.leaves.count }
     }
 
-    /// Stores a group of checked uploads in one write of the store (one lock, one commit)
-    /// and answers for each: accepted, cosigned; or refused (nothing of it kept). Only a
-    /// failure of the store itself fails the group.
-    ///
-    /// The store is written as itself (``SharedStore/writeNatively(_:)``): no copy of it
-    /// is made or brought up to date, so a new collector's first push costs what a warm
-    /// one's does.
-    func storeGroup(_ uploads: [Upload]) async throws -> [Result<Accepted, Error>] {
-        try await storeGroup(uploads, whenPlanned: nil).results
-    }
-
     /// A group's answers, and the log's tail its write committed (see ``GroupCommit``).
     typealias StoredGroup = GroupWritten<Accepted, SharedStore.WriteTail>
 
@@ -256,9 +245,16 @@ public final class Collector: Sendable {
         func followed(kept: Bool) { collector.metrics.followedWrite(kept: kept) }
     }
 
-    /// ``storeGroup(_:)``, calling `whenPlanned` with the log's tail as soon as the write
-    /// has planned and sent the group's last import, before PostgreSQL has stored it:
-    /// the next group may follow it from there (``storeGroup(_:following:whenPlanned:)``).
+    /// Stores a group of checked uploads in one write of the store (one lock, one commit)
+    /// and answers for each: accepted, cosigned; or refused (nothing of it kept). Only a
+    /// failure of the store itself fails the group. Calls `whenPlanned` with the log's tail
+    /// as soon as the write has planned and sent the group's last import, before
+    /// PostgreSQL has stored it: the next group may follow it from there
+    /// (``storeGroup(_:following:whenPlanned:)``).
+    ///
+    /// The store is written as itself (``SharedStore/writeNatively(_:)``): no copy of it
+    /// is made or brought up to date, so a new collector's first push costs what a warm
+    /// one's does.
     func storeGroup(_ uploads: [Upload], whenPlanned: (@Sendable (SharedStore.WriteTail) -> Void)?) async throws -> StoredGroup {
         let (stored, tail) = try await store.writeNativelyReportingTail { writer in
             writer.whenPlanned = whenPlanned
