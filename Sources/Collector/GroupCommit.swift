@@ -59,8 +59,9 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
     /// One group's write under way, as the group after it may follow it.
     private final class Write: Sendable {
         let group: [Waiting]
-        /// The write this one follows, if it does.
-        let followed: Write?
+        /// The write this one follows, if it does, until this one ended: held no longer,
+        /// or every write would hold the one before it, and the uploads of each.
+        var followed: Write? { progress.withLock { $0.followed } }
         private let progress = NSLockedValue(Progress())
         private let commit: GroupCommit
 
@@ -70,7 +71,9 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
             /// How the write that announced `planned` ended: committed (its tail) or not (nil).
             var outcome: Tail??
             var outcomeWaiters: [CheckedContinuation<Tail?, Never>] = []
-            /// The write that follows this one, once one does.
+            /// The write this one follows (see ``followed``).
+            var followed: Write?
+            /// The write that follows this one, once one does, until this one's outcome is settled.
             var follower: Write?
             /// Whether this write's own try as a follower is over (kept or given up).
             var settled = false
@@ -81,8 +84,8 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
 
         init(_ group: [Waiting], following followed: Write?, in commit: GroupCommit) {
             self.group = group
-            self.followed = followed
             self.commit = commit
+            progress.withLock { $0.followed = followed }
         }
 
         var items: [Item] { group.map(\.item) }
@@ -117,7 +120,10 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         func settleOutcome(_ tail: Tail?) -> Write? {
             let (waiters, follower) = progress.withLock { progress -> ([CheckedContinuation<Tail?, Never>], Write?) in
                 if progress.outcome == nil { progress.outcome = .some(tail) }
-                defer { progress.outcomeWaiters = [] }
+                defer {
+                    progress.outcomeWaiters = []
+                    progress.follower = nil
+                }
                 return (progress.outcomeWaiters, progress.follower)
             }
             let outcome = progress.withLock { $0.outcome ?? nil }
@@ -163,6 +169,7 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
             settleOutcome(tail)
             let waiters = progress.withLock { progress in
                 progress.ended = true
+                progress.followed = nil
                 defer { progress.endWaiters = [] }
                 return progress.endWaiters
             }

@@ -592,7 +592,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
             try execute("SAVEPOINT \(name)")
             savepointAtEnd = name
         }
-        let wroteBefore = wrote, deferredBefore = deferred.count
+        let wroteBefore = wrote
         do {
             let result = try body()
             // Its statements' answers are its own: a failure among them undoes it alone. A
@@ -615,7 +615,6 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
                 _ = try? flush()
                 throw AnnouncedTailUndone()
             }
-            deferred.removeSubrange(min(deferredBefore, deferred.count)...)
             _ = try? flush()
             try execute("ROLLBACK TO SAVEPOINT \(name)")
             try flush()

@@ -24,6 +24,24 @@ import Testing
         var name: String
         var device: String
         var write: Write = .commits
+        /// Counts itself alive in `Live` while anything holds the job.
+        var token: Token?
+    }
+
+    /// Jobs alive, by their tokens.
+    final class Live: Sendable {
+        private let count = NSLockedValue(0)
+        var value: Int { count.withLock { $0 } }
+        func change(_ by: Int) { count.withLock { $0 += by } }
+    }
+
+    final class Token: Sendable {
+        let live: Live
+        init(_ live: Live) {
+            self.live = live
+            live.change(1)
+        }
+        deinit { live.change(-1) }
     }
 
     struct StoreFailed: Error {}
@@ -219,6 +237,31 @@ import Testing
         #expect(script.log == ["write A", "announce A", "follow B after 1", "commit A", "gave up B", "write B", "announce B", "commit B"])
         #expect(script.followed == [false])
         #expect(script.stored == 2)
+    }
+
+    /// A write holds the write it follows only until it ends, and a write its follower
+    /// only until its own outcome is known: under load, memory holds the writes open, not
+    /// every write (and its uploads) since the writer started.
+    @Test func writesThatEndedAreLetGo() async throws {
+        let live = Live()
+        for pair in 0..<5 {
+            let first = submit(Job(name: "X\(pair)", device: "x\(pair)", token: Token(live)))
+            await script.reached("announce X\(pair)")
+            let second = submit(Job(name: "Y\(pair)", device: "y\(pair)", token: Token(live)))
+            await script.reached("follow Y\(pair) after \(2 * pair + 1)")
+            script.open("commit X\(pair)")
+            #expect(try await first.value == "X\(pair)")
+            #expect(try await second.value == "Y\(pair)")
+        }
+        #expect(script.followed == [Bool](repeating: true, count: 5))
+        // The writer is still writing (Z waits at its gate): the ten jobs before are let go.
+        let last = submit(Job(name: "Z", device: "z", token: Token(live)))
+        await script.reached("announce Z")
+        #expect(live.value <= 2, "\(live.value) jobs still held")
+        script.open("commit Z")
+        #expect(try await last.value == "Z")
+        for _ in 0..<100 where live.value > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(live.value == 0)
     }
 
     @Test func aFailedWriteFailsItsItemsAndItsFollowerIsWrittenAlone() async throws {
