@@ -204,14 +204,17 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
                 await sleep()
                 continue
             }
-            let write = Write(group, following: previous, in: self)
-            if writer.mayFollow(previous.items, with: group.map(\.item)), previous.register(follower: write) {
-                Task { await run(write, with: writer) }
-                last = write
-            } else {
-                await previous.ended()
-                last = start(group, with: writer)
+            if writer.mayFollow(previous.items, with: group.map(\.item)) {
+                let write = Write(group, following: previous, in: self)
+                if previous.register(follower: write) {
+                    Task { await run(write, with: writer) }
+                    last = write
+                    continue
+                }
             }
+            // Reads what `previous` writes, or `previous` can no longer be followed: after it.
+            await previous.ended()
+            last = start(group, with: writer)
         }
     }
 
