@@ -161,14 +161,13 @@ extension SharedStore {
                         _ = try? await run(connection, "ROLLBACK")
                         return nil
                     }
+                    let tail = writer.tail(committed: writer.wrote ? followed.tail.revision + 1 : followed.tail.revision)
                     guard let committed = await followed.outcome(), committed == followed.tail,
-                          let state = try? await currentState(connection, locking: true), state.revision == followed.tail.revision
+                          try writer.commitFollowing(after: followed.tail.revision)
                     else {
                         _ = try? await run(connection, "ROLLBACK")
                         return nil
                     }
-                    let tail = writer.tail(committed: followed.tail.revision + 1)
-                    try writer.commit(revision: followed.tail.revision + 1)
                     return (result, tail)
                 } catch {
                     _ = try? await run(connection, "ROLLBACK")
@@ -515,6 +514,35 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         }
         try execute("COMMIT")
         try flush()
+    }
+
+    /// A following write's commit (``SharedStore/writeNatively(following:_:)``), once the
+    /// write it follows committed: the store's revision moved on from `expected` (taking
+    /// the store's lock, and checking that no write came between), with the rows held for
+    /// the commit, in one statement; then the COMMIT. False, with nothing committed, if the
+    /// revision was not `expected` (the caller rolls back).
+    func commitFollowing(after expected: Int64) throws -> Bool {
+        try sendHeld()
+        var shared = deferred
+        deferred = []
+        var binds = PostgresBindings()
+        binds.append(wrote ? revision : expected)
+        binds.append(expected)
+        var clauses = ["moved AS (UPDATE store_state SET revision = $1 WHERE revision = $2 RETURNING 1)"]
+        // The clauses of one statement do not see each other's rows: of writes to one
+        // table (a long import's coverage, batch after batch) the first goes with the check,
+        // the rest after it.
+        if let first = shared.first {
+            first.write.bind(&binds)
+            clauses.append("w0 AS (\(Self.renumbering(first.write.sql, by: 2)))")
+            shared.removeFirst()
+        }
+        let answer = try send("WITH " + clauses.joined(separator: ", ") + " SELECT count(*) FROM moved", binds)
+        guard try rows(of: answer, { try $0[0].decode(Int64.self) }).first == 1 else { return false }
+        for (write, tables) in shared { try hold(write, touching: tables) }
+        try execute("COMMIT")
+        try flush()
+        return true
     }
 
     /// Writes `rows` (``CopyRows``) into `table`'s `columns` with `COPY ... FROM STDIN`,
