@@ -33,6 +33,32 @@ import Testing
         #expect(UUID(uuidString: text) == nil)
     }
 
+    /// Every byte value at every place of the 36, read in one piece (an array, where
+    /// digits are read without a branch) and as a sequence: accepted exactly where the
+    /// place wants it (a hyphen, or a hex digit of either case), with Foundation's value.
+    /// (Foundation's own reading is laxer: `sscanf` lets a space, a sign or an `x` through
+    /// at some places; an id in a log is written one way only.)
+    @Test func everyByteAtEveryPlaceIsReadAsFoundationReadsIt() {
+        let id = UUID()
+        var checked = 0
+        for text in [id.uuidString, id.uuidString.lowercased()] {
+            let base = Array(text.utf8)
+            for place in 0..<36 {
+                for byte in 0...255 {
+                    var bytes = base
+                    bytes[place] = UInt8(byte)
+                    let wanted = [8, 13, 18, 23].contains(place) ? byte == 45 : (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+                    let expected = wanted ? UUID(uuidString: String(decoding: bytes, as: UTF8.self)) : nil
+                    #expect(!wanted || expected != nil)
+                    #expect(UUID(hyphenatedUTF8: bytes) == expected, "byte \(byte) at \(place)")
+                    #expect(UUID(hyphenatedUTF8: bytes.lazy.map { $0 }) == expected, "byte \(byte) at \(place), as a sequence")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked == 2 * 36 * 256)
+    }
+
     /// A device's owner is found by comparing its name table's keys with the id in place.
     @Test func anIdIsSpelledByItsOwnStringAlone() {
         var compared = 0
