@@ -18,19 +18,26 @@ package struct CopyRows: Sendable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// The bytes before a new column: a tab after the row's first (written with the
+    /// column's value, one reservation of the buffer a column rather than two).
+    private mutating func separator() -> Int {
+        defer { columnsInRow += 1 }
+        return columnsInRow > 0 ? 1 : 0
+    }
+
     private mutating func separate() {
-        if columnsInRow > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
-        columnsInRow += 1
+        if separator() > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
     }
 
     package mutating func append(_ value: Int64) {
-        separate()
+        let tab = separator()
         // Digits written in place: a String per column was a tenth of a collector's write.
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { out in
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 21) { out in
+            if tab > 0 { out[0] = UInt8(ascii: "\t") }
             var magnitude = value.magnitude, digits = 0
             repeat { digits += 1; magnitude /= 10 } while magnitude > 0
-            let count = digits + (value < 0 ? 1 : 0)
-            if value < 0 { out[0] = UInt8(ascii: "-") }
+            let count = tab + digits + (value < 0 ? 1 : 0)
+            if value < 0 { out[tab] = UInt8(ascii: "-") }
             magnitude = value.magnitude
             for at in stride(from: count - 1, through: count - digits, by: -1) {
                 out[at] = UInt8(ascii: "0") + UInt8(magnitude % 10)
@@ -47,14 +54,15 @@ package struct CopyRows: Sendable {
 
     /// A `bytea` value: `\x` and its hex digits (the backslash doubled, as COPY's text format escapes it).
     package mutating func append(bytes: [UInt8]) {
-        separate()
-        let count = 3 + 2 * bytes.count
+        let tab = separator()
+        let count = tab + 3 + 2 * bytes.count
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { out in
-            out[0] = UInt8(ascii: "\\")
-            out[1] = UInt8(ascii: "\\")
-            out[2] = UInt8(ascii: "x")
+            if tab > 0 { out[0] = UInt8(ascii: "\t") }
+            out[tab] = UInt8(ascii: "\\")
+            out[tab + 1] = UInt8(ascii: "\\")
+            out[tab + 2] = UInt8(ascii: "x")
             Self.hexDigits.withUnsafeBufferPointer { digits in
-                var at = 3
+                var at = tab + 3
                 for byte in bytes {
                     out[at] = digits[Int(byte >> 4)]
                     out[at + 1] = digits[Int(byte & 0x0F)]

@@ -251,9 +251,12 @@ import Testing
         rows.append(42)
         rows.append(bytes: [])
         rows.endRow()
+        rows.append(bytes: [0xAB])
+        rows.append(Int64.min)
+        rows.endRow()
         let text = String(decoding: rows.bytes, as: UTF8.self)
-        #expect(text == "0\t-5\t9223372036854775807\t-9223372036854775808\t\\N\t\\\\x00ff5c0a09\n42\t\\\\x\n")
-        #expect(rows.count == 2)
+        #expect(text == "0\t-5\t9223372036854775807\t-9223372036854775808\t\\N\t\\\\x00ff5c0a09\n42\t\\\\x\n\\\\xab\t-9223372036854775808\n")
+        #expect(rows.count == 3)
     }
 
     /// A write whose connection goes away while its `COPY` waits ends within the COPY's
