@@ -23,6 +23,10 @@ import Foundation
 final class GroupCommit<Writer: GroupWriting>: Sendable {
     /// The most events one write takes: a group stays one short transaction.
     static var maximumEvents: Int { 50_000 }
+    /// The most writes open at once, each following the one before (each on a connection
+    /// of its own): three gave 5% more than two at 8 and at 16 uploads in flight, four no
+    /// more than three (docs/BENCHMARKS.md, session 46).
+    static var maximumOpen: Int { 3 }
 
     typealias Item = Writer.Item
     typealias Tail = Writer.Tail
@@ -93,6 +97,15 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         /// The tail the write announced, while a group may still follow it.
         var plannedTail: Tail? { progress.withLock { $0.outcome == nil ? $0.planned : nil } }
         var hasEnded: Bool { progress.withLock { $0.ended } }
+        /// Writes open before this one in its chain of follows.
+        var openBefore: Int {
+            var count = 0, write = followed
+            while let before = write, !before.hasEnded {
+                count += 1
+                write = before.followed
+            }
+            return count
+        }
         /// The tail the write announced, if it did.
         var announcedTail: Tail? { progress.withLock { $0.planned } }
 
@@ -188,7 +201,7 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         }
     }
 
-    /// Writes groups until nothing waits, at most two at once.
+    /// Writes groups until nothing waits, at most ``maximumOpen`` at once.
     private func write(with writer: Writer) async {
         var last: Write?
         while true {
@@ -198,9 +211,9 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
                 last = start(group, with: writer)
                 continue
             }
-            // The next group follows `previous` once it announced its tail, and once the
-            // write it follows itself ended (two writes at once at most).
-            guard previous.plannedTail != nil, previous.followed?.hasEnded ?? true, let group = nextGroup(endingIfNone: false) else {
+            // The next group follows `previous` once it announced its tail, while fewer than
+            // ``maximumOpen`` writes are open.
+            guard previous.plannedTail != nil, previous.openBefore < Self.maximumOpen - 1, let group = nextGroup(endingIfNone: false) else {
                 await sleep()
                 continue
             }

@@ -4,7 +4,7 @@ import Testing
 
 /// The collector's scheduling of group writes (`GroupCommit`), step by step: a write
 /// that announced its tail is followed by the next group while it is still stored; at
-/// most two writes at once; a follower commits only after the write it follows; and when
+/// most three writes at once; a follower commits only after the write it follows; and when
 /// a write's announced tail is undone or a follower is not kept, each is written again
 /// the usual way, in order, with every item answered once. The writes are a script here
 /// (what the store does is `FollowingWriteTests`' and `CollectorTests`' part).
@@ -175,23 +175,28 @@ import Testing
         let a = submit(Job(name: "A", device: "a"))
         await script.reached("announce A")
         let b = submit(Job(name: "B", device: "b"))
-        // B is written while A is open (A waits at its gate), from A's tail.
+        // B is written while A is open (A waits at its gate), from A's tail; C from B's.
         await script.reached("follow B after 1")
         #expect(!script.log.contains("commit A"))
         let c = submit(Job(name: "C", device: "c"))
+        await script.reached("follow C after 2")
+        let d = submit(Job(name: "D", device: "d"))
         try await Task.sleep(for: .milliseconds(50))
-        // At most two writes at once: C waits for A.
-        #expect(!script.log.contains { $0.hasSuffix(" C") || $0.contains(" C after") })
+        // At most three writes at once: D waits for A.
+        #expect(!script.log.contains { $0.hasSuffix(" D") || $0.contains(" D after") })
+        #expect(GroupCommit<ScriptedStore>.maximumOpen == 3)
         script.open("commit A")
         #expect(try await a.value == "A")
         #expect(try await b.value == "B")
-        script.open("commit C")
         #expect(try await c.value == "C")
+        script.open("commit D")
+        #expect(try await d.value == "D")
         #expect(place("commit A") < place("commit B"))
         #expect(place("commit B") < place("commit C"))
-        #expect(place("commit A") < script.log.firstIndex { $0.contains(" C") }!)
-        #expect(script.stored == 3)
-        #expect(script.followed.first == true)
+        #expect(place("commit C") < place("commit D"))
+        #expect(place("commit A") < script.log.firstIndex { $0.contains(" D") }!)
+        #expect(script.stored == 4)
+        #expect(script.followed.prefix(2) == [true, true])
     }
 
     @Test func aGroupOfTheSameDeviceWaitsForTheWriteBeforeIt() async throws {
@@ -223,6 +228,29 @@ import Testing
                                "write A", "commit A", "write B", "announce B", "commit B"])
         #expect(script.stored == 2)
         #expect(script.followed == [false])
+    }
+
+    /// Three writes open, the first undone: the second gives up, and so the third, each
+    /// before the one it followed is written again; then all three in turn.
+    @Test func anUndoneTailStopsEveryWriteThatFollowsIt() async throws {
+        let a = submit(Job(name: "A", device: "a", write: .undoesItsAnnouncedTail))
+        await script.reached("announce A")
+        let b = submit(Job(name: "B", device: "b"))
+        await script.reached("follow B after 1")
+        let c = submit(Job(name: "C", device: "c"))
+        await script.reached("follow C after 2")
+        for name in ["A", "B", "C"] { script.open("commit \(name)") }
+        #expect(try await a.value == "A")
+        #expect(try await b.value == "B")
+        #expect(try await c.value == "C")
+        let log = script.log
+        #expect(Array(log.prefix(8)) == ["write A", "announce A", "follow B after 1", "follow C after 2", "undone A", "gave up B", "gave up C", "write A"],
+                "\(log)")
+        #expect(place("commit A") < place("write B"))
+        #expect(log.firstIndex(of: "commit B")! < log.lastIndex(of: "write C") ?? log.lastIndex(of: "follow C after 2")!)
+        #expect(log.last == "commit C")
+        #expect(script.stored == 3)
+        #expect(script.followed == [false, false])
     }
 
     @Test func aFollowerNotKeptIsWrittenAgainAfterTheWriteItFollowed() async throws {
