@@ -67,23 +67,22 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         /// or every write would hold the one before it, and the uploads of each.
         var followed: Write? { progress.withLock { $0.followed } }
         private let progress = NSLockedValue(Progress())
+        /// How the write that announced its tail ended: committed (its tail) or not (nil).
+        private let outcomeOfTail = Eventual<Tail?>()
+        /// This write's own try as a follower is over (kept, or given up and rolled back).
+        private let tried = Eventual<Void>()
+        private let over = Eventual<Void>()
         private let commit: GroupCommit
 
         private struct Progress {
-            /// The tail its write announced, until that write ended or failed.
+            /// The tail its write announced.
             var planned: Tail?
-            /// How the write that announced `planned` ended: committed (its tail) or not (nil).
-            var outcome: Tail??
-            var outcomeWaiters: [CheckedContinuation<Tail?, Never>] = []
+            /// Whether that tail's fate is known (``outcomeOfTail``): no follower joins after.
+            var settled = false
             /// The write this one follows (see ``followed``).
             var followed: Write?
-            /// The write that follows this one, once one does, until this one's outcome is settled.
+            /// The write that follows this one, once one does, until its outcome is settled.
             var follower: Write?
-            /// Whether this write's own try as a follower is over (kept or given up).
-            var settled = false
-            var settledWaiters: [CheckedContinuation<Void, Never>] = []
-            var ended = false
-            var endWaiters: [CheckedContinuation<Void, Never>] = []
         }
 
         init(_ group: [Waiting], following followed: Write?, in commit: GroupCommit) {
@@ -95,8 +94,8 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         var items: [Item] { group.map(\.item) }
 
         /// The tail the write announced, while a group may still follow it.
-        var plannedTail: Tail? { progress.withLock { $0.outcome == nil ? $0.planned : nil } }
-        var hasEnded: Bool { progress.withLock { $0.ended } }
+        var plannedTail: Tail? { progress.withLock { $0.settled ? nil : $0.planned } }
+        var hasEnded: Bool { over.isSet }
         /// Writes open before this one in its chain of follows.
         var openBefore: Int {
             var count = 0, write = followed
@@ -112,7 +111,7 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         /// Makes `write` this write's follower; false if its tail can no longer be followed.
         func register(follower write: Write) -> Bool {
             progress.withLock { progress in
-                guard progress.outcome == nil, progress.planned != nil, progress.follower == nil else { return false }
+                guard !progress.settled, progress.planned != nil, progress.follower == nil else { return false }
                 progress.follower = write
                 return true
             }
@@ -120,85 +119,42 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
 
         func announce(_ tail: Tail) {
             let first = progress.withLock { progress -> Bool in
-                guard progress.planned == nil, progress.outcome == nil else { return false }
+                guard progress.planned == nil, !progress.settled else { return false }
                 progress.planned = tail
                 return true
             }
             if first { commit.wake() }
         }
 
-        /// Settles the announced tail's fate: `tail` committed, or nil (the write failed or
-        /// is written again). Returns the follower, if one started.
+        /// Settles the announced tail's fate, the first call alone: `tail` committed, or nil
+        /// (the write failed or is written again). Returns the follower, if one started.
         @discardableResult
         func settleOutcome(_ tail: Tail?) -> Write? {
-            let (waiters, follower) = progress.withLock { progress -> ([CheckedContinuation<Tail?, Never>], Write?) in
-                if progress.outcome == nil { progress.outcome = .some(tail) }
-                defer {
-                    progress.outcomeWaiters = []
-                    progress.follower = nil
-                }
-                return (progress.outcomeWaiters, progress.follower)
+            let follower = progress.withLock { progress -> Write? in
+                progress.settled = true
+                defer { progress.follower = nil }
+                return progress.follower
             }
-            let outcome = progress.withLock { $0.outcome ?? nil }
-            for waiter in waiters { waiter.resume(returning: outcome) }
+            outcomeOfTail.set(tail)
             return follower
         }
 
         /// The announced tail's fate (see ``settleOutcome(_:)``).
-        func outcome() async -> Tail? {
-            await withCheckedContinuation { waiter in
-                let known = progress.withLock { progress -> Tail?? in
-                    guard let outcome = progress.outcome else {
-                        progress.outcomeWaiters.append(waiter)
-                        return nil
-                    }
-                    return .some(outcome)
-                }
-                if let known { waiter.resume(returning: known) }
-            }
-        }
+        func outcome() async -> Tail? { await outcomeOfTail.value }
 
         /// This write's try as a follower is over: its rows are committed or rolled back.
-        func settleTry() {
-            let waiters = progress.withLock { progress in
-                progress.settled = true
-                defer { progress.settledWaiters = [] }
-                return progress.settledWaiters
-            }
-            for waiter in waiters { waiter.resume() }
-        }
+        func settleTry() { tried.set(()) }
 
-        func triedAsFollower() async {
-            await withCheckedContinuation { waiter in
-                let done = progress.withLock { progress -> Bool in
-                    if !progress.settled { progress.settledWaiters.append(waiter) }
-                    return progress.settled
-                }
-                if done { waiter.resume() }
-            }
-        }
+        func triedAsFollower() async { await tried.value }
 
         func end(committed tail: Tail?) {
             settleOutcome(tail)
-            let waiters = progress.withLock { progress in
-                progress.ended = true
-                progress.followed = nil
-                defer { progress.endWaiters = [] }
-                return progress.endWaiters
-            }
-            for waiter in waiters { waiter.resume() }
+            progress.withLock { $0.followed = nil }
+            over.set(())
             commit.wake()
         }
 
-        func ended() async {
-            await withCheckedContinuation { waiter in
-                let done = progress.withLock { progress -> Bool in
-                    if !progress.ended { progress.endWaiters.append(waiter) }
-                    return progress.ended
-                }
-                if done { waiter.resume() }
-            }
-        }
+        func ended() async { await over.value }
     }
 
     /// Writes groups until nothing waits, at most ``maximumOpen`` at once.
@@ -360,6 +316,39 @@ protocol GroupWriting: Sendable {
 struct GroupWritten<Answer: Sendable, Tail: Sendable>: Sendable {
     var results: [Result<Answer, Error>]
     var tail: Tail?
+}
+
+/// A value set once and awaited by any number of tasks: the first value set stands.
+package final class Eventual<Value: Sendable>: Sendable {
+    private let state = NSLockedValue<(value: Value?, waiters: [CheckedContinuation<Value, Never>])>((nil, []))
+
+    package init() {}
+
+    /// Sets the value, if none was set; the tasks waiting for it go on.
+    package func set(_ value: Value) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>] in
+            guard state.value == nil else { return [] }
+            state.value = value
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: value) }
+    }
+
+    package var isSet: Bool { state.withLock { $0.value != nil } }
+
+    /// The value, once set.
+    package var value: Value {
+        get async {
+            await withCheckedContinuation { waiter in
+                let known = state.withLock { state -> Value? in
+                    if state.value == nil { state.waiters.append(waiter) }
+                    return state.value
+                }
+                if let known { waiter.resume(returning: known) }
+            }
+        }
+    }
 }
 
 /// A value behind a lock, for state shared across tasks (as swift-nio's `NIOLockedValueBox`).

@@ -16,28 +16,13 @@ extension SharedStore {
     ///
     /// `body` runs on a thread that may block (it waits for the server's answers).
     public func writeNatively<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws -> T {
-        do {
-            return try await write(body)
-        } catch is SchemaNotCurrent {
-            // Named precisely (not migrated, older, newer, not a store) by the full check;
-            // a store migrated meanwhile passes it, and the write (which did nothing) runs again.
-            try await withConnection { _ = try await version($0) }
-            do {
-                return try await write(body)
-            } catch let again as SchemaNotCurrent {
-                throw again.underlying
-            }
-        }
+        try await writeNativelyReportingTail(body).result
     }
 
     /// The store's schema is not this build's, or the lock's statement failed (no such
     /// tables): ``version(_:requireMigrated:)`` says which; `underlying` is what was seen.
     private struct SchemaNotCurrent: Error {
         var underlying: Error
-    }
-
-    private func write<T: Sendable>(_ body: @escaping @Sendable (PostgresLogWriter) throws -> T) async throws -> T {
-        try await writeReportingTail(body).result
     }
 
     /// ``writeNatively(_:)``, also answering the log's tail as the write left it (nil if
@@ -48,6 +33,8 @@ extension SharedStore {
         do {
             return try await writeReportingTail(body)
         } catch is SchemaNotCurrent {
+            // Named precisely (not migrated, older, newer, not a store) by the full check;
+            // a store migrated meanwhile passes it, and the write (which did nothing) runs again.
             try await withConnection { _ = try await version($0) }
             do {
                 return try await writeReportingTail(body)

@@ -217,29 +217,3 @@ import Testing
         #expect(try Self.contents(url) == before)
     }
 }
-
-/// A value set once, awaited by any number of tasks.
-final class Eventual<Value: Sendable>: Sendable {
-    private let state = NSLockedValue<(value: Value?, waiters: [CheckedContinuation<Value, Never>])>((nil, []))
-
-    func set(_ value: Value) {
-        let waiters = state.withLock { state in
-            state.value = value
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: value) }
-    }
-
-    var value: Value {
-        get async {
-            await withCheckedContinuation { waiter in
-                let known = state.withLock { state -> Value? in
-                    if state.value == nil { state.waiters.append(waiter) }
-                    return state.value
-                }
-                if let known { waiter.resume(returning: known) }
-            }
-        }
-    }
-}

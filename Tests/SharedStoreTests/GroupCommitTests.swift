@@ -51,9 +51,8 @@ import Testing
     final class Script: Sendable {
         private struct State {
             var log: [String] = []
-            var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-            var open: Set<String> = []
-            var gates: [String: [CheckedContinuation<Void, Never>]] = [:]
+            /// Log entries and gates, each a signal raised once.
+            var signals: [String: Eventual<Void>] = [:]
             /// Items committed so far: the store's tail.
             var stored = 0
             var followed: [Bool] = []
@@ -64,44 +63,26 @@ import Testing
         var stored: Int { state.withLock { $0.stored } }
         var followed: [Bool] { state.withLock { $0.followed } }
 
-        func note(_ entry: String) {
-            let waiters = state.withLock { state in
-                state.log.append(entry)
-                return state.waiters.removeValue(forKey: entry) ?? []
+        private func signal(_ name: String) -> Eventual<Void> {
+            state.withLock { state in
+                if let known = state.signals[name] { return known }
+                let made = Eventual<Void>()
+                state.signals[name] = made
+                return made
             }
-            for waiter in waiters { waiter.resume() }
+        }
+
+        func note(_ entry: String) {
+            state.withLock { $0.log.append(entry) }
+            signal("noted " + entry).set(())
         }
 
         /// Returns once `entry` was noted.
-        func reached(_ entry: String) async {
-            await withCheckedContinuation { waiter in
-                let seen = state.withLock { state -> Bool in
-                    if state.log.contains(entry) { return true }
-                    state.waiters[entry, default: []].append(waiter)
-                    return false
-                }
-                if seen { waiter.resume() }
-            }
-        }
+        func reached(_ entry: String) async { await signal("noted " + entry).value }
 
-        func open(_ gate: String) {
-            let waiters = state.withLock { state in
-                state.open.insert(gate)
-                return state.gates.removeValue(forKey: gate) ?? []
-            }
-            for waiter in waiters { waiter.resume() }
-        }
+        func open(_ gate: String) { signal("open " + gate).set(()) }
 
-        func pass(_ gate: String) async {
-            await withCheckedContinuation { waiter in
-                let open = state.withLock { state -> Bool in
-                    if state.open.contains(gate) { return true }
-                    state.gates[gate, default: []].append(waiter)
-                    return false
-                }
-                if open { waiter.resume() }
-            }
-        }
+        func pass(_ gate: String) async { await signal("open " + gate).value }
 
         func commit(_ tail: Int) { state.withLock { $0.stored = tail } }
         func countFollowed(_ kept: Bool) { state.withLock { $0.followed.append(kept) } }
