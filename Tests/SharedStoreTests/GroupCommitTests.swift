@@ -149,6 +149,16 @@ import Testing
         Task { [commit, store] in try await commit.store(job, with: store) }
     }
 
+    /// A, whose write does `first`, and B, of another device, whose write does `second`
+    /// and follows A's (A waits at its gate).
+    func aThenBFollowingIt(_ first: Job.Write, _ second: Job.Write = .commits) async -> (a: Task<String, Error>, b: Task<String, Error>) {
+        let a = submit(Job(name: "A", device: "a", write: first))
+        await script.reached("announce A")
+        let b = submit(Job(name: "B", device: "b", write: second))
+        await script.reached("follow B after 1")
+        return (a, b)
+    }
+
     /// Where `entry` stands in the log (the log's end if absent).
     func place(_ entry: String) -> Int { script.log.firstIndex(of: entry) ?? Int.max }
 
@@ -195,10 +205,7 @@ import Testing
     }
 
     @Test func anUndoneAnnouncedTailStopsItsFollowerBeforeItIsWrittenAgain() async throws {
-        let a = submit(Job(name: "A", device: "a", write: .undoesItsAnnouncedTail))
-        await script.reached("announce A")
-        let b = submit(Job(name: "B", device: "b"))
-        await script.reached("follow B after 1")
+        let (a, b) = await aThenBFollowingIt(.undoesItsAnnouncedTail)
         script.open("commit A")
         script.open("commit B")
         #expect(try await a.value == "A")
@@ -214,10 +221,7 @@ import Testing
     /// Three writes open, the first undone: the second gives up, and so the third, each
     /// before the one it followed is written again; then all three in turn.
     @Test func anUndoneTailStopsEveryWriteThatFollowsIt() async throws {
-        let a = submit(Job(name: "A", device: "a", write: .undoesItsAnnouncedTail))
-        await script.reached("announce A")
-        let b = submit(Job(name: "B", device: "b"))
-        await script.reached("follow B after 1")
+        let (a, b) = await aThenBFollowingIt(.undoesItsAnnouncedTail)
         let c = submit(Job(name: "C", device: "c"))
         await script.reached("follow C after 2")
         for name in ["A", "B", "C"] { script.open("commit \(name)") }
@@ -235,10 +239,7 @@ import Testing
     }
 
     @Test func aFollowerNotKeptIsWrittenAgainAfterTheWriteItFollowed() async throws {
-        let a = submit(Job(name: "A", device: "a"))
-        await script.reached("announce A")
-        let b = submit(Job(name: "B", device: "b", write: .notKeptAsFollower))
-        await script.reached("follow B after 1")
+        let (a, b) = await aThenBFollowingIt(.commits, .notKeptAsFollower)
         script.open("commit B")
         script.open("commit A")
         #expect(try await a.value == "A")
@@ -274,10 +275,7 @@ import Testing
     }
 
     @Test func aFailedWriteFailsItsItemsAndItsFollowerIsWrittenAlone() async throws {
-        let a = submit(Job(name: "A", device: "a", write: .storeFails))
-        await script.reached("announce A")
-        let b = submit(Job(name: "B", device: "b"))
-        await script.reached("follow B after 1")
+        let (a, b) = await aThenBFollowingIt(.storeFails)
         script.open("commit A")
         script.open("commit B")
         await #expect(throws: StoreFailed.self) { try await a.value }
