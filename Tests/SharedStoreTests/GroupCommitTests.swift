@@ -267,10 +267,12 @@ import Testing
         // The writer is still writing (Z waits at its gate): the ten jobs before are let go.
         let last = submit(Job(name: "Z", device: "z", token: Token(live)))
         await script.reached("announce Z")
+        // The writes' tasks end just after answering: given up to ten seconds on a busy machine.
+        for _ in 0..<1_000 where live.value > 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(live.value <= 2, "\(live.value) jobs still held")
         script.open("commit Z")
         #expect(try await last.value == "Z")
-        for _ in 0..<100 where live.value > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<1_000 where live.value > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(live.value == 0)
     }
 
