@@ -43,6 +43,36 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         var sleeper: CheckedContinuation<Void, Never>?
         /// Something happened while the loop was not asleep.
         var woken = false
+        /// Following writes given up one after another, and until when none is tried.
+        var givenUp = 0
+        var followingPausedUntil: ContinuousClock.Instant?
+    }
+
+    /// Following writes given up in a row after which none is tried for ``followingPause``:
+    /// with another collector writing the same store, nearly every one is (the other's write
+    /// comes between), and each costs its planning and the other's wait for its rows.
+    static var givenUpBeforePause: Int { 3 }
+    static var followingPause: Duration { .seconds(5) }
+
+    /// Whether a group may be written following another now (not paused).
+    private var mayFollowNow: Bool {
+        state.withLock { state in
+            guard let until = state.followingPausedUntil else { return true }
+            if ContinuousClock.now < until { return false }
+            state.followingPausedUntil = nil
+            return true
+        }
+    }
+
+    private func noteFollowed(kept: Bool) {
+        state.withLock { state in
+            guard !kept else { return state.givenUp = 0 }
+            state.givenUp += 1
+            if state.givenUp >= Self.givenUpBeforePause {
+                state.givenUp = 0
+                state.followingPausedUntil = ContinuousClock.now + Self.followingPause
+            }
+        }
     }
 
     private let state = NSLockedValue(State())
@@ -173,7 +203,7 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
                 await sleep()
                 continue
             }
-            if writer.mayFollow(previous.items, with: group.map(\.item)) {
+            if mayFollowNow, writer.mayFollow(previous.items, with: group.map(\.item)) {
                 let write = Write(group, following: previous, in: self)
                 if previous.register(follower: write) {
                     Task { await run(write, with: writer) }
@@ -199,6 +229,7 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         if let followed = write.followed, let tail = followed.announcedTail {
             stored = try? await writer.write(items, following: tail, outcome: { await followed.outcome() }, whenPlanned: write.announce)
             writer.followed(kept: stored != nil)
+            noteFollowed(kept: stored != nil)
             if stored == nil {
                 // Given up: what it announced is not followed either, and a write that
                 // followed it gives up (its rows rolled back) before this one is written again.

@@ -129,10 +129,13 @@ extension SharedStore {
         return try await Self.blocking {
             try await withConnection { connection in
                 let begin: EventLoopFuture<PostgresQueryResult> = connection.query(PostgresQuery(unsafeSQL: "BEGIN"), logger: Self.logger)
-                // A write of another collector that waits for a row this one holds while
-                // this one waits for its lock is a deadlock PostgreSQL ends after a second
-                // (deadlock_timeout), failing either: this one gives up first, and is written again.
-                let timeout: EventLoopFuture<PostgresQueryResult> = connection.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '500ms'"),
+                // Alone, a following write never waits for a row lock: its rows are of other
+                // devices than the write before's, at positions and ids past them. Another
+                // collector's write, taking the lock after the one followed, plans from the same
+                // tail and waits for this one's rows while this one waits for the lock: this
+                // one gives up at once instead (each write of two collectors waited half a
+                // second so, ten times slower than without following; docs/BENCHMARKS.md, session 46).
+                let timeout: EventLoopFuture<PostgresQueryResult> = connection.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '20ms'"),
                                                                                     logger: Self.logger)
                 do {
                     let writer = PostgresLogWriter(store: self, connection: connection, following: followed.tail)
@@ -515,7 +518,10 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         var binds = PostgresBindings()
         binds.append(wrote ? revision : expected)
         binds.append(expected)
-        var clauses = ["moved AS (UPDATE store_state SET revision = $1 WHERE revision = $2 RETURNING 1)"]
+        // The lock taken without waiting: held by another writer, the revision will not be
+        // `expected` once it is free, and this write is given up at once (see above).
+        var clauses = ["locked AS (SELECT 1 FROM store_state WHERE revision = $2 FOR UPDATE NOWAIT)",
+                       "moved AS (UPDATE store_state SET revision = $1 WHERE revision = $2 AND EXISTS (SELECT 1 FROM locked) RETURNING 1)"]
         // The clauses of one statement do not see each other's rows: of writes to one
         // table (a long import's coverage, batch after batch) the first goes with the check,
         // the rest after it.

@@ -276,6 +276,34 @@ import Testing
         #expect(live.value == 0)
     }
 
+    /// Three following writes given up in a row (as with another collector writing the
+    /// same store): for a while, no group follows another.
+    @Test func followingPausesAfterThreeGivenUp() async throws {
+        for round in 0..<3 {
+            let first = submit(Job(name: "X\(round)", device: "x\(round)"))
+            await script.reached("announce X\(round)")
+            let second = submit(Job(name: "Y\(round)", device: "y\(round)", write: .notKeptAsFollower))
+            await script.reached("follow Y\(round) after \(2 * round + 1)")
+            script.open("commit X\(round)")
+            script.open("commit Y\(round)")
+            #expect(try await first.value == "X\(round)")
+            #expect(try await second.value == "Y\(round)")
+        }
+        #expect(script.followed == [false, false, false])
+        let first = submit(Job(name: "X3", device: "x3"))
+        await script.reached("announce X3")
+        let second = submit(Job(name: "Y3", device: "y3"))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!script.log.contains { $0.contains(" Y3") }, "\(script.log.suffix(4))")
+        script.open("commit X3")
+        script.open("commit Y3")
+        #expect(try await first.value == "X3")
+        #expect(try await second.value == "Y3")
+        #expect(Array(script.log.suffix(5)) == ["announce X3", "commit X3", "write Y3", "announce Y3", "commit Y3"])
+        #expect(script.followed.count == 3)
+        #expect(GroupCommit<ScriptedStore>.givenUpBeforePause == 3)
+    }
+
     @Test func aFailedWriteFailsItsItemsAndItsFollowerIsWrittenAlone() async throws {
         let (a, b) = await aThenBFollowingIt(.storeFails)
         script.open("commit A")
