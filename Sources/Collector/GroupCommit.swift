@@ -10,13 +10,15 @@ import Foundation
 /// arrives while a write runs joins the next one, so the writes' cost is shared by
 /// everyone waiting, and a push waits for at most the write before its own.
 ///
-/// Two writes overlap: as soon as a write has planned and sent its group (PostgreSQL is
+/// Writes overlap: as soon as a write has planned and sent its group (PostgreSQL is
 /// still storing it), the next group is written after it, from the tail it announced
 /// (``SharedStore/writeNatively(following:_:)``), when the two share no device and no
-/// recording. PostgreSQL then stores both at once while the writer plans the second; a
-/// write's own work and the server's no longer take turns (docs/BENCHMARKS.md, session
-/// 46). The second commits only after the first, from exactly the tail the first
-/// committed, or is written again the usual way.
+/// recording (up to ``maximumOpen`` writes, each following the one before). PostgreSQL
+/// then stores them at once while the writer plans the next; a write's own work and the
+/// server's no longer take turns (docs/BENCHMARKS.md, session 46). A follower commits
+/// only after the write it follows, from exactly the tail that one committed, or is
+/// written again the usual way; after a few given up in a row (another collector writing
+/// the same store) none is tried for a while.
 ///
 /// Generic over what writes the groups (``GroupWriting``): a collector's store, or a
 /// test's script of one.
@@ -99,7 +101,8 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         private let progress = NSLockedValue(Progress())
         /// How the write that announced its tail ended: committed (its tail) or not (nil).
         private let outcomeOfTail = Eventual<Tail?>()
-        /// This write's own try as a follower is over (kept, or given up and rolled back).
+        /// This write's own try as a follower is over (kept, or given up and rolled back);
+        /// awaited only of a follower.
         private let tried = Eventual<Void>()
         private let over = Eventual<Void>()
         private let commit: GroupCommit
@@ -237,8 +240,6 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
             }
             write.settleTry()
             if stored == nil { await followed.ended() }
-        } else {
-            write.settleTry()
         }
         do {
             let group: GroupWritten<Writer.Answer, Tail>

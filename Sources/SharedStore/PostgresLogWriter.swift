@@ -779,9 +779,9 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
                 return try body()
             }
         } catch {
-            if announced { throw AnnouncedTailUndone() }
-            // A following write gives up whole (``undoingOnFailure(_:)``): nothing to fall back on.
-            if defersSharedRows { throw error }
+            // After its tail was announced the scope threw ``AnnouncedTailUndone``, and a
+            // following write gives up whole (``undoingOnFailure(_:)``): no falling back.
+            if announced || defersSharedRows { throw error }
             return nil
         }
     }
