@@ -58,6 +58,10 @@ public final class Collector: Sendable {
         }
     }
 
+    /// Checked uploads waiting for the writer, in no write yet: how a test knows that the
+    /// next write will hold them together.
+    package var uploadsWaitingToBeStored: Int { sequencer.waitingCount }
+
     /// Returns once the game summaries of every conversation uploads wrote to so far were
     /// stored (or their pass failed); at once for a collector that keeps none.
     public func summariesSettled() async {

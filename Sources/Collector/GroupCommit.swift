@@ -79,6 +79,9 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
 
     private let state = NSLockedValue(State())
 
+    /// Items waiting for a write, not in one yet.
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
     /// Stores `item` with whatever else is waiting; returns once its group committed.
     func store(_ item: Item, with writer: Writer) async throws -> Writer.Answer {
         try await withCheckedThrowingContinuation { answer in
