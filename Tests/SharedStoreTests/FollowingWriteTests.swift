@@ -95,8 +95,9 @@ import Testing
             }
             writer.announcesPlannedTail = true
             let stored = try #require(try writer.assumingNewEvents { try Interchange.import(plans[0], into: writer) }).stored
-            // Nothing of the follower is visible yet: both transactions are open.
-            followerSent.wait()
+            // Nothing of the follower is visible yet: both transactions are open. (Bounded:
+            // a follower that threw never signals, and this write would wait for good.)
+            if followerSent.wait(timeout: .now() + 120) == .timedOut { Issue.record("the follower sent nothing within 120 s") }
             return stored
         }
         firstEnded.set(first.tail)
