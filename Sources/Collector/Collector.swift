@@ -236,12 +236,15 @@ public final class Collector: Sendable {
             try await collector.storeGroup(uploads, following: SharedStore.Followed(tail: tail, outcome: outcome), whenPlanned: whenPlanned)
         }
 
-        /// Uploads of other devices and other recordings: what one write reads of the
-        /// store, the other does not write.
+        /// Uploads of other devices, other recordings and other events: what one write
+        /// reads of the store, the other does not write, and no row of one waits for the
+        /// other's (an event id in both, from a retried or a forged upload, made the first
+        /// write's import wait for its follower's, which waited for it).
         func mayFollow(_ previous: [Upload], with next: [Upload]) -> Bool {
             let devices = Set(previous.map(\.tree.owner.publicKey))
             let recordings = previous.reduce(into: Set<UUID>()) { $0.formUnion($1.plan.recordings) }
             return next.allSatisfy { !devices.contains($0.tree.owner.publicKey) && recordings.isDisjoint(with: $0.plan.recordings) }
+                && ImportPlan.eventIDsAreDisjoint(previous.map(\.plan), next.map(\.plan))
         }
 
         func undidAnnouncedTail(_ error: Error) -> Bool { error is PostgresLogWriter.AnnouncedTailUndone }

@@ -12,8 +12,9 @@ import Foundation
 ///
 /// Writes overlap: as soon as a write has planned and sent its group (PostgreSQL is
 /// still storing it), the next group is written after it, from the tail it announced
-/// (``SharedStore/writeNatively(following:_:)``), when the two share no device and no
-/// recording (up to ``maximumOpen`` writes, each following the one before). PostgreSQL
+/// (``SharedStore/writeNatively(following:_:)``), when it shares no device, recording or
+/// event id with any write still open (up to ``maximumOpen`` writes, each following the
+/// one before). PostgreSQL
 /// then stores them at once while the writer plans the next; a write's own work and the
 /// server's no longer take turns (docs/BENCHMARKS.md, session 46). A follower commits
 /// only after the write it follows, from exactly the tail that one committed, or is
@@ -144,6 +145,17 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         /// The tail the write announced, if it did.
         var announcedTail: Tail? { progress.withLock { $0.planned } }
 
+        /// The items of this write and of every write before it in its chain that is still
+        /// open: a group that follows it reads the store as it was before all of them.
+        var itemsOfOpenWrites: [Item] {
+            var items = self.items, write = followed
+            while let before = write, !before.hasEnded {
+                items += before.items
+                write = before.followed
+            }
+            return items
+        }
+
         /// Makes `write` this write's follower; false if its tail can no longer be followed.
         func register(follower write: Write) -> Bool {
             progress.withLock { progress in
@@ -209,7 +221,7 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
                 await sleep()
                 continue
             }
-            if mayFollowNow, writer.mayFollow(previous.items, with: group.map(\.item)) {
+            if mayFollowNow, writer.mayFollow(previous.itemsOfOpenWrites, with: group.map(\.item)) {
                 let write = Write(group, following: previous, in: self)
                 if previous.register(follower: write) {
                     Task { await run(write, with: writer) }
@@ -336,7 +348,9 @@ protocol GroupWriting: Sendable {
     func write(_ items: [Item], following tail: Tail, outcome: @escaping @Sendable () async -> Tail?,
                whenPlanned: (@Sendable (Tail) -> Void)?) async throws -> GroupWritten<Answer, Tail>?
 
-    /// Whether a group of `next` may be written following a write of `previous` (neither reads what the other writes).
+    /// Whether a group of `next` may be written following the writes still open of
+    /// `previous` (neither reads nor writes a row the other writes: a row both write makes
+    /// one wait for the other's transaction, and the one that waits may be the first).
     func mayFollow(_ previous: [Item], with next: [Item]) -> Bool
 
     /// Whether `error` is a write's failure because its announced tail was undone: it is

@@ -148,6 +148,21 @@ public struct ImportPlan: Sendable {
                           starts: starts, parsed: parsed, checked: checked)
     }
 
+    /// Whether no event of `plans` has the id of an event of `others`; false also when a
+    /// plan did not keep its parsed lines (too large to look through cheaply).
+    package static func eventIDsAreDisjoint(_ plans: [ImportPlan], _ others: [ImportPlan]) -> Bool {
+        var ids = Set<UUIDKey>(minimumCapacity: plans.reduce(0) { $0 + $1.lines.count })
+        for plan in plans {
+            guard let parsed = plan.parsed else { return false }
+            for fields in parsed { ids.insert(UUIDKey(fields.id)) }
+        }
+        for plan in others {
+            guard let parsed = plan.parsed else { return false }
+            for fields in parsed where ids.contains(UUIDKey(fields.id)) { return false }
+        }
+        return true
+    }
+
     /// Calls `body` with each event's id and canonical payload bytes, in the files'
     /// order (repeats included): for work a store can do before it writes, such as
     /// compressing the payloads.

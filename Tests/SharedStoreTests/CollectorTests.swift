@@ -267,6 +267,10 @@ import Testing
         let honestB = try await setup.upload(phones.b, "B", accepted: 0)
         #expect(ImportPlan.merging([try plan(fromA.body), try plan(upload.body)]) == nil)
         #expect(ImportPlan.merging([try plan(fromA.body), try plan(honestB.body)])?.count == fromA.events + honestB.events)
+        // Nor would its group be written following A's while A's is open: the two imports
+        // would each wait for the other's row of that id.
+        #expect(!ImportPlan.eventIDsAreDisjoint([try plan(fromA.body)], [try plan(upload.body)]))
+        #expect(ImportPlan.eventIDsAreDisjoint([try plan(fromA.body)], [try plan(honestB.body)]))
 
         // B's honest log goes through afterwards: the refusal left nothing of B behind.
         await #expect(try setup.accept(honestB.body).stored == honestB.events)

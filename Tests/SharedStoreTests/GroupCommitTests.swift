@@ -204,6 +204,23 @@ import Testing
         #expect(script.followed.isEmpty)
     }
 
+    /// A group is checked against every write still open, not only the last: A's device
+    /// uploading again while B follows A would read the device's tree without A's rows,
+    /// and write where A's transaction waits for it (A then waited for its statement's
+    /// deadline, and the writes behind it with it).
+    @Test func aGroupOfADeviceInAnyOpenWriteWaitsForIt() async throws {
+        let (a, b) = await aThenBFollowingIt(.commits)
+        let again = submit(Job(name: "A2", device: "a"))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(script.log == ["write A", "announce A", "follow B after 1"])
+        for name in ["A", "B", "A2"] { script.open("commit \(name)") }
+        #expect(try await a.value == "A")
+        #expect(try await b.value == "B")
+        #expect(try await again.value == "A2")
+        #expect(script.log == ["write A", "announce A", "follow B after 1", "commit A", "commit B", "write A2", "announce A2", "commit A2"])
+        #expect(script.followed == [true])
+    }
+
     @Test func anUndoneAnnouncedTailStopsItsFollowerBeforeItIsWrittenAgain() async throws {
         let (a, b) = await aThenBFollowingIt(.undoesItsAnnouncedTail)
         script.open("commit A")
