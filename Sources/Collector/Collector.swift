@@ -273,7 +273,8 @@ public final class Collector: Sendable {
 
     /// ``storeGroup(_:whenPlanned:)`` as a write that follows the write of the group before
     /// (``SharedStore/writeNatively(following:_:)``), planned and sent while that one is
-    /// still stored. `uploads` share no device and no recording with that group. Kept only
+    /// still stored. `uploads` share no device, recording or event id with any write still
+    /// open (``StoreGroups/mayFollow(_:with:)``). Kept only
     /// if every upload is accepted as it would be written after the other; otherwise (a
     /// refusal, a conflict, the other write failed or another came between) nothing of
     /// it is kept and nil is returned, to be written again the usual way.
