@@ -50,6 +50,27 @@ import Testing
 
     func fast(_ line: [UInt8]) -> ExportLine.Fields? { line.withUnsafeBytes { ExportLine.parse($0) } }
 
+    /// Lines end at each newline, wherever it falls in a vector's width, and the last at
+    /// the end of the bytes with or without one.
+    @Test func linesEndAtTheirNewlineWhereverItFalls() {
+        var checked = 0
+        for length in 0..<70 {
+            for newlineAt in [nil] + (0..<length).map(Optional.some) {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                if let newlineAt { bytes[newlineAt] = 0x0A }
+                bytes.withUnsafeBytes { raw in
+                    for start in 0...length {
+                        let expected = newlineAt.flatMap { $0 >= start ? $0 : nil } ?? length
+                        #expect(Interchange.lineEnd(raw, from: start) == expected, "length \(length), newline \(String(describing: newlineAt)), from \(start)")
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked > 70_000)
+        #expect(Interchange.lineEnd(UnsafeRawBufferPointer(start: nil, count: 0), from: 0) == 0)
+    }
+
     @Test func everyExportedLineTakesTheFastPathAndReadsAsJSONDecoderReadsIt() throws {
         let folder = try TemporaryFolder()
         var all = try lines(try simulated(folder, seed: 21, games: 6))
