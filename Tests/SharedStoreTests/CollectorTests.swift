@@ -11,7 +11,10 @@ import Testing
 
 /// The collector against attacks on what it witnesses, on a real PostgreSQL: every
 /// refused upload leaves the store exactly as it was.
-@Suite(.serialized) struct CollectorTests {
+///
+/// Five minutes a test at most: a write that never ends fails its test, by name, rather
+/// than holding the whole run until CI's limit.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CollectorTests {
     struct Setup {
         let folder: TemporaryFolder
         let url: String

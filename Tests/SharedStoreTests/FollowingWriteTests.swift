@@ -10,7 +10,10 @@ import Testing
 /// planned and sent before the other commits, kept only if the other committed the tail it
 /// started from and no write came between, and then the store holds exactly what writing
 /// the two in turn makes. On a real PostgreSQL, two transactions open at once.
-@Suite(.serialized) struct FollowingWriteTests {
+///
+/// Five minutes a test at most: a write that never ends fails its test, by name, rather
+/// than holding the whole run until CI's limit.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct FollowingWriteTests {
     struct Failure: Error { var text: String; init(_ text: String) { self.text = text } }
 
     /// Four devices' uploads (two pairs of phones that played each other), each a plan of

@@ -13,7 +13,10 @@ import Testing
 /// A shared store's game summaries (`game_summaries`): a page reads them instead of
 /// folding, only when they are this code's and current; a pass writes only what is not
 /// current; `verify` names one that differs from the events.
-@Suite(.serialized) struct GameSummaryTests {
+///
+/// Five minutes a test at most: a write that never ends fails its test, by name, rather
+/// than holding the whole run until CI's limit.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct GameSummaryTests {
     /// A log of several games, its export, and the page a fold of it lists.
     final class Log: @unchecked Sendable {
         let folder: TemporaryFolder

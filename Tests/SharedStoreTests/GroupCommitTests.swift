@@ -321,6 +321,130 @@ import Testing
         #expect(GroupCommit<ScriptedStore>.givenUpBeforePause == 3)
     }
 
+    /// A store that answers after short random waits, with the outcomes its jobs ask for,
+    /// and checks what the scheduler promises it: no two usual writes open at once, a
+    /// usual write's tail not moved under it, and a follower that commits only on the
+    /// tail it followed.
+    final class RandomStore: GroupWriting, Sendable {
+        private struct State {
+            var tail = 0
+            var usualOpen = 0
+            var committed: [String] = []
+            var failed: [String] = []
+            var violations: [String] = []
+            var followersKept = 0
+        }
+        private let state = NSLockedValue(State())
+
+        var tail: Int { state.withLock { $0.tail } }
+        var committed: [String] { state.withLock { $0.committed } }
+        var failed: [String] { state.withLock { $0.failed } }
+        var violations: [String] { state.withLock { $0.violations } }
+        var followersKept: Int { state.withLock { $0.followersKept } }
+
+        static func events(of job: Job) -> Int { 1 }
+
+        private func pause() async { try? await Task.sleep(for: .microseconds(Int.random(in: 0...400))) }
+
+        func write(_ jobs: [Job], whenPlanned: (@Sendable (Int) -> Void)?) async throws -> GroupWritten<String, Int> {
+            let start = state.withLock { state -> Int in
+                state.usualOpen += 1
+                if state.usualOpen > 1 { state.violations.append("two usual writes open (\(ScriptedStore.name(jobs)))") }
+                return state.tail
+            }
+            await pause()
+            whenPlanned?(start + jobs.count)
+            await pause()
+            let outcome = state.withLock { state -> Error? in
+                defer { state.usualOpen -= 1 }
+                if jobs.contains(where: { $0.write == .storeFails }) {
+                    state.failed += jobs.map(\.name)
+                    return StoreFailed()
+                }
+                if whenPlanned != nil, jobs.contains(where: { $0.write == .undoesItsAnnouncedTail }) { return TailUndone() }
+                if state.tail != start { state.violations.append("the tail moved under \(ScriptedStore.name(jobs))") }
+                state.tail = start + jobs.count
+                state.committed += jobs.map(\.name)
+                return nil
+            }
+            if let outcome { throw outcome }
+            return GroupWritten(results: jobs.map { .success($0.name) }, tail: start + jobs.count)
+        }
+
+        func write(_ jobs: [Job], following tail: Int, outcome: @escaping @Sendable () async -> Int?,
+                   whenPlanned: (@Sendable (Int) -> Void)?) async throws -> GroupWritten<String, Int>? {
+            await pause()
+            whenPlanned?(tail + jobs.count)
+            await pause()
+            let committed = await outcome()
+            guard committed == tail, !jobs.contains(where: { $0.write == .notKeptAsFollower || $0.write == .storeFails }) else { return nil }
+            let kept = state.withLock { state -> Bool in
+                if state.usualOpen > 0 { state.violations.append("\(ScriptedStore.name(jobs)) committed during a usual write") }
+                guard state.tail == tail else { return false }
+                state.tail = tail + jobs.count
+                state.committed += jobs.map(\.name)
+                state.followersKept += 1
+                return true
+            }
+            return kept ? GroupWritten(results: jobs.map { .success($0.name) }, tail: tail + jobs.count) : nil
+        }
+
+        func mayFollow(_ previous: [Job], with next: [Job]) -> Bool {
+            Set(previous.map(\.device)).isDisjoint(with: next.map(\.device))
+        }
+
+        func undidAnnouncedTail(_ error: Error) -> Bool { error is TailUndone }
+
+        func followed(kept: Bool) {}
+    }
+
+    /// Many items of a few devices arriving at random moments, each write answering after
+    /// random waits, a few failing, undone or not kept as followers: every item is answered
+    /// once (none left waiting: the test gives up after half a minute rather than hang), the
+    /// failed ones exactly those of writes that failed, and the store's tail is every
+    /// item it committed, each once.
+    @Test func underRandomTimingsAndOutcomesEveryItemIsAnsweredOnce() async throws {
+        var items = 0, followersKept = 0
+        for round in 0..<12 {
+            let store = RandomStore()
+            let commit = GroupCommit<RandomStore>()
+            let answers = NSLockedValue<[String: [Bool]]>([:])
+            let count = 150
+            for index in 0..<count {
+                let write: Job.Write = switch (index * 7 + round) % 41 {
+                case 0: .storeFails
+                case 1: .undoesItsAnnouncedTail
+                case 2: .notKeptAsFollower
+                default: .commits
+                }
+                let job = Job(name: "J\(index)", device: "d\((index * 5 + round) % 9)", write: write)
+                Task {
+                    let stored: Bool
+                    do { stored = try await commit.store(job, with: store) == job.name } catch { stored = false }
+                    answers.withLock { $0[job.name, default: []].append(stored) }
+                }
+                if index % 4 == 0 { try await Task.sleep(for: .microseconds(Int.random(in: 0...600))) }
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while answers.withLock({ $0.values.reduce(0) { $0 + $1.count } }) < count, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let answered = answers.withLock { $0 }
+            try #require(answered.count == count, "round \(round): \(count - answered.count) items never answered, \(commit.waitingCount) waiting")
+            #expect(answered.values.allSatisfy { $0.count == 1 }, "round \(round): an item answered twice")
+            #expect(store.violations.isEmpty, "round \(round): \(store.violations)")
+            let committed = store.committed
+            #expect(Set(committed).count == committed.count && store.tail == committed.count, "round \(round)")
+            #expect(Set(answered.filter { $0.value == [true] }.keys) == Set(committed), "round \(round)")
+            #expect(Set(answered.filter { $0.value == [false] }.keys) == Set(store.failed), "round \(round)")
+            #expect(!store.failed.isEmpty && store.failed.count < count / 2, "round \(round): \(store.failed.count) failed")
+            items += answered.count
+            followersKept += store.followersKept
+        }
+        // Following was exercised, not only usual writes one after another.
+        #expect(items == 12 * 150 && followersKept > 0, "\(followersKept) followers kept")
+    }
+
     @Test func aFailedWriteFailsItsItemsAndItsFollowerIsWrittenAlone() async throws {
         let (a, b) = await aThenBFollowingIt(.storeFails)
         script.open("commit A")

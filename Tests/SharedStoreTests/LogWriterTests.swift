@@ -10,7 +10,10 @@ import Testing
 /// file and into PostgreSQL written as itself (`writeNatively`, nothing copied). Both
 /// append through one planner, so the rows (positions, both chains, leaves, trees,
 /// proof nodes, heads, the catalog) must be the same values in both.
-@Suite(.serialized) struct LogWriterTests {
+///
+/// Five minutes a test at most: a write that never ends fails its test, by name, rather
+/// than holding the whole run until CI's limit.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LogWriterTests {
 
     /// A signed log and its export, made once.
     final class Source: @unchecked Sendable {
