@@ -94,9 +94,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
         let connection = try open ?? SharedStore.wait { [self] in try await self.openConnection() }
-        let deadline = SharedStore.statementDeadline.components.seconds
-        let watchdog = connection.eventLoop.scheduleTask(in: .seconds(deadline)) { _ = connection.close() as EventLoopFuture<Void> }
-        defer { watchdog.cancel() }
+        let deadline = NIODeadline.now() + .seconds(SharedStore.statementDeadline.components.seconds)
         try beforeSend()
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger)
         // A writer's statements sent before this one answer first (the connection runs them
@@ -104,10 +102,10 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         try beforeAnswer()
         let result: PostgresQueryResult
         do {
-            result = try answer.wait()
+            result = try answer.wait(until: deadline, onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
         } catch {
             // A dropped connection is opened again by the next read.
-            if connection.isClosed && ownsConnection {
+            if (error is SharedStore.StatementDeadlinePassed || connection.isClosed) && ownsConnection {
                 forget(connection)
                 throw SharedStoreError.unreachable(location: store.location.description,
                                                    detail: "the connection closed during a statement (no answer within \(SharedStore.statementDeadline), or the server went away)")

@@ -63,7 +63,9 @@ extension SharedStore {
                         throw SchemaNotCurrent(underlying: error)
                     }
                     // A BEGIN that failed left the lock's statement outside any transaction.
-                    _ = try await begin.get()
+                    // (Answered before the lock's statement: the deadline only bounds the wait.)
+                    _ = try begin.wait(until: .now() + .seconds(SharedStore.statementDeadline.components.seconds),
+                                       onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
                     // Nil: the schema is not this version's, or (if the full check then finds it
                     // is) the store has lost its state row, and is no store.
                     guard let state else { throw SchemaNotCurrent(underlying: SharedStoreError.notAGamelogStore(location: location.description)) }
@@ -144,8 +146,11 @@ extension SharedStore {
                         result = try body(writer)
                         guard !writer.rolledBack else { throw CancellationError() }
                         try writer.flush()
-                        _ = try await begin.get()
-                        _ = try await timeout.get()
+                        // Both answered before the flushed statements: the deadline only bounds the wait.
+                        let deadline = NIODeadline.now() + .seconds(SharedStore.statementDeadline.components.seconds)
+                        for sent in [begin, timeout] {
+                            _ = try sent.wait(until: deadline, onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
+                        }
                     } catch {
                         // Planned on a tail that may not be the store's: an error here is no verdict.
                         _ = try? await run(connection, "ROLLBACK")
@@ -443,25 +448,30 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         pending = []
         pendingOnlyReleases = true
         var failure: Error?
-        withinStatementDeadline {
-            for answer in sent {
-                do { _ = try answer.wait() } catch { if failure == nil { failure = error } }
+        let deadline = statementDeadline()
+        for answer in sent {
+            do {
+                _ = try answer.wait(until: deadline, onExpiry: closeConnection)
+            } catch {
+                if failure == nil { failure = error }
+                // Past the deadline the connection is closed: what was sent after is not waited for.
+                if error is SharedStore.StatementDeadlinePassed { break }
             }
         }
         if let failure { throw store.translate(failure) }
     }
 
-    /// Runs `body`, which waits for the server, with ``SharedStore/statementDeadline``:
-    /// past it the connection is closed, so a server gone without a word fails the wait
-    /// rather than holding the writer (and every upload behind it) for good.
-    private func withinStatementDeadline<T>(_ body: () throws -> T) rethrows -> T {
-        let watchdog = borrowedConnection.map { connection in
-            connection.eventLoop.scheduleTask(in: .seconds(SharedStore.statementDeadline.components.seconds)) {
-                _ = connection.close() as EventLoopFuture<Void>
-            }
-        }
-        defer { watchdog?.cancel() }
-        return try body()
+    /// When waits for the server that begin now end at the latest
+    /// (``SharedStore/statementDeadline``): past it the connection is closed and the wait
+    /// fails, so a server gone without a word, or a statement PostgresNIO never answers,
+    /// does not hold the writer (and every upload behind it) for good.
+    private func statementDeadline() -> NIODeadline {
+        .now() + .seconds(SharedStore.statementDeadline.components.seconds)
+    }
+
+    private var closeConnection: @Sendable () -> Void {
+        let connection = borrowedConnection
+        return { _ = connection?.close() as EventLoopFuture<Void>? }
     }
 
     /// Sends a statement whose rows are read later, with ``rows(of:_:)``: reads sent one
@@ -482,7 +492,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         try flush()
         let result: PostgresQueryResult
         do {
-            result = try withinStatementDeadline { try answer.wait() }
+            result = try answer.wait(until: statementDeadline(), onExpiry: closeConnection)
         } catch {
             throw store.translate(error)
         }

@@ -175,6 +175,9 @@ public final class SharedStore: Sendable {
     /// How long one statement may take (a lock wait on the store's revision row has its own, longer one).
     static let statementDeadline: Duration = .seconds(120)
 
+    /// A statement's wait that reached its deadline (the connection is then closed).
+    struct StatementDeadlinePassed: Error {}
+
     /// `body`'s result, or ``SharedStoreError/unreachable(location:detail:)`` once
     /// `deadline` passes (then `onExpiry` runs). The body runs in a task of its own, left
     /// behind if it never ends, so the caller is never held by it.
@@ -208,6 +211,10 @@ public final class SharedStore: Sendable {
 
     func translate(_ error: Error) -> Error {
         if error is SharedStoreError || error is EventStoreError { return error }
+        if error is StatementDeadlinePassed {
+            return SharedStoreError.unreachable(location: location.description,
+                                                detail: "no answer within \(Self.statementDeadline) (the connection was closed)")
+        }
         if let error = error as? PSQLError {
             if error.code == .server { return SharedStoreError.server(location: location.description, detail: Self.describe(error)) }
             return SharedStoreError.unreachable(location: location.description, detail: Self.describe(error))
@@ -419,5 +426,28 @@ final class AsyncSemaphore: @unchecked Sendable {
             return waiters.removeFirst()
         }
         next?.resume()
+    }
+}
+
+extension EventLoopFuture where Value: Sendable {
+    /// Waits for the future from a thread that may block, until `deadline` at the latest:
+    /// past it `onExpiry` runs and the wait fails with
+    /// ``SharedStore/StatementDeadlinePassed``, whether or not the future ever completes.
+    ///
+    /// Closing the connection at the deadline is not enough on its own: PostgresNIO left
+    /// statements sent behind a `COPY` pending for good once PostgreSQL went away during
+    /// it, closed connection or not, and a collector's writer waited on one, with every
+    /// upload behind it, until the collector was restarted (tools/collect-load.sh's crash
+    /// of PostgreSQL, session 47).
+    func wait(until deadline: NIODeadline, onExpiry: @escaping @Sendable () -> Void) throws -> Value {
+        let bounded = eventLoop.makePromise(of: Value.self)
+        cascade(to: bounded)
+        // Of the two, whichever completes `bounded` first stands (NIO ignores the second).
+        let timer = eventLoop.scheduleTask(deadline: deadline) {
+            onExpiry()
+            bounded.fail(SharedStore.StatementDeadlinePassed())
+        }
+        defer { timer.cancel() }
+        return try bounded.futureResult.wait()
     }
 }

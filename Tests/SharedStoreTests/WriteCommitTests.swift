@@ -1,5 +1,7 @@
 import EventStore
 import Foundation
+import NIOCore
+import NIOPosix
 import PostgresNIO
 @testable import SharedStore
 import TestSupport
@@ -7,7 +9,7 @@ import Testing
 
 /// A write sends its last statements, the revision's and the COMMIT without waiting for
 /// each: whatever fails among them, nothing of the write is kept.
-@Suite(.serialized) struct WriteCommitTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct WriteCommitTests {
     /// A new store holding one event type (`id`, named "kept.type") written before the test's.
     static func storeHolding(type id: Int, in folder: TemporaryFolder) async throws -> (store: SharedStore, url: String, server: PostgresServer) {
         let (store, url) = try await SharedStoreTests.makeStore(folder)
@@ -16,6 +18,38 @@ import Testing
             writer.changed()
         }
         return (store, url, try PostgresServer.shared())
+    }
+
+    /// A statement's wait ends at its deadline whether or not its future ever completes
+    /// (PostgresNIO left statements sent behind a `COPY` pending for good once PostgreSQL
+    /// went away during it: a collector's writer waited on one until it was restarted), its
+    /// connection's close asked for, and the store named unreachable; a future that
+    /// completes in time is waited for as before.
+    @Test func aWaitEndsAtItsDeadlineWhetherOrNotItsFutureEverCompletes() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let never = loop.makePromise(of: Int.self)
+        defer { never.succeed(0) }
+        let expired = DispatchSemaphore(value: 0)
+        let started = ContinuousClock.now
+        #expect(throws: SharedStore.StatementDeadlinePassed.self) {
+            try never.futureResult.wait(until: .now() + .milliseconds(200), onExpiry: { expired.signal() })
+        }
+        #expect(expired.wait(timeout: .now()) == .success)
+        #expect(ContinuousClock.now - started < .seconds(30))
+
+        let answered = loop.makePromise(of: Int.self)
+        loop.scheduleTask(in: .milliseconds(50)) { answered.succeed(7) }
+        #expect(try answered.futureResult.wait(until: .now() + .seconds(60), onExpiry: { expired.signal() }) == 7)
+        #expect(expired.wait(timeout: .now() + .milliseconds(100)) == .timedOut)
+
+        let store = try SharedStore(url: "postgres://gamelog@127.0.0.1:1/never")
+        guard case SharedStoreError.unreachable(_, let detail) = store.translate(SharedStore.StatementDeadlinePassed()) else {
+            Issue.record("a passed deadline is not named the store unreachable")
+            return
+        }
+        #expect(detail.contains("no answer within"))
     }
 
     @Test func aStatementThatFailsAtTheCommitKeepsNothingOfTheWrite() async throws {
