@@ -454,8 +454,15 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
                 _ = try answer.wait(until: deadline, onExpiry: closeConnection)
             } catch {
                 if failure == nil { failure = error }
-                // Past the deadline the connection is closed: what was sent after is not waited for.
-                if error is SharedStore.StatementDeadlinePassed { break }
+                // A statement the server refused leaves the connection usable: what was sent
+                // after it failed with it, and is drained. Any other failure (the deadline,
+                // the connection gone) ends the write, and what was sent after is not waited
+                // for: after PostgreSQL crashed during a write, PostgresNIO never answered
+                // one such statement, closed connection or not (collect-load, session 47).
+                guard case SharedStoreError.server = store.translate(error) else {
+                    closeConnection()
+                    break
+                }
             }
         }
         if let failure { throw store.translate(failure) }

@@ -262,6 +262,57 @@ import Testing
         #expect(rows.count == 3)
     }
 
+    /// A write whose `COPY` is under way (its rows sent, the server waiting on a row
+    /// another transaction holds) with statements sent behind it, when its connection is
+    /// cut: it ends within the COPY's deadline, the store unreachable and nothing kept,
+    /// and the statements behind are not waited for (PostgresNIO never answered them:
+    /// a collector's writer waited for one until it was restarted).
+    @Test func statementsBehindACutCopyAreNotWaitedFor() async throws {
+        let source = try Source.get()
+        let folder = try TemporaryFolder()
+        let (shared, url) = try await SharedStoreTests.makeStore(folder)
+        _ = try await SharedStoreTests.importing(source.firstLines, into: shared)
+        let server = try PostgresServer.shared()
+        let stored = try server.psql(url, "SELECT count(*) FROM events")
+        // The position the import's first row takes, held by a transaction left open.
+        let next = (Int(try server.psql(url, "SELECT max(position) FROM events")) ?? 0) + 1
+        let holder = try server.psqlInBackground(url, """
+            BEGIN; INSERT INTO events (position, event_id, stream_id, stream_version, type_id, type_version, recorded_at, codec,
+            raw_size, payload, hash, rev) VALUES (\(next), decode(repeat('ab', 16), 'hex'), 999999, 1, 1, 1, 0, 0, 0, '',
+            decode(repeat('cd', 32), 'hex'), 1); SELECT pg_sleep(60); COMMIT;
+            """)
+        defer { holder.send(SIGTERM); _ = holder.wait(atMost: 10) }
+        var held = false
+        for _ in 0..<200 where !held {
+            held = try server.psql(url, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'BEGIN; INSERT INTO events%' AND state = 'active'") == "1"
+            if !held { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        try #require(held)
+        // Once the writer's COPY waits for the held row, its server process is ended.
+        let cut = Thread {
+            for _ in 0..<400 {
+                if let ended = try? server.psql(url, """
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE query LIKE 'COPY "events"%' AND wait_event_type = 'Lock'
+                    """), ended != "0" { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        cut.start()
+        let started = ContinuousClock.now
+        do {
+            _ = try await SharedStoreTests.importing(source.lines, into: shared)
+            Issue.record("the import went through a cut connection")
+        } catch let error as SharedStoreError {
+            guard case .unreachable = error else { Issue.record("\(error)"); return }
+        }
+        #expect(ContinuousClock.now - started < .seconds(60), "the write ended \(ContinuousClock.now - started) after it began")
+        holder.send(SIGTERM)
+        _ = holder.wait(atMost: 10)
+        _ = try? server.psql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'BEGIN; INSERT INTO events%'")
+        #expect(try server.psql(url, "SELECT count(*) FROM events") == stored)
+    }
+
     /// A write whose connection goes away while its `COPY` waits ends within the COPY's
     /// deadline, with the store unreachable and nothing kept: PostgresNIO left such a
     /// `COPY` waiting for good, and with it a collector's writer and every upload behind it
