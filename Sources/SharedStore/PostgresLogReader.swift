@@ -102,10 +102,10 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         try beforeAnswer()
         let result: PostgresQueryResult
         do {
-            result = try answer.wait(until: deadline, onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
+            result = try answer.wait(until: deadline, on: connection, onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
         } catch {
             // A dropped connection is opened again by the next read.
-            if (error is SharedStore.StatementDeadlinePassed || connection.isClosed) && ownsConnection {
+            if (error is SharedStore.StatementDeadlinePassed || error is SharedStore.ConnectionClosed || connection.isClosed) && ownsConnection {
                 forget(connection)
                 throw SharedStoreError.unreachable(location: store.location.description,
                                                    detail: "the connection closed during a statement (no answer within \(SharedStore.statementDeadline), or the server went away)")

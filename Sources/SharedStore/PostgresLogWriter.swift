@@ -64,7 +64,7 @@ extension SharedStore {
                     }
                     // A BEGIN that failed left the lock's statement outside any transaction.
                     // (Answered before the lock's statement: the deadline only bounds the wait.)
-                    _ = try begin.wait(until: .now() + .seconds(SharedStore.statementDeadline.components.seconds),
+                    _ = try begin.wait(until: .now() + .seconds(SharedStore.statementDeadline.components.seconds), on: connection,
                                        onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
                     // Nil: the schema is not this version's, or (if the full check then finds it
                     // is) the store has lost its state row, and is no store.
@@ -149,7 +149,7 @@ extension SharedStore {
                         // Both answered before the flushed statements: the deadline only bounds the wait.
                         let deadline = NIODeadline.now() + .seconds(SharedStore.statementDeadline.components.seconds)
                         for sent in [begin, timeout] {
-                            _ = try sent.wait(until: deadline, onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
+                            _ = try sent.wait(until: deadline, on: connection, onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
                         }
                     } catch {
                         // Planned on a tail that may not be the store's: an error here is no verdict.
@@ -451,7 +451,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         let deadline = statementDeadline()
         for answer in sent {
             do {
-                _ = try answer.wait(until: deadline, onExpiry: closeConnection)
+                _ = try answer.wait(until: deadline, on: borrowedConnection, onExpiry: closeConnection)
             } catch {
                 if failure == nil { failure = error }
                 // A statement the server refused leaves the connection usable: what was sent
@@ -499,7 +499,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         try flush()
         let result: PostgresQueryResult
         do {
-            result = try answer.wait(until: statementDeadline(), onExpiry: closeConnection)
+            result = try answer.wait(until: statementDeadline(), on: borrowedConnection, onExpiry: closeConnection)
         } catch {
             throw store.translate(error)
         }

@@ -178,6 +178,9 @@ public final class SharedStore: Sendable {
     /// A statement's wait that reached its deadline (the connection is then closed).
     struct StatementDeadlinePassed: Error {}
 
+    /// A statement's wait given up because its connection closed without answering it.
+    struct ConnectionClosed: Error {}
+
     /// `body`'s result, or ``SharedStoreError/unreachable(location:detail:)`` once
     /// `deadline` passes (then `onExpiry` runs). The body runs in a task of its own, left
     /// behind if it never ends, so the caller is never held by it.
@@ -214,6 +217,9 @@ public final class SharedStore: Sendable {
         if error is StatementDeadlinePassed {
             return SharedStoreError.unreachable(location: location.description,
                                                 detail: "no answer within \(Self.statementDeadline) (the connection was closed)")
+        }
+        if error is ConnectionClosed {
+            return SharedStoreError.unreachable(location: location.description, detail: "the connection closed before the statement was answered (the server went away)")
         }
         if let error = error as? PSQLError {
             if error.code == .server { return SharedStoreError.server(location: location.description, detail: Self.describe(error)) }
@@ -439,15 +445,28 @@ extension EventLoopFuture where Value: Sendable {
     /// it, closed connection or not, and a collector's writer waited on one, with every
     /// upload behind it, until the collector was restarted (tools/collect-load.sh's crash
     /// of PostgreSQL, session 47).
-    func wait(until deadline: NIODeadline, onExpiry: @escaping @Sendable () -> Void) throws -> Value {
+    ///
+    /// - Parameter connection: the statement's connection: once it is closed, the wait
+    ///   fails within a second rather than at the deadline (the statement can no longer
+    ///   be answered, and the one PostgresNIO never answered would hold it that long).
+    func wait(until deadline: NIODeadline, on connection: PostgresConnection? = nil,
+              onExpiry: @escaping @Sendable () -> Void) throws -> Value {
         let bounded = eventLoop.makePromise(of: Value.self)
         cascade(to: bounded)
-        // Of the two, whichever completes `bounded` first stands (NIO ignores the second).
+        // Whichever completes `bounded` first stands (NIO ignores the others).
         let timer = eventLoop.scheduleTask(deadline: deadline) {
             onExpiry()
             bounded.fail(SharedStore.StatementDeadlinePassed())
         }
-        defer { timer.cancel() }
+        let watch = connection.map { connection in
+            eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+                if connection.isClosed { bounded.fail(SharedStore.ConnectionClosed()) }
+            }
+        }
+        defer {
+            timer.cancel()
+            watch?.cancel()
+        }
         return try bounded.futureResult.wait()
     }
 }

@@ -52,6 +52,26 @@ import Testing
         #expect(detail.contains("no answer within"))
     }
 
+    /// A wait on a statement of a connection that closed ends within about a second, not
+    /// at its deadline: nothing can answer it any more.
+    @Test func aWaitEndsSoonAfterItsConnectionClosed() async throws {
+        let folder = try TemporaryFolder()
+        let (store, _) = try await SharedStoreTests.makeStore(folder)
+        let connection = try await store.connect()
+        let never = connection.eventLoop.makePromise(of: Int.self)
+        defer { never.succeed(0) }
+        try await connection.close()
+        let started = ContinuousClock.now
+        #expect(throws: SharedStore.ConnectionClosed.self) {
+            try never.futureResult.wait(until: .now() + .seconds(100), on: connection, onExpiry: {})
+        }
+        #expect(ContinuousClock.now - started < .seconds(30), "\(ContinuousClock.now - started)")
+        guard case SharedStoreError.unreachable = store.translate(SharedStore.ConnectionClosed()) else {
+            Issue.record("a closed connection is not named the store unreachable")
+            return
+        }
+    }
+
     @Test func aStatementThatFailsAtTheCommitKeepsNothingOfTheWrite() async throws {
         let folder = try TemporaryFolder()
         let (store, url, server) = try await Self.storeHolding(type: 901, in: folder)
