@@ -440,11 +440,11 @@ extension EventLoopFuture where Value: Sendable {
     /// past it `onExpiry` runs and the wait fails with
     /// ``SharedStore/StatementDeadlinePassed``, whether or not the future ever completes.
     ///
-    /// Closing the connection at the deadline is not enough on its own: PostgresNIO left
-    /// statements sent behind a `COPY` pending for good once PostgreSQL went away during
-    /// it, closed connection or not, and a collector's writer waited on one, with every
-    /// upload behind it, until the collector was restarted (tools/collect-load.sh's crash
-    /// of PostgreSQL, session 47).
+    /// Closing the connection at the deadline is not enough on its own: after PostgreSQL
+    /// crashed during a collector's write, PostgresNIO never completed the future of one
+    /// of its statements, closed connection or not, and the writer waited on it, with
+    /// every upload behind it, until the collector was restarted (tools/collect-load.sh's
+    /// crash of PostgreSQL, session 47).
     ///
     /// - Parameter connection: the statement's connection: once it is closed, the wait
     ///   fails within a second rather than at the deadline (the statement can no longer
