@@ -262,6 +262,31 @@ import Testing
         #expect(rows.count == 3)
     }
 
+    /// Imports `lines`, ending the server process of its `COPY` as soon as that waits for
+    /// a lock; records an issue unless the import fails as the store unreachable. Returns
+    /// how long the import took.
+    static func importCuttingItsWaitingCopy(_ lines: [String], into shared: SharedStore, url: String,
+                                            server: PostgresServer) async throws -> Duration {
+        let cut = Thread {
+            for _ in 0..<400 {
+                if let ended = try? server.psql(url, """
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE query LIKE 'COPY "events"%' AND wait_event_type = 'Lock'
+                    """), ended != "0" { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        cut.start()
+        let started = ContinuousClock.now
+        do {
+            _ = try await SharedStoreTests.importing(lines, into: shared)
+            Issue.record("the import went through a cut connection")
+        } catch let error as SharedStoreError {
+            if case .unreachable = error {} else { Issue.record("\(error)") }
+        }
+        return ContinuousClock.now - started
+    }
+
     /// A write whose `COPY` is under way (its rows sent, the server waiting on a row
     /// another transaction holds) with statements sent behind it, when its connection is
     /// cut: it ends within the COPY's deadline, the store unreachable and nothing kept,
@@ -289,24 +314,8 @@ import Testing
         }
         try #require(held)
         // Once the writer's COPY waits for the held row, its server process is ended.
-        let cut = Thread {
-            for _ in 0..<400 {
-                if let ended = try? server.psql(url, """
-                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                    WHERE query LIKE 'COPY "events"%' AND wait_event_type = 'Lock'
-                    """), ended != "0" { return }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-        }
-        cut.start()
-        let started = ContinuousClock.now
-        do {
-            _ = try await SharedStoreTests.importing(source.lines, into: shared)
-            Issue.record("the import went through a cut connection")
-        } catch let error as SharedStoreError {
-            guard case .unreachable = error else { Issue.record("\(error)"); return }
-        }
-        #expect(ContinuousClock.now - started < .seconds(60), "the write ended \(ContinuousClock.now - started) after it began")
+        let took = try await Self.importCuttingItsWaitingCopy(source.lines, into: shared, url: url, server: server)
+        #expect(took < .seconds(60), "the write ended \(took) after it began")
         holder.send(SIGTERM)
         _ = holder.wait(atMost: 10)
         _ = try? server.psql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'BEGIN; INSERT INTO events%'")
@@ -333,25 +342,9 @@ import Testing
         }
         #expect(held)
         // Once the writer's COPY waits for the lock, its server process is ended.
-        let cut = Thread {
-            for _ in 0..<400 {
-                if let ended = try? server.psql(url, """
-                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                    WHERE query LIKE 'COPY "events"%' AND wait_event_type = 'Lock'
-                    """), ended != "0" { return }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-        }
-        cut.start()
-        let started = ContinuousClock.now
-        do {
-            _ = try await SharedStoreTests.importing(source.lines, into: shared)
-            Issue.record("the import went through a cut connection")
-        } catch let error as SharedStoreError {
-            guard case .unreachable = error else { Issue.record("\(error)"); return }
-        }
+        let took = try await Self.importCuttingItsWaitingCopy(source.lines, into: shared, url: url, server: server)
         // Its deadline is 10 s and a tenth of a millisecond a row.
-        #expect(ContinuousClock.now - started < .seconds(40), "the write ended \(ContinuousClock.now - started) after it began")
+        #expect(took < .seconds(40), "the write ended \(took) after it began")
         // Nothing of it was kept.
         #expect(try server.psql(url, "SELECT count(*) FROM events") == "\(source.firstLines.filter { $0.hasPrefix("{\"id\"") }.count)")
     }
