@@ -133,28 +133,21 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
         /// The tail the write announced, while a group may still follow it.
         var plannedTail: Tail? { progress.withLock { $0.settled ? nil : $0.planned } }
         var hasEnded: Bool { over.isSet }
-        /// Writes open before this one in its chain of follows.
-        var openBefore: Int {
-            var count = 0, write = followed
+        /// The writes still open before this one in its chain of follows, nearest first.
+        var openBefore: [Write] {
+            var open: [Write] = [], write = followed
             while let before = write, !before.hasEnded {
-                count += 1
+                open.append(before)
                 write = before.followed
             }
-            return count
+            return open
         }
         /// The tail the write announced, if it did.
         var announcedTail: Tail? { progress.withLock { $0.planned } }
 
         /// The items of this write and of every write before it in its chain that is still
         /// open: a group that follows it reads the store as it was before all of them.
-        var itemsOfOpenWrites: [Item] {
-            var items = self.items, write = followed
-            while let before = write, !before.hasEnded {
-                items += before.items
-                write = before.followed
-            }
-            return items
-        }
+        var itemsOfOpenWrites: [Item] { openBefore.reduce(items) { $0 + $1.items } }
 
         /// Makes `write` this write's follower; false if its tail can no longer be followed.
         func register(follower write: Write) -> Bool {
@@ -217,7 +210,7 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
             }
             // The next group follows `previous` once it announced its tail, while fewer than
             // ``maximumOpen`` writes are open.
-            guard previous.plannedTail != nil, previous.openBefore < Self.maximumOpen - 1, let group = nextGroup(endingIfNone: false) else {
+            guard previous.plannedTail != nil, previous.openBefore.count < Self.maximumOpen - 1, let group = nextGroup(endingIfNone: false) else {
                 await sleep()
                 continue
             }

@@ -94,7 +94,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
             throw SharedStoreError.unreachable(location: store.location.description, detail: "the writer's connection closed during its transaction")
         }
         let connection = try open ?? SharedStore.wait { [self] in try await self.openConnection() }
-        let deadline = NIODeadline.now() + .seconds(SharedStore.statementDeadline.components.seconds)
+        let deadline = SharedStore.statementDeadlineFromNow()
         try beforeSend()
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: SharedStore.logger)
         // A writer's statements sent before this one answer first (the connection runs them

@@ -64,7 +64,7 @@ extension SharedStore {
                     }
                     // A BEGIN that failed left the lock's statement outside any transaction.
                     // (Answered before the lock's statement: the deadline only bounds the wait.)
-                    _ = try begin.wait(until: .now() + .seconds(SharedStore.statementDeadline.components.seconds), on: connection,
+                    _ = try begin.wait(until: SharedStore.statementDeadlineFromNow(), on: connection,
                                        onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
                     // Nil: the schema is not this version's, or (if the full check then finds it
                     // is) the store has lost its state row, and is no store.
@@ -147,7 +147,7 @@ extension SharedStore {
                         guard !writer.rolledBack else { throw CancellationError() }
                         try writer.flush()
                         // Both answered before the flushed statements: the deadline only bounds the wait.
-                        let deadline = NIODeadline.now() + .seconds(SharedStore.statementDeadline.components.seconds)
+                        let deadline = SharedStore.statementDeadlineFromNow()
                         for sent in [begin, timeout] {
                             _ = try sent.wait(until: deadline, on: connection, onExpiry: { _ = connection.close() as EventLoopFuture<Void> })
                         }
@@ -448,7 +448,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         pending = []
         pendingOnlyReleases = true
         var failure: Error?
-        let deadline = statementDeadline()
+        let deadline = SharedStore.statementDeadlineFromNow()
         for answer in sent {
             do {
                 _ = try answer.wait(until: deadline, on: borrowedConnection, onExpiry: closeConnection)
@@ -468,14 +468,9 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         if let failure { throw store.translate(failure) }
     }
 
-    /// When waits for the server that begin now end at the latest
-    /// (``SharedStore/statementDeadline``): past it the connection is closed and the wait
-    /// fails, so a server gone without a word, or a statement PostgresNIO never answers,
-    /// does not hold the writer (and every upload behind it) for good.
-    private func statementDeadline() -> NIODeadline {
-        .now() + .seconds(SharedStore.statementDeadline.components.seconds)
-    }
-
+    /// Closes the writer's connection: what a wait past its deadline does, so a server
+    /// gone without a word, or a statement PostgresNIO never answers, does not hold the
+    /// writer (and every upload behind it) for good.
     private var closeConnection: @Sendable () -> Void {
         let connection = borrowedConnection
         return { _ = connection?.close() as EventLoopFuture<Void>? }
@@ -499,7 +494,7 @@ public final class PostgresLogWriter: PostgresLogReader, EventLogWriter, @unchec
         try flush()
         let result: PostgresQueryResult
         do {
-            result = try answer.wait(until: statementDeadline(), on: borrowedConnection, onExpiry: closeConnection)
+            result = try answer.wait(until: SharedStore.statementDeadlineFromNow(), on: borrowedConnection, onExpiry: closeConnection)
         } catch {
             throw store.translate(error)
         }

@@ -175,6 +175,11 @@ public final class SharedStore: Sendable {
     /// How long one statement may take (a lock wait on the store's revision row has its own, longer one).
     static let statementDeadline: Duration = .seconds(120)
 
+    /// When a wait for a statement that begins now ends at the latest (``statementDeadline``).
+    static func statementDeadlineFromNow() -> NIODeadline {
+        .now() + .seconds(statementDeadline.components.seconds)
+    }
+
     /// A statement's wait that reached its deadline (the connection is then closed).
     struct StatementDeadlinePassed: Error {}
 
