@@ -58,9 +58,9 @@ public final class Collector: Sendable {
         }
     }
 
-    /// Checked uploads waiting for the writer, in no write yet: how a test knows that the
-    /// next write will hold them together.
-    package var uploadsWaitingToBeStored: Int { sequencer.waitingCount }
+    /// Uploads checked and handed to the writer, not answered yet (waiting, or in a write
+    /// still open): how a test knows that every upload reached the writer.
+    package var uploadsCheckedAndUnanswered: Int { sequencer.unansweredCount }
 
     /// Returns once the game summaries of every conversation uploads wrote to so far were
     /// stored (or their pass failed); at once for a collector that keeps none.

@@ -41,6 +41,8 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
 
     private struct State {
         var waiting: [Waiting] = []
+        /// Items handed in and not answered yet: waiting, or in a write still open.
+        var unanswered = 0
         var writing = false
         /// The writer's loop, asleep until an upload arrives or a write moves on.
         var sleeper: CheckedContinuation<Void, Never>?
@@ -83,11 +85,17 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
     /// Items waiting for a write, not in one yet.
     var waitingCount: Int { state.withLock { $0.waiting.count } }
 
+    /// Items handed in and not answered yet: waiting, or in a write still open.
+    var unansweredCount: Int { state.withLock { $0.unanswered } }
+
+    private func answered(_ count: Int) { state.withLock { $0.unanswered -= count } }
+
     /// Stores `item` with whatever else is waiting; returns once its group committed.
     func store(_ item: Item, with writer: Writer) async throws -> Writer.Answer {
         try await withCheckedThrowingContinuation { answer in
             let startWriter = state.withLock { state -> Bool in
                 state.waiting.append(Waiting(item: item, answer: answer))
+                state.unanswered += 1
                 guard !state.writing else { return false }
                 state.writing = true
                 return true
@@ -262,10 +270,12 @@ final class GroupCommit<Writer: GroupWriting>: Sendable {
                     group = try await writer.write(items, whenPlanned: nil)
                 }
             }
+            answered(write.group.count)
             for (waiting, result) in zip(write.group, group.results) { waiting.answer.resume(with: result) }
             write.end(committed: group.tail)
         } catch {
             // The store failed (unreachable, a statement refused): nothing of the group was kept.
+            answered(write.group.count)
             for waiting in write.group { waiting.answer.resume(throwing: error) }
             write.end(committed: nil)
         }

@@ -129,8 +129,15 @@ package struct SplitEnvelope {
 }
 
 /// A SHA-256 hash held inline, for a value kept and replaced once per event.
-package struct Hash32: ContiguousBytes, Equatable, Sendable {
+package struct Hash32: ContiguousBytes, Hashable, Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+    }
 
     package static func == (lhs: Hash32, rhs: Hash32) -> Bool {
         lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2 && lhs.words.3 == rhs.words.3

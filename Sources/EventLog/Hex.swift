@@ -48,6 +48,22 @@ public enum Hex {
         return invalid == 0 ? out : nil
     }
 
+    /// The hash 64 hex digits in UTF-8 spell, held inline (no array), or nil for another
+    /// count or character.
+    package static func hash32(_ utf8: UnsafeBufferPointer<UInt8>) -> Hash32? {
+        guard utf8.count == 64 else { return nil }
+        var invalid: UInt8 = 0
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        return withUnsafeMutableBytes(of: &words) { out -> Hash32? in
+            for index in 0..<32 {
+                let high = utf8[2 * index], low = utf8[2 * index + 1]
+                invalid |= notADigit(high) | notADigit(low)
+                out[index] = value(high) << 4 | value(low)
+            }
+            return invalid == 0 ? Hash32(UnsafeRawBufferPointer(out)) : nil
+        }
+    }
+
     /// The value of hex digit `byte` (either case); meaningless for another character.
     /// Letters alone have bit 6 set, and their low four bits count from 1 at 'a' or 'A'.
     @inline(__always)

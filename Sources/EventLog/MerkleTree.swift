@@ -33,6 +33,13 @@ public enum MerkleTree {
         }.bytes
     }
 
+    /// ``nodeHash(_:_:)`` of hashes held inline.
+    package static func nodeHash(_ left: Hash32, _ right: Hash32) -> Hash32 {
+        withUnsafeBytes(of: UInt8(1)) { tag in
+            left.withUnsafeBytes { left in right.withUnsafeBytes { right in Hash32.sha256(tag, left, right) } }
+        }
+    }
+
     /// The largest tree a log may claim: 2^62 leaves. Sizes, leaf indexes and ranges read
     /// from a file or a request are held to it before any arithmetic, so `lo + width` never
     /// overflows (docs/FORMAT.md).
@@ -140,7 +147,12 @@ public enum MerkleTree {
     /// its new root, in O(log n) hashes.
     public struct Frontier: Hashable, Sendable {
         public private(set) var size: Int64 = 0
-        public private(set) var hashes: [[UInt8]] = []
+        /// Held inline: every leaf appended completes a node about once, and a node as an
+        /// array was an allocation a leaf on each appending and checking path.
+        private var nodes: [Hash32] = []
+
+        /// The subtree roots, largest first.
+        public var hashes: [[UInt8]] { nodes.map(\.bytes) }
 
         public init() {}
 
@@ -148,13 +160,25 @@ public enum MerkleTree {
         public init?(size: Int64, packed: [UInt8]) {
             guard size >= 0, packed.count % 32 == 0, packed.count / 32 == size.nonzeroBitCount else { return nil }
             self.size = size
-            hashes = stride(from: 0, to: packed.count, by: 32).map { Array(packed[$0..<($0 + 32)]) }
+            nodes = packed.withUnsafeBytes { bytes in
+                stride(from: 0, to: packed.count, by: 32).map { Hash32(UnsafeRawBufferPointer(rebasing: bytes[$0..<($0 + 32)]))! }
+            }
         }
 
-        public var packed: [UInt8] { hashes.flatMap { $0 } }
+        public var packed: [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(32 * nodes.count)
+            for node in nodes { node.withUnsafeBytes { out.append(contentsOf: $0) } }
+            return out
+        }
 
+        /// Appends a leaf's hash (32 bytes: a SHA-256).
         public mutating func append(_ leafHash: [UInt8]) {
             append(leafHash) { _, _, _ in }
+        }
+
+        package mutating func append(_ leafHash: Hash32) {
+            append(leafHash, completing: MerkleTree.tileSize) { _, _, _ in }
         }
 
         /// Appends a leaf; `completed` is called with every perfect subtree `[lo, hi)` of
@@ -162,23 +186,29 @@ public enum MerkleTree {
         /// keeps so one game's proof needs only its own leaves and their neighbours).
         public mutating func append(_ leafHash: [UInt8], completing minimumWidth: Int64 = MerkleTree.tileSize,
                                     completed: (_ lo: Int64, _ hi: Int64, _ hash: [UInt8]) -> Void) {
+            guard let leaf = Hash32(leafHash) else { preconditionFailure("a leaf hash is 32 bytes (a SHA-256), not \(leafHash.count)") }
+            append(leaf, completing: minimumWidth) { completed($0, $1, $2.bytes) }
+        }
+
+        package mutating func append(_ leafHash: Hash32, completing minimumWidth: Int64,
+                                     completed: (_ lo: Int64, _ hi: Int64, _ hash: Hash32) -> Void) {
             var hash = leafHash, n = size, width: Int64 = 1
             if minimumWidth <= 1 { completed(size, size + 1, hash) }
             while n & 1 == 1 {
-                hash = MerkleTree.nodeHash(hashes.removeLast(), hash)
+                hash = MerkleTree.nodeHash(nodes.removeLast(), hash)
                 n >>= 1
                 width <<= 1
                 if width >= minimumWidth { completed(size + 1 - width, size + 1, hash) }
             }
-            hashes.append(hash)
+            nodes.append(hash)
             size += 1
         }
 
         /// The root of the first `size` leaves.
         public var root: [UInt8] {
-            guard var root = hashes.last else { return MerkleTree.emptyRoot }
-            for hash in hashes.dropLast().reversed() { root = MerkleTree.nodeHash(hash, root) }
-            return root
+            guard var root = nodes.last else { return MerkleTree.emptyRoot }
+            for hash in nodes.dropLast().reversed() { root = MerkleTree.nodeHash(hash, root) }
+            return root.bytes
         }
     }
 
@@ -275,8 +305,9 @@ public enum MerkleTree {
     public static func ranges(of frontier: Frontier) -> [(lo: Int64, hi: Int64, hash: [UInt8])] {
         var out: [(lo: Int64, hi: Int64, hash: [UInt8])] = []
         var lo: Int64 = 0, index = 0
+        let hashes = frontier.hashes
         for bit in stride(from: 62, through: 0, by: -1) where frontier.size & (Int64(1) << bit) != 0 {
-            out.append((lo, lo + (Int64(1) << bit), frontier.hashes[index]))
+            out.append((lo, lo + (Int64(1) << bit), hashes[index]))
             lo += Int64(1) << bit
             index += 1
         }

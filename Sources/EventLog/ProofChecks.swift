@@ -20,7 +20,7 @@ package struct TreeCheck {
     private var positionAt: [Int64: Int64] { roots.positionAt }
     private var duplicates: [(leaf: Int64, position: Int64)] { roots.duplicates }
     private var frontier: MerkleTree.Frontier { roots.frontier }
-    private var pending: [Int64: [UInt8]] { roots.pending }
+    private var pending: [Int64: Hash32] { roots.pendingLeaves }
 }
 
 /// A tree's roots at chosen sizes, from leaves given in any order: those that come in
@@ -31,7 +31,9 @@ public struct TreeRoots: Sendable {
     public var targets: Set<Int64>
     public private(set) var frontier = MerkleTree.Frontier()
     /// Leaves past a gap.
-    public private(set) var pending: [Int64: [UInt8]] = [:]
+    public var pending: [Int64: [UInt8]] { pendingLeaves.mapValues(\.bytes) }
+    /// ``pending``, held inline.
+    package private(set) var pendingLeaves: [Int64: Hash32] = [:]
     private var rootsReached: [Int64: [UInt8]] = [:]
     /// The position (or line) of the leaf that completed each target size.
     public private(set) var positionAt: [Int64: Int64] = [:]
@@ -62,7 +64,7 @@ public struct TreeRoots: Sendable {
         return width > 0 && width & (width - 1) == 0 && range.lowerBound % width == 0
     }
 
-    private mutating func fold(_ hash: [UInt8]) {
+    private mutating func fold(_ hash: Hash32) {
         if tiles.isEmpty {
             frontier.append(hash)
         } else {
@@ -70,7 +72,7 @@ public struct TreeRoots: Sendable {
             frontier.append(hash, completing: smallestTile) { lo, hi, made in
                 if let stored = tiles[lo..<hi] {
                     compared.append(lo..<hi)
-                    if stored != made { wrong.append(lo..<hi) }
+                    if Hash32(stored) != made { wrong.append(lo..<hi) }
                 }
             }
             wrongTiles += wrong
@@ -78,33 +80,39 @@ public struct TreeRoots: Sendable {
         }
     }
 
+    /// Adds leaf `leaf`'s hash (32 bytes: a SHA-256).
     public mutating func add(leaf: Int64, hash: [UInt8], position: Int64) {
+        guard let inline = Hash32(hash) else { preconditionFailure("a leaf hash is 32 bytes (a SHA-256), not \(hash.count)") }
+        add(leaf: leaf, hash: inline, position: position)
+    }
+
+    package mutating func add(leaf: Int64, hash: Hash32, position: Int64) {
         if leaf == 0 || targets.contains(leaf) { batchStartAt[leaf] = position }
-        if leaf < frontier.size || pending[leaf] != nil {
+        if leaf < frontier.size || pendingLeaves[leaf] != nil {
             duplicates.append((leaf, position))
             return
         }
         guard leaf == frontier.size else {
-            pending[leaf] = hash
+            pendingLeaves[leaf] = hash
             return
         }
         fold(hash)
         if targets.contains(frontier.size) { rootsReached[frontier.size] = frontier.root; positionAt[frontier.size] = position }
-        while let next = pending.removeValue(forKey: frontier.size) {
+        while let next = pendingLeaves.removeValue(forKey: frontier.size) {
             fold(next)
             if targets.contains(frontier.size) { rootsReached[frontier.size] = frontier.root; positionAt[frontier.size] = position }
         }
     }
 
     /// Leaves held: the frontier's and those past a gap.
-    public var leafCount: Int64 { frontier.size + Int64(pending.count) }
+    public var leafCount: Int64 { frontier.size + Int64(pendingLeaves.count) }
 
     /// The leaf indexes below `size` that are not held, as ranges in order: linear in the
     /// leaves held, whatever `size` is.
     public func absent(below size: Int64) -> [Range<Int64>] {
         var out: [Range<Int64>] = []
         var next = frontier.size
-        for leaf in pending.keys.sorted() {
+        for leaf in pendingLeaves.keys.sorted() {
             guard next < size else { break }
             if leaf > next { out.append(next..<min(leaf, size)) }
             next = max(next, leaf + 1)
@@ -125,14 +133,14 @@ public struct TreeRoots: Sendable {
     public func root(at size: Int64, nodes: [Range<Int64>: [UInt8]], within: MerkleTree.RangeIndex? = nil) -> (root: [UInt8]?, missing: Int64?) {
         if let reached = rootsReached[size] { return (reached, nil) }
         let ranges = Dictionary(uniqueKeysWithValues: MerkleTree.ranges(of: frontier).map { ($0.lo..<$0.hi, $0.hash) })
-        let held = pending.keys.sorted()
+        let held = pendingLeaves.keys.sorted()
         let index = within ?? MerkleTree.RangeIndex(nodes.keys)
         var missing: Int64?
         let root = MerkleTree.root(
             size: size,
             known: { ranges[$0..<$1] },
             holds: { lo, hi in lo < frontier.size || MerkleTree.anyLeaf(held, in: lo, hi) },
-            leaf: { pending[$0] },
+            leaf: { pendingLeaves[$0]?.bytes },
             proof: { nodes[$0..<$1] },
             proofsWithin: { index.any(within: $0, $1) },
             missing: &missing)
@@ -222,7 +230,7 @@ extension TreeCheck {
         // of them, as a stand-in for absent leaves otherwise (named above).
         var wrong = roots.wrongTiles, unchecked: [Range<Int64>] = [], stray: [Range<Int64>] = []
         var reads = 0
-        let pendingSorted = roots.pending.keys.sorted()
+        let pendingSorted = roots.pendingLeaves.keys.sorted()
         for range in nodes.keys.sorted(by: { $0.lowerBound < $1.lowerBound }) where !roots.comparedTiles.contains(range) {
             guard range.lowerBound >= 0, range.upperBound <= MerkleTree.maximumSize, !range.isEmpty else { stray.append(range); continue }
             let held = roots.heldCount(range, pendingSorted: pendingSorted)

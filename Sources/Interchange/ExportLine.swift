@@ -17,21 +17,50 @@ enum ExportLine {
         var position: Int64
         var recordedAt: Int64
         var stream: UUID
-        var streamHash: [UInt8]?
+        var streamHash: Hash32?
         var streamVersion: Int64
         var type: String
         var typeVersion: Int
         var leaf: Int64? = nil
     }
 
-    static func parse(_ line: UnsafeRawBufferPointer) -> Fields? {
-        var reader = Reader(bytes: line)
+    /// - Parameter names: type names read before (a check's lines repeat a few dozen).
+    static func parse(_ line: UnsafeRawBufferPointer, names: TypeNames? = nil) -> Fields? {
+        var reader = Reader(bytes: line, names: names)
         return reader.line()
+    }
+
+    /// Type names by their bytes, a few dozen at most: nearly every name is longer than
+    /// the 15 bytes a String holds without an allocation, and a log repeats a few of them
+    /// on every line. A name that lands on another's slot replaces it, so hostile lines
+    /// cost a slot, never a search.
+    final class TypeNames {
+        private var slots = [String?](repeating: nil, count: 64)
+
+        /// The name these plain ASCII bytes spell.
+        func name(_ bytes: UnsafeRawBufferPointer) -> String {
+            var hash: UInt32 = 2_166_136_261
+            for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+            let slot = Int(hash & 63)
+            if let known = slots[slot], known.utf8.count == bytes.count,
+               known.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) == true {
+                return known
+            }
+            let made = String(decoding: bytes, as: UTF8.self)
+            slots[slot] = made
+            return made
+        }
     }
 
     private struct Reader {
         let bytes: UnsafeRawBufferPointer
         var index = 0
+        var names: TypeNames?
+
+        init(bytes: UnsafeRawBufferPointer, names: TypeNames?) {
+            self.bytes = bytes
+            self.names = names
+        }
 
         mutating func line() -> Fields? {
             guard literal("{\"id\":"), let id = uuid(),
@@ -42,10 +71,9 @@ enum ExportLine {
                   literal(",\"stream\":"), let stream = uuid(),
                   let streamHash = optionalStreamHash(),
                   literal(",\"streamVersion\":"), let streamVersion = integer(),
-                  literal(",\"type\":"), let typeBytes = string(),
+                  literal(",\"type\":"), let type = typeName(),
                   literal(",\"typeVersion\":"), let typeVersion = integer(),
                   literal("}"), index == bytes.count,
-                  let type = String(validating: typeBytes, as: UTF8.self),
                   let version = Int(exactly: typeVersion) else { return nil }
             return Fields(id: id, payload: payload, position: position, recordedAt: recordedAt, stream: stream,
                           streamHash: streamHash.hash, streamVersion: streamVersion, type: type, typeVersion: version,
@@ -60,16 +88,43 @@ enum ExportLine {
         }
 
         /// `,"streamHash":"<64 hex>"` if present (older exports have none); nil if malformed.
-        private mutating func optionalStreamHash() -> (hash: [UInt8]?, Void)? {
+        private mutating func optionalStreamHash() -> (hash: Hash32?, Void)? {
             guard literal(",\"streamHash\":") else { return (nil, ()) }
             // As exports write it, 64 plain digits between quotes: read where they lie.
             if index + 66 <= bytes.count, bytes[index] == UInt8(ascii: "\""), bytes[index + 65] == UInt8(ascii: "\""),
-               let hash = Hex.bytes(UnsafeRawBufferPointer(rebasing: bytes[(index + 1)..<(index + 65)]).assumingMemoryBound(to: UInt8.self)) {
+               let hash = Hex.hash32(UnsafeRawBufferPointer(rebasing: bytes[(index + 1)..<(index + 65)]).assumingMemoryBound(to: UInt8.self)) {
                 index += 66
                 return (hash, ())
             }
-            guard let text = string(), text.count == 64, let hash = Hex.bytes(text[...]) else { return nil }
+            guard let text = string(), text.count == 64,
+                  let hash = text.withUnsafeBufferPointer({ Hex.hash32($0) }) else { return nil }
             return (hash, ())
+        }
+
+        /// Where the string at `index` lies when it is plain printable ASCII between quotes
+        /// (no escape: read as it is written), and `index` past it; nil, `index` unmoved,
+        /// for any other string.
+        private mutating func plainASCII() -> UnsafeRawBufferPointer? {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            var end = index + 1
+            while end < bytes.count {
+                let byte = bytes[end]
+                if byte == UInt8(ascii: "\"") {
+                    defer { index = end + 1 }
+                    return UnsafeRawBufferPointer(rebasing: bytes[(index + 1)..<end])
+                }
+                guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
+                end += 1
+            }
+            return nil
+        }
+
+        /// The event's type: read in place and looked up among the names met before where
+        /// it is plain ASCII, as nearly every type is.
+        private mutating func typeName() -> String? {
+            if let names, let plain = plainASCII() { return names.name(plain) }
+            guard let typeBytes = string() else { return nil }
+            return String(validating: typeBytes, as: UTF8.self)
         }
 
         private mutating func literal(_ text: StaticString) -> Bool {
@@ -101,6 +156,13 @@ enum ExportLine {
 
         /// A quoted UUID, hyphenated, in either case (as `JSONDecoder` reads them).
         private mutating func uuid() -> UUID? {
+            // As exports write it, plain between quotes: read where it lies (two of a
+            // line's allocations before).
+            let before = index
+            if let plain = plainASCII() {
+                if let id = UUID(hyphenatedUTF8: plain.assumingMemoryBound(to: UInt8.self)) { return id }
+                index = before
+            }
             guard let text = string() else { return nil }
             return UUID(hyphenatedUTF8: text)
         }

@@ -200,6 +200,13 @@ extension Interchange {
         return base.distance(to: UnsafeRawPointer(newline))
     }
 
+    /// Whether `line` begins with `prefix`, read in place.
+    static func starts(_ line: UnsafeRawBufferPointer, with prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard line.count >= count, let base = line.baseAddress else { return false }
+        return memcmp(base, prefix.utf8Start, count) == 0
+    }
+
     /// The most bytes of files whose lines' parsed fields a plan keeps (about twice
     /// their size in memory): a collector's largest upload.
     static let keptParsingLimit = 64 << 20
@@ -214,6 +221,9 @@ extension Interchange {
         var checkpoints: [(checkpoint: Checkpoint, file: String, line: Int)] = []
         var trees = ImportTrees()
         var parsed: [ExportLine.Fields]? = totalBytes <= keptParsingLimit ? [] : nil
+        let names = ExportLine.TypeNames()
+        // A recording repeats its conversation and messages from line to line: read once.
+        let memo = DecodingMemo()
         var bytesBefore = 0
         for (fileIndex, file) in files.enumerated() {
             try file.contents.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
@@ -231,11 +241,13 @@ extension Interchange {
                         continue
                     }
                     if try trees.read(UnsafeRawBufferPointer(rebasing: all[from..<to]), file: file.name, line: lineNumber) { continue }
-                    let fields = try parse(UnsafeRawBufferPointer(rebasing: all[from..<to]), file: file.name, line: lineNumber)
+                    let fields = try parse(UnsafeRawBufferPointer(rebasing: all[from..<to]), file: file.name, line: lineNumber,
+                                           names: names)
                     // A compact (version 2) payload needs its recording's start: it is read when its stream's chain is.
                     do {
                         if fields.typeVersion != 2 {
-                            _ = try RecordedEvent.decode(type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload)
+                            _ = try RecordedEvent.decode(type: fields.type, typeVersion: fields.typeVersion, payload: fields.payload,
+                                                         stream: nil, memo: memo)
                         }
                     } catch {
                         throw InterchangeError.invalidPayload(file: file.name, line: lineNumber, detail: String(describing: error))
@@ -260,8 +272,8 @@ extension Interchange {
     /// A checkpoint line, checked: its fields and its signature under its own key.
     /// Nil for any other line.
     static func checkpointLine(_ line: UnsafeRawBufferPointer, file: String, line number: Int) throws -> Checkpoint? {
-        let prefix = Array(#"{"checkpoint":"#.utf8)
-        guard line.count > prefix.count, line.prefix(prefix.count).elementsEqual(prefix) else { return nil }
+        let prefix: StaticString = #"{"checkpoint":"#
+        guard line.count > prefix.utf8CodeUnitCount, starts(line, with: prefix) else { return nil }
         let decoded: ExportedCheckpoint
         do {
             decoded = try JSONDecoder().decode(ExportedCheckpoint.Line.self, from: Data(line)).checkpoint
@@ -294,9 +306,10 @@ extension Interchange {
     /// be its chain's, and every head a checkpoint signed must be reached with that
     /// hash. Streams that start past version 1 are checked against the store on import.
     static func checkChains(_ plan: ImportPlan) throws -> ImportPlan {
-        var signed: [UUID: [Int64: (hash: [UInt8], checkpoint: Int)]] = [:]
+        // A signed hash that is not 32 bytes matches no chain (nil never equals a digest).
+        var signed: [UUID: [Int64: (hash: Hash32?, checkpoint: Int)]] = [:]
         for (index, entry) in plan.checkpoints.enumerated() {
-            for head in entry.checkpoint.heads { signed[head.stream, default: [:]][head.version] = (head.hash, index) }
+            for head in entry.checkpoint.heads { signed[head.stream, default: [:]][head.version] = (Hash32(head.hash), index) }
         }
         var byStream: [UUID: [Int]] = [:]
         for index in plan.keys.indices { byStream[plan.keys[index].stream, default: []].append(index) }
@@ -305,6 +318,7 @@ extension Interchange {
         var scratch: [UInt8] = []
         var digests = DigestBatch()
         var trees = plan.trees
+        let memo = DecodingMemo()
         var checked: [CheckedLine]? = plan.parsed == nil ? nil : Array(repeating: CheckedLine(), count: plan.lines.count)
         for (stream, indices) in byStream {
             let ordered = indices.sorted { (plan.keys[$0].streamVersion, $0) < (plan.keys[$1].streamVersion, $1) }
@@ -313,7 +327,8 @@ extension Interchange {
                 continued[stream] = (first, ordered[0])
                 continue
             }
-            var hash = ChainHash.genesis, version: Int64 = 0, device: String?, constants: StreamConstants?
+            // Held inline: a chain's hash is replaced at every line.
+            var hash = Hash32(ChainHash.genesis)!, version: Int64 = 0, device: String?, constants: StreamConstants?
             starts[stream] = ordered[0]
             // The tags as the import's own decoder would find them: the same recording's
             // events in the same order, its start looked up the same way.
@@ -337,13 +352,13 @@ extension Interchange {
                 }
                 for line in pending {
                     let previous = hash, version = line.fields.streamVersion
-                    hash = digests.digest(line.streamMessage).bytes
-                    let leafHash = try trees.add(line.fields, leafHash: { digests.digest(line.leafMessage!).bytes },
+                    hash = digests.digest(line.streamMessage)
+                    let leafHash = try trees.add(line.fields, leafHash: { digests.digest(line.leafMessage!) },
                                                  file: line.file, line: line.line)
-                    if checked != nil, let before = Hash32(previous), let after = Hash32(hash) {
+                    if checked != nil {
                         checked![line.index] = CheckedLine(
-                            hashes: KnownHashes(recording: .init(streamVersion: version, previous: before, streamHash: after,
-                                                                 leafHash: leafHash.flatMap { Hash32($0) })),
+                            hashes: KnownHashes(recording: .init(streamVersion: version, previous: previous, streamHash: hash,
+                                                                 leafHash: leafHash)),
                             tags: line.tags)
                     }
                     let who = device.map { "device \($0)'s " } ?? ""
@@ -381,7 +396,8 @@ extension Interchange {
                     var decoded: RecordedEvent?
                     if fields.typeVersion == 2 {
                         do {
-                            decoded = try RecordedEvent.decode(type: fields.type, typeVersion: 2, payload: fields.payload, stream: constants)
+                            decoded = try RecordedEvent.decode(type: fields.type, typeVersion: 2, payload: fields.payload, stream: constants,
+                                                               memo: memo)
                         } catch {
                             throw InterchangeError.invalidPayload(file: file, line: Int(ref.line), detail: String(describing: error))
                         }
@@ -403,7 +419,7 @@ extension Interchange {
                                        recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt), payload: fields.payload,
                                        into: &scratch)
                     // Its predecessor's hash as carried; worked out first where it carries none.
-                    let previousCarried: [UInt8]
+                    let previousCarried: Hash32
                     if let before = pending.last {
                         if let carried = before.fields.streamHash {
                             previousCarried = carried
@@ -505,7 +521,7 @@ extension Interchange {
             ChainHash.envelope(position: 0, id: fields.id, stream: stream, streamVersion: fields.streamVersion, type: fields.type,
                                typeVersion: fields.typeVersion, recordedAt: Timestamp(microsecondsSince1970: fields.recordedAt),
                                payload: fields.payload, into: &scratch)
-            if let carried = fields.streamHash, carried != ChainHash.streamHash(previous: hash, envelope: scratch) {
+            if let carried = fields.streamHash, carried != Hash32(ChainHash.streamHash(previous: hash, envelope: scratch)) {
                 throw InterchangeError.editedLine(file: file, line: Int(ref.line), detail:
                     "it does not continue stream \(short(stream)) as stored here")
             }
@@ -556,17 +572,18 @@ extension Interchange {
 
     /// One line's fields: the fast reader for lines as `export` writes them, else
     /// `JSONDecoder`, the reference.
-    static func parse(_ line: UnsafeRawBufferPointer, file: String, line number: Int) throws -> ExportLine.Fields {
-        if let fields = ExportLine.parse(line) { return fields }
+    static func parse(_ line: UnsafeRawBufferPointer, file: String, line number: Int,
+                      names: ExportLine.TypeNames? = nil) throws -> ExportLine.Fields {
+        if let fields = ExportLine.parse(line, names: names) { return fields }
         let event: ExportedEvent
         do {
             event = try JSONDecoder().decode(ExportedEvent.self, from: Data(line))
         } catch {
             throw InterchangeError.malformedLine(file: file, line: number, detail: plainDescription(of: error))
         }
-        var streamHash: [UInt8]?
+        var streamHash: Hash32?
         if let text = event.streamHash {
-            guard let hash = Hex.bytes(text, count: 32) else {
+            guard let hash = Hex.bytes(text, count: 32).flatMap({ Hash32($0) }) else {
                 throw InterchangeError.malformedLine(file: file, line: number, detail: "streamHash is not 64 hex digits")
             }
             streamHash = hash

@@ -11,7 +11,7 @@ public struct ImportTrees: Sendable {
         var owner: TreeOwner
         var streams: Set<UUID> = []
         var nodes: [Range<Int64>: [UInt8]] = [:]
-        var leaves: [Int64: (hash: [UInt8], file: String, line: Int)] = [:]
+        var leaves: [Int64: (hash: Hash32, file: String, line: Int)] = [:]
         var file: String
         var line: Int
     }
@@ -39,7 +39,9 @@ public struct ImportTrees: Sendable {
 
     /// Reads a tree or head line; false for any other line.
     mutating func read(_ line: UnsafeRawBufferPointer, file: String, line number: Int) throws -> Bool {
-        if line.starts(with: Array(#"{"head":"#.utf8)) {
+        // Asked of every line of an upload: compared in place (an array of the prefix was
+        // an allocation a line).
+        if Interchange.starts(line, with: #"{"head":"#) {
             let exported = try Self.decode(ExportedHead.Line.self, line, kind: "head", file: file, line: number).head
             let head: TreeHead
             do { head = try exported.head() } catch {
@@ -53,7 +55,7 @@ public struct ImportTrees: Sendable {
             heads.append((head, file, number))
             return true
         }
-        if line.starts(with: Array(#"{"tree":"#.utf8)) {
+        if Interchange.starts(line, with: #"{"tree":"#) {
             let exported = try Self.decode(ExportedTree.Line.self, line, kind: "tree", file: file, line: number).tree
             guard let key = Hex.bytes(exported.publicKey, count: 32), PublicKeyCheck.isAcceptable(key) else {
                 throw InterchangeError.badHead(file: file, line: number, detail: "its public key is not a usable Ed25519 key")
@@ -90,8 +92,8 @@ public struct ImportTrees: Sendable {
     /// and no other event may.
     /// Returns the leaf's hash (nil: its recording is in no tree).
     @discardableResult
-    mutating func add(_ fields: ExportLine.Fields, leafData: [UInt8], file: String, line: Int) throws -> [UInt8]? {
-        try add(fields, leafHash: { MerkleTree.leafHash(leafData) }, file: file, line: line)
+    mutating func add(_ fields: ExportLine.Fields, leafData: [UInt8], file: String, line: Int) throws -> Hash32? {
+        try add(fields, leafHash: { Hash32(MerkleTree.leafHash(leafData))! }, file: file, line: line)
     }
 
     /// Whether ``add(_:leafHash:file:line:)`` will ask for the event's leaf hash: its
@@ -103,7 +105,7 @@ public struct ImportTrees: Sendable {
     /// ``add(_:leafData:file:line:)`` with the leaf's hash worked out elsewhere (asked
     /// for only when ``isLeaf(_:)``).
     @discardableResult
-    mutating func add(_ fields: ExportLine.Fields, leafHash: () -> [UInt8], file: String, line: Int) throws -> [UInt8]? {
+    mutating func add(_ fields: ExportLine.Fields, leafHash: () -> Hash32, file: String, line: Int) throws -> Hash32? {
         guard let owner = owners[fields.stream] else {
             if fields.leaf != nil {
                 throw InterchangeError.badHead(file: file, line: line, detail: "the event claims a leaf, and no tree line names its recording")

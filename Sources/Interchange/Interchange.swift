@@ -228,7 +228,7 @@ public enum Interchange {
             return ExportedEvent(id: f.id, stream: f.stream, streamVersion: f.streamVersion, type: f.type,
                                  typeVersion: f.typeVersion, recordedAt: f.recordedAt,
                                  payload: String(decoding: f.payload, as: UTF8.self), position: f.position,
-                                 streamHash: f.streamHash.map(Hex.string), leaf: f.leaf)
+                                 streamHash: f.streamHash.map { Hex.string($0.bytes) }, leaf: f.leaf)
         }
     }
 

@@ -37,18 +37,43 @@ import Testing
 
     func reference(_ line: [UInt8]) -> ExportLine.Fields? {
         guard let e = try? JSONDecoder().decode(ExportedEvent.self, from: Data(line)) else { return nil }
-        var hash: [UInt8]?
+        var hash: Hash32?
         if let text = e.streamHash {
             guard text.count == 64 else { return nil }
-            hash = stride(from: 0, to: 64, by: 2).compactMap { UInt8(String(Array(text)[$0..<($0 + 2)]), radix: 16) }
-            guard hash?.count == 32 else { return nil }
+            let bytes = stride(from: 0, to: 64, by: 2).compactMap { UInt8(String(Array(text)[$0..<($0 + 2)]), radix: 16) }
+            guard bytes.count == 32 else { return nil }
+            hash = Hash32(bytes)
         }
         return ExportLine.Fields(id: e.id, payload: Array(e.payload.utf8), position: e.position, recordedAt: e.recordedAt,
                                  stream: e.stream, streamHash: hash, streamVersion: e.streamVersion, type: e.type,
                                  typeVersion: e.typeVersion, leaf: e.leaf)
     }
 
-    func fast(_ line: [UInt8]) -> ExportLine.Fields? { line.withUnsafeBytes { ExportLine.parse($0) } }
+    /// Type names met before, shared by every line a test reads (as a check's lines share them).
+    let names = ExportLine.TypeNames()
+
+    /// The fast reader, with and without the names met before: the two must read alike.
+    func fast(_ line: [UInt8]) -> ExportLine.Fields? {
+        let alone = line.withUnsafeBytes { ExportLine.parse($0) }
+        let withNames = line.withUnsafeBytes { ExportLine.parse($0, names: names) }
+        #expect(alone == withNames, "\(String(decoding: line, as: UTF8.self).prefix(200))")
+        return alone
+    }
+
+    /// Names that land on one slot replace each other and are still each read as written.
+    @Test func typeNamesAreReadAsWrittenWhateverSlotTheyShare() {
+        let names = ExportLine.TypeNames()
+        let written = (0..<500).map { "type.number\($0)" } + ["a", "", "callback.willBecomeActive", "callback.willBecomeActivf"]
+        var read = 0
+        for round in 0..<3 {
+            for name in (round == 1 ? written.reversed() : written) {
+                let bytes = Array(name.utf8)
+                #expect(bytes.withUnsafeBytes { names.name($0) } == name)
+                read += 1
+            }
+        }
+        #expect(read == 3 * written.count)
+    }
 
     /// Lines end at each newline, wherever it falls in a vector's width, and the last at
     /// the end of the bytes with or without one.
@@ -90,6 +115,15 @@ import Testing
         #expect(escaped.contains(#"\u"#))
         all.append(hashed.replacingCharacters(in: digits, with: hashed[digits].uppercased()))
         all.append(hashed.replacingCharacters(in: digits, with: escaped))
+        // Ids and types as exports do not write them: lower case, escaped (read past the
+        // in-place path), and a type that is not ASCII.
+        let id = try #require(hashed.range(of: #"(?<="id":")[0-9A-F-]{36}"#, options: .regularExpression))
+        all.append(hashed.replacingCharacters(in: id, with: hashed[id].lowercased()))
+        all.append(hashed.replacingCharacters(in: id, with: hashed[id].replacingOccurrences(of: "-", with: #"\u002D"#)))
+        let type = try #require(hashed.range(of: #"(?<="type":")[a-zA-Z.]+"#, options: .regularExpression))
+        all.append(hashed.replacingCharacters(in: type, with: hashed[type].replacingOccurrences(of: ".", with: #"\u002e"#)))
+        all.append(hashed.replacingCharacters(in: type, with: "input.tap\u{00E9}"))
+        all.append(hashed.replacingCharacters(in: type, with: #"input.tap\u00e9"#))
         for line in all {
             let bytes = Array(line.utf8)
             let read = try #require(fast(bytes), "\(line.prefix(120))")

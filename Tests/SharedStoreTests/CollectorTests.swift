@@ -423,13 +423,16 @@ import Testing
                     }
                 }
             }
-            // One upload in the write that waits for the lock, the rest queued behind it.
-            var queued = 0
-            for _ in 0..<2_000 where queued < sent.count - 1 {
-                queued = setup.collector.uploadsWaitingToBeStored
-                if queued < sent.count - 1 { try await Task.sleep(for: .milliseconds(10)) }
+            // Every upload checked and handed to the writer while the lock is held: those the
+            // first write took (one, or more if they were queued before its task began) wait
+            // for the lock in it, the rest behind it. (Counting only those queued, as before,
+            // failed once the checks got faster: all nine were queued before the first write began.)
+            var handed = 0
+            for _ in 0..<2_000 where handed < sent.count {
+                handed = setup.collector.uploadsCheckedAndUnanswered
+                if handed < sent.count { try await Task.sleep(for: .milliseconds(10)) }
             }
-            #expect(queued == sent.count - 1)
+            #expect(handed == sent.count)
             _ = try server.psql(setup.url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'BEGIN; SELECT 1 FROM store_state FOR UPDATE%'")
             var outcomes: [Int: Result<Int, Collector.Refusal>] = [:]
             for try await (index, outcome) in group { outcomes[index] = outcome }

@@ -432,12 +432,17 @@ import Testing
             let answered = answers.withLock { $0 }
             try #require(answered.count == count, "round \(round): \(count - answered.count) items never answered, \(commit.waitingCount) waiting")
             #expect(answered.values.allSatisfy { $0.count == 1 }, "round \(round): an item answered twice")
+            #expect(commit.unansweredCount == 0 && commit.waitingCount == 0, "round \(round)")
             #expect(store.violations.isEmpty, "round \(round): \(store.violations)")
             let committed = store.committed
             #expect(Set(committed).count == committed.count && store.tail == committed.count, "round \(round)")
             #expect(Set(answered.filter { $0.value == [true] }.keys) == Set(committed), "round \(round)")
             #expect(Set(answered.filter { $0.value == [false] }.keys) == Set(store.failed), "round \(round)")
-            #expect(!store.failed.isEmpty && store.failed.count < count / 2, "round \(round): \(store.failed.count) failed")
+            // Some write failed (the path was taken). How many items failed with it depends on
+            // how many the machine's timing put in its group: on a loaded machine one group can
+            // hold most of them, so no bound on the count (session 48 saw 85 of 150 once, with a
+            // build running beside the tests).
+            #expect(!store.failed.isEmpty, "round \(round): no write failed")
             items += answered.count
             followersKept += store.followersKept
         }
