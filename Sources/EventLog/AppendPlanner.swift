@@ -64,8 +64,8 @@ package struct AppendPlanner {
     /// A new event as it is to be stored.
     package struct PlannedEvent {
         package var position: Int64
-        /// Its chain hash; empty with ``Hashing/byStore``.
-        package var hash: [UInt8]
+        /// Its chain hash; nil with ``Hashing/byStore``. Held inline: one an event.
+        package var hash: Hash32?
         /// Its recording's hash before the batch (for a store that hashes).
         package var streamHeadAtStart: Hash32
         package var streamRowID: Int64
@@ -146,10 +146,10 @@ package struct AppendPlanner {
         position += 1
         stream.version += 1
         let typeID = try store.typeID(event.type)
-        var hash: [UInt8] = []
+        var hash: Hash32?
         if hashing == .inPlanner {
             let hashes = chain.hash(event, position: position, streamVersion: stream.version, after: stream.head)
-            hash = hashes.hash.bytes
+            hash = hashes.hash
             stream.head = hashes.streamHash
         }
         streams[streamKey] = stream
@@ -174,9 +174,9 @@ package struct AppendPlanner {
     /// The event's leaf hash: one it carries where it was computed for the same version
     /// (the leaf's data is the envelope without its position, so nothing else changes it),
     /// otherwise its own.
-    private mutating func leafHash(of event: NewEvent, streamVersion: Int64) -> [UInt8] {
+    private mutating func leafHash(of event: NewEvent, streamVersion: Int64) -> Hash32 {
         if let known = event.known.recording, known.streamVersion == streamVersion, let leaf = known.leafHash {
-            return leaf.bytes
+            return leaf
         }
         envelope.set(position: position, id: event.id, stream: event.stream, streamVersion: streamVersion,
                      type: event.type, typeVersion: event.typeVersion, recordedAt: event.recordedAt, payload: event.payload)

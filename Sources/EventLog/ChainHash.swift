@@ -125,7 +125,7 @@ package struct SplitEnvelope {
     func streamHash(previous: some ContiguousBytes) -> Hash32 { ChainHash.digest(previous, header, from: 8, payload) }
 
     /// ``MerkleTree/leafHash(_:)`` of the envelope without its position: ``TreeLeaf``'s data.
-    package func leafHash() -> [UInt8] { ChainHash.digest([UInt8(0)], header, from: 8, payload).bytes }
+    package func leafHash() -> Hash32 { ChainHash.digest(CollectionOfOne(UInt8(0)), header, from: 8, payload) }
 }
 
 /// A SHA-256 hash held inline, for a value kept and replaced once per event.
@@ -188,9 +188,16 @@ extension UUID {
 
     package init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
-        let b = Array(bytes)
-        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-                         b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        // Copied into the value itself: an array of them first was an allocation an id.
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { stored in
+            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(stored)) }
+        }
+        if copied == nil {
+            let b = Array(bytes)
+            value = (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        }
+        self.init(uuid: value)
     }
 }
 

@@ -99,7 +99,7 @@ package struct TreeStates {
 
     /// The leaf an event takes in tree `id`: the next one (a recorded event), or the one
     /// it was exported with (an import). `hash` is the event's leaf hash.
-    mutating func take(_ rows: inout some TreeRowStore, _ id: Int64, leaf given: Int64?, hash: [UInt8]) throws -> Int64 {
+    mutating func take(_ rows: inout some TreeRowStore, _ id: Int64, leaf given: Int64?, hash: Hash32) throws -> Int64 {
         // Taken out of the dictionary while it grows, so its frontier is not copied
         // for every leaf (copy-on-write while the dictionary still held it).
         if states[id] == nil { try load(&rows, id) }
@@ -109,7 +109,7 @@ package struct TreeStates {
         if let given {
             leaf = given
             if state.frontier?.size == given {
-                state.frontier!.append(hash) { tiles.append((id, $0, $1, $2)) }
+                state.frontier!.append(hash, completing: MerkleTree.tileSize) { tiles.append((id, $0, $1, $2.bytes)) }
             } else if state.frontier != nil, given < state.size {
                 throw EventStoreError.treeConflict(device: state.owner.device, detail: "leaf \(given) is another event here")
             } else {
@@ -122,7 +122,7 @@ package struct TreeStates {
                     "this file holds only part of the device's tree (an import); record into the device's own log")
             }
             leaf = state.frontier!.size
-            state.frontier!.append(hash) { tiles.append((id, $0, $1, $2)) }
+            state.frontier!.append(hash, completing: MerkleTree.tileSize) { tiles.append((id, $0, $1, $2.bytes)) }
             state.size = state.frontier!.size
         }
         state.changed = true

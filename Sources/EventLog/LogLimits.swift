@@ -23,9 +23,10 @@ public enum LogLimits {
 
     /// Refuses a recording's stored version that cannot be one: an append counts on from it.
     /// - Throws: ``EventStoreError/damagedDatabase(path:detail:)`` naming `stream` and `location`.
-    package static func checkStored(recordingVersion version: Int64, of stream: UUID, in location: String) throws {
+    /// - Parameter location: made only for the error (a store's is a string made each time).
+    package static func checkStored(recordingVersion version: Int64, of stream: UUID, in location: @autoclosure () -> String) throws {
         guard version < 0 || version >= maximumCount else { return }
-        throw EventStoreError.damagedDatabase(path: location, detail:
+        throw EventStoreError.damagedDatabase(path: location(), detail:
             "recording \(stream.uuidString.lowercased()): its row says it holds \(version) events, outside 0...2^62-1")
     }
 }

@@ -16,6 +16,7 @@ package struct TreeCheck {
     mutating func compareTiles(with nodes: [Range<Int64>: [UInt8]]) { roots.tiles = nodes }
 
     mutating func add(leaf: Int64, hash: [UInt8], position: Int64) { roots.add(leaf: leaf, hash: hash, position: position) }
+    mutating func add(leaf: Int64, hash: Hash32, position: Int64) { roots.add(leaf: leaf, hash: hash, position: position) }
     var leafCount: Int64 { roots.leafCount }
     private var positionAt: [Int64: Int64] { roots.positionAt }
     private var duplicates: [(leaf: Int64, position: Int64)] { roots.duplicates }

@@ -171,7 +171,7 @@ extension SignedLogReader {
         try scan(EventQuery(streams: streams), verify: false) { event in
             guard let leaf = event.leaf else { return }
             scratch.set(event)
-            out.append((event.position, leaf, scratch.leafHash()))
+            out.append((event.position, leaf, scratch.leafHash().bytes))
         }
         return out
     }
@@ -355,7 +355,7 @@ extension SignedLogReader {
                     "the event at position \(event.position) claims leaf \(leaf) of device \(name)'s tree, which another event holds"))
             }
             scratch.set(event)
-            game[leaf] = scratch.leafHash()
+            game[leaf] = scratch.leafHash().bytes
         }
         if unleaved > 0 {
             problems.append(ProofProblem(kind: .outsideTree, device: device, detail:

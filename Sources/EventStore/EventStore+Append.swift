@@ -338,7 +338,8 @@ extension EventStore {
 
         func write(_ planned: AppendPlanner.PlannedEvent, of event: NewEvent, index: Int) throws {
             if let blocks {
-                blocks.add(EventBlock.Event(id: event.id, hash: planned.hash, streamRowID: planned.streamRowID,
+                // Hashed by the block writer (``AppendPlanner/Hashing/byStore``): no hash yet.
+                blocks.add(EventBlock.Event(id: event.id, hash: planned.hash?.bytes ?? [], streamRowID: planned.streamRowID,
                                             streamVersion: planned.streamVersion, typeRowID: planned.typeID,
                                             typeVersion: Int64(event.typeVersion), recordedAt: event.recordedAt.microsecondsSince1970,
                                             leaf: planned.leaf, payload: event.payload),
@@ -360,7 +361,7 @@ extension EventStore {
                                       planned: AppendPlanner.PlannedEvent) throws {
         try withUnsafeBytes(of: event.id.uuid) { id in
             try encoded.bytes.withUnsafeBytes { payload in
-                try planned.hash.withUnsafeBytes { hashBytes in
+                try (planned.hash ?? Hash32(ChainHash.genesis)!).withUnsafeBytes { hashBytes in
                     _ = try insertEvent.run(binding: { statement in
                         statement.int64(1, planned.position)
                         statement.blob(2, id)

@@ -97,7 +97,7 @@ extension EventStore {
         var out: [Int64: [UInt8]] = [:], scratch = SplitEnvelope()
         for event in found where inTree.contains(event.stream) {
             scratch.set(event)
-            out[event.leaf!] = scratch.leafHash()
+            out[event.leaf!] = scratch.leafHash().bytes
         }
         proofCache.keep(tile: out, tree: id, range: range, treeSize: sizeBefore)
         return out

@@ -54,6 +54,11 @@ package struct CopyRows: Sendable {
 
     /// A `bytea` value: `\x` and its hex digits (the backslash doubled, as COPY's text format escapes it).
     package mutating func append(bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append(bytes: $0) }
+    }
+
+    /// A `bytea` value from memory in place (an id, a hash held inline: no array made).
+    package mutating func append(bytes: UnsafeRawBufferPointer) {
         let tab = separator()
         let count = tab + 3 + 2 * bytes.count
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { out in

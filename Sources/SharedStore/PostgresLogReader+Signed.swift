@@ -92,7 +92,7 @@ extension PostgresLogReader: SignedLogReader {
             // A damaged event is no leaf: the proof then lacks it, and the whole tree's check names the damage.
             guard case .event(let event, _, _) = try found(row), let leaf = event.leaf else { continue }
             scratch.set(event)
-            out[leaf] = scratch.leafHash()
+            out[leaf] = scratch.leafHash().bytes
         }
         return out
     }

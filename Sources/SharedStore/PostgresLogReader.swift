@@ -251,8 +251,9 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// One row of `events` as read, before any check.
     struct EventRow: Sendable {
         var position: Int64
-        var id: [UInt8]?
-        var stream: [UInt8]?
+        /// Nil where the column is null or not 16 bytes.
+        var id: UUID?
+        var stream: UUID?
         var streamVersion: Int64
         var type: String?
         var typeVersion: Int64
@@ -268,8 +269,9 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
         init(_ row: PostgresRandomAccessRow) throws {
             func bytes(_ index: Int) throws -> [UInt8]? { try row[index].decode(ByteBuffer?.self).map { Array($0.readableBytesView) } }
             position = try row[0].decode(Int64.self)
-            id = try bytes(1)
-            stream = try bytes(2)
+            // Read where they lie (an array each first was two allocations an event).
+            id = try row[1].decode(ByteBuffer?.self).flatMap { UUID(bytes: $0.readableBytesView) }
+            stream = try row[2].decode(ByteBuffer?.self).flatMap { UUID(bytes: $0.readableBytesView) }
             streamVersion = try row[3].decode(Int64.self)
             type = try row[4].decode(String?.self)
             typeVersion = try row[5].decode(Int64.self)
@@ -287,7 +289,7 @@ public class PostgresLogReader: EventLogReader, @unchecked Sendable {
     /// What the row holds, by the rules a SQLite log's rows are read by.
     func found(_ row: EventRow) throws -> FoundEvent {
         do {
-            guard let id = row.id.flatMap(UUID.init(bytes:)), let stream = row.stream.flatMap(UUID.init(bytes:)) else {
+            guard let id = row.id, let stream = row.stream else {
                 throw EventStoreError.corruptPayload(position: row.position, detail: "malformed event or stream id")
             }
             guard let type = row.type else {

@@ -1079,7 +1079,7 @@ final class PostgresImport: EventLogImport {
         nextStreamID = rows.nextStreamID
         nextTypeID = rows.nextTypeID
         lastPosition = planner.position
-        lastHash = rows.lastHash ?? lastHash
+        lastHash = rows.lastHash?.bytes ?? lastHash
         remember()
         writer.changed()
         return results
@@ -1286,7 +1286,7 @@ struct PostgresAppendRows: AppendRowStore {
     private(set) var nextStreamID: Int64
     private(set) var nextTypeID: Int64
     private let encoder: PayloadEncoder
-    private(set) var lastHash: [UInt8]?
+    private(set) var lastHash: Hash32?
     /// The new events' rows, as `COPY` reads them.
     private var rows = CopyRows()
     private var written: [UUID] = []
@@ -1341,7 +1341,7 @@ struct PostgresAppendRows: AppendRowStore {
         let encoded = writer.precompressed?.payload(of: event.id, dictionaryID: encoder.dictionaryID) ?? encoder.encode(event.payload)
         // The columns of `Self.eventColumns`, in order.
         rows.append(planned.position)
-        rows.append(bytes: event.id.bytes)
+        withUnsafeBytes(of: event.id.uuid) { rows.append(bytes: $0) }
         rows.append(planned.streamRowID)
         rows.append(planned.streamVersion)
         rows.append(planned.typeID)
@@ -1351,7 +1351,7 @@ struct PostgresAppendRows: AppendRowStore {
         rows.append(encoded.dictionaryID)
         rows.append(Int64(event.payload.count))
         rows.append(bytes: encoded.bytes)
-        rows.append(bytes: planned.hash)
+        if let hash = planned.hash { hash.withUnsafeBytes { rows.append(bytes: $0) } } else { rows.append(bytes: [UInt8]()) }
         rows.append(planned.leaf)
         rows.append(writer.revision)
         rows.endRow()
