@@ -16,28 +16,21 @@ package final class PayloadCompressionCache: @unchecked Sendable {
         /// The dictionary's ``PayloadCompressionCache/token(of:)``.
         var dictionary: Int64?
         var payload: [UInt8]
-        /// The payload's bytes mixed a word at a time, once: an array of bytes hashes
-        /// byte by byte through `Hasher`, which cost more than the deflate this saves.
-        /// Equal payloads have equal digests; two that differ are told apart by `==`.
-        let digest: UInt64
+        /// The payload's bytes hashed once, as one buffer (an array of bytes hashes byte by
+        /// byte through `Hasher`, which cost more than the deflate this saves), by `Hasher`:
+        /// keyed with this process's random seed, so no one can search offline for payloads
+        /// that share a digest (an unkeyed mix of words, before, could be searched: each
+        /// lookup compares with every payload of its digest). 85 ns an event more than the
+        /// mix (150 against 68 for 300-500 bytes). Equal payloads have equal digests; two
+        /// that differ are told apart by `==`.
+        let digest: Int
 
         init(dictionary: Int64?, payload: [UInt8]) {
             self.dictionary = dictionary
             self.payload = payload
-            digest = payload.withUnsafeBytes { bytes in
-                var digest = UInt64(truncatingIfNeeded: bytes.count) &* 0x9E37_79B9_7F4A_7C15
-                var offset = 0
-                while offset + 8 <= bytes.count {
-                    let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                    digest = (digest ^ word) &* 0x0100_0000_01B3 ^ (digest >> 29)
-                    offset += 8
-                }
-                while offset < bytes.count {
-                    digest = (digest ^ UInt64(bytes[offset])) &* 0x0100_0000_01B3
-                    offset += 1
-                }
-                return digest
-            }
+            var hasher = Hasher()
+            payload.withUnsafeBytes { hasher.combine(bytes: $0) }
+            digest = hasher.finalize()
         }
 
         func hash(into hasher: inout Hasher) {
