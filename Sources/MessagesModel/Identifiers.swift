@@ -164,21 +164,28 @@ extension UUID {
     /// `uuidString` (upper case, hyphenated), without going through `snprintf`, which
     /// Foundation's takes: name tables are keyed by it and looked up for events folded.
     public var hyphenatedString: String {
+        String(unsafeUninitializedCapacity: 36) { writeHyphenated(into: $0) }
+    }
+
+    /// ``hyphenatedString``'s UTF-8 bytes, made without the string.
+    package var hyphenatedUTF8: [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 36) { out, count in count = writeHyphenated(into: out) }
+    }
+
+    private func writeHyphenated(into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         withUnsafeBytes(of: uuid) { raw in
-            String(unsafeUninitializedCapacity: 36) { out in
-                let digits: StaticString = "0123456789ABCDEF"
-                var at = 0
-                for index in 0..<16 {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        out[at] = UInt8(ascii: "-")
-                        at += 1
-                    }
-                    out[at] = digits.utf8Start[Int(raw[index] >> 4)]
-                    out[at + 1] = digits.utf8Start[Int(raw[index] & 0x0F)]
-                    at += 2
+            let digits: StaticString = "0123456789ABCDEF"
+            var at = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    out[at] = UInt8(ascii: "-")
+                    at += 1
                 }
-                return at
+                out[at] = digits.utf8Start[Int(raw[index] >> 4)]
+                out[at + 1] = digits.utf8Start[Int(raw[index] & 0x0F)]
+                at += 2
             }
+            return at
         }
     }
 

@@ -25,16 +25,30 @@ public struct StreamConstants: Hashable, Sendable {
             self.localParticipant = localParticipant
             self.remoteParticipants = remoteParticipants
             // Made with the values, so a changed value always comes with its spellings
-            // (the compact layout's readers and writers use them).
-            var references = [(Array("$c".utf8), Array(conversation.uuid.hyphenatedString.utf8)),
-                              (Array("$l".utf8), Array(localParticipant.uuid.hyphenatedString.utf8))]
+            // (the compact layout's readers and writers use them). Each reader makes them
+            // for every recording it meets (a full replay's decoding threads, a check, the
+            // summaries): the names shared and each spelling one array, not a string, an
+            // array of it and the concatenations' (25 allocations a recording before).
+            var references: [(name: [UInt8], uuid: [UInt8])] = []
+            references.reserveCapacity(2 + remoteParticipants.count)
+            references.append((Self.conversationName, conversation.uuid.hyphenatedUTF8))
+            references.append((Self.localName, localParticipant.uuid.hyphenatedUTF8))
             for (index, remote) in remoteParticipants.enumerated() {
-                references.append((Array("$r\(index)".utf8), Array(remote.uuid.hyphenatedString.utf8)))
+                let name = index < Self.remoteNames.count ? Self.remoteNames[index] : Array("$r\(index)".utf8)
+                references.append((name, remote.uuid.hyphenatedUTF8))
             }
             self.references = references
-            contextFields = Array(#""conversation":""#.utf8) + Array(conversation.uuid.hyphenatedString.utf8)
-                + Array(#"","device":"#.utf8) + StreamConstants.jsonString(device.name)
+            var context: [UInt8] = []
+            context.reserveCapacity(70 + device.name.utf8.count)
+            context.append(contentsOf: #""conversation":""#.utf8)
+            context.append(contentsOf: references[0].uuid)
+            context.append(contentsOf: #"","device":"#.utf8)
+            StreamConstants.appendJSONString(device.name, to: &context)
+            contextFields = context
         }
+
+        static let conversationName = Array("$c".utf8), localName = Array("$l".utf8)
+        static let remoteNames = (0..<8).map { Array("$r\($0)".utf8) }
     }
 
     private var storage: Storage
@@ -89,7 +103,14 @@ public struct StreamConstants: Hashable, Sendable {
     /// A string as JSONEncoder writes it (with `.withoutEscapingSlashes`), so the fields
     /// read back byte for byte; made by hand because readers make constants often.
     static func jsonString(_ text: String) -> [UInt8] {
-        var out: [UInt8] = [UInt8(ascii: "\"")]
+        var out: [UInt8] = []
+        appendJSONString(text, to: &out)
+        return out
+    }
+
+    /// ``jsonString(_:)`` appended to `out`.
+    static func appendJSONString(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += Array(#"\""#.utf8)
@@ -104,7 +125,6 @@ public struct StreamConstants: Hashable, Sendable {
             }
         }
         out.append(UInt8(ascii: "\""))
-        return out
     }
 
     public static func == (a: Self, b: Self) -> Bool {
