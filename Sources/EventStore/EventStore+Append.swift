@@ -357,11 +357,18 @@ extension EventStore {
         func setTree(_ tree: Int64, ofStream rowID: Int64) throws { try SQLiteTreeRows(db: db).setTree(tree, ofStream: rowID) }
     }
 
+    private static func withHashBytes<R>(_ hash: Hash32?, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if let hash { return try hash.withUnsafeBytes(body) }
+        return try [UInt8]().withUnsafeBytes(body)
+    }
+
     fileprivate static func insertRow(_ insertEvent: SQLiteCall, _ encoded: CompressionPipeline.Encoded, event: NewEvent,
                                       planned: AppendPlanner.PlannedEvent) throws {
         try withUnsafeBytes(of: event.id.uuid) { id in
             try encoded.bytes.withUnsafeBytes { payload in
-                try (planned.hash ?? Hash32(ChainHash.genesis)!).withUnsafeBytes { hashBytes in
+                // Rows are hashed in the planner, so there is a hash; were there none, an
+                // empty blob, as before hashes were held inline.
+                try withHashBytes(planned.hash) { hashBytes in
                     _ = try insertEvent.run(binding: { statement in
                         statement.int64(1, planned.position)
                         statement.blob(2, id)

@@ -39,6 +39,7 @@ enum ExportLine {
 
         /// The name these plain ASCII bytes spell.
         func name(_ bytes: UnsafeRawBufferPointer) -> String {
+            guard !bytes.isEmpty else { return "" }
             var hash: UInt32 = 2_166_136_261
             for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
             let slot = Int(hash & 63)
