@@ -154,6 +154,13 @@ package struct Hash32: ContiguousBytes, Hashable, Sendable {
         self = hash
     }
 
+    /// A leaf hash given as bytes to public API that holds it inline: a SHA-256, so 32
+    /// bytes (anything else is a caller's error, not input to refuse).
+    package init(leafHash bytes: [UInt8]) {
+        guard let hash = Hash32(bytes) else { preconditionFailure("a leaf hash is 32 bytes (a SHA-256), not \(bytes.count)") }
+        self = hash
+    }
+
     package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try Swift.withUnsafeBytes(of: words, body)
     }

@@ -36,32 +36,34 @@ public enum Hex {
     package static func bytes(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard utf8.count % 2 == 0 else { return nil }
         let count = utf8.count / 2
-        var invalid: UInt8 = 0
+        var valid = false
         let out = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-            for index in 0..<count {
-                let high = utf8[2 * index], low = utf8[2 * index + 1]
-                invalid |= notADigit(high) | notADigit(low)
-                out[index] = value(high) << 4 | value(low)
-            }
+            valid = decode(utf8, into: UnsafeMutableRawBufferPointer(out))
             initialized = count
         }
-        return invalid == 0 ? out : nil
+        return valid ? out : nil
     }
 
     /// The hash 64 hex digits in UTF-8 spell, held inline (no array), or nil for another
     /// count or character.
     package static func hash32(_ utf8: UnsafeBufferPointer<UInt8>) -> Hash32? {
         guard utf8.count == 64 else { return nil }
-        var invalid: UInt8 = 0
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        return withUnsafeMutableBytes(of: &words) { out -> Hash32? in
-            for index in 0..<32 {
-                let high = utf8[2 * index], low = utf8[2 * index + 1]
-                invalid |= notADigit(high) | notADigit(low)
-                out[index] = value(high) << 4 | value(low)
-            }
-            return invalid == 0 ? Hash32(UnsafeRawBufferPointer(out)) : nil
+        return withUnsafeMutableBytes(of: &words) { out in
+            decode(utf8, into: out) ? Hash32(UnsafeRawBufferPointer(out)) : nil
         }
+    }
+
+    /// Decodes `utf8` (an even count of digits) into `out` (half as many bytes); whether
+    /// every character was a digit.
+    private static func decode(_ utf8: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableRawBufferPointer) -> Bool {
+        var invalid: UInt8 = 0
+        for index in 0..<(utf8.count / 2) {
+            let high = utf8[2 * index], low = utf8[2 * index + 1]
+            invalid |= notADigit(high) | notADigit(low)
+            out[index] = value(high) << 4 | value(low)
+        }
+        return invalid == 0
     }
 
     /// The value of hex digit `byte` (either case); meaningless for another character.

@@ -186,8 +186,7 @@ public enum MerkleTree {
         /// keeps so one game's proof needs only its own leaves and their neighbours).
         public mutating func append(_ leafHash: [UInt8], completing minimumWidth: Int64 = MerkleTree.tileSize,
                                     completed: (_ lo: Int64, _ hi: Int64, _ hash: [UInt8]) -> Void) {
-            guard let leaf = Hash32(leafHash) else { preconditionFailure("a leaf hash is 32 bytes (a SHA-256), not \(leafHash.count)") }
-            append(leaf, completing: minimumWidth) { completed($0, $1, $2.bytes) }
+            append(Hash32(leafHash: leafHash), completing: minimumWidth) { completed($0, $1, $2.bytes) }
         }
 
         package mutating func append(_ leafHash: Hash32, completing minimumWidth: Int64,

@@ -83,8 +83,7 @@ public struct TreeRoots: Sendable {
 
     /// Adds leaf `leaf`'s hash (32 bytes: a SHA-256).
     public mutating func add(leaf: Int64, hash: [UInt8], position: Int64) {
-        guard let inline = Hash32(hash) else { preconditionFailure("a leaf hash is 32 bytes (a SHA-256), not \(hash.count)") }
-        add(leaf: leaf, hash: inline, position: position)
+        add(leaf: leaf, hash: Hash32(leafHash: hash), position: position)
     }
 
     package mutating func add(leaf: Int64, hash: Hash32, position: Int64) {

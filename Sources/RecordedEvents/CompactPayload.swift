@@ -100,15 +100,8 @@ public struct StreamConstants: Hashable, Sendable {
                           remoteParticipants: remoteParticipants ?? self.remoteParticipants)
     }
 
-    /// A string as JSONEncoder writes it (with `.withoutEscapingSlashes`), so the fields
-    /// read back byte for byte; made by hand because readers make constants often.
-    static func jsonString(_ text: String) -> [UInt8] {
-        var out: [UInt8] = []
-        appendJSONString(text, to: &out)
-        return out
-    }
-
-    /// ``jsonString(_:)`` appended to `out`.
+    /// Appends a string as JSONEncoder writes it (with `.withoutEscapingSlashes`), so the
+    /// fields read back byte for byte; made by hand because readers make constants often.
     static func appendJSONString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
