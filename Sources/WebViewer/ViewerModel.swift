@@ -147,6 +147,10 @@ public final class ViewerModel: @unchecked Sendable {
     /// for the list pass and the audit both; nil inside: not worked out yet.
     private var keptKeyMemo: String??
     private let keptKeyLock = NSLock()
+    /// Held while the audit saves its kept results and while the list pass adds its list to
+    /// them: without it, the audit could make its results before the list was complete and
+    /// write them after the list pass looked for them, and the list was never kept.
+    private let keptSaveLock = NSLock()
 
     /// Opens the log read-only: nothing is written to it or beside it.
     ///
@@ -385,10 +389,13 @@ public final class ViewerModel: @unchecked Sendable {
                 }
                 // Into the audit's kept results, if they were kept first (else the audit
                 // keeps it with its own), only while the file is as it was.
-                if let kept, let done, let key = self?.keptKey(), var results = kept.load(key), results.list == nil,
-                   kept.key(of: path) == key {
-                    results.list = done
-                    kept.save(results, as: key)
+                if let kept, let done, let self, let key = self.keptKey() {
+                    self.keptSaveLock.withLock {
+                        if var results = kept.load(key), results.list == nil, kept.key(of: path) == key {
+                            results.list = done
+                            kept.save(results, as: key)
+                        }
+                    }
                 }
             } catch {
                 self?.locked { if self?.listGeneration == mine { self?.listFailure = String(describing: error) } }
@@ -901,7 +908,7 @@ public final class ViewerModel: @unchecked Sendable {
             self?.locked { if self?.auditGeneration == mine { self?.logWide = whole } }
             // Kept only if the file did not change while it was audited.
             if let key, let kept, let self, kept.key(of: path) == key {
-                kept.save(self.locked { self.keptResults(logWide: whole) }, as: key)
+                self.keptSaveLock.withLock { kept.save(self.locked { self.keptResults(logWide: whole) }, as: key) }
             }
         }.start()
     }
