@@ -24,18 +24,22 @@ extension EventStore {
         try AppendPlanner.validate(events)
         var results: [AppendedEvent] = []
         var newTypes: [String: Int64] = [:]
+        var newCatalogRows: [AppendPlanner.CatalogRow] = []
         try Self.translating(path) {
             try queue.inTransaction(.immediate) { db in
                 var trees = TreeStates()
-                results = try appendInTransaction(db, events, expecting: expecting, newTypes: &newTypes, trees: &trees,
+                newCatalogRows = []
+                results = try appendInTransaction(db, events, expecting: expecting, newTypes: &newTypes,
+                                                  newCatalogRows: &newCatalogRows, trees: &trees,
                                                   owner: { stream in signing?(stream).map { TreeOwner(device: $0.device, publicKey: $0.publicKey) } })
                 try trees.save(db)
                 if let signing { try sign(db, &trees, signing) }
                 return .commit
             }
         }
-        // Only now are the new type ids known to exist.
+        // Only now are the new type ids and catalog rows known to exist.
         typeIDs.merge(newTypes) { old, _ in old }
+        rememberCatalogRows(newCatalogRows)
         return results
     }
 
@@ -48,16 +52,19 @@ extension EventStore {
     public func importing(_ body: (ImportTransaction) throws -> Void) throws {
         guard access == .readWrite else { throw EventStoreError.readOnly(path: path, detail: "opened read-only") }
         var newTypes: [String: Int64] = [:]
+        var newCatalogRows: [AppendPlanner.CatalogRow] = []
         try Self.translating(path) {
             try queue.inTransaction(.immediate) { db in
                 let transaction = ImportTransaction(store: self, db: db)
                 try body(transaction)
                 try transaction.trees.save(db)
                 newTypes = transaction.newTypes
+                newCatalogRows = transaction.newCatalogRows
                 return .commit
             }
         }
         typeIDs.merge(newTypes) { old, _ in old }
+        rememberCatalogRows(newCatalogRows)
     }
 
     /// One import's transaction: see ``EventStore/importing(_:)``.
@@ -66,6 +73,7 @@ extension EventStore {
         let db: Database
         var trees = TreeStates()
         var newTypes: [String: Int64] = [:]
+        var newCatalogRows: [AppendPlanner.CatalogRow] = []
 
         init(store: EventStore, db: Database) {
             self.store = store
@@ -77,7 +85,7 @@ extension EventStore {
         @discardableResult
         public func append(_ events: [NewEvent], owners: [UUID: TreeOwner]) throws -> [AppendedEvent] {
             try AppendPlanner.validate(events)
-            return try store.appendInTransaction(db, events, expecting: [:], newTypes: &newTypes, trees: &trees,
+            return try store.appendInTransaction(db, events, expecting: [:], newTypes: &newTypes, newCatalogRows: &newCatalogRows, trees: &trees,
                                                  owner: { owners[$0] })
         }
 
@@ -111,8 +119,8 @@ extension EventStore {
 
     /// Appends; returns the results and the new head of every stream that grew.
     func appendInTransaction(_ db: Database, _ events: [NewEvent], expecting: [UUID: ExpectedVersion],
-                             newTypes: inout [String: Int64], trees: inout TreeStates,
-                             owner: (UUID) -> TreeOwner?) throws -> [AppendedEvent] {
+                             newTypes: inout [String: Int64], newCatalogRows: inout [AppendPlanner.CatalogRow],
+                             trees: inout TreeStates, owner: (UUID) -> TreeOwner?) throws -> [AppendedEvent] {
         let compressor = try currentCompressor(db)
         let lastPosition = try lastPosition(db)
         let lastHash = try AppendPlanner.chainStart(try hash(db, at: lastPosition) ?? ChainHash.genesis, at: lastPosition, in: path)
@@ -154,7 +162,8 @@ extension EventStore {
             try updateStream.execute(arguments: [stream.version, Data(head.bytes), stream.rowID])
         }
         if planner.position > lastPosition {
-            try updateCatalog(db, planner.catalogRows, from: lastPosition, to: planner.position, covering: planner.everyEventTagged)
+            try updateCatalog(db, planner.catalogRows, from: lastPosition, to: planner.position, covering: planner.everyEventTagged,
+                              inserted: &newCatalogRows)
         }
         return results
     }
@@ -417,19 +426,32 @@ extension EventStore {
 
     /// Writes a batch's catalog rows; the catalog goes on covering the log only if it
     /// covered it before the batch and every new event came with its tags.
+    /// A row this store has committed is not written again: a game's row is met in every
+    /// batch that holds its moves, and its insert (a lookup in the catalog's key) was most
+    /// of what tags cost an append (tools/Benchmarks, `append-only`).
     private func updateCatalog(_ db: Database, _ rows: [AppendPlanner.CatalogRow: Int64], from oldLast: Int64, to newLast: Int64,
-                               covering: Bool) throws {
+                               covering: Bool, inserted: inout [AppendPlanner.CatalogRow]) throws {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO catalog (kind, key, stream_id, position) VALUES (?, ?, ?, ?)
             ON CONFLICT (kind, key, stream_id) DO NOTHING
             """)
-        for (row, position) in rows {
+        for (row, position) in rows where !storedCatalogRows.contains(row) {
             try insert.execute(arguments: [row.tag.kind.rawValue, Data(row.tag.id.bytes), row.streamRowID, position])
+            inserted.append(row)
         }
         if covering {
-            try db.execute(sql: "UPDATE catalog_coverage SET through = ? WHERE through = ?", arguments: [newLast, oldLast])
+            try db.cachedStatement(sql: "UPDATE catalog_coverage SET through = ? WHERE through = ?").execute(arguments: [newLast, oldLast])
         }
     }
+
+    /// Rows of a committed transaction: kept so that later appends skip them, up to a bound
+    /// (past it, forgotten at once: a row not known is inserted again, which does nothing).
+    private func rememberCatalogRows(_ rows: [AppendPlanner.CatalogRow]) {
+        if storedCatalogRows.count + rows.count > Self.catalogRowsKept { storedCatalogRows.removeAll() }
+        storedCatalogRows.formUnion(rows)
+    }
+
+    static let catalogRowsKept = 100_000
 
     /// The head of a stream written before streams kept one: its chain from its events.
     func legacyHead(_ db: Database, stream: UUID) throws -> [UInt8] {

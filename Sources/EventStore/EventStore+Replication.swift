@@ -122,6 +122,7 @@ extension EventStore {
             }
         }
         typeIDs = [:]
+        storedCatalogRows = []
     }
 }
 

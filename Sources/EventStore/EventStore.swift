@@ -62,6 +62,8 @@ public final class EventStore {
     /// reads a file another process may change (it reads the file as it is now).
     private(set) var knownNames: KnownRowNames?
     var typeIDs: [String: Int64] = [:]
+    /// Catalog rows this store committed (a bounded set): its appends skip them.
+    var storedCatalogRows = Set<AppendPlanner.CatalogRow>()
 
     /// Opens (and for `.readWrite`, creates and migrates) the database at `path`.
     /// - Throws: ``EventStoreError`` naming the problem: not found, not SQLite, not a

@@ -5,6 +5,7 @@ import GameKit
 import MessagesModel
 import Projections
 import RecordedEvents
+import StoredEvents
 
 /// One pass over the whole log in position order that folds every conversation
 /// once its last event has gone by and hands each one over then: memory holds the
@@ -53,31 +54,180 @@ public enum FullReplay {
 
     typealias Decoded = (ConversationID, ReplayEvent)
 
-    /// The event as projections see it, with its conversation; nil for events of
-    /// streams that are not recordings.
-    /// - Parameter constants: the constants made so far (at most ``constantsKept``).
-    /// - Parameter memo: values read lately, by their bytes (one decoding thread's).
-    private static func decode(_ stored: StoredEvent, _ recordings: [UUIDKey: Recording],
-                               _ constants: inout [UUIDKey: StreamConstants], memo: DecodingMemo) throws -> Decoded? {
-        let key = UUIDKey(stored.stream)
-        guard let recording = recordings[key] else { return nil }
-        var streamConstants: StreamConstants?
-        if stored.typeVersion == 2 {
-            // Made when a recording is first met, and kept a while (``constantsKept``).
-            if let known = constants[key] {
-                streamConstants = known
-            } else {
-                streamConstants = recording.constants
-                constants[key] = streamConstants
-            }
-        }
-        return (recording.conversation, try ReplayEvent(stored, constants: streamConstants, keepingHash: false, memo: memo))
-    }
-
     /// Recordings' constants a decoding thread keeps at most: made again for each chunk,
     /// they were a twentieth of its work; kept for every recording of a long log, they
     /// would grow with it.
     static let constantsKept = 2_048
+
+    /// Where the catalog places each recording: the conversation it names and its first
+    /// event's position. The pass takes it on trust only as far as the events confirm it:
+    /// each recording's first event is checked against its entry when a thread meets it.
+    typealias CatalogPlaces = [UUIDKey: (conversation: ConversationID, position: Int64)]
+
+    /// The recording of an event's stream, as a decoding thread finds it.
+    enum Lookup {
+        case recording(Recording)
+        /// The stream is not a recording (or its first event was damaged and skipped).
+        case none
+        /// It began in an earlier chunk whose recordings no thread has handed over yet.
+        case notYet
+    }
+
+    /// One decoding thread's view of the recordings: the ones it met lately, the ones it
+    /// learnt in its chunk (handed to ``Recordings`` when the chunk is read), its constants
+    /// and its decoding memo.
+    struct Lane {
+        let catalog: CatalogPlaces?
+        let shared: Recordings
+        let skipping: Bool
+        private var recent: [UUIDKey: Recording] = [:]
+        private(set) var learnt: [UUIDKey: Recording] = [:]
+        private var constants: [UUIDKey: StreamConstants] = [:]
+        let memo = DecodingMemo()
+
+        init(catalog: CatalogPlaces?, shared: Recordings, skipping: Bool) {
+            self.catalog = catalog
+            self.shared = shared
+            self.skipping = skipping
+        }
+
+        /// Between chunks: what it learnt goes to the shared recordings, and what it keeps
+        /// stays bounded (a recording goes on in the next chunk, so most are kept).
+        mutating func handOver(chunk: Int?) {
+            shared.add(learnt, chunk: chunk)
+            learnt.removeAll(keepingCapacity: true)
+            if recent.count > FullReplay.constantsKept * 2 { recent.removeAll(keepingCapacity: true) }
+            if constants.count > FullReplay.constantsKept { constants.removeAll(keepingCapacity: true) }
+        }
+
+        /// The recording `stored` belongs to. Its first event is where it is learnt, and
+        /// where the catalog's entry for it is held to the event; `final`: every earlier
+        /// chunk has been handed over, so a recording not found is none.
+        mutating func recording(of stored: StoredEvent, _ key: UUIDKey, final: Bool) throws -> Lookup {
+            if let known = recent[key] { return .recording(known) }
+            guard let catalog else {
+                // Every recording was read before the pass.
+                guard let known = shared.lookup(key) else { return .none }
+                recent[key] = known
+                return .recording(known)
+            }
+            let startsHere = stored.streamVersion == 1 && stored.type == RecordedEvent.TypeName.recordingStarted
+            guard let place = catalog[key] else {
+                if startsHere {
+                    throw ReplayError.catalogContradictsEvents(position: stored.position, detail: "a recording starts here that the catalog does not name")
+                }
+                return .none
+            }
+            if stored.position == place.position {
+                guard startsHere else {
+                    throw ReplayError.catalogContradictsEvents(position: stored.position, detail: "the catalog places a recording's start here, where none starts")
+                }
+                guard case .recordingStarted(let info)? = try? RecordedEvent.decode(
+                    type: stored.type, typeVersion: stored.typeVersion, payload: stored.payload) else {
+                    throw ReplayError.undecodableEvent(position: stored.position, detail: "a recording.started payload")
+                }
+                guard info.conversation == place.conversation else {
+                    throw ReplayError.catalogContradictsEvents(position: stored.position, detail: "the recording's conversation is not the catalog's")
+                }
+                let learnt = Recording(conversation: info.conversation, device: info.device, localParticipant: info.localParticipant,
+                                       remoteParticipants: info.remoteParticipants)
+                recent[key] = learnt
+                self.learnt[key] = learnt
+                return .recording(learnt)
+            }
+            if stored.position < place.position || startsHere {
+                throw ReplayError.catalogContradictsEvents(
+                    position: stored.position, detail: "the catalog places the start of this event's recording at position \(place.position)")
+            }
+            if let known = shared.lookup(key) {
+                recent[key] = known
+                return .recording(known)
+            }
+            if !final { return .notYet }
+            // Its first event was damaged, and skipped: the recording is not read.
+            if skipping { return .none }
+            throw ReplayError.catalogContradictsEvents(position: place.position, detail: "the catalog places a recording's start here, where none starts")
+        }
+
+        /// The event as projections see it, with its conversation.
+        mutating func decode(_ stored: StoredEvent, _ key: UUIDKey, of recording: Recording) throws -> Decoded {
+            var streamConstants: StreamConstants?
+            if stored.typeVersion == 2 {
+                // Made when a recording is first met, and kept a while (``constantsKept``).
+                if let known = constants[key] {
+                    streamConstants = known
+                } else {
+                    streamConstants = recording.constants
+                    constants[key] = streamConstants
+                }
+            }
+            return (recording.conversation, try ReplayEvent(stored, constants: streamConstants, keepingHash: false, memo: memo))
+        }
+
+        /// `stored` decoded, nil for an event of no recording, or `.notYet`.
+        mutating func decode(_ stored: StoredEvent, final: Bool) throws -> Decoded?? {
+            let key = UUIDKey(stored.stream)
+            switch try recording(of: stored, key, final: final) {
+            case .recording(let recording): return .some(try decode(stored, key, of: recording))
+            case .none: return .some(nil)
+            case .notYet: return nil
+            }
+        }
+    }
+
+    /// The recordings the decoding threads have learnt, by chunk: a thread that meets a
+    /// recording begun in an earlier chunk finds it here, waiting (once a chunk, after
+    /// reading it) until every earlier chunk has been handed over.
+    final class Recordings: @unchecked Sendable {
+        // Guarded by `condition`.
+        private let condition = NSCondition()
+        private var known: [UUIDKey: Recording] = [:]
+        /// Chunks 0..<through are handed over; those past it that are, in `early`.
+        private var through = 0
+        private var early = Set<Int>()
+        private var cancelled = false
+
+        /// Every recording, read before the pass: no thread waits for another's.
+        func fill(_ all: [UUIDKey: Recording]) {
+            condition.lock()
+            defer { condition.unlock() }
+            known = all
+            through = .max
+            condition.broadcast()
+        }
+
+        func lookup(_ key: UUIDKey) -> Recording? {
+            condition.lock()
+            defer { condition.unlock() }
+            return known[key]
+        }
+
+        /// The recordings learnt in `chunk` (nil: by the only thread, in no chunk).
+        func add(_ learnt: [UUIDKey: Recording], chunk: Int?) {
+            condition.lock()
+            defer { condition.unlock() }
+            known.merge(learnt) { first, _ in first }
+            guard let chunk, through != .max else { return }
+            early.insert(chunk)
+            while early.remove(through) != nil { through += 1 }
+            condition.broadcast()
+        }
+
+        /// Waits until chunks 0..<chunk are handed over; false once the pass is over.
+        func waitForChunks(before chunk: Int) -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            while through < chunk && !cancelled { condition.wait() }
+            return !cancelled
+        }
+
+        func cancel() {
+            condition.lock()
+            cancelled = true
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
 
     /// What the pass knows of a recording from its first event: a few ids per recording.
     struct Recording: Sendable {
@@ -111,16 +261,17 @@ public enum FullReplay {
         return out
     }
 
-    /// Between the calling thread and the decoding threads before the first chunk: the
-    /// second decoding thread reads the second stretch of the recordings' heads on its
-    /// connection while the calling thread reads the first (reading a head inflates its
-    /// block, and a recording begins in most blocks: alone, a fifth of a pass on one core),
-    /// and every decoding thread waits for the recordings they make.
+    /// Between the calling thread and the decoding threads before the first chunk, for a
+    /// log whose catalog does not place its recordings: the second decoding thread reads
+    /// the second stretch of the recordings' heads on its connection while the calling
+    /// thread reads the first (reading a head inflates its block, and a recording begins
+    /// in most blocks: alone, a fifth of a pass on one core), and every decoding thread
+    /// waits until the recordings are known.
     private final class Handoff: @unchecked Sendable {
         // Guarded by `condition`.
         private let condition = NSCondition()
         private var second: Result<[(UUID, Recording, Int64)], Error>?
-        private var recordings: Result<[UUIDKey: Recording], Error>?
+        private var going: Bool?
 
         func put(second part: Result<[(UUID, Recording, Int64)], Error>) {
             condition.lock()
@@ -139,20 +290,20 @@ public enum FullReplay {
             return second!
         }
 
-        /// Lets the decoding threads go (the first call counts).
-        func go(_ result: Result<[UUIDKey: Recording], Error>) {
+        /// Lets the decoding threads go, or stop (the first call counts).
+        func go(_ going: Bool) {
             condition.lock()
-            if recordings == nil { recordings = result }
+            if self.going == nil { self.going = going }
             condition.broadcast()
             condition.unlock()
         }
 
-        /// The recordings, or nil when the pass stopped before its first chunk.
-        func waitToGo() -> [UUIDKey: Recording]? {
+        /// False when the pass stopped before its first chunk.
+        func waitToGo() -> Bool {
             condition.lock()
             defer { condition.unlock() }
-            while recordings == nil { condition.wait() }
-            return try? recordings!.get()
+            while going == nil { condition.wait() }
+            return going!
         }
     }
 
@@ -160,7 +311,7 @@ public enum FullReplay {
     private final class Mailbox: @unchecked Sendable {
         // Guarded by `condition`.
         private let condition = NSCondition()
-        private var ready: [Int: Result<(Int, [Decoded], [Error]), Error>] = [:]
+        private var ready: [Int: Result<(Int, [Decoded?], [Error]), Error>] = [:]
         private var ahead: [Int]
         private var cancelled = false
 
@@ -175,14 +326,14 @@ public enum FullReplay {
             return !cancelled
         }
 
-        func put(_ chunk: Int, _ result: Result<(Int, [Decoded], [Error]), Error>) {
+        func put(_ chunk: Int, _ result: Result<(Int, [Decoded?], [Error]), Error>) {
             condition.lock()
             ready[chunk] = result
             condition.broadcast()
             condition.unlock()
         }
 
-        func take(_ chunk: Int, lane: Int) -> Result<(Int, [Decoded], [Error]), Error> {
+        func take(_ chunk: Int, lane: Int) -> Result<(Int, [Decoded?], [Error]), Error> {
             condition.lock()
             defer { condition.unlock() }
             while ready[chunk] == nil { condition.wait() }
@@ -216,6 +367,8 @@ public enum FullReplay {
         var state: ConversationState?
         /// The position of its last event in the log (`.max` when unknown).
         var lastPosition: Int64 = .max
+        /// Its recordings whose first events it met (the catalog's places, confirmed).
+        var streams = Set<UUID>()
         init(_ conversation: ConversationID, at time: Int64) {
             self.conversation = conversation
             first = time
@@ -331,9 +484,33 @@ public enum FullReplay {
         let decoders = lanes ?? min(8, max(1, ProcessInfo.processInfo.activeProcessorCount))
         let last = try store.lastPosition()
         let parallel = decoders >= 2 && last >= 4 * Int64(chunkSize)
+        // Where the catalog places each recording, read from indexes: the pass then learns
+        // each recording from its first event as it reads it (checked against the entry
+        // there) instead of reading every recording's first event before it, which inflated
+        // most blocks twice. Without a complete catalog, or with one that gives a recording
+        // two conversations, the first events are read before the pass, as before.
+        let places: CatalogPlaces? = try store.catalogEntriesWithLastPositions(.conversation).flatMap { entries in
+            var built = CatalogPlaces(minimumCapacity: entries.count)
+            for (entry, end) in entries {
+                let conversation = ConversationID(entry.tag.id)
+                guard built.updateValue((conversation, entry.position), forKey: UUIDKey(entry.stream)) == nil else {
+                    lastPosition = [:]
+                    return nil
+                }
+                lastPosition[conversation] = max(lastPosition[conversation] ?? 0, end)
+            }
+            return built
+        }
+        let recordings = Recordings()
         let folds = Folds(parallel: parallel)
         var open: [ConversationID: Open] = [:]
-        var later: [ConversationID] = []
+        var later: [(ConversationID, Set<UUID>)] = []
+        /// A conversation's recordings: those read before the pass, or, where the catalog
+        /// placed them, those whose first events the pass met (a catalog row the events
+        /// contradict, skipped as damage, adds no recording to another conversation).
+        func streams(of entry: Open) -> Set<UUID> {
+            places == nil ? streamsOf[entry.conversation] ?? [] : entry.streams
+        }
         // Events kept by open conversations and by finished ones not handed over yet, at
         // most this many in all: a log merged from phones one after another has every
         // conversation open at once, and memory must stay that of the conversations'
@@ -358,7 +535,7 @@ public enum FullReplay {
             if let kept = entry.kept {
                 entry.kept = nil
                 let inOrder = entry.inReplayOrder, conversation = entry.conversation
-                let count = entry.count, span = (entry.first, entry.last), streams = streamsOf[conversation] ?? []
+                let count = entry.count, span = (entry.first, entry.last), streams = streams(of: entry)
                 folds.submit(holding: kept.count) {
                     let events = inOrder ? kept : Replayer.inReplayOrder(kept)
                     return Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
@@ -366,9 +543,9 @@ public enum FullReplay {
                 }
             } else if let state = entry.state, entry.inReplayOrder {
                 folds.submit(folded: Finished(state: state.playerView(for: perspective), events: entry.count,
-                                              span: (entry.first, entry.last), streams: streamsOf[entry.conversation] ?? [], devices: nil))
+                                              span: (entry.first, entry.last), streams: streams(of: entry), devices: nil))
             } else {
-                later.append(entry.conversation)
+                later.append((entry.conversation, streams(of: entry)))
             }
         }
         func route(_ conversation: ConversationID, _ event: consuming ReplayEvent) {
@@ -389,6 +566,7 @@ public enum FullReplay {
             switch event.event {
             case .transcript(.sent(let item), _): if let id = Replayer.messageThatLeft(item) { entry.sent.insert(id) }
             case .transcript(.arrived(let item, _), _): if let id = item.message?.id, !entry.sent.contains(id) { entry.arrivedFirst.insert(id) }
+            case .recordingStarted: entry.streams.insert(event.stream)
             default: break
             }
             entry.lastKey = (event.recordedAt, event.position)
@@ -421,18 +599,22 @@ public enum FullReplay {
             }
         }
         if !parallel {
-            learn(try heads(0, of: 1, store))
-            var constants: [UUIDKey: StreamConstants] = [:]
-            let memo = DecodingMemo()
+            if places == nil {
+                learn(try heads(0, of: 1, store))
+                recordings.fill(conversationOfStream)
+                conversationOfStream = [:]
+            }
+            var lane = Lane(catalog: places, shared: recordings, skipping: damaged != nil)
             try store.scan(verify: verify, skippingDamaged: damaged) { stored in
                 statistics.events += 1
                 if statistics.events % 16_384 == 0 {
                     progress?(statistics.events)
-                    if constants.count > Self.constantsKept { constants.removeAll(keepingCapacity: true) }
+                    lane.handOver(chunk: nil)
                 }
                 let decoded: Decoded?
                 do {
-                    decoded = try decode(stored, conversationOfStream, &constants, memo: memo)
+                    // One thread reads in order: every earlier recording is known.
+                    decoded = try lane.decode(stored, final: true) ?? nil
                 } catch let error where damaged != nil {
                     damaged?(error)
                     return
@@ -469,27 +651,46 @@ public enum FullReplay {
                     // On this thread and connection, which go on to decode: memory freed by
                     // the heads' reading is the decoding's to reuse (on a thread of its own,
                     // it stayed in that thread's arena: 8 MB more at 901k events).
-                    if lane == 1 { handoff.put(second: Result { try heads(1, of: 2, reader) }) }
-                    guard let streams = handoff.waitToGo() else { return }
-                    let memo = DecodingMemo()
-                    // Kept from chunk to chunk (a recording goes on in the next), up to a bound.
-                    var constants: [UUIDKey: StreamConstants] = [:]
+                    if lane == 1 && places == nil { handoff.put(second: Result { try heads(1, of: 2, reader) }) }
+                    guard handoff.waitToGo() else { return }
+                    var decoding = Lane(catalog: places, shared: recordings, skipping: skipping)
                     for chunk in stride(from: lane, to: chunks, by: decoders) {
                         guard mailbox.waitForRoom(lane: lane) else { return }
-                        var items: [Decoded] = []
+                        var items: [Decoded?] = []
                         items.reserveCapacity(size)
+                        // Events of recordings begun in an earlier chunk another thread has
+                        // not handed over yet, by their place in `items`.
+                        var waiting: [(Int, StoredEvent)] = []
                         var read = 0
                         var skipped: [Error] = []
-                        if constants.count > Self.constantsKept { constants.removeAll(keepingCapacity: true) }
                         let first = Int64(chunk) * Int64(size) + 1
                         do {
                             try reader.scan(EventQuery(positions: first...(first + Int64(size) - 1)), verify: verify,
                                             skippingDamaged: skipping ? { skipped.append($0) } : nil) { stored in
                                 read += 1
                                 do {
-                                    if let decoded = try decode(stored, streams, &constants, memo: memo) { items.append(decoded) }
+                                    switch try decoding.decode(stored, final: false) {
+                                    case .some(let decoded?): items.append(decoded)
+                                    case .some(nil): break
+                                    case nil:
+                                        waiting.append((items.count, stored))
+                                        items.append(nil)
+                                    }
                                 } catch where skipping {
                                     skipped.append(error)
+                                }
+                            }
+                            // Handed over as soon as the chunk is read, before its waiting
+                            // events: the next chunk's thread waits for these alone.
+                            decoding.handOver(chunk: chunk)
+                            if !waiting.isEmpty {
+                                guard recordings.waitForChunks(before: chunk) else { return }
+                                for (index, stored) in waiting {
+                                    do {
+                                        items[index] = try decoding.decode(stored, final: true) ?? nil
+                                    } catch where skipping {
+                                        skipped.append(error)
+                                    }
                                 }
                             }
                         } catch {
@@ -506,23 +707,29 @@ public enum FullReplay {
                 thread.start()
             }
             defer {
-                handoff.go(.failure(CancellationError()))
+                handoff.go(false)
                 mailbox.cancel()
+                recordings.cancel()
             }
-            // The first stretch of heads here, the second on the second decoding thread; the
-            // first's error first, as one reader would meet it.
-            do {
+            if places == nil {
+                // The first stretch of heads here, the second on the second decoding thread; the
+                // first's error first, as one reader would meet it.
                 // Both lists dropped once learnt (see ``Handoff/takeSecond()``).
                 let first = Result { try heads(0, of: 2, store) }
                 let second = handoff.takeSecond()
                 learn(try first.get())
                 learn(try second.get())
+                recordings.fill(conversationOfStream)
+                conversationOfStream = [:]
             }
-            handoff.go(.success(conversationOfStream))
+            handoff.go(true)
             for chunk in 0..<chunks {
                 var (read, items, skipped) = try mailbox.take(chunk, lane: chunk % decoders).get()
                 skipped.forEach { damaged?($0) }
-                while let (conversation, event) = items.popLast() { route(conversation, event) }
+                while let next = items.popLast() {
+                    guard let (conversation, event) = next else { continue }
+                    route(conversation, event)
+                }
                 try handReady()
                 let before = statistics.events
                 statistics.events += read
@@ -533,12 +740,12 @@ public enum FullReplay {
         // Conversations whose last event never came by (a cut-off log) end here.
         for (_, entry) in open.sorted(by: { $0.value.lastKey.position < $1.value.lastKey.position }) { end(entry) }
         try handReady(all: true)
-        for conversation in later {
-            let events = try Replayer.load(from: store, streams: streamsOf[conversation] ?? [])
+        for (conversation, streams) in later {
+            let events = try Replayer.load(from: store, streams: streams)
             let times = events.lazy.map(\.recordedAt)
             try finished(Finished(state: ConversationState.folding(conversation, events, games: games, as: perspective),
                                   events: events.count, span: (times.min() ?? 0, times.max() ?? 0),
-                                  streams: streamsOf[conversation] ?? [], devices: Replayer.devices(of: events)))
+                                  streams: streams, devices: Replayer.devices(of: events)))
             statistics.rereadConversations += 1
         }
         return statistics

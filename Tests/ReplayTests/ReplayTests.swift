@@ -163,8 +163,10 @@ import Testing
         }
     }
 
-    /// The recordings' starts are read in two stretches on two threads; an unreadable
-    /// start in each stops the pass at the first, as one reader would.
+    /// An unreadable recording start in each half of the log stops the pass at the first,
+    /// as one reader would: read in the pass (the catalog places the recordings), where
+    /// the chain check meets it first, or unchecked, where its payload does; and read
+    /// before the pass in two stretches on two threads (a log without a complete catalog).
     @Test func anUnreadableRecordingStartStopsThePassAtTheFirst() throws {
         let (folder, store, catalog) = try recorded(6, seed: 43)
         var starts: [Int64] = []
@@ -175,11 +177,112 @@ import Testing
         try BlockSurgery.garble(path, position: early)
         try BlockSurgery.garble(path, position: late)
         let damaged = try EventStore(path: path, access: .readOnly)
+        #expect(try damaged.catalogIsComplete())
         for lanes in [1, 2] {
-            #expect(throws: ReplayError.undecodableEvent(position: early, detail: "a recording.started payload")) {
+            #expect(throws: EventStoreError.hashMismatch(position: early)) {
                 try FullReplay.run(store: damaged, lanes: lanes, chunkSize: 50, games: .standard) { _ in }
             }
+            #expect(throws: ReplayError.undecodableEvent(position: early, detail: "a recording.started payload")) {
+                try FullReplay.run(store: damaged, verify: false, lanes: lanes, chunkSize: 50, games: .standard) { _ in }
+            }
         }
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE catalog_coverage SET through = 0") }
+        let uncatalogued = try EventStore(path: path, access: .readOnly)
+        #expect(try !uncatalogued.catalogIsComplete())
+        for lanes in [1, 2] {
+            #expect(throws: ReplayError.undecodableEvent(position: early, detail: "a recording.started payload")) {
+                try FullReplay.run(store: uncatalogued, lanes: lanes, chunkSize: 50, games: .standard) { _ in }
+            }
+        }
+    }
+
+    /// The pass learns each recording where the catalog places its start, and holds the
+    /// catalog to the events there: the same conversations as a pass that reads every
+    /// start first (a log without a complete catalog); a catalog row changed (another
+    /// conversation, another position, a recording left out) stops it with the position,
+    /// on one thread and on several; a recording named twice is read as without a catalog.
+    @Test func theCatalogPlacesRecordingsOnlyWhereTheEventsAgree() throws {
+        let (folder, _, _) = try recorded(10, seed: 47)
+        let path = folder.path("log.sqlite")
+        func pass(_ path: String, lanes: Int, skipping: Bool = false) throws -> [FullReplay.Finished] {
+            var finished: [FullReplay.Finished] = []
+            try FullReplay.run(store: try EventStore(path: path, access: .readOnly), lanes: lanes, chunkSize: 40, games: .standard,
+                               skippingDamaged: skipping ? { _ in } : nil) { finished.append($0) }
+            return finished
+        }
+        func copy(_ name: String, _ change: String, _ arguments: StatementArguments = []) throws -> String {
+            let target = folder.path(name)
+            try FileManager.default.copyItem(atPath: path, toPath: target)
+            try DatabaseQueue(path: target).write { try $0.execute(sql: change, arguments: arguments) }
+            return target
+        }
+        // Compared field by field, and printed as counts: a state prints as pages.
+        func same(_ a: [FullReplay.Finished], _ b: [FullReplay.Finished]) -> Bool {
+            a.count == b.count && zip(a, b).allSatisfy {
+                $0.state == $1.state && $0.events == $1.events && $0.streams == $1.streams && $0.devices == $1.devices
+                    && $0.span.first == $1.span.first && $0.span.last == $1.span.last
+            }
+        }
+        func byConversation(_ all: [FullReplay.Finished], without victim: ConversationID) -> [FullReplay.Finished] {
+            all.filter { $0.state.conversation != victim }.sorted { $0.state.conversation.uuid.uuidString < $1.state.conversation.uuid.uuidString }
+        }
+        let uncatalogued = try copy("uncatalogued.sqlite", "UPDATE catalog_coverage SET through = 0")
+        let expected = try pass(uncatalogued, lanes: 1)
+        #expect(expected.count >= 10)
+        for lanes in [1, 2, 3] {
+            #expect(same(try pass(path, lanes: lanes), expected))
+            #expect(same(try pass(uncatalogued, lanes: lanes), expected))
+        }
+        // The recording whose start is latest: its row is the one a forger would change.
+        let (stream, start, conversation) = try DatabaseQueue(path: path).read { db in
+            let row = try #require(try Row.fetchOne(db, sql: """
+                SELECT s.uuid, c.position, c.key FROM catalog c JOIN streams s ON s.id = c.stream_id
+                WHERE c.kind = 1 ORDER BY c.position DESC LIMIT 1
+                """))
+            return (row[0] as Data, row[1] as Int64, row[2] as Data)
+        }
+        #expect(start > 200)
+        let other = try DatabaseQueue(path: path).read { db in
+            try #require(try Data.fetchOne(db, sql: "SELECT key FROM catalog WHERE kind = 1 AND key <> ? LIMIT 1", arguments: [conversation]))
+        }
+        let row = "kind = 1 AND stream_id = (SELECT id FROM streams WHERE uuid = ?)"
+        let forgeries: [(String, String, StatementArguments, Int64, String)] = [
+            ("another-conversation.sqlite", "UPDATE catalog SET key = ? WHERE \(row)", [other, stream], start,
+             "the recording's conversation is not the catalog's"),
+            ("later.sqlite", "UPDATE catalog SET position = position + 1 WHERE \(row)", [stream], start,
+             "the catalog places the start of this event's recording at position \(start + 1)"),
+            ("earlier.sqlite", "UPDATE catalog SET position = position - 1 WHERE \(row)", [stream], start,
+             "the catalog places the start of this event's recording at position \(start - 1)"),
+            ("left-out.sqlite", "DELETE FROM catalog WHERE \(row)", [stream], start,
+             "a recording starts here that the catalog does not name"),
+        ]
+        for (name, change, arguments, position, detail) in forgeries {
+            let forged = try copy(name, change, arguments)
+            #expect(try EventStore(path: forged, access: .readOnly).catalogIsComplete())
+            for lanes in [1, 2] {
+                #expect(throws: ReplayError.catalogContradictsEvents(position: position, detail: detail), "\(name), \(lanes) lanes") {
+                    _ = try pass(forged, lanes: lanes)
+                }
+            }
+        }
+        // Skipping damage (a viewer's list), the contradicted recording is left out and the
+        // pass goes on: every other conversation as before.
+        let forged = folder.path("another-conversation.sqlite")
+        let skipped = try pass(forged, lanes: 2, skipping: true)
+        let victim = ConversationID(try #require(UUID(bytes: conversation)))
+        // (The conversation the row names instead ends where the log does: its end was
+        // taken from the catalog.)
+        #expect(skipped.count == expected.count)
+        let others = byConversation(expected, without: victim)
+        #expect(others.count == expected.count - 1)
+        #expect(same(byConversation(skipped, without: victim), others))
+        // A recording named in two conversations: the catalog is not used, and the pass
+        // reads every start first.
+        let twice = try copy("twice.sqlite", """
+            INSERT INTO catalog (kind, key, stream_id, position)
+            SELECT 1, ?, stream_id, position FROM catalog WHERE \(row)
+            """, [other, stream])
+        for lanes in [1, 2] { #expect(same(try pass(twice, lanes: lanes), expected)) }
     }
 
     @Test func jumpingThroughSnapshotsEqualsFoldingEveryStep() throws {

@@ -8,13 +8,18 @@ import Measure
 import Projections
 import RecordedEvents
 import Replay
+import StoredEvents
 
-/// Every event of a workload log, ready to append again.
+/// Every event of a workload log, ready to append again, with the catalog tags the
+/// recorder gives it (so the appended log has the catalog a recorded one has, and a
+/// full replay of it reads what a replay of a recorded log reads).
 func loadWorkload(_ path: String) throws -> [NewEvent] {
     var events: [NewEvent] = []
+    var decoder = StreamDecoder()
     try EventStore(path: path, access: .readOnly).scan { e in
+        let tags = decoder.catalogTags(stream: e.stream, type: e.type, typeVersion: e.typeVersion, payload: e.payload)
         events.append(NewEvent(id: e.id, stream: e.stream, type: e.type, typeVersion: e.typeVersion,
-                               recordedAt: e.recordedAt, payload: e.payload))
+                               recordedAt: e.recordedAt, payload: e.payload, tags: tags))
     }
     return events
 }
