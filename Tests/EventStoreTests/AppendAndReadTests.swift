@@ -100,6 +100,43 @@ import Testing
         #expect(try store.streamVersion(stream) == 3)
     }
 
+    /// An append skips catalog rows its store committed before, and only those: rows of a
+    /// batch that failed are written by the next append that tags them. A row deleted by
+    /// hand behind the store's back stays deleted for that store (`verify` names it), and
+    /// another store's append writes it again.
+    @Test func catalogRowsAreSkippedOnlyOnceCommitted() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("log.sqlite")
+        let store = try EventStore(path: path)
+        let busy = UUID(), fresh = UUID(), game = UUID(), other = UUID()
+        func tagged(_ events: [NewEvent], _ ids: [UUID]) -> [NewEvent] {
+            events.map { var event = $0; event.tags = ids.map { EventTag(kind: EventTag.Kind(rawValue: 2), id: $0) }; return event }
+        }
+        func rows() throws -> Set<String> {
+            Set(try store.catalogEntries(EventTag.Kind(rawValue: 2)).map { "\($0.tag.id) \($0.stream) \($0.position)" })
+        }
+        try store.append(tagged(sampleEvents(1, stream: busy), [game]))
+        #expect(try rows().count == 1)
+        // An import whose batch was written, rows and all, and then given up: rolled back.
+        struct GivenUp: Error {}
+        #expect(throws: GivenUp.self) {
+            try store.importing { transaction in
+                _ = try transaction.append(tagged(sampleEvents(2, stream: fresh), [game, other]), owners: [:])
+                throw GivenUp()
+            }
+        }
+        #expect(try rows().count == 1 && store.count().events == 1)
+        try store.append(tagged(sampleEvents(2, stream: fresh), [game, other]))
+        #expect(try rows() == ["\(game) \(busy) 1", "\(game) \(fresh) 2", "\(other) \(fresh) 2"])
+        #expect(try store.catalogIsComplete())
+        try tamper(path, "DELETE FROM catalog WHERE position = 2")
+        try store.append(tagged(sampleEvents(1, stream: fresh), [game, other]))
+        #expect(try rows().count == 1)
+        let second = try EventStore(path: path)
+        try second.append(tagged(sampleEvents(1, stream: fresh), [game, other]))
+        #expect(try rows() == ["\(game) \(busy) 1", "\(game) \(fresh) 5", "\(other) \(fresh) 5"])
+    }
+
     @Test func aFailingBatchLeavesNothing() throws {
         let folder = try TemporaryFolder()
         let store = try EventStore(path: folder.path("log.sqlite"))
