@@ -20,8 +20,8 @@ public struct GameMembership: Hashable, Codable, Sendable {
         /// The games its events named (one or two: a list beats a set).
         var touched: [SessionID] = []
 
-        mutating func touch(_ games: [SessionID]) {
-            for game in games where !touched.contains(game) { touched.append(game) }
+        mutating func touch(_ games: SmallList<SessionID>) {
+            games.forEach { game in if !touched.contains(game) { touched.append(game) } }
         }
 
         /// Its unnamed events, to each game it touched.
@@ -39,22 +39,26 @@ public struct GameMembership: Hashable, Codable, Sendable {
 
     /// The games `event` names, each once: those of the messages it carries and of the
     /// message selected when it happened; nil when it names none. Asked of every event a
-    /// fold applies, so it builds no set.
-    static func games(namedBy event: RecordedEvent, sessionOf: (MessageID) -> SessionID?) -> [SessionID]? {
-        // The messages' ids and sessions first, then the list: a nested function that
-        // appended to the list from inside the closure kept the list in a heap box, one
-        // allocation for every event folded.
-        var carried: [(id: MessageID, session: SessionID?)] = []
-        event.forEachCarriedMessage { message, _ in carried.append((message.id, message.session)) }
+    /// fold applies, so it builds no set, and its lists hold two inline: an event names
+    /// one game and carries one message, nearly always (two arrays an event were a
+    /// twentieth of a full replay's allocations).
+    static func games(namedBy event: RecordedEvent, sessionOf: (MessageID) -> SessionID?) -> SmallList<SessionID>? {
+        var carried = SmallList<CarriedMessage>()
+        event.forEachCarriedMessage { message, _ in carried.append(CarriedMessage(id: message.id, session: message.session)) }
         let selected = event.context?.selectedMessage
         guard !carried.isEmpty || selected != nil else { return nil }
-        var named: [SessionID] = []
-        for (id, session) in carried {
-            if let session, !named.contains(session) { named.append(session) }
-            if let session = sessionOf(id), !named.contains(session) { named.append(session) }
+        var named = SmallList<SessionID>()
+        carried.forEach { message in
+            if let session = message.session { named.appendIfAbsent(session) }
+            if let session = sessionOf(message.id) { named.appendIfAbsent(session) }
         }
-        if let selected, let session = sessionOf(selected), !named.contains(session) { named.append(session) }
+        if let selected, let session = sessionOf(selected) { named.appendIfAbsent(session) }
         return named
+    }
+
+    struct CarriedMessage: Equatable {
+        var id: MessageID
+        var session: SessionID?
     }
 
     /// Notes the next event of the conversation, once the fold knows its messages'
@@ -70,7 +74,7 @@ public struct GameMembership: Hashable, Codable, Sendable {
     mutating func note(_ e: ReplayEvent, callback: Callback?, sessionOf: (MessageID) -> SessionID?,
                        adding add: (SessionID, Int64) -> Void) {
         let named = Self.games(namedBy: e.event, sessionOf: sessionOf)
-        for game in named ?? [] { add(game, e.position) }
+        named?.forEach { add($0, e.position) }
         if callback == .willBecomeActive {
             // An activation that never ended (the app was killed) still belongs to its games.
             close(e.stream, add)
@@ -103,5 +107,38 @@ extension ConversationState {
     /// here: those counted so far and those of its activations still open.
     public func eventCount(ofGame session: SessionID) -> Int {
         (games[session]?.events ?? 0) + membership.pending(for: session)
+    }
+}
+
+/// A list that holds its first two elements inline and the rest in an array: most of the
+/// fold's lists of an event's games and messages hold one.
+struct SmallList<Element: Equatable> {
+    private var first: Element?
+    private var second: Element?
+    private var rest: [Element] = []
+
+    init() {}
+
+    var isEmpty: Bool { first == nil }
+
+    mutating func append(_ element: Element) {
+        if first == nil { first = element } else if second == nil { second = element } else { rest.append(element) }
+    }
+
+    mutating func appendIfAbsent(_ element: Element) {
+        guard !contains(element) else { return }
+        append(element)
+    }
+
+    func contains(_ element: Element) -> Bool {
+        first == element || second == element || rest.contains(element)
+    }
+
+    func forEach(_ body: (Element) throws -> Void) rethrows {
+        guard let first else { return }
+        try body(first)
+        guard let second else { return }
+        try body(second)
+        for element in rest { try body(element) }
     }
 }

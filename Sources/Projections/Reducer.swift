@@ -46,13 +46,13 @@ extension ConversationState {
                 if let name = info.names[member] { participants.insert(name) }
             }
         case .recordingEnded(let context):
-            devices[context.device]?.isActive = false
+            editView(context.device) { $0.isActive = false }
         case .input(let action, let context):
             note(context)
             switch action {
             case .deleteStaged:
-                if case .message(let message)? = devices[context.device]?.staged { abandon(message, .deleted) }
-                devices[context.device]?.staged = nil
+                if case .message(let message)? = inView(context.device, \.staged) ?? nil { abandon(message, .deleted) }
+                editView(context.device) { $0.staged = nil }
             case .touch(let touch):
                 told.append(.touch(TouchSighting(touch: touch, device: context.device, player: owner(of: context.device))))
             default:
@@ -72,17 +72,17 @@ extension ConversationState {
         case .action(let record, let context):
             note(context)
             guard record.error == nil else { break }
-            let replaced = devices[context.device]?.staged
+            let replaced = inView(context.device, \.staged) ?? nil
             switch record.action {
             case .insert(var message):
                 message.isPending = true
-                message.senderParticipantIdentifier = devices[context.device]?.localParticipant
-                devices[context.device]?.staged = .message(message)
+                message.senderParticipantIdentifier = inView(context.device, \.localParticipant) ?? nil
+                editView(context.device) { $0.staged = .message(message) }
                 told += noteMessage(message, route: .staged, device: context.device, sender: owner(of: context.device), e)
-            case .insertText(let text): devices[context.device]?.staged = .text(text)
-            case .insertSticker(let sticker): devices[context.device]?.staged = .sticker(sticker)
+            case .insertText(let text): editView(context.device) { $0.staged = .text(text) }
+            case .insertSticker(let sticker): editView(context.device) { $0.staged = .sticker(sticker) }
             case .insertAttachment(let url, let name):
-                devices[context.device]?.staged = .attachment(fileURL: url, alternateFilename: name)
+                editView(context.device) { $0.staged = .attachment(fileURL: url, alternateFilename: name) }
             case .send(var message):
                 // A direct send is the extension's call; its `transcript.sent` follows (on a
                 // phone, and in logs recorded since 0.19; older logs have it first). The
@@ -90,13 +90,13 @@ extension ConversationState {
                 // input field keeps what it held.
                 guard !seenMessages.contains(message.id) else { break }
                 message.isPending = true
-                message.senderParticipantIdentifier = devices[context.device]?.localParticipant
+                message.senderParticipantIdentifier = inView(context.device, \.localParticipant) ?? nil
                 told += noteMessage(message, route: .staged, device: context.device, sender: owner(of: context.device), e)
             case .sendText, .sendSticker, .sendAttachment, .requestPresentationStyle, .dismiss:
                 break
             }
             // An unsent game message pushed out of the input field by another insert.
-            if case .message(let old)? = replaced, devices[context.device]?.staged?.message?.id != old.id { abandon(old, .replaced) }
+            if case .message(let old)? = replaced, (inView(context.device, \.staged) ?? nil)?.message?.id != old.id { abandon(old, .replaced) }
         case .transcript(let change, let context):
             var added: Bubble?
             note(context) { view in
@@ -127,12 +127,12 @@ extension ConversationState {
             }
             if let bubble = added, let message = bubble.message {
                 let sender = bubble.isOutgoing ? owner(of: context.device)
-                    : devices[context.device]?.names[bubble.sender.uuid.hyphenatedString]
+                    : inView(context.device) { $0.names[bubble.sender.uuid.hyphenatedString] } ?? nil
                 told += noteMessage(message, route: bubble.isOutgoing ? .sent : .arrived, device: context.device, sender: sender, e)
             }
         case .screen(let screen, let context):
             note(context)
-            devices[context.device]?.screen = screen
+            editView(context.device) { $0.screen = screen }
             let sighting = ScreenSighting(screen: screen, device: context.device, player: owner(of: context.device),
                                           selectedMessage: context.selectedMessage)
             told.append(.screen(sighting))
@@ -151,7 +151,9 @@ extension ConversationState {
         var noted = membership
         membership = GameMembership()
         let sessions = sessionOfMessage
-        noted.note(e, callback: callback, sessionOf: { sessions[$0] }) { game, _ in games[game]?.events += 1 }
+        noted.note(e, callback: callback, sessionOf: { sessions[$0] }) { game, _ in
+            if let index = games.index(forKey: game) { games.values[index].events += 1 }
+        }
         membership = noted
     }
 
@@ -176,6 +178,21 @@ extension ConversationState {
         // screen) for each event that asked.
         guard let index = devices.index(forKey: device) else { return nil }
         return devices.values[index].ownerName
+    }
+
+    /// Edits a device's view where it is stored, if it has one. (`devices[device]?.x = y`
+    /// took the view out through accessors whose frames, holding the whole view, were
+    /// allocated on the heap: two or three allocations an event, a sixth of a full replay's.)
+    private mutating func editView(_ device: DeviceID, _ change: (inout DeviceView) -> Void) {
+        guard let index = devices.index(forKey: device) else { return }
+        change(&devices.values[index])
+    }
+
+    /// What `read` takes from a device's view, read where it is stored (`devices[device]?.x`
+    /// copied the whole view out first, retaining its transcript, names and screen).
+    private func inView<T>(_ device: DeviceID, _ read: (DeviceView) -> T) -> T? {
+        guard let index = devices.index(forKey: device) else { return nil }
+        return read(devices.values[index])
     }
 
     /// Records what the event's context says of its device, then lets `change` edit
@@ -203,7 +220,7 @@ extension ConversationState {
         let seen = GameMessage(message: message, route: route, device: device, sender: sender, viewer: owner(of: device),
                                senderRecorded: route != .arrived || sender.map((knownRecordedPlayers ?? recordedPlayers).contains) == true,
                                isFirstSighting: first, isResend: resend)
-        if games[session] == nil {
+        if games.index(forKey: session) == nil {
             // A kind no registered plug-in has: its sessions are still games, listed as
             // unknown rather than left out.
             let board: AnyBoard
@@ -220,8 +237,8 @@ extension ConversationState {
                                       firstPosition: e.position, lastPosition: e.position,
                                       startedAt: e.recordedAt, endedAt: e.recordedAt)
         }
-        if route != .staged, games[session]?.messages.contains(message.id) == false {
-            games[session]?.messages.append(message.id)
+        if route != .staged, let index = games.index(forKey: session), !games.values[index].messages.contains(message.id) {
+            games.values[index].messages.append(message.id)
         }
         update(session, e) { plugin, board in plugin.reduce(&board, .message(seen)) }
         return [.message(seen)]

@@ -12,8 +12,12 @@ import StoredEvents
 /// events of the conversations in progress at one point of the log (a budget of
 /// them) and a few bytes per recording, not the log.
 ///
-/// A conversation is finished at its last event, known up front from each stream's
-/// last position (``EventStore/scanStreamHeads(_:)``). Its events are folded in the
+/// A conversation is finished at its last event, known up front from each recording's
+/// last position: where the catalog covers the log, its recordings and their ends are
+/// read from the catalog and the stream indexes
+/// (``EventStore/catalogEntriesWithLastPositions(_:)``) and each catalog row is held to
+/// the recording's first event when the pass reads it; otherwise every recording's first
+/// event is read before the pass (``EventStore/scanStreamHeads(_:)``). Its events are folded in the
 /// replayer's order (time, then arrivals after their sends: ``Replayer/inReplayOrder(_:)``),
 /// so the two always agree, also for logs merged from phones whose clocks differ.
 ///
