@@ -123,12 +123,25 @@ extension GamePlugin {
     private func typed(_ board: AnyBoard) -> Board { board.base as? Board ?? newBoard() }
 
     public func reduce(_ board: inout AnyBoard, _ event: GameEvent) {
+        // Changed where the existential holds it: taken out and put back, a board larger
+        // than the existential's inline buffer went into a new heap box at every event.
+        if reduceInPlace(&board.base, event) { return }
         var value = typed(board)
         // The box lets go of its copy first, so the board's arrays are the value's alone
         // and the reducer changes them in place (a copy of each array every event, else).
         board.base = UnregisteredBoard()
         reduce(&value, event)
         board.base = value
+    }
+
+    /// Reduces `base` in place when it is this plug-in's board (the existential opened,
+    /// its box made unique if shared, as any mutation of it would); false otherwise.
+    private func reduceInPlace<B: GameBoard>(_ base: inout B, _ event: GameEvent) -> Bool {
+        guard B.self == Board.self else { return false }
+        withUnsafeMutablePointer(to: &base) { pointer in
+            pointer.withMemoryRebound(to: Board.self, capacity: 1) { reduce(&$0.pointee, event) }
+        }
+        return true
     }
 
     public func progress(of board: AnyBoard) -> GameProgress { progress(of: typed(board)) }

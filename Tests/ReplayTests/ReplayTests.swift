@@ -285,6 +285,27 @@ import Testing
         for lanes in [1, 2] { #expect(same(try pass(twice, lanes: lanes), expected)) }
     }
 
+    /// Boards change in place where a state holds them: a copy of a state taken at a step
+    /// (a snapshot, a replayer's earlier step) keeps that step's boards while the fold goes on.
+    @Test func aCopyOfAStateKeepsItsBoardsWhileTheFoldGoesOn() throws {
+        let (_, store, catalog) = try recorded(4, seed: 53)
+        var compared = 0
+        for (conversation, streams) in catalog.streams {
+            let events = try Replayer.load(from: store, streams: streams)
+            var state = ConversationState(conversation: conversation, games: .standard)
+            var copies: [(step: Int, state: ConversationState)] = []
+            for (index, event) in events.enumerated() {
+                state.apply(event)
+                if index.isMultiple(of: 5) { copies.append((index + 1, state)) }
+            }
+            for (step, copy) in copies where !copy.games.isEmpty {
+                #expect(copy == ConversationState.folding(conversation, events.prefix(step), games: .standard), "step \(step)")
+                compared += 1
+            }
+        }
+        #expect(compared >= 20)
+    }
+
     @Test func jumpingThroughSnapshotsEqualsFoldingEveryStep() throws {
         let (_, store, catalog) = try recorded(16, seed: 23)
         var compared = 0
