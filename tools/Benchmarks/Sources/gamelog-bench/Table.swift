@@ -321,7 +321,7 @@ struct Table: ParsableCommand {
             workload: \(number(Double(count))) events from simulated games (\(gameCount) games), \(number(Double(smallCount))) for the small log
 
             APPEND, batches of 1,000 events per transaction                                 events/s
-            \(line("gamelog (blocks of 64, deflate + dictionary, SHA-256 chain, catalog)", number(gamelogRate)))
+            \(line("gamelog (blocks of 64, deflate + dictionary, chain, catalog rows)", number(gamelogRate)))
             \(line("  the same events without catalog tags (the row until session 49)", number(rate(count, untaggedAppend))))
             \(line("limit: raw SQLite C API, same blocks (compressed) and catalog rows", number(limitRate)))
             \(line("peer: Python eventsourcing 9.5.6, SQLite + ZlibCompressor", number(peerRate)))
@@ -358,13 +358,13 @@ struct Table: ParsableCommand {
         let eventReadRate = rate(count, eventRead), seekMedian = percentile(openAndJump, 0.5)
         var missed: [String] = []
         if gamelogRate < 10 * peerRate || gamelogRate < 0.4 * limitRate {
-            missed.append("append: profile in docs/BENCHMARKS.md, \"Session 30\" and \"Session 37\" (the appending thread: claiming each id in block_ids a third, the commit a sixth, the blocks' rows an eighth; the hashing thread: the log's chain, one digest after another); next: fewer statements an event on the appending thread")
+            missed.append("append: profile in docs/BENCHMARKS.md, \"Session 30\", \"Session 37\" and \"Session 49\" (the appending thread: claiming each id in block_ids a third, the commit a sixth, the blocks' rows an eighth, the catalog's rows a tenth since the append carries the recorder's tags; the hashing thread: the log's chain, one digest after another); next: fewer statements an event on the appending thread")
         }
         if let (appending, _) = allocationsAnEvent, appending >= 0.05 {
             missed.append("allocations on the appending thread: profile in docs/BENCHMARKS.md, \"Session 45\" (valgrind's dhat: none an event since a batch's ids are claimed together; a batch's, a block's and a recording's remain); next: a batch's statements and arrays reused from batch to batch")
         }
         if replayRate < 500_000 || replayRate < 0.45 * eventReadRate {
-            missed.append("full replay: profile in docs/BENCHMARKS.md, \"Session 44\" (`gamelog-bench replay-stages`, CPU on one thread: the recordings' first events read before the pass a tenth, most of it inflating blocks the pass inflates again; reading the blocks a fifth, the chain an eighth, decoding a fifth, routing and folding two fifths); next: the recordings' first events read without inflating their blocks twice, then the fold's copies of events and boards")
+            missed.append("full replay: profile in docs/BENCHMARKS.md, \"Session 49\" (perf, both cores: the decoding threads two thirds of the CPU (decoding payloads a quarter of theirs, inflating a sixth, the chain an eighth, the rest the scan's events: each one's payload and hash arrays and their copies through the chain check), folding a quarter; 8.1 allocations an event); next: an event's hash held inline from the block to the check, then the payload decoded from the inflated block without an array of its own")
         }
         if gamelogBytes > 0.35 * peerBytes {
             missed.append("bytes: profile in docs/BENCHMARKS.md, \"Session 15\"; next: larger blocks or a dictionary trained on the log")
