@@ -13,7 +13,7 @@ import Games
 /// game besides the ones gamelog ships (see `Examples/Codebreaker`).
 public enum GamelogCLI {
     /// gamelog's version (Semantic Versioning; CHANGELOG.md says what each changed).
-    public static let version = "0.48.0"
+    public static let version = "0.49.0"
 
     /// The games every command knows. Set once, by ``main(games:)``, before any command is parsed.
     nonisolated(unsafe) static var games: GameRegistry = .standard
