@@ -8,7 +8,11 @@ import Testing
 /// a write's announced tail is undone or a follower is not kept, each is written again
 /// the usual way, in order, with every item answered once. The writes are a script here
 /// (what the store does is `FollowingWriteTests`' and `CollectorTests`' part).
-@Suite(.timeLimit(.minutes(1))) struct GroupCommitTests {
+/// The limit guards against a hang only (each test's waits have deadlines of their own):
+/// its tasks run on the cooperative threads, which the suite's synchronous tests hold for
+/// minutes at a time on a two-core machine, and one minute was once not enough for the
+/// random test's twelve rounds in a full run (it takes a fifth of a second alone).
+@Suite(.timeLimit(.minutes(5))) struct GroupCommitTests {
     /// An upload, as far as scheduling goes: a name, the device it is of, and what its write does.
     struct Job: Sendable {
         enum Write: Sendable {
