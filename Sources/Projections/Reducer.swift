@@ -51,7 +51,7 @@ extension ConversationState {
             note(context)
             switch action {
             case .deleteStaged:
-                if case .message(let message)? = inView(context.device, \.staged) ?? nil { abandon(message, .deleted) }
+                if case .message(let message)? = inView(context.device, \.staged) { abandon(message, .deleted) }
                 editView(context.device) { $0.staged = nil }
             case .touch(let touch):
                 told.append(.touch(TouchSighting(touch: touch, device: context.device, player: owner(of: context.device))))
@@ -72,11 +72,11 @@ extension ConversationState {
         case .action(let record, let context):
             note(context)
             guard record.error == nil else { break }
-            let replaced = inView(context.device, \.staged) ?? nil
+            let replaced = inView(context.device, \.staged)
             switch record.action {
             case .insert(var message):
                 message.isPending = true
-                message.senderParticipantIdentifier = inView(context.device, \.localParticipant) ?? nil
+                message.senderParticipantIdentifier = inView(context.device, \.localParticipant)
                 editView(context.device) { $0.staged = .message(message) }
                 told += noteMessage(message, route: .staged, device: context.device, sender: owner(of: context.device), e)
             case .insertText(let text): editView(context.device) { $0.staged = .text(text) }
@@ -90,13 +90,13 @@ extension ConversationState {
                 // input field keeps what it held.
                 guard !seenMessages.contains(message.id) else { break }
                 message.isPending = true
-                message.senderParticipantIdentifier = inView(context.device, \.localParticipant) ?? nil
+                message.senderParticipantIdentifier = inView(context.device, \.localParticipant)
                 told += noteMessage(message, route: .staged, device: context.device, sender: owner(of: context.device), e)
             case .sendText, .sendSticker, .sendAttachment, .requestPresentationStyle, .dismiss:
                 break
             }
             // An unsent game message pushed out of the input field by another insert.
-            if case .message(let old)? = replaced, (inView(context.device, \.staged) ?? nil)?.message?.id != old.id { abandon(old, .replaced) }
+            if case .message(let old)? = replaced, inView(context.device, \.staged)?.message?.id != old.id { abandon(old, .replaced) }
         case .transcript(let change, let context):
             var added: Bubble?
             note(context) { view in
@@ -127,7 +127,7 @@ extension ConversationState {
             }
             if let bubble = added, let message = bubble.message {
                 let sender = bubble.isOutgoing ? owner(of: context.device)
-                    : inView(context.device) { $0.names[bubble.sender.uuid.hyphenatedString] } ?? nil
+                    : inView(context.device) { $0.names[bubble.sender.uuid.hyphenatedString] }
                 told += noteMessage(message, route: bubble.isOutgoing ? .sent : .arrived, device: context.device, sender: sender, e)
             }
         case .screen(let screen, let context):
@@ -173,12 +173,7 @@ extension ConversationState {
         return TranscriptLine(bubble: bubble, shown: view.resolve(text))
     }
 
-    private func owner(of device: DeviceID) -> String? {
-        // Read in place: `devices[device]?` copied the whole view (its transcript, names and
-        // screen) for each event that asked.
-        guard let index = devices.index(forKey: device) else { return nil }
-        return devices.values[index].ownerName
-    }
+    private func owner(of device: DeviceID) -> String? { inView(device, \.ownerName) }
 
     /// Edits a device's view where it is stored, if it has one. (`devices[device]?.x = y`
     /// took the view out through accessors whose frames, holding the whole view, were
@@ -190,7 +185,7 @@ extension ConversationState {
 
     /// What `read` takes from a device's view, read where it is stored (`devices[device]?.x`
     /// copied the whole view out first, retaining its transcript, names and screen).
-    private func inView<T>(_ device: DeviceID, _ read: (DeviceView) -> T) -> T? {
+    private func inView<T>(_ device: DeviceID, _ read: (DeviceView) -> T?) -> T? {
         guard let index = devices.index(forKey: device) else { return nil }
         return read(devices.values[index])
     }
